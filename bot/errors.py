@@ -1,0 +1,90 @@
+"""One tree of errors. Adapters translate library errors into these at the boundary."""
+
+from __future__ import annotations
+
+
+class BotError(Exception):
+    """Base of every error the bot raises on purpose."""
+
+
+class ConfigError(BotError):
+    """A configuration value is missing or malformed; ``variable`` names it."""
+
+    def __init__(self, variable: str, message: str) -> None:
+        super().__init__(f"{variable}: {message}")
+        self.variable = variable
+        self.message = message
+
+
+class SourceError(BotError):
+    """A whole source failed: a missing directory, an unreachable or unparsable feed."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"{source}: {reason}")
+        self.source = source
+        self.reason = reason
+
+
+class ParseError(BotError):
+    """One file or entry could not be parsed; the scan goes on without it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class FilterError(BotError):
+    """A filter argument is malformed; ``item`` is the offending word (may be empty)."""
+
+    def __init__(self, item: str, reason: str) -> None:
+        super().__init__(f"{item!r}: {reason}")
+        self.item = item
+        self.reason = reason
+
+
+class DeliveryError(BotError):
+    """A send failed. Subclasses say what the delivery loop should do about it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class RateLimited(DeliveryError):
+    """The platform asked us to wait ``retry_after`` seconds before sending to this chat."""
+
+    def __init__(self, reason: str, *, retry_after: float) -> None:
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+class TransientError(DeliveryError):
+    """5xx, timeout, connection error: retry with backoff.
+
+    ``ambiguous`` is true when the request may have reached the platform (a timeout after
+    the request was sent), so a retry may produce a duplicate.
+    """
+
+    def __init__(self, reason: str, *, ambiguous: bool = False) -> None:
+        super().__init__(reason)
+        self.ambiguous = ambiguous
+
+
+class ChatGone(DeliveryError):
+    """Permanent: blocked, kicked, archived, not found. The chat becomes inactive."""
+
+
+class ChatMigrated(DeliveryError):
+    """A Telegram group became a supergroup with ``new_chat_id``; resend there."""
+
+    def __init__(self, reason: str, *, new_chat_id: str) -> None:
+        super().__init__(reason)
+        self.new_chat_id = new_chat_id
+
+
+class NotInChannel(DeliveryError):
+    """Slack: the bot is not a member of the channel; the chat is paused with a hint."""
+
+
+class PermanentError(DeliveryError):
+    """Any other failure that a retry will not fix (a malformed message, bad auth)."""

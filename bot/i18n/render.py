@@ -1,0 +1,3 @@
+"""Labels used by the digest renderers."""
+
+MESSAGES: dict[str, dict[str, str]] = {"en": {}, "ko": {}}

@@ -1,0 +1,163 @@
+"""Value objects that flow through the stages: sources -> pages -> matching -> digests.
+
+Everything here is immutable data. The stages that produce and consume it are pure
+functions (``pages``, ``filters``, ``digest``, ``render``); the store and the channels
+translate between these objects and the outside world.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import hashlib
+from dataclasses import dataclass, field
+
+LANGUAGES = ("en", "ko")
+
+
+class Platform(enum.StrEnum):
+    TELEGRAM = "telegram"
+    SLACK = "slack"
+    CONSOLE = "console"
+
+
+class ChatState(enum.StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    INACTIVE = "inactive"  # blocked, removed, archived: nothing is sent
+
+
+class Mode(enum.StrEnum):
+    DAILY = "daily"
+    INSTANT = "instant"
+
+
+class ChatKind(enum.StrEnum):
+    PRIVATE = "private"
+    GROUP = "group"  # a Telegram group/supergroup or a Slack channel
+
+
+class ChangeKind(enum.StrEnum):
+    NEW = "new"
+    UPDATED = "updated"
+
+
+@dataclass(frozen=True, slots=True)
+class PageText:
+    """One language version of a page."""
+
+    lang: str
+    title: str
+    tldr: str
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """A wiki page with all its languages.
+
+    ``key`` identifies the page inside its source: for a directory source the path relative
+    to the root without the language suffix and extension
+    (``papers/2026/2608.27351-evolution-strategies-reasoning``); for a feed, the entry id.
+    """
+
+    source: str
+    key: str
+    texts: tuple[PageText, ...]
+    tags: tuple[str, ...] = ()
+    url: str | None = None
+    type: str | None = None
+    arxiv: str | None = None
+    created: dt.date | None = None
+    updated: dt.date | None = None
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return tuple(t.lang for t in self.texts)
+
+    def text(self, lang: str) -> PageText:
+        """The version in ``lang``, else the first one the page has."""
+        for t in self.texts:
+            if t.lang == lang:
+                return t
+        return self.texts[0]
+
+    @property
+    def date(self) -> dt.date | None:
+        return self.updated or self.created
+
+    @property
+    def fingerprint(self) -> str:
+        """What makes a page *updated*: its ``updated`` date or any TL;DR changed."""
+        h = hashlib.blake2b(digest_size=12)
+        h.update(str(self.updated or "").encode())
+        for t in sorted(self.texts, key=lambda t: t.lang):
+            h.update(b"\0" + t.lang.encode() + b"\0" + t.tldr.encode())
+        return h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file or entry that could not be read or parsed, and why."""
+
+    source: str
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """A chat's tag filter.
+
+    A page matches when (``everything``, or it carries one of ``any_of``, or ``any_of`` is
+    empty and ``required`` is not) and it carries every tag of ``required`` and none of
+    ``excluded``. The empty filter matches nothing.
+    """
+
+    any_of: frozenset[str] = frozenset()
+    required: frozenset[str] = frozenset()
+    excluded: frozenset[str] = frozenset()
+    everything: bool = False
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.any_of or self.required or self.everything)
+
+    @property
+    def tags(self) -> frozenset[str]:
+        return self.any_of | self.required | self.excluded
+
+
+@dataclass(frozen=True, slots=True)
+class ChatSettings:
+    """A chat's subscription and preferences, as the store holds them."""
+
+    platform: Platform
+    chat_id: str
+    kind: ChatKind = ChatKind.PRIVATE
+    state: ChatState = ChatState.ACTIVE
+    mode: Mode = Mode.DAILY
+    digest_time: dt.time = dt.time(9, 0)
+    timezone: str = "UTC"
+    lang: str = "en"
+    filter: Filter = field(default_factory=Filter)
+
+    @property
+    def address(self) -> str:
+        return f"{self.platform.value}:{self.chat_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class DigestItem:
+    page: Page
+    matched: tuple[str, ...]
+    updated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """What one chat receives at once: a daily digest, or one page in instant mode."""
+
+    lang: str
+    date: dt.date
+    items: tuple[DigestItem, ...]
+    instant: bool = False
