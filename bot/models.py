@@ -161,3 +161,26 @@ class Digest:
     date: dt.date
     items: tuple[DigestItem, ...]
     instant: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    """An inline button. ``action`` is opaque callback data, at most 64 bytes (Telegram)."""
+
+    label: str
+    action: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What a command answers, before any platform renders it.
+
+    ``text`` is plain text (no markup; renderers escape it), paragraphs separated by a blank
+    line. ``items`` are pages shown under the text, rendered like digest entries.
+    ``buttons`` are rows of inline buttons.
+    """
+
+    lang: str
+    text: str
+    items: tuple[DigestItem, ...] = ()
+    buttons: tuple[tuple[Button, ...], ...] = ()

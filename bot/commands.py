@@ -1,0 +1,509 @@
+"""One command core for Telegram, Slack and the console.
+
+A channel turns an inbound update into a :class:`Caller` and the command text, calls
+:meth:`CommandCore.handle`, and renders the :class:`~bot.models.Reply` it gets back. The
+core knows nothing of any platform: it parses, checks, applies to the store, and answers
+in the chat's language.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import zoneinfo
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import Protocol
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot import filters
+from bot.errors import FilterError
+from bot.i18n import t
+from bot.models import (
+    LANGUAGES,
+    Button,
+    ChatKind,
+    ChatSettings,
+    ChatState,
+    DigestItem,
+    Filter,
+    Mode,
+    Platform,
+    Reply,
+)
+from bot.settings import check_timezone, parse_hhmm
+from bot.store import chats as chat_store
+from bot.store import pages as page_store
+
+log = logging.getLogger("bot.commands")
+
+LATEST_DEFAULT = 5
+LATEST_MAX = 20
+# Inline keyboard of `subscribe` with no argument: enough to choose from, few enough to read.
+PICKER_TAGS = 12
+# Telegram callback_data is at most 64 bytes; "tog:" + a 64-character tag could exceed it.
+MAX_ACTION_BYTES = 64
+MAX_COMMAND_CHARS = 4000
+# Commands that change the chat: in a group only its administrators may use them.
+MUTATING = frozenset(
+    {"subscribe", "unsubscribe", "mode", "time", "timezone", "lang", "pause", "resume", "digest"}
+)
+TOGGLE = "tog:"
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sent a command, and where.
+
+    ``can_manage`` answers whether the user may change a group's subscription (Telegram:
+    the group's administrators); the core calls it only for mutating commands in groups.
+    """
+
+    platform: Platform
+    chat_id: str
+    user_id: str
+    chat_kind: ChatKind = ChatKind.PRIVATE
+    chat_title: str | None = None
+    language_code: str | None = None
+    can_manage: Callable[[], Awaitable[bool]] | None = None
+
+
+class DigestPort(Protocol):
+    """Plans a chat's pending digest now; returns how many pages it queued (0: none)."""
+
+    async def send_now(self, chat_pk: int) -> int: ...
+
+
+class AdminPort(Protocol):
+    """Admin commands (broadcast, stats), served by the admin module."""
+
+    def is_admin(self, caller: Caller) -> bool: ...
+
+    async def handle(self, caller: Caller, *, name: str, args: str, lang: str) -> Reply: ...
+
+    async def handle_action(self, caller: Caller, *, action: str, lang: str) -> Reply | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Defaults:
+    """What a new chat starts with (from the settings)."""
+
+    digest_time: dt.time = dt.time(9, 0)
+    timezone: str = "UTC"
+    lang: str = "en"
+
+
+def split_command(text: str) -> tuple[str, str]:
+    """``/Subscribe@Bot rl +x`` -> (``subscribe``, ``rl +x``). The bot suffix is kept off by
+    the channel; here a leading slash is optional (Slack's ``/trend subscribe rl``)."""
+    text = text.strip()
+    head, _, rest = text.partition(" ")
+    if "\n" in head:
+        head, _, more = head.partition("\n")
+        rest = f"{more} {rest}".strip()
+    return head.lstrip("/").split("@", 1)[0].lower(), rest.strip()
+
+
+@cache
+def _zones_by_folded_name() -> dict[str, str]:
+    return {name.casefold(): name for name in zoneinfo.available_timezones()}
+
+
+def find_timezone(text: str) -> str | None:
+    """An IANA zone name, matched case-insensitively (``asia/seoul`` -> ``Asia/Seoul``)."""
+    name = _zones_by_folded_name().get(text.strip().casefold())
+    if name is None:
+        return None
+    try:
+        return check_timezone(name)
+    except ValueError:
+        return None
+
+
+class CommandCore:
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        defaults: Defaults,
+        digests: DigestPort | None = None,
+        admin: AdminPort | None = None,
+    ) -> None:
+        self._engine = engine
+        self._defaults = defaults
+        self._digests = digests
+        self._admin = admin
+
+    # Entry points -----------------------------------------------------------------------
+
+    async def handle(self, caller: Caller, text: str, *, prefix: str = "/") -> Reply:
+        """Run one command. ``prefix`` is how the channel spells commands in help texts."""
+        name, args = split_command(text)
+        record = await self._chat(caller)
+        lang = record.chat.lang
+        if len(text) > MAX_COMMAND_CHARS:
+            return Reply(lang, t(lang, "cmd.too_long"))
+        if name in ("broadcast", "stats"):
+            if self._admin is None or not self._admin.is_admin(caller):
+                if self._admin is not None:
+                    await self._admin.handle(caller, name=f"refused:{name}", args=args, lang=lang)
+                return Reply(lang, t(lang, "cmd.admins_only"))
+            return await self._admin.handle(caller, name=name, args=args, lang=lang)
+        handler = self._handlers().get(name)
+        if handler is None:
+            return Reply(lang, t(lang, "cmd.unknown", command=name or text.strip()[:40], p=prefix))
+        if name in MUTATING and not await self._may_manage(caller, record.chat):
+            return Reply(lang, t(lang, "cmd.group_admins_only"))
+        return await handler(record, args, _Context(caller=caller, prefix=prefix))
+
+    async def handle_action(self, caller: Caller, action: str, *, prefix: str = "/") -> Reply | None:
+        """A button press. Returns the updated message, or None when nothing should change."""
+        record = await self._chat(caller)
+        lang = record.chat.lang
+        if action.startswith(TOGGLE):
+            if not await self._may_manage(caller, record.chat):
+                return Reply(lang, t(lang, "cmd.group_admins_only"))
+            return await self._toggle(record, action.removeprefix(TOGGLE), prefix=prefix)
+        if self._admin is not None:
+            return await self._admin.handle_action(caller, action=action, lang=lang)
+        return None
+
+    # Plumbing ---------------------------------------------------------------------------
+
+    def _handlers(
+        self,
+    ) -> dict[str, Callable[[chat_store.ChatRecord, str, _Context], Awaitable[Reply]]]:
+        return {
+            "start": self._help,
+            "help": self._help,
+            "subscribe": self._subscribe,
+            "unsubscribe": self._unsubscribe,
+            "tags": self._tags,
+            "settings": self._settings,
+            "mode": self._mode,
+            "time": self._time,
+            "timezone": self._timezone,
+            "lang": self._lang,
+            "pause": self._pause,
+            "resume": self._resume,
+            "latest": self._latest,
+            "digest": self._digest,
+        }
+
+    async def _chat(self, caller: Caller) -> chat_store.ChatRecord:
+        lang = self._defaults.lang
+        if caller.language_code and caller.language_code.lower().startswith("ko"):
+            lang = "ko"
+        defaults = ChatSettings(
+            platform=caller.platform,
+            chat_id=caller.chat_id,
+            kind=caller.chat_kind,
+            digest_time=self._defaults.digest_time,
+            timezone=self._defaults.timezone,
+            lang=lang,
+        )
+        async with self._engine.begin() as conn:
+            return await chat_store.ensure(conn, defaults=defaults, title=caller.chat_title)
+
+    async def _may_manage(self, caller: Caller, chat: ChatSettings) -> bool:
+        if chat.kind != ChatKind.GROUP or caller.can_manage is None:
+            return True
+        return await caller.can_manage()
+
+    async def _save(self, record: chat_store.ChatRecord, after: ChatSettings) -> ChatSettings:
+        async with self._engine.begin() as conn:
+            return (await chat_store.save(conn, before=record, after=after)).chat
+
+    # Commands ---------------------------------------------------------------------------
+
+    async def _help(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        parts = [t(lang, "cmd.greeting"), t(lang, "cmd.help", p=ctx.prefix)]
+        if self._admin is not None and self._admin.is_admin(ctx.caller):
+            parts.append(t(lang, "cmd.help_admin", p=ctx.prefix))
+        parts.append(self._describe_settings(record.chat, prefix=ctx.prefix))
+        return Reply(lang, "\n\n".join(parts))
+
+    async def _settings(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
+        return Reply(record.chat.lang, self._describe_settings(record.chat, prefix=ctx.prefix))
+
+    def _describe_settings(self, chat: ChatSettings, *, prefix: str) -> str:
+        lang = chat.lang
+        return t(
+            lang,
+            "cmd.settings",
+            filter=describe_filter(chat.filter, lang=lang, prefix=prefix),
+            mode=t(lang, f"cmd.mode.{chat.mode.value}"),
+            time=chat.digest_time.strftime("%H:%M"),
+            timezone=chat.timezone,
+            lang=t(lang, f"cmd.lang.{chat.lang}"),
+            state=t(lang, f"cmd.state.{chat.state.value}"),
+        )
+
+    async def _subscribe(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        if not args:
+            return await self._picker(record, prefix=ctx.prefix)
+        try:
+            items = filters.parse_items([args])
+            new_filter = filters.add(record.chat.filter, items)
+        except FilterError as exc:
+            return self._filter_error(lang, exc, command="subscribe", prefix=ctx.prefix)
+        after = replace(record.chat, filter=new_filter)
+        if after.state == ChatState.INACTIVE:
+            after = replace(after, state=ChatState.ACTIVE)
+        saved = await self._save(record, after)
+        unknown = await self._unknown_tags([i.tag for i in items if i.kind != "everything"])
+        return self._filter_reply(saved, unknown=unknown, prefix=ctx.prefix)
+
+    async def _unsubscribe(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        if args.strip().lower() == "all":
+            await self._save(record, replace(record.chat, filter=Filter()))
+            return Reply(lang, t(lang, "unsubscribe.all", p=ctx.prefix))
+        try:
+            items = filters.parse_items([args])
+        except FilterError as exc:
+            return self._filter_error(lang, exc, command="unsubscribe", prefix=ctx.prefix)
+        new_filter = filters.remove(record.chat.filter, items)
+        if new_filter == record.chat.filter:
+            tags = ", ".join(i.tag or "*" for i in items)
+            text = "\n\n".join(
+                [
+                    t(lang, "filter.not_subscribed", tags=tags),
+                    t(
+                        lang,
+                        "filter.now",
+                        filter=describe_filter(record.chat.filter, lang=lang, prefix=ctx.prefix),
+                    ),
+                ]
+            )
+            return Reply(lang, text)
+        saved = await self._save(record, replace(record.chat, filter=new_filter))
+        return self._filter_reply(saved, unknown=(), prefix=ctx.prefix)
+
+    def _filter_error(self, lang: str, exc: FilterError, *, command: str, prefix: str) -> Reply:
+        text = t(lang, f"filter.error.{exc.reason}", item=exc.item, command=command, p=prefix)
+        parts = [text, t(lang, "filter.accepted"), t(lang, "filter.nothing_changed")]
+        return Reply(lang, "\n".join(parts))
+
+    def _filter_reply(
+        self, chat: ChatSettings, *, unknown: Sequence[str], prefix: str
+    ) -> Reply:
+        lang = chat.lang
+        parts = [
+            t(lang, "filter.now", filter=describe_filter(chat.filter, lang=lang, prefix=prefix))
+        ]
+        if unknown:
+            parts.append(t(lang, "filter.unknown_tags", tags=", ".join(unknown)))
+        return Reply(lang, "\n\n".join(parts))
+
+    async def _unknown_tags(self, tags: Sequence[str]) -> tuple[str, ...]:
+        async with self._engine.connect() as conn:
+            known = {tag for tag, _ in await page_store.tag_counts(conn)}
+        return tuple(dict.fromkeys(tag for tag in tags if tag not in known))
+
+    async def _picker(self, record: chat_store.ChatRecord, *, prefix: str) -> Reply:
+        lang = record.chat.lang
+        async with self._engine.connect() as conn:
+            counts = await page_store.tag_counts(conn)
+        if not counts:
+            return Reply(lang, t(lang, "subscribe.no_tags", p=prefix))
+        followed = record.chat.filter.any_of | record.chat.filter.required
+        buttons: list[Button] = []
+        for tag, count in counts:
+            action = TOGGLE + tag
+            if len(action.encode()) > MAX_ACTION_BYTES:
+                continue
+            mark = "✅ " if tag in followed else ""
+            buttons.append(Button(label=f"{mark}{tag} ({count})", action=action))
+            if len(buttons) == PICKER_TAGS:
+                break
+        rows = tuple(tuple(buttons[i : i + 3]) for i in range(0, len(buttons), 3))
+        text = "\n\n".join(
+            [
+                t(lang, "subscribe.pick"),
+                t(
+                    lang,
+                    "filter.now",
+                    filter=describe_filter(record.chat.filter, lang=lang, prefix=prefix),
+                ),
+            ]
+        )
+        return Reply(lang, text, buttons=rows)
+
+    async def _toggle(self, record: chat_store.ChatRecord, tag: str, *, prefix: str) -> Reply:
+        try:
+            items = filters.parse_items([tag])
+        except FilterError:
+            return await self._picker(record, prefix=prefix)
+        current = record.chat.filter
+        followed = current.any_of | current.required
+        try:
+            new_filter = (
+                filters.remove(current, items) if items[0].tag in followed
+                else filters.add(current, items)
+            )
+        except FilterError as exc:
+            return self._filter_error(record.chat.lang, exc, command="subscribe", prefix=prefix)
+        after = replace(record.chat, filter=new_filter)
+        if after.state == ChatState.INACTIVE:
+            after = replace(after, state=ChatState.ACTIVE)
+        async with self._engine.begin() as conn:
+            saved = await chat_store.save(conn, before=record, after=after)
+        return await self._picker(saved, prefix=prefix)
+
+    async def _tags(self, record: chat_store.ChatRecord, _args: str, _ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        async with self._engine.connect() as conn:
+            counts = await page_store.tag_counts(conn)
+        if not counts:
+            return Reply(lang, t(lang, "tags.none"))
+        listing = ", ".join(f"{tag} ({count})" for tag, count in counts)
+        return Reply(lang, f"{t(lang, 'tags.header')}\n{listing}")
+
+    async def _mode(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        try:
+            mode = Mode(args.strip().lower())
+        except ValueError:
+            return Reply(lang, t(lang, "mode.usage", p=ctx.prefix))
+        chat = await self._save(record, replace(record.chat, mode=mode))
+        return Reply(
+            lang,
+            t(
+                lang,
+                f"mode.set.{mode.value}",
+                time=chat.digest_time.strftime("%H:%M"),
+                timezone=chat.timezone,
+            ),
+        )
+
+    async def _time(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        try:
+            at = parse_hhmm(args)
+        except ValueError:
+            return Reply(lang, t(lang, "time.usage", p=ctx.prefix))
+        chat = await self._save(record, replace(record.chat, digest_time=at))
+        return Reply(
+            lang, t(lang, "time.set", time=at.strftime("%H:%M"), timezone=chat.timezone)
+        )
+
+    async def _timezone(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        if not args.strip():
+            return Reply(lang, t(lang, "timezone.usage", p=ctx.prefix))
+        zone = find_timezone(args)
+        if zone is None:
+            return Reply(
+                lang,
+                t(lang, "timezone.unknown", zone=args.strip()[:64])
+                + "\n"
+                + t(lang, "timezone.usage", p=ctx.prefix),
+            )
+        chat = await self._save(record, replace(record.chat, timezone=zone))
+        return Reply(
+            lang,
+            t(lang, "timezone.set", timezone=zone, time=chat.digest_time.strftime("%H:%M")),
+        )
+
+    async def _lang(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        choice = args.strip().lower()
+        if choice not in LANGUAGES:
+            return Reply(record.chat.lang, t(record.chat.lang, "lang.usage", p=ctx.prefix))
+        await self._save(record, replace(record.chat, lang=choice))
+        return Reply(choice, t(choice, "lang.set"))
+
+    async def _pause(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        if record.chat.state == ChatState.PAUSED:
+            return Reply(lang, t(lang, "pause.already", p=ctx.prefix))
+        await self._save(record, replace(record.chat, state=ChatState.PAUSED))
+        return Reply(lang, t(lang, "pause.done", p=ctx.prefix))
+
+    async def _resume(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        if record.chat.state == ChatState.ACTIVE:
+            return Reply(lang, t(lang, "resume.already"))
+        await self._save(record, replace(record.chat, state=ChatState.ACTIVE))
+        return Reply(lang, t(lang, "resume.done"))
+
+    async def _latest(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        count = LATEST_DEFAULT
+        if args.strip():
+            try:
+                count = int(args.strip())
+            except ValueError:
+                return Reply(lang, t(lang, "latest.usage", p=ctx.prefix))
+            if not 1 <= count <= LATEST_MAX:
+                return Reply(lang, t(lang, "latest.usage", p=ctx.prefix))
+        chat_filter = record.chat.filter
+        if chat_filter.is_empty:
+            return Reply(lang, t(lang, "latest.no_filter", p=ctx.prefix))
+        items = await self._newest_matching(chat_filter, count)
+        if not items:
+            return Reply(lang, t(lang, "latest.none"))
+        return Reply(lang, t(lang, "latest.header", count=len(items)), items=tuple(items))
+
+    async def _newest_matching(self, chat_filter: Filter, count: int) -> list[DigestItem]:
+        found: list[DigestItem] = []
+        batch = 200
+        offset_ids: set[int] = set()
+        async with self._engine.connect() as conn:
+            limit = batch
+            while len(found) < count:
+                ids = await page_store.newest_page_ids(conn, limit=limit)
+                fresh = [i for i in ids if i not in offset_ids]
+                if not fresh:
+                    break
+                offset_ids.update(fresh)
+                loaded = await page_store.load_pages(conn, fresh)
+                for page_id in fresh:
+                    page = loaded.get(page_id)
+                    if page is not None and filters.matches(chat_filter, page.tags):
+                        found.append(
+                            DigestItem(page=page, matched=filters.matched_tags(chat_filter, page.tags))
+                        )
+                        if len(found) == count:
+                            break
+                if len(ids) < limit:
+                    break
+                limit += batch
+        return found
+
+    async def _digest(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        if record.chat.state != ChatState.ACTIVE:
+            return Reply(lang, t(lang, "digest.paused", p=ctx.prefix))
+        if self._digests is None:
+            return Reply(lang, t(lang, "digest.unavailable"))
+        count = await self._digests.send_now(record.pk)
+        if count == 0:
+            return Reply(lang, t(lang, "digest.nothing"))
+        return Reply(lang, t(lang, "digest.queued", count=count))
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    caller: Caller
+    prefix: str
+
+
+def describe_filter(f: Filter, *, lang: str, prefix: str = "/") -> str:
+    """A filter in words: ``any of rl, reasoning; must have post-training; never robotics``."""
+    if f.is_empty and not f.excluded:
+        return t(lang, "filter.none", p=prefix)
+    parts = []
+    if f.everything:
+        parts.append(t(lang, "filter.everything"))
+    if f.any_of:
+        parts.append(t(lang, "filter.any", tags=", ".join(sorted(f.any_of))))
+    if f.required:
+        parts.append(t(lang, "filter.required", tags=", ".join(sorted(f.required))))
+    if f.excluded:
+        parts.append(t(lang, "filter.excluded", tags=", ".join(sorted(f.excluded))))
+    return "; ".join(parts)

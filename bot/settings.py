@@ -1,0 +1,291 @@
+"""Every configuration variable of the contract, validated once at start-up.
+
+Settings are built in ``bot.__main__`` (the only place that reads the environment) and
+passed down. A bad value raises :class:`bot.errors.ConfigError` naming the variable as the
+operator spells it, with what is accepted; secrets are ``SecretStr`` and never printed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import zoneinfo
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from bot.errors import ConfigError
+
+SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
+TELEGRAM_TOKEN_RE = re.compile(r"^\d{1,20}:[A-Za-z0-9_-]{20,}$")
+# Bot API setWebhook: secret_token is 1-256 characters of A-Z, a-z, 0-9, _ and -.
+TELEGRAM_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+SLACK_USER_ID_RE = re.compile(r"^[UW][A-Z0-9]{2,}$")
+SLACK_COMMAND_RE = re.compile(r"^/[a-z0-9_-]{1,31}$")
+
+
+def _split_csv(value: Any) -> Any:
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
+def _check_http_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("must be an http:// or https:// URL")
+    return value
+
+
+def parse_hhmm(value: str) -> dt.time:
+    """``HH:MM`` (24-hour) to a time; raises ValueError otherwise."""
+    match = re.fullmatch(r"(\d{1,2}):(\d{2})", value.strip())
+    if not match or int(match[1]) > 23 or int(match[2]) > 59:
+        raise ValueError("must be a 24-hour time HH:MM, e.g. 09:00")
+    return dt.time(int(match[1]), int(match[2]))
+
+
+def check_timezone(value: str) -> str:
+    """An IANA zone name such as ``Asia/Seoul``; raises ValueError otherwise."""
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError("must be an IANA time zone such as UTC or Asia/Seoul") from None
+    return value
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True
+    )
+
+    database_url: str = "sqlite+aiosqlite:///./data/trendbot.db"
+    wiki_sources: Annotated[tuple[str, ...], NoDecode] = ("examples/wiki",)
+    wiki_base_url: str | None = None
+    poll_interval_seconds: int = Field(default=900, ge=1, le=7 * 86400)
+    default_digest_time: str = "09:00"
+    default_timezone: str = "UTC"
+    default_language: Literal["en", "ko"] = "en"
+
+    telegram_bot_token: SecretStr | None = None
+    telegram_api_base_url: str = "https://api.telegram.org/bot"
+    telegram_webhook_url: str | None = None
+    telegram_webhook_secret: SecretStr | None = None
+    telegram_admin_ids: Annotated[tuple[int, ...], NoDecode] = ()
+
+    slack_bot_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_api_base_url: str = "https://slack.com/api/"
+    slack_command: str = "/trend"
+    slack_admin_ids: Annotated[tuple[str, ...], NoDecode] = ()
+
+    telegram_rate_per_second: float = Field(default=30.0, gt=0, le=10_000)
+    slack_rate_per_second: float = Field(default=1.0, gt=0, le=1_000)
+
+    http_host: str = "127.0.0.1"
+    http_port: int = Field(default=8080, ge=0, le=65535)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    log_format: Literal["text", "json"] = "text"
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str) -> str:
+        try:
+            url = make_url(value)
+        except ArgumentError:
+            raise ValueError(
+                "is not a database URL; use sqlite+aiosqlite:///PATH "
+                "or postgresql+asyncpg://USER@HOST:PORT/DB"
+            ) from None
+        if url.drivername not in SUPPORTED_DRIVERS:
+            raise ValueError(
+                f"driver {url.drivername!r} is not supported; use one of "
+                + ", ".join(SUPPORTED_DRIVERS)
+            )
+        return value
+
+    @field_validator("wiki_sources", mode="before")
+    @classmethod
+    def _wiki_sources_split(cls, value: Any) -> Any:
+        return _split_csv(value)
+
+    @field_validator("wiki_sources")
+    @classmethod
+    def _wiki_sources(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("needs at least one directory or http(s) feed URL")
+        for source in value:
+            if "://" in source:
+                try:
+                    _check_http_url(source)
+                except ValueError:
+                    raise ValueError(
+                        f"{source!r} is neither a directory nor an http(s) feed URL"
+                    ) from None
+        return value
+
+    @field_validator(
+        "wiki_base_url", "telegram_api_base_url", "telegram_webhook_url", "slack_api_base_url"
+    )
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return None if value in (None, "") else _check_http_url(value or "")
+
+    @field_validator("default_digest_time")
+    @classmethod
+    def _digest_time(cls, value: str) -> str:
+        parse_hhmm(value)
+        return value.strip()
+
+    @field_validator("default_timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        return check_timezone(value)
+
+    @field_validator("default_language", "log_level", "log_format", mode="before")
+    @classmethod
+    def _fold_case(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        folded = value.strip()
+        return folded.upper() if folded.upper() in ("DEBUG", "INFO", "WARNING", "ERROR",
+                                                   "CRITICAL") else folded.lower()
+
+    @field_validator("telegram_bot_token")
+    @classmethod
+    def _telegram_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not TELEGRAM_TOKEN_RE.match(value.get_secret_value()):
+            raise ValueError("is not a bot token of the form 123456:ABC... (from @BotFather)")
+        return value
+
+    @field_validator("telegram_webhook_secret")
+    @classmethod
+    def _telegram_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not TELEGRAM_SECRET_RE.match(value.get_secret_value()):
+            raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+        return value
+
+    @field_validator("telegram_admin_ids", mode="before")
+    @classmethod
+    def _telegram_admins(cls, value: Any) -> Any:
+        value = _split_csv(value)
+        if isinstance(value, tuple):
+            for item in value:
+                if not re.fullmatch(r"-?\d{1,20}", str(item)):
+                    raise ValueError(
+                        f"{item!r} is not a numeric Telegram user id; "
+                        "list ids separated by commas, e.g. 12345,67890"
+                    )
+        return value
+
+    @field_validator("slack_admin_ids", mode="before")
+    @classmethod
+    def _slack_admins(cls, value: Any) -> Any:
+        value = _split_csv(value)
+        if isinstance(value, tuple):
+            for item in value:
+                if not SLACK_USER_ID_RE.match(str(item)):
+                    raise ValueError(
+                        f"{item!r} is not a Slack user id; list ids such as U012AB3CD, "
+                        "separated by commas"
+                    )
+        return value
+
+    @field_validator("slack_bot_token")
+    @classmethod
+    def _slack_bot_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("xoxb-"):
+            raise ValueError("must be a bot token starting with xoxb-")
+        return value
+
+    @field_validator("slack_app_token")
+    @classmethod
+    def _slack_app_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("xapp-"):
+            raise ValueError("must be an app-level token starting with xapp-")
+        return value
+
+    @field_validator("slack_command")
+    @classmethod
+    def _slack_command(cls, value: str) -> str:
+        if not SLACK_COMMAND_RE.match(value):
+            raise ValueError("must be a slash command such as /trend (lowercase, 1-31 chars)")
+        return value
+
+    @model_validator(mode="after")
+    def _pairs(self) -> Settings:
+        if (
+            self.slack_bot_token is not None
+            and self.slack_app_token is None
+            and self.slack_signing_secret is None
+        ):
+            raise ValueError(
+                "SLACK_SIGNING_SECRET: required with SLACK_BOT_TOKEN in HTTP mode "
+                "(or set SLACK_APP_TOKEN for Socket Mode)"
+            )
+        if self.slack_bot_token is None and (self.slack_app_token or self.slack_signing_secret):
+            raise ValueError(
+                "SLACK_BOT_TOKEN: required when SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set"
+            )
+        if self.telegram_webhook_url and self.telegram_bot_token is None:
+            raise ValueError("TELEGRAM_BOT_TOKEN: required when TELEGRAM_WEBHOOK_URL is set")
+        return self
+
+    # Derived values -----------------------------------------------------------------
+
+    @property
+    def digest_time(self) -> dt.time:
+        return parse_hhmm(self.default_digest_time)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @property
+    def telegram_enabled(self) -> bool:
+        return self.telegram_bot_token is not None
+
+    @property
+    def slack_enabled(self) -> bool:
+        return self.slack_bot_token is not None
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret value configured, for the log filter that redacts them."""
+        values = [
+            self.telegram_bot_token,
+            self.telegram_webhook_secret,
+            self.slack_bot_token,
+            self.slack_signing_secret,
+            self.slack_app_token,
+        ]
+        return tuple(v.get_secret_value() for v in values if v is not None)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings from the environment and ``.env``; raise ConfigError on a bad value."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise _config_error(exc) from None
+
+
+def _config_error(exc: ValidationError) -> ConfigError:
+    error = exc.errors(include_url=False, include_input=False)[0]
+    message = str(error.get("msg", "is not valid"))
+    message = message.removeprefix("Value error, ")
+    if error["loc"]:
+        variable = str(error["loc"][0]).upper()
+    else:  # model-level check: the message starts with the variable's name
+        variable, _, message = message.partition(": ")
+    if error["type"] == "literal_error":
+        message = "must be " + message.removeprefix("Input should be ")
+    elif error["type"] in ("int_parsing", "float_parsing"):
+        message = "must be a number"
+    elif message.startswith("Input should be"):
+        message = "must be" + message.removeprefix("Input should be")
+    return ConfigError(variable, message)

@@ -1,0 +1,402 @@
+"""Atom, RSS 2.0 and JSON Feed 1.1 sources over HTTP(S).
+
+A fetch is conditional (``If-None-Match`` / ``If-Modified-Since``): an unchanged feed
+answers 304 and nothing is parsed. The body is streamed and cut off at
+:data:`MAX_FEED_BYTES`; XML is parsed by feedparser from the bytes we fetched (feedparser
+never fetches anything itself), JSON Feed by hand. Each entry becomes a one-language
+:class:`bot.models.Page` keyed by its id (or link).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import io
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from typing import Any
+
+import feedparser
+import httpx
+
+from bot import __version__
+from bot.errors import SourceError
+from bot.models import Page, PageText, Skipped
+from bot.pages import normalize_lang, normalize_paragraphs, normalize_tags
+
+MAX_FEED_BYTES = 10 * 1024 * 1024  # real feeds are well under 1 MB; more is a wrong URL
+FEED_TIMEOUT = httpx.Timeout(20.0, connect=10.0)  # per network operation
+FEED_DEADLINE_SECONDS = 120.0  # a whole fetch, so a server trickling bytes cannot stall a poll
+MAX_REDIRECTS = 5  # http -> https -> canonical host leaves room; more is a loop
+USER_AGENT = f"ai-trend-notifier/{__version__}"
+
+_JSON_TYPES = frozenset({"application/feed+json", "application/json"})
+_BLOCK_TAGS = frozenset(
+    {"p", "div", "li", "ul", "ol", "blockquote", "pre", "tr", "table", "section", "article"}
+    | {f"h{n}" for n in range(1, 7)}
+)
+_INVISIBLE_TAGS = frozenset({"script", "style", "template"})
+
+
+@dataclass(frozen=True, slots=True)
+class FeedResult:
+    """The outcome of one fetch.
+
+    ``etag`` and ``last_modified`` are the validators to send next time: the response's,
+    or the ones sent when a 304 carried none.
+    """
+
+    not_modified: bool
+    pages: list[Page]
+    skipped: list[Skipped]
+    etag: str | None
+    last_modified: str | None
+
+
+def make_feed_client(*, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
+    """An HTTP client for :func:`fetch_feed`: timeouts, redirects and User-Agent set.
+
+    Args:
+        transport: A transport to use instead of the network (tests pass an
+            ``httpx.MockTransport``).
+
+    Returns:
+        A client the caller owns and closes.
+    """
+    return httpx.AsyncClient(
+        transport=transport,
+        timeout=FEED_TIMEOUT,
+        follow_redirects=True,
+        max_redirects=MAX_REDIRECTS,
+        headers={"User-Agent": USER_AGENT},
+    )
+
+
+async def fetch_feed(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    etag: str | None,
+    last_modified: str | None,
+    default_lang: str,
+) -> FeedResult:
+    """Fetch and parse one feed, conditionally.
+
+    Args:
+        client: The HTTP client (see :func:`make_feed_client`).
+        url: The feed's URL; also the source name of its pages.
+        etag: The ``ETag`` of the previous fetch, if any.
+        last_modified: The ``Last-Modified`` of the previous fetch, if any.
+        default_lang: The language of entries whose feed names none of the bot's.
+
+    Returns:
+        On 304, ``not_modified`` and no pages; else the feed's pages and the entries
+        that could not be used.
+
+    Raises:
+        SourceError: The feed could not be fetched (status, timeout, connection, size)
+            or is not a readable Atom, RSS or JSON feed.
+    """
+    headers = {}
+    if etag:
+        headers["If-None-Match"] = etag
+    if last_modified:
+        headers["If-Modified-Since"] = last_modified
+    try:
+        async with asyncio.timeout(FEED_DEADLINE_SECONDS):
+            response, body = await _get(client, url, headers=headers)
+    except (TimeoutError, httpx.TimeoutException):
+        raise SourceError(url, "timed out") from None
+    except httpx.TooManyRedirects:
+        raise SourceError(url, f"more than {MAX_REDIRECTS} redirects") from None
+    except httpx.HTTPError as exc:
+        raise SourceError(url, f"cannot fetch: {_describe(exc)}") from None
+    except httpx.InvalidURL as exc:
+        raise SourceError(url, f"invalid URL: {exc}") from None
+
+    new_etag = response.headers.get("ETag")
+    new_last_modified = response.headers.get("Last-Modified")
+    if response.status_code == httpx.codes.NOT_MODIFIED:
+        return FeedResult(
+            not_modified=True,
+            pages=[],
+            skipped=[],
+            etag=new_etag or etag,
+            last_modified=new_last_modified or last_modified,
+        )
+    pages, skipped = await asyncio.to_thread(
+        parse_feed,
+        body,
+        source=url,
+        content_type=response.headers.get("Content-Type", ""),
+        location=str(response.url),
+        default_lang=default_lang,
+    )
+    return FeedResult(
+        not_modified=False,
+        pages=pages,
+        skipped=skipped,
+        etag=new_etag,
+        last_modified=new_last_modified,
+    )
+
+
+async def _get(
+    client: httpx.AsyncClient, url: str, *, headers: Mapping[str, str]
+) -> tuple[httpx.Response, bytes]:
+    async with client.stream("GET", url, headers=headers) as response:
+        if response.status_code == httpx.codes.NOT_MODIFIED:
+            return response, b""
+        if not response.is_success:
+            phrase = response.reason_phrase or "error"
+            raise SourceError(url, f"HTTP {response.status_code} {phrase}")
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > MAX_FEED_BYTES:
+            raise SourceError(url, _too_large())
+        body = bytearray()
+        async for chunk in response.aiter_bytes():  # decoded: the cap holds after gzip too
+            body += chunk
+            if len(body) > MAX_FEED_BYTES:
+                raise SourceError(url, _too_large())
+        return response, bytes(body)
+
+
+def parse_feed(
+    body: bytes, *, source: str, content_type: str, location: str, default_lang: str
+) -> tuple[list[Page], list[Skipped]]:
+    """Parse a fetched feed body into pages; blocking, run it off the event loop.
+
+    Args:
+        body: The response body.
+        source: The source name (the feed's URL).
+        content_type: The response's ``Content-Type``.
+        location: The final URL, against which relative links resolve.
+        default_lang: The language of entries whose feed names none of the bot's.
+
+    Returns:
+        ``(pages, skipped)``; of two entries with one id the first is kept.
+
+    Raises:
+        SourceError: The body is not a readable Atom, RSS or JSON feed.
+    """
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type in _JSON_TYPES or body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+        entries = _json_entries(body, source=source, default_lang=default_lang)
+    else:
+        entries = _xml_entries(
+            body,
+            source=source,
+            content_type=content_type,
+            location=location,
+            default_lang=default_lang,
+        )
+    pages: dict[str, Page] = {}
+    skipped: list[Skipped] = []
+    for entry in entries:
+        if isinstance(entry, Skipped):
+            skipped.append(entry)
+        else:
+            pages.setdefault(entry.key, entry)
+    return list(pages.values()), skipped
+
+
+def html_to_text(markup: str) -> str:
+    """Visible text of an HTML fragment: tags dropped, entities decoded, whitespace collapsed.
+
+    Block elements (``<p>``, ``<li>``, headings) become paragraph breaks.
+    """
+    extractor = _TextExtractor()
+    extractor.feed(markup)
+    extractor.close()
+    return normalize_paragraphs("".join(extractor.parts))
+
+
+class _TextExtractor(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _INVISIBLE_TAGS:
+            self._hidden += 1
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n\n")
+        elif tag == "br":
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _INVISIBLE_TAGS:
+            self._hidden = max(0, self._hidden - 1)
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self._hidden:
+            self.parts.append(data)
+
+
+def _xml_entries(
+    body: bytes, *, source: str, content_type: str, location: str, default_lang: str
+) -> list[Page | Skipped]:
+    headers = {"content-location": location}
+    if content_type:
+        headers["content-type"] = content_type
+    # A stream, never a str: feedparser would fetch a str that looks like a URL or a path.
+    parsed: Any = feedparser.parse(io.BytesIO(body), response_headers=headers)
+    entries: list[Any] = list(parsed.get("entries") or [])
+    if not entries:
+        if parsed.get("bozo"):
+            problem = parsed.get("bozo_exception")
+            raise SourceError(source, f"invalid feed: {_short(str(problem) or 'malformed XML')}")
+        if not parsed.get("version"):
+            raise SourceError(source, "not an Atom, RSS or JSON feed")
+    feed: Mapping[str, Any] = parsed.get("feed") or {}
+    feed_lang = normalize_lang(feed.get("language"))
+    return [
+        _xml_entry(entry, index, source=source, default_lang=feed_lang or default_lang)
+        for index, entry in enumerate(entries, 1)
+    ]
+
+
+def _xml_entry(entry: Any, index: int, *, source: str, default_lang: str) -> Page | Skipped:
+    link = _text(entry.get("link"))
+    key = _text(entry.get("id")) or link
+    if not key:
+        return Skipped(source=source, path=f"entry {index}", reason="entry has no id or link")
+    title_detail: Mapping[str, Any] = entry.get("title_detail") or {}
+    summary_detail: Mapping[str, Any] = entry.get("summary_detail") or {}
+    title = _detail_text(entry.get("title"), title_detail.get("type"))
+    tldr = _detail_text(entry.get("summary"), summary_detail.get("type"), paragraphs=True)
+    if not tldr:
+        for content in entry.get("content") or ():
+            tldr = _first_paragraph(_detail_text(content.get("value"), content.get("type")))
+            if tldr:
+                break
+    lang = (
+        normalize_lang(summary_detail.get("language"))
+        or normalize_lang(title_detail.get("language"))
+        or default_lang
+    )
+    terms = [tag.get("term") for tag in entry.get("tags") or () if isinstance(tag, Mapping)]
+    return Page(
+        source=source,
+        key=key,
+        texts=(PageText(lang=lang, title=title or link or key, tldr=tldr),),
+        tags=_feed_tags(terms),
+        url=link or (key if key.startswith(("http://", "https://")) else None),
+        created=_struct_date(entry.get("published_parsed")),
+        updated=_struct_date(entry.get("updated_parsed")),
+    )
+
+
+def _json_entries(body: bytes, *, source: str, default_lang: str) -> list[Page | Skipped]:
+    try:
+        document = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise SourceError(source, f"invalid JSON: {_short(str(exc))}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("items"), list):
+        raise SourceError(source, "not a JSON Feed: no items list")
+    feed_lang = normalize_lang(document.get("language")) or default_lang
+    return [
+        _json_entry(item, index, source=source, default_lang=feed_lang)
+        for index, item in enumerate(document["items"], 1)
+    ]
+
+
+def _json_entry(item: object, index: int, *, source: str, default_lang: str) -> Page | Skipped:
+    if not isinstance(item, dict):
+        return Skipped(source=source, path=f"entry {index}", reason="entry is not an object")
+    raw_id = item.get("id")
+    link = _text(item.get("url"))
+    if isinstance(raw_id, int) and not isinstance(raw_id, bool):
+        raw_id = str(raw_id)  # JSON Feed 1.0 allowed numbers
+    key = _text(raw_id) or link
+    if not key:
+        return Skipped(source=source, path=f"entry {index}", reason="entry has no id or url")
+    title = _text(item.get("title"))
+    tldr = normalize_paragraphs(_text(item.get("summary")) or "")
+    if not tldr:
+        tldr = _first_paragraph(normalize_paragraphs(_text(item.get("content_text")) or ""))
+    if not tldr:
+        tldr = _first_paragraph(html_to_text(_text(item.get("content_html")) or ""))
+    tags = item.get("tags")
+    return Page(
+        source=source,
+        key=key,
+        texts=(
+            PageText(
+                lang=normalize_lang(item.get("language")) or default_lang,
+                title=" ".join(title.split()) if title else link or key,
+                tldr=tldr,
+            ),
+        ),
+        tags=_feed_tags(tags if isinstance(tags, list) else []),
+        url=link or (key if key.startswith(("http://", "https://")) else None),
+        created=_iso_date(item.get("date_published")),
+        updated=_iso_date(item.get("date_modified")),
+    )
+
+
+def _feed_tags(terms: list[Any]) -> tuple[str, ...]:
+    """Categories -> tags: ``Machine Learning`` is ``machine-learning``; ``a, b`` is two."""
+    candidates: list[str] = []
+    for term in terms:
+        if isinstance(term, str):
+            candidates.extend("-".join(part.split()) for part in term.split(","))
+    return normalize_tags(candidates)
+
+
+def _detail_text(value: object, media_type: object, *, paragraphs: bool = False) -> str:
+    text = _text(value) or ""
+    if media_type in ("text/html", "application/xhtml+xml"):
+        text = html_to_text(text)
+    text = normalize_paragraphs(text)
+    return text if paragraphs else " ".join(text.split())
+
+
+def _first_paragraph(text: str) -> str:
+    return text.split("\n\n", 1)[0]
+
+
+def _text(value: object) -> str | None:
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def _struct_date(value: object) -> dt.date | None:
+    if not isinstance(value, time.struct_time):
+        return None
+    try:
+        return dt.date(value.tm_year, value.tm_mon, value.tm_mday)
+    except ValueError:
+        return None
+
+
+def _iso_date(value: object) -> dt.date | None:
+    """An RFC 3339 date or timestamp as a UTC date; a malformed one is left out."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.UTC)
+    return moment.date()
+
+
+def _describe(exc: httpx.HTTPError) -> str:
+    return _short(str(exc) or type(exc).__name__)
+
+
+def _too_large() -> str:
+    return f"feed larger than {MAX_FEED_BYTES // (1024 * 1024)} MB"
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,209 @@
+"""Chats: subscriptions, preferences and delivery state."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot import filters, schedule
+from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform
+from bot.store.pages import utcnow
+from bot.store.schema import chat_tags, chats, page_events
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRecord:
+    pk: int
+    chat: ChatSettings
+    cursor: int
+    next_digest_at: dt.datetime | None
+    inactive_reason: str | None = None
+
+
+def _record(row: RowMapping) -> ChatRecord:
+    hour, minute = (int(x) for x in row["digest_time"].split(":"))
+    return ChatRecord(
+        pk=row["id"],
+        chat=ChatSettings(
+            platform=Platform(row["platform"]),
+            chat_id=row["chat_id"],
+            kind=ChatKind(row["kind"]),
+            state=ChatState(row["state"]),
+            mode=Mode(row["mode"]),
+            digest_time=dt.time(hour, minute),
+            timezone=row["timezone"],
+            lang=row["lang"],
+            filter=filters.parse_filter(row["filter"]),
+        ),
+        cursor=row["cursor"],
+        next_digest_at=row["next_digest_at"],
+        inactive_reason=row["inactive_reason"],
+    )
+
+
+async def latest_event_id(conn: AsyncConnection) -> int:
+    return int((await conn.execute(select(func.coalesce(func.max(page_events.c.id), 0)))).scalar_one())
+
+
+async def get(conn: AsyncConnection, *, platform: Platform, chat_id: str) -> ChatRecord | None:
+    row = (
+        (
+            await conn.execute(
+                select(chats).where(chats.c.platform == platform.value, chats.c.chat_id == chat_id)
+            )
+        )
+        .mappings()
+        .first()
+    )
+    return _record(row) if row else None
+
+
+async def get_by_pk(conn: AsyncConnection, pk: int) -> ChatRecord | None:
+    row = (await conn.execute(select(chats).where(chats.c.id == pk))).mappings().first()
+    return _record(row) if row else None
+
+
+async def ensure(
+    conn: AsyncConnection,
+    *,
+    defaults: ChatSettings,
+    title: str | None = None,
+    now: dt.datetime | None = None,
+) -> ChatRecord:
+    """The chat ``defaults.platform:defaults.chat_id``, created with ``defaults`` if new.
+
+    A new chat's cursor starts at the newest page event: it is offered what is published
+    from now on, not the history (``latest`` shows that).
+    """
+    found = await get(conn, platform=defaults.platform, chat_id=defaults.chat_id)
+    if found is not None:
+        return found
+    now = now or utcnow()
+    values = _values(defaults, now=now)
+    values.update(
+        platform=defaults.platform.value,
+        chat_id=defaults.chat_id,
+        kind=defaults.kind.value,
+        title=(title or "")[:255] or None,
+        cursor=await latest_event_id(conn),
+        created_at=now,
+    )
+    await conn.execute(insert(chats).values(**values))
+    record = await get(conn, platform=defaults.platform, chat_id=defaults.chat_id)
+    assert record is not None
+    await _save_tags(conn, record.pk, defaults.filter)
+    return record
+
+
+def _values(chat: ChatSettings, *, now: dt.datetime) -> dict[str, Any]:
+    next_at = schedule.naive_utc(
+        schedule.next_due(at=chat.digest_time, timezone=chat.timezone, after=now)
+    )
+    return {
+        "state": chat.state.value,
+        "mode": chat.mode.value,
+        "digest_time": chat.digest_time.strftime("%H:%M"),
+        "timezone": chat.timezone,
+        "lang": chat.lang,
+        "filter": filters.format_filter(chat.filter),
+        "next_digest_at": next_at,
+        "updated_at": now,
+    }
+
+
+async def save(
+    conn: AsyncConnection,
+    *,
+    before: ChatRecord,
+    after: ChatSettings,
+    now: dt.datetime | None = None,
+) -> ChatRecord:
+    """Store ``after`` as the chat's settings.
+
+    A chat that becomes active again (from paused or inactive) skips what was published
+    meanwhile: its cursor moves to the newest page event. A change of time or zone moves
+    the next digest; the chat's pending pages are kept for it.
+    """
+    now = now or utcnow()
+    values = _values(after, now=now)
+    if before.chat.state != ChatState.ACTIVE and after.state == ChatState.ACTIVE:
+        values["cursor"] = await latest_event_id(conn)
+        values["inactive_reason"] = None
+    schedule_same = (
+        before.chat.digest_time == after.digest_time and before.chat.timezone == after.timezone
+    )
+    if schedule_same and before.next_digest_at is not None:
+        values["next_digest_at"] = before.next_digest_at
+    await conn.execute(update(chats).where(chats.c.id == before.pk).values(**values))
+    if before.chat.filter != after.filter:
+        await _save_tags(conn, before.pk, after.filter)
+    record = await get_by_pk(conn, before.pk)
+    assert record is not None
+    return record
+
+
+async def _save_tags(conn: AsyncConnection, pk: int, f: Filter) -> None:
+    await conn.execute(delete(chat_tags).where(chat_tags.c.chat_pk == pk))
+    rows = [
+        {"chat_pk": pk, "tag": tag, "kind": kind}
+        for kind, tags in (("any", f.any_of), ("required", f.required), ("excluded", f.excluded))
+        for tag in sorted(tags)
+    ]
+    if rows:
+        await conn.execute(insert(chat_tags), rows)
+
+
+async def deactivate(conn: AsyncConnection, *, pk: int, reason: str, state: ChatState = ChatState.INACTIVE) -> None:
+    await conn.execute(
+        update(chats)
+        .where(chats.c.id == pk)
+        .values(state=state.value, inactive_reason=reason[:500], updated_at=utcnow())
+    )
+
+
+async def migrate_id(conn: AsyncConnection, *, pk: int, new_chat_id: str) -> None:
+    """A Telegram group became a supergroup: the chat keeps its settings under the new id."""
+    await conn.execute(
+        update(chats).where(chats.c.id == pk).values(chat_id=new_chat_id, updated_at=utcnow())
+    )
+
+
+async def listing(conn: AsyncConnection) -> list[ChatRecord]:
+    rows = (await conn.execute(select(chats).order_by(chats.c.platform, chats.c.id))).mappings()
+    return [_record(r) for r in rows]
+
+
+async def subscriber_counts(conn: AsyncConnection) -> Mapping[str, int]:
+    """Chats subscribed to each tag (any-of or required)."""
+    count = func.count(chat_tags.c.chat_pk)
+    rows = await conn.execute(
+        select(chat_tags.c.tag, count)
+        .where(chat_tags.c.kind != "excluded")
+        .group_by(chat_tags.c.tag)
+        .order_by(count.desc(), chat_tags.c.tag)
+    )
+    return {tag: n for tag, n in rows}
+
+
+def describe(record: ChatRecord) -> dict[str, str]:
+    """The keys of ``trendbot subscribers``: one chat's line, as data."""
+    chat = record.chat
+    return {
+        "chat": chat.address,
+        "state": chat.state.value,
+        "mode": chat.mode.value,
+        "time": chat.digest_time.strftime("%H:%M"),
+        "tz": chat.timezone,
+        "lang": chat.lang,
+        "filter": filters.format_filter(chat.filter),
+    }
+
+
+def by_pks(records: Sequence[ChatRecord]) -> dict[int, ChatRecord]:
+    return {r.pk: r for r in records}

@@ -1,0 +1,360 @@
+"""Sources and pages: what a poll records, and what the commands read back."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from sqlalchemy import and_, delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.models import ChangeKind, Page, PageText
+from bot.sources.directory import FileStamp
+from bot.store.schema import (
+    page_events,
+    page_tags,
+    page_texts,
+    pages,
+    source_files,
+    sources,
+)
+
+T = TypeVar("T")
+
+# SQLite allows 32,766 bound parameters per statement; stay well below it.
+CHUNK = 500
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+def chunks(items: Sequence[T], size: int = CHUNK) -> Iterable[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRow:
+    id: int
+    name: str
+    kind: str
+    baseline_at: dt.datetime | None
+    last_poll_at: dt.datetime | None
+    last_ok_at: dt.datetime | None
+    last_error: str | None
+    etag: str | None
+    last_modified: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What recording one scan changed."""
+
+    new: int
+    updated: int
+    queued: int  # page events written (0 on a baseline scan)
+
+
+async def source(conn: AsyncConnection, *, name: str, kind: str) -> SourceRow:
+    """The row of source ``name``, created on first use."""
+    row = (await conn.execute(select(sources).where(sources.c.name == name))).mappings().first()
+    if row is None:
+        await conn.execute(insert(sources).values(name=name, kind=kind))
+        row = (
+            (await conn.execute(select(sources).where(sources.c.name == name))).mappings().one()
+        )
+    return SourceRow(**{k: row[k] for k in SourceRow.__slots__})
+
+
+async def all_sources(conn: AsyncConnection) -> list[SourceRow]:
+    rows = (await conn.execute(select(sources).order_by(sources.c.name))).mappings()
+    return [SourceRow(**{k: r[k] for k in SourceRow.__slots__}) for r in rows]
+
+
+async def stamps(conn: AsyncConnection, source_id: int) -> dict[str, FileStamp]:
+    rows = await conn.execute(
+        select(
+            source_files.c.path,
+            source_files.c.mtime_ns,
+            source_files.c.size,
+            source_files.c.error,
+        ).where(source_files.c.source_id == source_id)
+    )
+    return {path: FileStamp(mtime_ns=m, size=s, error=e) for path, m, s, e in rows}
+
+
+async def save_stamps(
+    conn: AsyncConnection,
+    *,
+    source_id: int,
+    old: Mapping[str, FileStamp],
+    new: Mapping[str, FileStamp],
+) -> None:
+    """Write the difference between two stamp maps."""
+    gone = [path for path in old if path not in new]
+    changed = [
+        {"source_id": source_id, "path": p, "mtime_ns": s.mtime_ns, "size": s.size, "error": s.error}
+        for p, s in new.items()
+        if old.get(p) != s
+    ]
+    for part in chunks(gone + [c["path"] for c in changed if c["path"] in old]):
+        await conn.execute(
+            delete(source_files).where(
+                source_files.c.source_id == source_id, source_files.c.path.in_(part)
+            )
+        )
+    for rows in chunks(changed):
+        await conn.execute(insert(source_files), list(rows))
+
+
+async def record_pages(
+    conn: AsyncConnection,
+    *,
+    source: SourceRow,
+    found: Sequence[Page],
+    present_keys: frozenset[str] | None,
+    now: dt.datetime,
+) -> Recorded:
+    """Record pages found by a scan; queue a page event for each new or updated page.
+
+    A page is new the first time its key is seen in this source, updated when its
+    fingerprint (``updated`` date or a TL;DR) changed. The source's first scan is a
+    baseline: pages are recorded, nothing is queued. ``present_keys`` (directory sources)
+    marks pages whose files are gone as removed; feeds pass None since a feed is a window.
+    """
+    baseline = source.baseline_at is None
+    existing: dict[str, tuple[int, str, dt.datetime | None]] = {}
+    keys = [page.key for page in found]
+    for part in chunks(keys):
+        rows = await conn.execute(
+            select(pages.c.key, pages.c.id, pages.c.fingerprint, pages.c.removed_at).where(
+                pages.c.source_id == source.id, pages.c.key.in_(part)
+            )
+        )
+        for key, page_id, fingerprint, removed_at in rows:
+            existing[key] = (page_id, fingerprint, removed_at)
+
+    fresh = [p for p in found if p.key not in existing]
+    known = [p for p in found if p.key in existing]
+    events: list[dict[str, object]] = []
+    ids: dict[str, int] = {}
+
+    for part in chunks(fresh):
+        await conn.execute(
+            insert(pages),
+            [
+                {
+                    "source_id": source.id,
+                    "key": p.key,
+                    "url": p.url,
+                    "type": p.type,
+                    "arxiv": p.arxiv,
+                    "created": p.created,
+                    "updated": p.updated,
+                    "fingerprint": p.fingerprint,
+                    "first_seen_at": now,
+                    "changed_at": now,
+                }
+                for p in part
+            ],
+        )
+        rows = await conn.execute(
+            select(pages.c.key, pages.c.id).where(
+                pages.c.source_id == source.id, pages.c.key.in_([p.key for p in part])
+            )
+        )
+        ids.update({key: page_id for key, page_id in rows})
+    for p in fresh:
+        events.append(_event(ids[p.key], ChangeKind.NEW, p.fingerprint, now))
+
+    updated = 0
+    for p in known:
+        page_id, fingerprint, _removed_at = existing[p.key]
+        ids[p.key] = page_id
+        changed = fingerprint != p.fingerprint
+        await conn.execute(
+            update(pages)
+            .where(pages.c.id == page_id)
+            .values(
+                url=p.url,
+                type=p.type,
+                arxiv=p.arxiv,
+                created=p.created,
+                updated=p.updated,
+                fingerprint=p.fingerprint,
+                removed_at=None,
+                **({"changed_at": now} if changed else {}),
+            )
+        )
+        if changed:
+            updated += 1
+            events.append(_event(page_id, ChangeKind.UPDATED, p.fingerprint, now))
+
+    known_ids = [ids[p.key] for p in known]
+    for part in chunks(known_ids):
+        await conn.execute(delete(page_texts).where(page_texts.c.page_id.in_(part)))
+        await conn.execute(delete(page_tags).where(page_tags.c.page_id.in_(part)))
+    text_rows = [
+        {"page_id": ids[p.key], "lang": t.lang, "title": t.title, "tldr": t.tldr}
+        for p in found
+        for t in p.texts
+    ]
+    tag_rows = [
+        {"page_id": ids[p.key], "tag": tag, "position": i}
+        for p in found
+        for i, tag in enumerate(p.tags)
+    ]
+    for rows in chunks(text_rows):
+        await conn.execute(insert(page_texts), list(rows))
+    for rows in chunks(tag_rows):
+        await conn.execute(insert(page_tags), list(rows))
+
+    if present_keys is not None:
+        await _mark_removed(conn, source_id=source.id, present_keys=present_keys, now=now)
+
+    queued = 0
+    if not baseline and events:
+        for rows in chunks(events):
+            await conn.execute(insert(page_events), list(rows))
+        queued = len(events)
+    await conn.execute(
+        update(sources)
+        .where(sources.c.id == source.id)
+        .values(
+            baseline_at=source.baseline_at or now,
+            last_poll_at=now,
+            last_ok_at=now,
+            last_error=None,
+        )
+    )
+    return Recorded(new=len(fresh), updated=updated, queued=queued)
+
+
+def _event(page_id: int, kind: ChangeKind, fingerprint: str, now: dt.datetime) -> dict[str, object]:
+    return {"page_id": page_id, "kind": kind.value, "fingerprint": fingerprint, "created_at": now}
+
+
+async def _mark_removed(
+    conn: AsyncConnection, *, source_id: int, present_keys: frozenset[str], now: dt.datetime
+) -> None:
+    rows = await conn.execute(
+        select(pages.c.id, pages.c.key).where(
+            pages.c.source_id == source_id, pages.c.removed_at.is_(None)
+        )
+    )
+    gone = [page_id for page_id, key in rows if key not in present_keys]
+    for part in chunks(gone):
+        await conn.execute(update(pages).where(pages.c.id.in_(part)).values(removed_at=now))
+
+
+async def record_failure(
+    conn: AsyncConnection, *, source_id: int, error: str, now: dt.datetime
+) -> None:
+    await conn.execute(
+        update(sources)
+        .where(sources.c.id == source_id)
+        .values(last_poll_at=now, last_error=error[:2000])
+    )
+
+
+async def save_validators(
+    conn: AsyncConnection, *, source_id: int, etag: str | None, last_modified: str | None
+) -> None:
+    await conn.execute(
+        update(sources)
+        .where(sources.c.id == source_id)
+        .values(etag=etag, last_modified=last_modified)
+    )
+
+
+async def queue_backfill(conn: AsyncConnection, *, since: dt.date, now: dt.datetime) -> int:
+    """Queue a page event for every present page dated on or after ``since``."""
+    date = func.coalesce(pages.c.updated, pages.c.created)
+    rows = await conn.execute(
+        select(pages.c.id, pages.c.fingerprint).where(
+            pages.c.removed_at.is_(None),
+            # Pages without a date count as recent: a backfill should not hide them.
+            (date >= since) | date.is_(None),
+        )
+    )
+    events = [_event(page_id, ChangeKind.NEW, fp, now) for page_id, fp in rows]
+    for part in chunks(events):
+        await conn.execute(insert(page_events), list(part))
+    return len(events)
+
+
+async def load_pages(conn: AsyncConnection, page_ids: Sequence[int]) -> dict[int, Page]:
+    """Pages by id, with all their languages and tags."""
+    result: dict[int, Page] = {}
+    for part in chunks(list(page_ids)):
+        head = (
+            await conn.execute(
+                select(pages, sources.c.name)
+                .join(sources, sources.c.id == pages.c.source_id)
+                .where(pages.c.id.in_(part))
+            )
+        ).mappings().all()
+        texts: dict[int, list[PageText]] = {}
+        rows = await conn.execute(
+            select(page_texts).where(page_texts.c.page_id.in_(part)).order_by(page_texts.c.lang)
+        )
+        for r in rows.mappings():
+            texts.setdefault(r["page_id"], []).append(
+                PageText(lang=r["lang"], title=r["title"], tldr=r["tldr"])
+            )
+        tags: dict[int, list[str]] = {}
+        rows = await conn.execute(
+            select(page_tags.c.page_id, page_tags.c.tag)
+            .where(page_tags.c.page_id.in_(part))
+            .order_by(page_tags.c.page_id, page_tags.c.position)
+        )
+        for page_id, tag in rows:
+            tags.setdefault(page_id, []).append(tag)
+        for h in head:
+            if h["id"] not in texts:
+                continue
+            result[h["id"]] = Page(
+                source=h["name"],
+                key=h["key"],
+                texts=tuple(texts[h["id"]]),
+                tags=tuple(tags.get(h["id"], ())),
+                url=h["url"],
+                type=h["type"],
+                arxiv=h["arxiv"],
+                created=h["created"],
+                updated=h["updated"],
+            )
+    return result
+
+
+async def tag_counts(conn: AsyncConnection) -> list[tuple[str, int]]:
+    """Every tag of a present page with its page count, most used first."""
+    count = func.count(page_tags.c.page_id)
+    rows = await conn.execute(
+        select(page_tags.c.tag, count)
+        .join(pages, and_(pages.c.id == page_tags.c.page_id, pages.c.removed_at.is_(None)))
+        .group_by(page_tags.c.tag)
+        .order_by(count.desc(), page_tags.c.tag)
+    )
+    return [(tag, n) for tag, n in rows]
+
+
+async def page_count(conn: AsyncConnection) -> int:
+    return int(
+        (await conn.execute(select(func.count()).where(pages.c.removed_at.is_(None)))).scalar_one()
+    )
+
+
+async def newest_page_ids(conn: AsyncConnection, *, limit: int) -> list[int]:
+    """Present pages, newest first (by wiki date, then first seen)."""
+    date = func.coalesce(pages.c.updated, pages.c.created)
+    rows = await conn.execute(
+        select(pages.c.id)
+        .where(pages.c.removed_at.is_(None))
+        .order_by(date.desc().nulls_last(), pages.c.first_seen_at.desc(), pages.c.id.desc())
+        .limit(limit)
+    )
+    return [page_id for (page_id,) in rows]

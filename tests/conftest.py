@@ -1,0 +1,77 @@
+"""Shared fixtures: a real database on each backend, clean settings, the fakes of the outside."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from bot.settings import Settings
+from bot.store.engine import create_engine, upgrade
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# Every variable of the contract: removed from the environment of each test.
+CONTRACT_VARIABLES = tuple(name.upper() for name in Settings.model_fields)
+NO_POSTGRES = (
+    "TEST_DATABASE_URL is not set; set it to a PostgreSQL URL such as "
+    "postgresql+asyncpg://postgres@127.0.0.1:5432/test to run the PostgreSQL variant"
+)
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in CONTRACT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def clean_env() -> Iterator[dict[str, str]]:
+    """An environment for subprocesses: this one without any contract variable."""
+    env = {k: v for k, v in os.environ.items() if k not in CONTRACT_VARIABLES}
+    env["PYTHONUNBUFFERED"] = "1"
+    yield env
+
+
+async def _postgres_database(base: str) -> tuple[AsyncEngine, str, str]:
+    name = f"trendbot_{uuid.uuid4().hex[:12]}"
+    admin = create_async_engine(base, isolation_level="AUTOCOMMIT")
+    async with admin.connect() as conn:
+        await conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = make_url(base).set(database=name).render_as_string(hide_password=False)
+    return admin, name, url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """A fresh, empty database URL on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path}/trendbot.db"
+        return
+    base = os.environ.get("TEST_DATABASE_URL")
+    if not base:
+        pytest.skip(NO_POSTGRES)
+    admin, name, url = await _postgres_database(base)
+    try:
+        yield url
+    finally:
+        async with admin.connect() as conn:
+            await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        await admin.dispose()
+
+
+@pytest.fixture
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    """A migrated database on each backend."""
+    eng = create_engine(database_url)
+    await upgrade(eng)
+    try:
+        yield eng
+    finally:
+        await eng.dispose()

@@ -1,0 +1,1276 @@
+"""A local HTTP server that speaks the Telegram Bot API, for tests.
+
+python-telegram-bot runs unchanged against it: pass ``tg.base_url`` as the bot's ``base_url``.
+Requests arrive as ``POST {base_url}{token}/{method}`` with a form, multipart or JSON body (PTB
+sends a form whose non-string values are JSON-encoded); every answer is the Bot API envelope,
+``{"ok": true, "result": ...}`` or ``{"ok": false, "error_code": ..., "description": ...,
+"parameters": {...}}``, with the HTTP status equal to ``error_code``.
+
+Failures are part of the fake's input, set by the test before or while the bot runs:
+
+* ``blocked_chats``, ``missing_chats``, ``migrated_chats`` -- permanent per-chat answers;
+* ``fail_next(method, status, ...)`` -- the next calls answer 429/500/502/...;
+* ``drop_next(method)`` -- the next calls lose their connection without an answer;
+* ``latency`` -- seconds added before every answer but ``getUpdates``;
+* ``enforce_limits`` -- the Bot API flood limits, answered with 429 and counted in
+  ``limit_violations``.
+
+What the bot sent is in ``sent`` (every call but ``getUpdates``) and ``messages_to(chat_id)``;
+``await wait_for(...)`` blocks until the expected calls arrive. Updates for the bot are queued
+with ``inject_update`` or the builders ``message``, ``callback`` and ``my_chat_member``, and
+served by ``getUpdates`` with real offset and long-polling semantics.
+
+HTML ``parse_mode`` is parsed the way Telegram does it (the supported tags only, balanced, the
+four named entities): the message comes back as plain text with entities, and malformed markup
+is refused with ``400 Bad Request: can't parse entities: ...``. Markdown modes are stored
+unparsed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import math
+import re
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from typing import Any, Self
+
+from aiohttp import web
+
+DEFAULT_TOKEN = "123456:TEST-token"
+DEFAULT_BOT_USERNAME = "TrendBot"
+DEFAULT_USER_ID = 1001  # the user who writes in groups when a test names nobody
+
+MAX_MESSAGE_CHARS = 4096  # sendMessage text, after entity parsing
+MAX_CALLBACK_DATA_BYTES = 64  # InlineKeyboardButton.callback_data
+MAX_UPDATES_LIMIT = 100  # getUpdates limit
+CHAT_INTERVAL_SECONDS = 1.0  # Bot API FAQ: about one message per second in one chat
+GROUP_WINDOW_SECONDS = 60.0  # Bot API FAQ: at most 20 messages per minute in one group
+GROUP_MESSAGES_PER_WINDOW = 20
+DEFAULT_GLOBAL_RATE = 30  # Bot API FAQ: about 30 messages per second in all
+DEFAULT_LONG_POLL_CAP = 1.0  # getUpdates never holds a request longer, to keep tests fast
+DEFAULT_LIMIT_TOLERANCE = 0.05  # seconds of arrival jitter forgiven by the flood limits
+
+# Update types Telegram leaves out unless allowed_updates names them.
+_NOT_DELIVERED_BY_DEFAULT = frozenset({"chat_member", "message_reaction", "message_reaction_count"})
+_SEND_METHODS = frozenset(
+    {
+        "sendMessage", "sendPhoto", "sendDocument", "sendAudio", "sendVideo", "sendAnimation",
+        "sendVoice", "sendSticker", "sendMediaGroup", "sendLocation", "sendPoll", "copyMessage",
+        "forwardMessage",
+    }
+)  # fmt: skip
+# Parameters whose form value is JSON (PTB encodes every non-string value with json.dumps).
+_JSON_PARAMS = frozenset(
+    {
+        "chat_id", "message_id", "user_id", "offset", "limit", "timeout", "allowed_updates",
+        "reply_markup", "link_preview_options", "disable_web_page_preview", "entities",
+        "disable_notification", "protect_content", "reply_parameters", "message_thread_id",
+        "reply_to_message_id", "allow_sending_without_reply", "commands", "scope", "show_alert",
+        "cache_time", "drop_pending_updates", "max_connections", "only_if_banned",
+        "allow_paid_broadcast", "message_effect_id", "caption_entities",
+    }
+)  # fmt: skip
+_COMMAND_RE = re.compile(r"(?<!\S)/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]{3,32})?")
+_BOT_COMMAND_NAME_RE = re.compile(r"^[a-z0-9_]{1,32}$")
+
+_log = logging.getLogger(__name__)
+
+
+class _ApiError(Exception):
+    """An error answer of the Bot API."""
+
+    def __init__(
+        self, status: int, description: str, parameters: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(description)
+        self.status = status
+        self.description = description
+        self.parameters = parameters
+
+
+class _Dropped(Exception):
+    """The connection is to be closed without an answer."""
+
+
+@dataclass(slots=True)
+class TelegramCall:
+    """One request the bot made, as the fake answered it.
+
+    ``status`` is the HTTP status answered (0 when the connection was dropped); ``response`` is
+    the JSON body sent back (``None`` when dropped).
+    """
+
+    method: str
+    params: dict[str, Any]
+    at: float  # time.monotonic() when the request arrived
+    chat_id: int | str | None
+    status: int = 0
+    response: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 200
+
+    @property
+    def result(self) -> Any:
+        return self.response.get("result") if self.response else None
+
+    @property
+    def description(self) -> str | None:
+        return self.response.get("description") if self.response else None
+
+
+@dataclass(frozen=True, slots=True)
+class LimitViolation:
+    """A send refused with 429 because it broke a flood limit (``rule``: chat, group, global)."""
+
+    at: float
+    method: str
+    chat_id: int | str | None
+    rule: str
+    retry_after: int
+
+
+@dataclass(slots=True)
+class _Failure:
+    status: int
+    description: str | None
+    retry_after: int | None
+    chat_id: int | str | None
+    remaining: int
+
+
+@dataclass(slots=True)
+class _Drop:
+    chat_id: int | str | None
+    remaining: int
+
+
+@dataclass(slots=True)
+class _Limits:
+    """The sliding windows behind ``enforce_limits``; each send is O(1) amortised."""
+
+    last_in_chat: dict[int | str, float] = field(default_factory=dict)
+    group_sends: dict[int | str, deque[float]] = field(default_factory=dict)
+    all_sends: deque[float] = field(default_factory=deque)
+
+
+class FakeTelegram:
+    """A Telegram Bot API server on 127.0.0.1 with an ephemeral port.
+
+    Use as ``async with FakeTelegram(token="123:ABC") as tg:`` and give python-telegram-bot
+    ``base_url=tg.base_url`` and ``base_file_url=tg.base_file_url``. All state is plain
+    attributes the test may read and set at any time.
+
+    Args:
+        token: the only token accepted; others get 401 Unauthorized (404 when malformed).
+        bot_username: what getMe answers.
+        long_poll_cap: the longest a getUpdates request is held, whatever its ``timeout``.
+        log_requests: log every request at INFO on this module's logger (off for benchmarks).
+    """
+
+    def __init__(
+        self,
+        *,
+        token: str = DEFAULT_TOKEN,
+        bot_username: str = DEFAULT_BOT_USERNAME,
+        long_poll_cap: float = DEFAULT_LONG_POLL_CAP,
+        log_requests: bool = False,
+    ) -> None:
+        self.token = token
+        bot_id = token.split(":", 1)[0]
+        self.bot_user: dict[str, Any] = {
+            "id": int(bot_id) if bot_id.isdigit() else 123456,
+            "is_bot": True,
+            "first_name": bot_username,
+            "username": bot_username,
+        }
+        self.long_poll_cap = long_poll_cap
+        self.log_requests = log_requests
+
+        # What the bot did.
+        self.sent: list[TelegramCall] = []
+        self.request_count: Counter[str] = Counter()
+        self.limit_violations: list[LimitViolation] = []
+        self.commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.callback_answers: dict[str, dict[str, Any]] = {}
+        self.webhook: dict[str, Any] | None = None
+        self.allowed_updates: list[str] | None = None
+
+        # Failures and limits, set by the test.
+        self.blocked_chats: set[int | str] = set()
+        self.missing_chats: set[int | str] = set()
+        self.migrated_chats: dict[int | str, int] = {}
+        self.fail_set_my_commands = False
+        self.latency = 0.0
+        self.enforce_limits = False
+        self.global_rate = DEFAULT_GLOBAL_RATE
+        self.limit_tolerance = DEFAULT_LIMIT_TOLERANCE
+
+        # The world the bot talks to.
+        self.chats: dict[int | str, dict[str, Any]] = {}
+        self.users: dict[int, dict[str, Any]] = {}
+        self.chat_admins: dict[int | str, set[int]] = {}
+        self.chat_creators: dict[int | str, int] = {}
+
+        self._failures: dict[str, deque[_Failure]] = {}
+        self._drops: dict[str, deque[_Drop]] = {}
+        self._limits = _Limits()
+        self._messages: dict[tuple[int | str, int], dict[str, Any]] = {}
+        self._by_chat: dict[int | str, list[dict[str, Any]]] = {}
+        self._next_message_id: dict[int | str, int] = {}
+        self._delivered = 0
+        self._pending: deque[dict[str, Any]] = deque()
+        self._next_update_id = 100_000_001
+        self._callback_ids = itertools.count(4_382_000_000_000_000_001)
+        self._issued_callbacks: set[str] = set()
+        self._poll_generation = 0
+        self._updates_arrived = asyncio.Event()
+        self._changed = asyncio.Condition()
+        self._closing = False
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+        self._handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "getMe": self._get_me,
+            "getUpdates": self._get_updates,
+            "sendMessage": self._send_message,
+            "editMessageText": self._edit_message_text,
+            "editMessageReplyMarkup": self._edit_message_reply_markup,
+            "answerCallbackQuery": self._answer_callback_query,
+            "setMyCommands": self._set_my_commands,
+            "deleteMyCommands": self._delete_my_commands,
+            "getMyCommands": self._get_my_commands,
+            "getChatMember": self._get_chat_member,
+            "getChat": self._get_chat,
+            "setWebhook": self._set_webhook,
+            "deleteWebhook": self._delete_webhook,
+            "getWebhookInfo": self._get_webhook_info,
+        }
+        self._canonical = {name.lower(): name for name in self._handlers}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Listen on 127.0.0.1 on a free port."""
+        app = web.Application()
+        app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        app.router.add_route("*", "/file/bot{token}/{path:.*}", self._handle_file)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server
+        assert server is not None
+        sockets = getattr(server, "sockets", None) or []
+        self._port = sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        """Answer held long polls at once and stop listening."""
+        self._closing = True
+        self._wake_pollers()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """python-telegram-bot's ``base_url``: the token and method are appended to it."""
+        return f"http://127.0.0.1:{self._port}/bot"
+
+    @property
+    def base_file_url(self) -> str:
+        return f"http://127.0.0.1:{self._port}/file/bot"
+
+    # ------------------------------------------------------------------ failures
+
+    def fail_next(
+        self,
+        method: str,
+        status: int,
+        *,
+        times: int = 1,
+        retry_after: int | None = None,
+        description: str | None = None,
+        chat_id: int | str | None = None,
+    ) -> None:
+        """Answer the next ``times`` calls of ``method`` (``"*"``: any) with an error.
+
+        A 429 carries ``parameters.retry_after`` (1 unless given) and Telegram's description,
+        ``Too Many Requests: retry after N``. With ``chat_id``, only calls for that chat count.
+        """
+        if status == 429 and retry_after is None:
+            retry_after = 1
+        queue = self._failures.setdefault(self._method_key(method), deque())
+        queue.append(_Failure(status, description, retry_after, chat_id, times))
+
+    def drop_next(self, method: str, times: int = 1, *, chat_id: int | str | None = None) -> None:
+        """Close the connection of the next ``times`` calls of ``method`` without an answer.
+
+        The request is not processed: no message is sent. PTB raises ``NetworkError``.
+        """
+        queue = self._drops.setdefault(self._method_key(method), deque())
+        queue.append(_Drop(chat_id, times))
+
+    # ------------------------------------------------------------------ updates for the bot
+
+    def inject_update(self, update: dict[str, Any]) -> dict[str, Any]:
+        """Queue an update for getUpdates; an ``update_id`` is assigned when missing."""
+        if "update_id" not in update:
+            update["update_id"] = self._next_update_id
+        self._next_update_id = max(self._next_update_id, update["update_id"]) + 1
+        self._pending.append(update)
+        self._wake_pollers()
+        return update
+
+    def message(
+        self,
+        chat_id: int,
+        text: str,
+        *,
+        user_id: int | None = None,
+        chat_type: str | None = None,
+        language_code: str | None = None,
+        username: str | None = None,
+        first_name: str | None = None,
+        chat_title: str | None = None,
+    ) -> dict[str, Any]:
+        """Queue a text message from a user and return the update.
+
+        ``chat_type`` defaults to private for a positive id, supergroup for ``-100...`` and group
+        for other negative ids; in a private chat the user is the chat. Every ``/command`` in the
+        text gets a ``bot_command`` entity, as Telegram marks them.
+        """
+        chat_type = chat_type or _chat_type_of(chat_id)
+        if chat_type == "private":
+            if user_id is not None and user_id != chat_id:
+                raise ValueError("in a private chat the user id is the chat id")
+            user_id = chat_id
+        elif user_id is None:
+            user_id = DEFAULT_USER_ID
+        user = self._remember_user(
+            user_id, username=username, first_name=first_name, language_code=language_code
+        )
+        chat = self._remember_chat(chat_id, chat_type=chat_type, title=chat_title, user=user)
+        message: dict[str, Any] = {
+            "message_id": self._take_message_id(chat_id),
+            "from": user,
+            "chat": chat,
+            "date": int(time.time()),
+            "text": text,
+        }
+        entities = [
+            {
+                "type": "bot_command",
+                "offset": _utf16_len(text[: match.start()]),
+                "length": _utf16_len(match.group()),
+            }
+            for match in _COMMAND_RE.finditer(text)
+        ]
+        if entities:
+            message["entities"] = entities
+        return self.inject_update({"message": message})
+
+    def callback(
+        self,
+        chat_id: int,
+        message_id: int,
+        data: str,
+        *,
+        user_id: int | None = None,
+        username: str | None = None,
+        language_code: str | None = None,
+    ) -> dict[str, Any]:
+        """Queue a press of an inline button under the bot's message and return the update.
+
+        The update carries the message as the bot sent it (when it did) and a fresh query id
+        that ``answerCallbackQuery`` accepts.
+        """
+        if user_id is None:
+            user_id = chat_id if _chat_type_of(chat_id) == "private" else DEFAULT_USER_ID
+        user = self._remember_user(user_id, username=username, language_code=language_code)
+        stored = self._messages.get((chat_id, message_id))
+        message = (
+            dict(stored)
+            if stored is not None
+            else {
+                "message_id": message_id,
+                "from": self.bot_user,
+                "chat": self._chat_object(chat_id),
+                "date": int(time.time()),
+                "text": "",
+            }
+        )
+        query_id = str(next(self._callback_ids))
+        self._issued_callbacks.add(query_id)
+        query = {
+            "id": query_id,
+            "from": user,
+            "message": message,
+            "chat_instance": str(abs(hash((chat_id, self.bot_user["id"])))),
+            "data": data,
+        }
+        return self.inject_update({"callback_query": query})
+
+    def my_chat_member(
+        self,
+        chat_id: int,
+        *,
+        new_status: str,
+        old_status: str | None = None,
+        chat_type: str | None = None,
+        user_id: int | None = None,
+        chat_title: str | None = None,
+    ) -> dict[str, Any]:
+        """Queue a change of the bot's own membership and return the update.
+
+        As on Telegram, a user who blocks the bot (``kicked`` in a private chat) or a group that
+        removes it (``kicked``/``left``) makes later sends there fail with 403 Forbidden: the
+        chat joins ``blocked_chats``; ``member``/``administrator`` takes it out again.
+        """
+        chat_type = chat_type or _chat_type_of(chat_id)
+        if user_id is None:
+            user_id = chat_id if chat_type == "private" else DEFAULT_USER_ID
+        if old_status is None:
+            old_status = "member" if new_status in ("kicked", "left") else "left"
+        user = self._remember_user(user_id)
+        chat = self._remember_chat(chat_id, chat_type=chat_type, title=chat_title, user=user)
+        if new_status in ("kicked", "left"):
+            self.blocked_chats.add(chat_id)
+        else:
+            self.blocked_chats.discard(chat_id)
+        update = {
+            "my_chat_member": {
+                "chat": chat,
+                "from": user,
+                "date": int(time.time()),
+                "old_chat_member": self._member_object(self.bot_user, old_status),
+                "new_chat_member": self._member_object(self.bot_user, new_status),
+            }
+        }
+        return self.inject_update(update)
+
+    @property
+    def pending_updates(self) -> list[dict[str, Any]]:
+        """Updates not yet confirmed by a getUpdates offset."""
+        return list(self._pending)
+
+    # ------------------------------------------------------------------ what the bot did
+
+    def messages_to(self, chat_id: int | str) -> list[dict[str, Any]]:
+        """The bot's messages in a chat, oldest first, as they are now (edits applied)."""
+        return list(self._by_chat.get(chat_id, ()))
+
+    def calls(self, method: str | None = None, *, ok: bool | None = None) -> list[TelegramCall]:
+        """Recorded calls, optionally of one method and only the successful or failed ones."""
+        return [
+            call
+            for call in self.sent
+            if (method is None or call.method == method) and (ok is None or call.ok == ok)
+        ]
+
+    def commands_for(
+        self, *, language_code: str = "", scope: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]] | None:
+        """The command list set for a scope (default: the default scope) and language."""
+        return self.commands.get((_scope_key(scope), language_code))
+
+    @property
+    def delivered(self) -> int:
+        """How many sendMessage calls succeeded."""
+        return self._delivered
+
+    async def wait_for(
+        self,
+        until: int | Callable[[TelegramCall], bool],
+        *,
+        count: int = 1,
+        timeout: float = 5.0,
+    ) -> list[TelegramCall]:
+        """Wait until the bot has done what the test expects, and return those calls.
+
+        ``until`` is either a number of successful sendMessage calls (in all, counted from the
+        start) or a predicate over :class:`TelegramCall`, of which ``count`` must match. Wakes
+        on each recorded call; never polls. Raises ``TimeoutError`` naming what was seen.
+        """
+        if isinstance(until, int):
+            count, predicate = until, _is_delivered_message
+        else:
+            predicate = until
+        matches: list[TelegramCall] = []
+        cursor = 0
+
+        def satisfied() -> bool:
+            nonlocal cursor
+            calls = self.sent
+            while cursor < len(calls):
+                if predicate(calls[cursor]):
+                    matches.append(calls[cursor])
+                cursor += 1
+            return len(matches) >= count
+
+        try:
+            async with asyncio.timeout(timeout), self._changed:
+                await self._changed.wait_for(satisfied)
+        except TimeoutError:
+            recent = ", ".join(f"{c.method}({c.chat_id})={c.status}" for c in self.sent[-5:])
+            raise TimeoutError(
+                f"{len(matches)} of {count} expected calls after {timeout}s; last: [{recent}]"
+            ) from None
+        return matches
+
+    # ------------------------------------------------------------------ HTTP
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        arrived = time.monotonic()
+        raw_method = request.match_info["method"]
+        method = self._canonical.get(raw_method.lower(), raw_method)
+        self.request_count[method] += 1
+        params = await _read_params(request)
+        chat_id = params.get("chat_id")
+        call = TelegramCall(method, params, arrived, chat_id)
+        if self.log_requests:
+            _log.info("%s %s", method, params)
+        try:
+            if method != "getUpdates" and self.latency > 0:
+                await asyncio.sleep(self.latency)
+            result = await self._answer(request.match_info["token"], method, params)
+            call.status, call.response = 200, {"ok": True, "result": result}
+        except _ApiError as err:
+            body: dict[str, Any] = {
+                "ok": False,
+                "error_code": err.status,
+                "description": err.description,
+            }
+            if err.parameters:
+                body["parameters"] = err.parameters
+            call.status, call.response = err.status, body
+        except _Dropped:
+            call.status, call.response = 0, None
+        if method != "getUpdates":
+            self.sent.append(call)
+            async with self._changed:
+                self._changed.notify_all()
+        if call.response is None:
+            assert request.transport is not None
+            request.transport.abort()
+            raise asyncio.CancelledError  # aiohttp finishes the aborted request quietly
+        return web.json_response(call.response, status=call.status)
+
+    async def _handle_file(self, request: web.Request) -> web.StreamResponse:
+        return web.json_response(
+            {"ok": False, "error_code": 404, "description": "Not Found"}, status=404
+        )
+
+    async def _answer(self, token: str, method: str, params: dict[str, Any]) -> Any:
+        if token != self.token:
+            if ":" not in token:
+                raise _ApiError(404, "Not Found")
+            raise _ApiError(401, "Unauthorized")
+        handler = self._handlers.get(method)
+        if handler is None:
+            raise _ApiError(404, "Not Found")
+        chat_id = params.get("chat_id")
+        if self._take(self._drops, method, chat_id):
+            raise _Dropped
+        failure = self._take(self._failures, method, chat_id)
+        if failure is not None:
+            raise _failure_error(failure)
+        if chat_id is not None and method not in ("getUpdates", "setMyCommands"):
+            self._check_chat(chat_id)
+        is_send = method in _SEND_METHODS
+        if is_send and self.enforce_limits:
+            self._check_limits(method, chat_id)
+        result = await handler(params)
+        if is_send:
+            self._commit_send(chat_id)
+        return result
+
+    def _take(self, queues: dict[str, deque[Any]], method: str, chat_id: Any) -> Any:
+        for key in (method, "*"):
+            queue = queues.get(key)
+            if not queue:
+                continue
+            for entry in queue:
+                if entry.chat_id is None or entry.chat_id == chat_id:
+                    entry.remaining -= 1
+                    if entry.remaining <= 0:
+                        queue.remove(entry)
+                    return entry
+        return None
+
+    def _method_key(self, method: str) -> str:
+        return method if method == "*" else self._canonical.get(method.lower(), method)
+
+    def _check_chat(self, chat_id: int | str) -> None:
+        if chat_id in self.migrated_chats:
+            raise _ApiError(
+                400,
+                "Bad Request: group chat was upgraded to a supergroup chat",
+                {"migrate_to_chat_id": self.migrated_chats[chat_id]},
+            )
+        if chat_id in self.missing_chats or (isinstance(chat_id, str) and self._by_username(
+            chat_id
+        ) is None):
+            raise _ApiError(400, "Bad Request: chat not found")
+        if chat_id in self.blocked_chats:
+            chat_type = self._chat_object(chat_id)["type"]
+            if chat_type == "private":
+                raise _ApiError(403, "Forbidden: bot was blocked by the user")
+            raise _ApiError(403, f"Forbidden: bot was kicked from the {chat_type} chat")
+
+    def _check_limits(self, method: str, chat_id: int | str | None) -> None:
+        now = time.monotonic()
+        tolerance = self.limit_tolerance
+        limits = self._limits
+        rule, wait = "", 0.0
+        all_sends = limits.all_sends
+        window = 1.0 - tolerance
+        while all_sends and now - all_sends[0] >= window:
+            all_sends.popleft()
+        if len(all_sends) >= self.global_rate:
+            rule, wait = "global", window - (now - all_sends[0])
+        if chat_id is not None and not rule:
+            last = limits.last_in_chat.get(chat_id)
+            gap = CHAT_INTERVAL_SECONDS - tolerance
+            if last is not None and now - last < gap:
+                rule, wait = "chat", gap - (now - last)
+        if chat_id is not None and not rule and self._chat_object(chat_id)["type"] != "private":
+            sends = limits.group_sends.get(chat_id)
+            window = GROUP_WINDOW_SECONDS - tolerance
+            while sends and now - sends[0] >= window:
+                sends.popleft()
+            if sends is not None and len(sends) >= GROUP_MESSAGES_PER_WINDOW:
+                rule, wait = "group", window - (now - sends[0])
+        if rule:
+            retry_after = max(1, math.ceil(wait))
+            self.limit_violations.append(LimitViolation(now, method, chat_id, rule, retry_after))
+            raise _ApiError(
+                429,
+                f"Too Many Requests: retry after {retry_after}",
+                {"retry_after": retry_after},
+            )
+
+    def _commit_send(self, chat_id: int | str | None) -> None:
+        if not self.enforce_limits:
+            return
+        now = time.monotonic()
+        self._limits.all_sends.append(now)
+        if chat_id is None:
+            return
+        self._limits.last_in_chat[chat_id] = now
+        if self._chat_object(chat_id)["type"] != "private":
+            self._limits.group_sends.setdefault(chat_id, deque()).append(now)
+
+    def _wake_pollers(self) -> None:
+        event, self._updates_arrived = self._updates_arrived, asyncio.Event()
+        event.set()
+
+    # ------------------------------------------------------------------ methods
+
+    async def _get_me(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            **self.bot_user,
+            "can_join_groups": True,
+            "can_read_all_group_messages": False,
+            "supports_inline_queries": False,
+            "can_connect_to_business": False,
+            "has_main_web_app": False,
+        }
+
+    async def _get_updates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if self.webhook is not None:
+            raise _ApiError(
+                409,
+                "Conflict: can't use getUpdates method while webhook is active; "
+                "use deleteWebhook to delete the webhook first",
+            )
+        if "allowed_updates" in params:
+            self.allowed_updates = list(params["allowed_updates"]) or None
+        limit = min(max(int(params.get("limit", MAX_UPDATES_LIMIT)), 1), MAX_UPDATES_LIMIT)
+        wait = min(max(float(params.get("timeout", 0)), 0.0), self.long_poll_cap)
+        self._poll_generation += 1
+        generation = self._poll_generation
+        self._wake_pollers()  # an older long poll is answered with 409, as on Telegram
+        self._confirm(params.get("offset"))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        while True:
+            batch = self._deliverable(limit)
+            remaining = deadline - loop.time()
+            if batch or self._closing or remaining <= 0:
+                return batch
+            arrived = self._updates_arrived
+            try:
+                async with asyncio.timeout(remaining):
+                    await arrived.wait()
+            except TimeoutError:
+                pass
+            if generation != self._poll_generation:
+                raise _ApiError(
+                    409,
+                    "Conflict: terminated by other getUpdates request; "
+                    "make sure that only one bot instance is running",
+                )
+
+    def _confirm(self, offset: Any) -> None:
+        if not isinstance(offset, int) or offset == 0:
+            return
+        pending = self._pending
+        if offset < 0:
+            while len(pending) > -offset:
+                pending.popleft()
+            return
+        while pending and pending[0]["update_id"] < offset:
+            pending.popleft()
+
+    def _deliverable(self, limit: int) -> list[dict[str, Any]]:
+        allowed = self.allowed_updates
+        kept: deque[dict[str, Any]] = deque()
+        for update in self._pending:
+            kind = next((key for key in update if key != "update_id"), "")
+            if (allowed is None and kind not in _NOT_DELIVERED_BY_DEFAULT) or (
+                allowed is not None and kind in allowed
+            ):
+                kept.append(update)
+        self._pending = kept  # Telegram does not keep updates of types not asked for
+        return list(itertools.islice(kept, limit))
+
+    async def _send_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat_id = _required(params, "chat_id")
+        text, entities = _parse_text(params)
+        markup = _check_markup(params.get("reply_markup"))
+        message: dict[str, Any] = {
+            "message_id": self._take_message_id(chat_id),
+            "from": self.bot_user,
+            "chat": self._chat_object(chat_id),
+            "date": int(time.time()),
+            "text": text,
+        }
+        if entities:
+            message["entities"] = entities
+        preview = _link_preview(params)
+        if preview is not None:
+            message["link_preview_options"] = preview
+        if markup is not None:
+            message["reply_markup"] = markup
+        if "reply_parameters" in params:
+            message["reply_to_message"] = self._messages.get(
+                (chat_id, params["reply_parameters"].get("message_id"))
+            )
+        self._messages[(chat_id, message["message_id"])] = message
+        self._by_chat.setdefault(chat_id, []).append(message)
+        self._delivered += 1
+        return dict(message)
+
+    async def _edit_message_text(self, params: dict[str, Any]) -> dict[str, Any] | bool:
+        if "inline_message_id" in params:
+            return True
+        message = self._message_to_edit(params)
+        text, entities = _parse_text(params)
+        markup = _check_markup(params.get("reply_markup"))
+        if (
+            text == message["text"]
+            and entities == message.get("entities", [])
+            and markup == message.get("reply_markup")
+        ):
+            raise _not_modified()
+        message["text"] = text
+        message.pop("entities", None)
+        if entities:
+            message["entities"] = entities
+        _set_markup(message, markup)
+        message["edit_date"] = int(time.time())
+        return dict(message)
+
+    async def _edit_message_reply_markup(self, params: dict[str, Any]) -> dict[str, Any] | bool:
+        if "inline_message_id" in params:
+            return True
+        message = self._message_to_edit(params)
+        markup = _check_markup(params.get("reply_markup"))
+        if markup == message.get("reply_markup"):
+            raise _not_modified()
+        _set_markup(message, markup)
+        message["edit_date"] = int(time.time())
+        return dict(message)
+
+    async def _answer_callback_query(self, params: dict[str, Any]) -> bool:
+        query_id = str(_required(params, "callback_query_id"))
+        if query_id not in self._issued_callbacks:
+            raise _ApiError(
+                400,
+                "Bad Request: query is too old and response timeout expired or query ID is invalid",
+            )
+        self.callback_answers[query_id] = params
+        return True
+
+    async def _set_my_commands(self, params: dict[str, Any]) -> bool:
+        if self.fail_set_my_commands:
+            raise _ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+        commands = _required(params, "commands")
+        for command in commands:
+            if not _BOT_COMMAND_NAME_RE.match(str(command.get("command", ""))):
+                raise _ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+            if not 1 <= len(str(command.get("description", ""))) <= 256:
+                raise _ApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
+        key = (_scope_key(params.get("scope")), str(params.get("language_code", "")))
+        self.commands[key] = [dict(command) for command in commands]
+        return True
+
+    async def _delete_my_commands(self, params: dict[str, Any]) -> bool:
+        key = (_scope_key(params.get("scope")), str(params.get("language_code", "")))
+        self.commands.pop(key, None)
+        return True
+
+    async def _get_my_commands(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        key = (_scope_key(params.get("scope")), str(params.get("language_code", "")))
+        return self.commands.get(key) or self.commands.get((key[0], ""), [])
+
+    async def _get_chat_member(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat_id = _required(params, "chat_id")
+        user_id = int(_required(params, "user_id"))
+        user = self.users.get(user_id) or (
+            self.bot_user if user_id == self.bot_user["id"] else _user_object(user_id)
+        )
+        if self.chat_creators.get(chat_id) == user_id:
+            status = "creator"
+        elif user_id in self.chat_admins.get(chat_id, ()):
+            status = "administrator"
+        else:
+            status = "member"
+        return self._member_object(user, status)
+
+    async def _get_chat(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat_object(_required(params, "chat_id"))
+        return {
+            **chat,
+            "accent_color_id": 0,
+            "max_reaction_count": 11,
+            "accepted_gift_types": {
+                "unlimited_gifts": False,
+                "limited_gifts": False,
+                "unique_gifts": False,
+                "premium_subscription": False,
+                "gifts_from_channels": False,
+            },
+        }
+
+    async def _set_webhook(self, params: dict[str, Any]) -> bool:
+        url = str(params.get("url", ""))
+        if not url:
+            self.webhook = None
+            return True
+        if not url.startswith("https://") and not url.startswith("http://"):
+            raise _ApiError(400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook")
+        if params.get("drop_pending_updates"):
+            self._pending.clear()
+        if "allowed_updates" in params:
+            self.allowed_updates = list(params["allowed_updates"]) or None
+        self.webhook = dict(params)
+        self._wake_pollers()
+        return True
+
+    async def _delete_webhook(self, params: dict[str, Any]) -> bool:
+        if params.get("drop_pending_updates"):
+            self._pending.clear()
+        self.webhook = None
+        return True
+
+    async def _get_webhook_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "url": self.webhook["url"] if self.webhook else "",
+            "has_custom_certificate": False,
+            "pending_update_count": len(self._pending),
+        }
+        if self.webhook:
+            info["max_connections"] = int(self.webhook.get("max_connections", 40))
+            if self.allowed_updates is not None:
+                info["allowed_updates"] = self.allowed_updates
+        return info
+
+    # ------------------------------------------------------------------ the fake's world
+
+    def _take_message_id(self, chat_id: int | str) -> int:
+        message_id = self._next_message_id.get(chat_id, 1)
+        self._next_message_id[chat_id] = message_id + 1
+        return message_id
+
+    def _message_to_edit(self, params: dict[str, Any]) -> dict[str, Any]:
+        key = (_required(params, "chat_id"), _required(params, "message_id"))
+        message = self._messages.get(key)
+        if message is None:
+            raise _ApiError(400, "Bad Request: message to edit not found")
+        return message
+
+    def _remember_user(
+        self,
+        user_id: int,
+        *,
+        username: str | None = None,
+        first_name: str | None = None,
+        language_code: str | None = None,
+    ) -> dict[str, Any]:
+        user = self.users.get(user_id) or _user_object(user_id)
+        if username is not None:
+            user["username"] = username
+        if first_name is not None:
+            user["first_name"] = first_name
+        if language_code is not None:
+            user["language_code"] = language_code
+        self.users[user_id] = user
+        return dict(user)
+
+    def _remember_chat(
+        self,
+        chat_id: int,
+        *,
+        chat_type: str,
+        title: str | None,
+        user: dict[str, Any],
+    ) -> dict[str, Any]:
+        chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
+        if chat_type == "private":
+            chat["first_name"] = user["first_name"]
+            if "username" in user:
+                chat["username"] = user["username"]
+        else:
+            known = self.chats.get(chat_id, {})
+            chat["title"] = title or known.get("title") or f"Group {abs(chat_id)}"
+        self.chats[chat_id] = chat
+        return dict(chat)
+
+    def _chat_object(self, chat_id: int | str) -> dict[str, Any]:
+        chat = self.chats.get(chat_id)
+        if chat is None and isinstance(chat_id, str):
+            chat = self._by_username(chat_id)
+        if chat is None:
+            chat_type = _chat_type_of(chat_id)
+            chat = {"id": chat_id, "type": chat_type}
+            if chat_type == "private":
+                chat["first_name"] = f"User {chat_id}"
+            else:
+                chat["title"] = f"Group {abs(int(chat_id))}"
+        return dict(chat)
+
+    def _by_username(self, name: str) -> dict[str, Any] | None:
+        wanted = name.lstrip("@").lower()
+        return next(
+            (c for c in self.chats.values() if str(c.get("username", "")).lower() == wanted),
+            None,
+        )
+
+    def _member_object(self, user: dict[str, Any], status: str) -> dict[str, Any]:
+        member: dict[str, Any] = {"user": dict(user), "status": status}
+        if status == "creator":
+            member["is_anonymous"] = False
+        elif status == "administrator":
+            member.update(
+                can_be_edited=False,
+                is_anonymous=False,
+                **dict.fromkeys(
+                    (
+                        "can_manage_chat", "can_delete_messages", "can_manage_video_chats",
+                        "can_restrict_members", "can_change_info", "can_invite_users",
+                        "can_post_stories", "can_edit_stories", "can_delete_stories",
+                        "can_pin_messages",
+                    ),
+                    True,
+                ),  # fmt: skip
+                can_promote_members=False,
+            )
+        elif status == "kicked":
+            member["until_date"] = 0
+        return member
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _is_delivered_message(call: TelegramCall) -> bool:
+    return call.ok and call.method == "sendMessage"
+
+
+def _chat_type_of(chat_id: int | str) -> str:
+    if isinstance(chat_id, str):
+        return "channel"
+    if chat_id > 0:
+        return "private"
+    return "supergroup" if str(chat_id).startswith("-100") else "group"
+
+
+def _user_object(user_id: int) -> dict[str, Any]:
+    return {"id": user_id, "is_bot": False, "first_name": f"User {user_id}"}
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _scope_key(scope: dict[str, Any] | None) -> str:
+    return json.dumps(scope or {"type": "default"}, sort_keys=True)
+
+
+def _required(params: dict[str, Any], name: str) -> Any:
+    if name not in params or params[name] in ("", None):
+        raise _ApiError(400, f"Bad Request: {name} is empty")
+    return params[name]
+
+
+def _failure_error(failure: _Failure) -> _ApiError:
+    parameters = None
+    if failure.retry_after is not None:
+        parameters = {"retry_after": failure.retry_after}
+    description = failure.description or _DEFAULT_DESCRIPTIONS.get(
+        failure.status, f"Error {failure.status}"
+    )
+    if failure.status == 429 and failure.description is None:
+        description = f"Too Many Requests: retry after {failure.retry_after}"
+    return _ApiError(failure.status, description, parameters)
+
+
+_DEFAULT_DESCRIPTIONS = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    409: "Conflict",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+
+
+def _not_modified() -> _ApiError:
+    return _ApiError(
+        400,
+        "Bad Request: message is not modified: specified new message content and reply "
+        "markup are exactly the same as a current content and reply markup of the message",
+    )
+
+
+def _set_markup(message: dict[str, Any], markup: dict[str, Any] | None) -> None:
+    if markup is None:
+        message.pop("reply_markup", None)
+    else:
+        message["reply_markup"] = markup
+
+
+def _link_preview(params: dict[str, Any]) -> dict[str, Any] | None:
+    options = params.get("link_preview_options")
+    if isinstance(options, dict):
+        return dict(options)
+    if params.get("disable_web_page_preview") is True:
+        return {"is_disabled": True}
+    return None
+
+
+def _check_markup(markup: Any) -> dict[str, Any] | None:
+    """Validate a reply_markup; return what a Message carries (inline keyboards only)."""
+    if markup is None:
+        return None
+    if not isinstance(markup, dict):
+        raise _ApiError(400, "Bad Request: can't parse reply keyboard markup JSON object")
+    if "inline_keyboard" not in markup:
+        return None
+    rows = markup["inline_keyboard"]
+    if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
+        raise _ApiError(400, "Bad Request: can't parse inline keyboard button: field "
+                        "\"inline_keyboard\" must be an Array of Arrays")  # fmt: skip
+    for row in rows:
+        for button in row:
+            if not isinstance(button, dict) or not button.get("text"):
+                raise _ApiError(400, "Bad Request: can't parse inline keyboard button: "
+                                "Text buttons are unallowed in the inline keyboard")  # fmt: skip
+            data = button.get("callback_data")
+            if data is not None and not 1 <= len(str(data).encode()) <= MAX_CALLBACK_DATA_BYTES:
+                raise _ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
+            if len(button) == 1:
+                raise _ApiError(400, "Bad Request: can't parse inline keyboard button: "
+                                "Text buttons are unallowed in the inline keyboard")  # fmt: skip
+    return {"inline_keyboard": rows}
+
+
+def _parse_text(params: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """Return the message text and entities Telegram would store, or raise its 400."""
+    raw = params.get("text")
+    if not isinstance(raw, str):
+        raise _ApiError(400, "Bad Request: message text is empty")
+    parse_mode = str(params.get("parse_mode") or "")
+    entities: list[dict[str, Any]] = list(params.get("entities") or [])
+    if parse_mode.lower() == "html":
+        text, entities = _TelegramHTML.parse(raw)
+    elif parse_mode and parse_mode.lower() not in ("markdown", "markdownv2"):
+        raise _ApiError(400, f"Bad Request: unsupported parse_mode {parse_mode}")
+    else:
+        text = raw
+    stripped = text.lstrip()
+    if len(stripped) != len(text):
+        shift = _utf16_len(text[: len(text) - len(stripped)])
+        entities = [{**e, "offset": max(0, e["offset"] - shift)} for e in entities]
+    text = stripped.rstrip()
+    if not text:
+        raise _ApiError(400, "Bad Request: message text is empty")
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise _ApiError(400, "Bad Request: message is too long")
+    return text, entities
+
+
+class _TelegramHTML(HTMLParser):
+    """Telegram's HTML parse mode: the supported tags, balanced; four named entities."""
+
+    _TAGS = {
+        "b": "bold", "strong": "bold", "i": "italic", "em": "italic", "u": "underline",
+        "ins": "underline", "s": "strikethrough", "strike": "strikethrough",
+        "del": "strikethrough", "a": "text_link", "code": "code", "pre": "pre",
+        "tg-spoiler": "spoiler", "span": "spoiler", "blockquote": "blockquote",
+        "tg-emoji": "custom_emoji",
+    }  # fmt: skip
+    _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
+
+    def __init__(self, source: str) -> None:
+        super().__init__(convert_charrefs=False)
+        self._source = source
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", source)]
+        self._parts: list[str] = []
+        self._length = 0  # UTF-16 code units so far, the unit of entity offsets
+        self._open: list[tuple[str, dict[str, Any]]] = []
+        self.entities: list[dict[str, Any]] = []
+
+    @classmethod
+    def parse(cls, source: str) -> tuple[str, list[dict[str, Any]]]:
+        parser = cls(source)
+        parser.feed(source)
+        parser.close()
+        if parser._open:
+            raise parser._error(
+                f'Can\'t find end tag corresponding to start tag "{parser._open[-1][0]}"'
+            )
+        entities = sorted(parser.entities, key=lambda e: (e["offset"], -e["length"]))
+        return "".join(parser._parts), entities
+
+    def _error(self, message: str) -> _ApiError:
+        return _ApiError(400, f"Bad Request: can't parse entities: {message}")
+
+    def _byte_offset(self) -> int:
+        line, column = self.getpos()
+        index = self._line_starts[line - 1] + column
+        return len(self._source[:index].encode())
+
+    def _add(self, text: str) -> None:
+        self._parts.append(text)
+        self._length += _utf16_len(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        kind = self._TAGS.get(tag)
+        if kind is None:
+            raise self._error(f'Unsupported start tag "{tag}" at byte offset {self._byte_offset()}')
+        attributes = dict(attrs)
+        entity: dict[str, Any] = {"type": kind, "offset": self._length}
+        if tag == "span" and attributes.get("class") != "tg-spoiler":
+            raise self._error(
+                f'Tag "span" must have class "tg-spoiler" at byte offset {self._byte_offset()}'
+            )
+        if tag == "a":
+            entity["url"] = attributes.get("href") or ""
+        elif tag == "blockquote" and "expandable" in attributes:
+            entity["type"] = "expandable_blockquote"
+        elif tag == "tg-emoji":
+            entity["custom_emoji_id"] = attributes.get("emoji-id") or ""
+        elif tag == "code" and self._open and self._open[-1][0] == "pre":
+            language = (attributes.get("class") or "").removeprefix("language-")
+            if language:
+                self._open[-1][1]["language"] = language
+        self._open.append((tag, entity))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        raise self._error(f'Unsupported start tag "{tag}" at byte offset {self._byte_offset()}')
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self._open:
+            raise self._error(f'Unexpected end tag at byte offset {self._byte_offset()}')
+        expected, entity = self._open.pop()
+        if tag != expected:
+            raise self._error(
+                f'Unmatched end tag at byte offset {self._byte_offset()}, '
+                f'expected "</{expected}>", found "</{tag}>"'
+            )
+        entity["length"] = self._length - entity["offset"]
+        if entity["length"] > 0 and not (entity["type"] == "text_link" and not entity["url"]):
+            self.entities.append(entity)
+
+    def handle_data(self, data: str) -> None:
+        self._add(data)
+
+    def handle_entityref(self, name: str) -> None:
+        self._add(self._NAMED.get(name, f"&{name};"))
+
+    def handle_charref(self, name: str) -> None:
+        try:
+            code = int(name[1:], 16) if name[:1] in ("x", "X") else int(name)
+            self._add(chr(code))
+        except (ValueError, OverflowError):
+            self._add(f"&#{name};")
+
+    def handle_comment(self, data: str) -> None:
+        raise self._error(f"Unsupported start tag \"!--\" at byte offset {self._byte_offset()}")
+
+    def handle_decl(self, decl: str) -> None:
+        raise self._error(f'Unsupported start tag "!" at byte offset {self._byte_offset()}')
+
+    def handle_pi(self, data: str) -> None:
+        raise self._error(f'Unsupported start tag "?" at byte offset {self._byte_offset()}')
+
+
+async def _read_params(request: web.Request) -> dict[str, Any]:
+    """The call's parameters, typed as Telegram reads them, from query, form or JSON body."""
+    params: dict[str, Any] = {k: _typed(k, v) for k, v in request.query.items()}
+    if not request.can_read_body:
+        return params
+    if request.content_type == "application/json":
+        body = await request.json()
+        if isinstance(body, dict):
+            params.update(body)
+        return params
+    form = await request.post()
+    for key, value in form.items():
+        if isinstance(value, str):
+            params[key] = _typed(key, value)
+        else:  # an uploaded file
+            params[key] = {"filename": value.filename, "size": len(value.file.read())}
+    return params
+
+
+def _typed(key: str, value: str) -> Any:
+    if key not in _JSON_PARAMS:
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value  # e.g. chat_id="@channelname"
+
+
+__all__ = [
+    "DEFAULT_BOT_USERNAME",
+    "DEFAULT_TOKEN",
+    "FakeTelegram",
+    "LimitViolation",
+    "TelegramCall",
+]

@@ -1,0 +1,124 @@
+"""Settings: every contract variable, its default, and a clear line for every bad value."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import sys
+
+import pytest
+
+from bot.errors import ConfigError
+from bot.settings import load_settings
+
+TOKEN = "123456789:AAEhBP0av28pGHs_k3GfT-4VmWjR0uYsQpA"
+
+
+def test_defaults_are_the_contract_defaults() -> None:
+    s = load_settings(_env_file=None)
+    assert s.database_url == "sqlite+aiosqlite:///./data/trendbot.db"
+    assert s.wiki_sources == ("examples/wiki",)
+    assert s.poll_interval_seconds == 900
+    assert s.digest_time == dt.time(9, 0)
+    assert s.default_timezone == "UTC"
+    assert s.default_language == "en"
+    assert s.telegram_api_base_url == "https://api.telegram.org/bot"
+    assert s.slack_api_base_url == "https://slack.com/api/"
+    assert s.slack_command == "/trend"
+    assert s.telegram_rate_per_second == 30
+    assert s.slack_rate_per_second == 1
+    assert (s.http_host, s.http_port) == ("127.0.0.1", 8080)
+    assert (s.log_level, s.log_format) == ("INFO", "text")
+    assert not s.telegram_enabled and not s.slack_enabled
+
+
+def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WIKI_SOURCES", "wiki/a, https://example.org/feed.xml ,wiki/b")
+    monkeypatch.setenv("TELEGRAM_ADMIN_IDS", "1001, 1002")
+    monkeypatch.setenv("SLACK_ADMIN_IDS", "U012AB3CD")
+    monkeypatch.setenv("DEFAULT_LANGUAGE", "KO")
+    monkeypatch.setenv("LOG_LEVEL", "debug")
+    s = load_settings(_env_file=None)
+    assert s.wiki_sources == ("wiki/a", "https://example.org/feed.xml", "wiki/b")
+    assert s.telegram_admin_ids == (1001, 1002)
+    assert s.slack_admin_ids == ("U012AB3CD",)
+    assert s.default_language == "ko"
+    assert s.log_level == "DEBUG"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("DATABASE_URL", "mysql://root@localhost/db", "not supported"),
+        ("DATABASE_URL", "not a url", "not a database URL"),
+        ("WIKI_SOURCES", "ftp://example.org/feed", "neither a directory nor an http(s) feed"),
+        ("WIKI_SOURCES", " , ", "at least one"),
+        ("WIKI_BASE_URL", "wiki.example.org", "http:// or https:// URL"),
+        ("POLL_INTERVAL_SECONDS", "soon", "must be a number"),
+        ("POLL_INTERVAL_SECONDS", "0", "greater than or equal to 1"),
+        ("DEFAULT_DIGEST_TIME", "25:00", "HH:MM"),
+        ("DEFAULT_DIGEST_TIME", "9am", "HH:MM"),
+        ("DEFAULT_TIMEZONE", "Mars/Olympus", "IANA time zone"),
+        ("DEFAULT_TIMEZONE", "../../etc/passwd", "IANA time zone"),
+        ("DEFAULT_LANGUAGE", "fr", "'en' or 'ko'"),
+        ("TELEGRAM_BOT_TOKEN", "not-a-token", "bot token"),
+        ("TELEGRAM_API_BASE_URL", "api.telegram.org", "http:// or https:// URL"),
+        ("TELEGRAM_WEBHOOK_SECRET", "has spaces in it", "A-Z, a-z, 0-9"),
+        ("TELEGRAM_ADMIN_IDS", "1001,alice", "'alice' is not a numeric Telegram user id"),
+        ("SLACK_BOT_TOKEN", "xoxp-user-token", "xoxb-"),
+        ("SLACK_ADMIN_IDS", "alice", "not a Slack user id"),
+        ("SLACK_COMMAND", "trend", "slash command"),
+        ("SLACK_API_BASE_URL", "slack", "http:// or https:// URL"),
+        ("TELEGRAM_RATE_PER_SECOND", "-1", "greater than 0"),
+        ("SLACK_RATE_PER_SECOND", "fast", "must be a number"),
+        ("HTTP_PORT", "70000", "less than or equal to 65535"),
+        ("LOG_LEVEL", "LOUD", "must be"),
+        ("LOG_FORMAT", "xml", "'text' or 'json'"),
+    ],
+)
+def test_bad_value_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, expected: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError) as info:
+        load_settings(_env_file=None)
+    assert info.value.variable == variable
+    assert expected in info.value.message
+
+
+def test_slack_token_without_signing_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1-2-secretvalue")
+    with pytest.raises(ConfigError) as info:
+        load_settings(_env_file=None)
+    assert info.value.variable == "SLACK_SIGNING_SECRET"
+    assert "secretvalue" not in str(info.value)
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1-socket")
+    assert load_settings(_env_file=None).slack_enabled  # Socket Mode needs no signing secret
+
+
+def test_secrets_are_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", TOKEN)
+    s = load_settings(_env_file=None)
+    assert TOKEN not in repr(s) and TOKEN not in str(s)
+    assert s.secrets() == (TOKEN,)
+
+
+def test_dotenv_file_is_read(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    env_file = tmp_path / ".env"
+    env_file.write_text("DEFAULT_TIMEZONE=Asia/Seoul\n# comment\nPOLL_INTERVAL_SECONDS=60\n")
+    s = load_settings(_env_file=env_file)
+    assert (s.default_timezone, s.poll_interval_seconds) == ("Asia/Seoul", 60)
+
+
+def test_cli_exits_2_with_one_line_and_no_secret(clean_env: dict[str, str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+    env = dict(clean_env, SLACK_BOT_TOKEN="xoxb-very-secret-value", DEFAULT_TIMEZONE="Nowhere/City")
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "poll"], env=env, cwd=tmp_path, capture_output=True,
+        text=True, timeout=60,
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "DEFAULT_TIMEZONE" in lines[0] or "SLACK_SIGNING_SECRET" in lines[0]
+    assert "Traceback" not in result.stderr
+    assert "very-secret" not in result.stderr + result.stdout
