@@ -184,3 +184,21 @@ class Reply:
     text: str
     items: tuple[DigestItem, ...] = ()
     buttons: tuple[tuple[Button, ...], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """One platform message, rendered and ready to send.
+
+    ``text`` is Telegram HTML, Slack's plain fallback text, or the console's plain text.
+    ``blocks`` are Slack Block Kit blocks. ``in_thread`` asks Slack to post the message
+    as a reply in the thread of the first message of the same delivery.
+    ``markup`` is a Telegram reply markup (inline keyboard). ``plain`` text is sent with
+    no markup parsing at all (broadcasts: no formatting injection).
+    """
+
+    text: str
+    blocks: tuple[dict[str, object], ...] = ()
+    in_thread: bool = False
+    markup: dict[str, object] | None = None
+    plain: bool = False

@@ -39,10 +39,12 @@ _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _PARAGRAPH_BREAK_RE = re.compile(r"\n[ \t]*\n\s*")
 _ARXIV_LINE_RE = re.compile(r"^arxiv[ \t]*:[ \t]*([0-9]{4}\.[0-9]{4,5}(?:v[0-9]+)?)[ \t]*$", re.M)
 
-# Inline Markdown -> plain text. Every repetition is bounded so that no input, however
-# hostile, makes a substitution quadratic in the length of a paragraph.
-_INLINE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+# Inline Markdown -> plain text, each rule with the character it needs, to skip it cheaply.
+# Every repetition is bounded so that no input, however hostile, makes a substitution
+# quadratic in the length of a paragraph.
+_INLINE_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     (
+        "](",
         re.compile(
             r"!?\[([^\[\]\n]{0,1000})\]"
             r"\([ \t]*<?[^\s()<>]{0,2000}(?:\([^\s()]{0,2000}\)[^\s()<>]{0,2000})?>?"
@@ -50,11 +52,11 @@ _INLINE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         r"\1",
     ),
-    (re.compile(r"\*\*(?=\S)([^*\n]{1,1000}?)(?<=\S)\*\*"), r"\1"),
-    (re.compile(r"(?<!\w)__(?=\S)([^_\n]{1,1000}?)(?<=\S)__(?!\w)"), r"\1"),
-    (re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]{1,1000}?)(?<=[^\s*])\*(?![\w*])"), r"\1"),
-    (re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]{1,1000}?)(?<=[^\s_])_(?![\w_])"), r"\1"),
-    (re.compile(r"`([^`\n]{1,1000})`"), r"\1"),
+    ("**", re.compile(r"\*\*(?=\S)([^*\n]{1,1000}?)(?<=\S)\*\*"), r"\1"),
+    ("__", re.compile(r"(?<!\w)__(?=\S)([^_\n]{1,1000}?)(?<=\S)__(?!\w)"), r"\1"),
+    ("*", re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]{1,1000}?)(?<=[^\s*])\*(?![\w*])"), r"\1"),
+    ("_", re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]{1,1000}?)(?<=[^\s_])_(?![\w_])"), r"\1"),
+    ("`", re.compile(r"`([^`\n]{1,1000})`"), r"\1"),
 )
 
 
@@ -143,8 +145,9 @@ def strip_inline_markdown(text: str) -> str:
 
     Anything this does not recognise stays as it is; HTML is left as literal text.
     """
-    for pattern, replacement in _INLINE_RULES:
-        text = pattern.sub(replacement, text)
+    for marker, pattern, replacement in _INLINE_RULES:
+        if marker in text:
+            text = pattern.sub(replacement, text)
     return text
 
 
@@ -177,8 +180,9 @@ def parse_page_file(data: bytes, *, path: str, default_lang: str) -> PageFile:
 
     key, suffix_lang = split_path(path)
     lang = suffix_lang or normalize_lang(meta.get("lang")) or default_lang
-    h1, tldr = _scan_body(body)
-    title = _front_matter_title(meta.get("title")) or h1 or _title_from_key(key)
+    title = _front_matter_title(meta.get("title"))
+    h1, tldr = _scan_body(body, want_h1=title is None)
+    title = title or h1 or _title_from_key(key)
     return PageFile(
         key=key,
         lang=lang,
@@ -298,24 +302,19 @@ def _load_front_matter(raw: str) -> Mapping[Any, Any]:
     return meta
 
 
-def _scan_body(body: str) -> tuple[str | None, str]:
-    """The first level-1 heading and the TL;DR of a Markdown body.
+def _scan_body(body: str, *, want_h1: bool) -> tuple[str | None, str]:
+    """The first level-1 heading (when ``want_h1``) and the TL;DR of a Markdown body.
 
-    Fenced code blocks are neither headings nor paragraphs.
+    Fenced code blocks are neither headings nor paragraphs. The scan stops as soon as
+    everything asked for is known, which for most pages is right after the TL;DR.
     """
     h1: str | None = None
     first_paragraph: list[str] | None = None
     paragraph: list[str] = []
-    tldr: list[str] | None = None  # lines of the TL;DR section, "" between paragraphs
+    tldr: list[str] | None = None  # the TL;DR section's lines
     in_tldr = False
     tldr_done = False
     fence: str | None = None
-
-    def end_paragraph() -> None:
-        nonlocal first_paragraph
-        if paragraph and first_paragraph is None:
-            first_paragraph = list(paragraph)
-        paragraph.clear()
 
     for line in body.split("\n"):
         if fence is not None:
@@ -323,31 +322,41 @@ def _scan_body(body: str) -> tuple[str | None, str]:
             if stripped.startswith(fence) and not stripped.strip(fence[0]):
                 fence = None
             continue
-        fence_match = _FENCE_RE.match(line)
-        if fence_match:
-            end_paragraph()
-            fence = fence_match.group(1)
-            continue
-        heading = _HEADING_RE.fullmatch(line)
-        if heading:
-            end_paragraph()
-            text = _CLOSING_HASHES_RE.sub("", heading.group(2) or "").strip()
-            if in_tldr:
-                in_tldr, tldr_done = False, True
-            if h1 is None and len(heading.group(1)) == 1 and text:
-                h1 = text
-            if tldr is None and _is_tldr_heading(text):
-                tldr, in_tldr = [], True
-            if h1 is not None and tldr_done and first_paragraph is not None:
-                break
-            continue
+        first = line.lstrip(" ")[:1]
+        if first in ("`", "~"):
+            fence_match = _FENCE_RE.match(line)
+            if fence_match:
+                if paragraph and first_paragraph is None:
+                    first_paragraph = paragraph
+                paragraph = []
+                fence = fence_match.group(1)
+                continue
+        elif first == "#":
+            heading = _HEADING_RE.fullmatch(line)
+            if heading:
+                if paragraph and first_paragraph is None:
+                    first_paragraph = paragraph
+                paragraph = []
+                text = _CLOSING_HASHES_RE.sub("", heading.group(2) or "").strip()
+                if in_tldr:
+                    in_tldr, tldr_done = False, True
+                if want_h1 and h1 is None and len(heading.group(1)) == 1 and text:
+                    h1 = text
+                if tldr is None and _is_tldr_heading(text):
+                    tldr, in_tldr = [], True
+                if tldr_done and first_paragraph is not None and (h1 is not None or not want_h1):
+                    break
+                continue
         if in_tldr and tldr is not None:
             tldr.append(line)
         if line.strip():
             paragraph.append(line)
-        else:
-            end_paragraph()
-    end_paragraph()
+        elif paragraph:
+            if first_paragraph is None:
+                first_paragraph = paragraph
+            paragraph = []
+    if paragraph and first_paragraph is None:
+        first_paragraph = paragraph
 
     summary = normalize_paragraphs("\n".join(tldr or ()))
     if not summary and first_paragraph:
@@ -357,6 +366,8 @@ def _scan_body(body: str) -> tuple[str | None, str]:
 
 
 def _is_tldr_heading(text: str) -> bool:
+    if len(text) > 24:  # longer than any marked-up "**TL;DR**:"; spares the regexes
+        return False
     name = strip_inline_markdown(text).strip().rstrip(":：").strip().casefold()
     return name in TLDR_HEADINGS
 

@@ -1,0 +1,52 @@
+"""Renderers: digests and replies as each platform's messages. Pure.
+
+``telegram`` (HTML within 4096 characters), ``slack`` (Block Kit within its limits) and
+``text`` (the console) each render the same data; the functions here pick the renderer
+for a platform and wrap its output in :class:`~bot.models.Outgoing` messages.
+"""
+
+from __future__ import annotations
+
+from bot.models import Digest, Outgoing, Platform, Reply
+
+
+def digest_messages(platform: Platform, digest: Digest) -> list[Outgoing]:
+    from bot.render import slack, telegram, text
+
+    if platform == Platform.TELEGRAM:
+        return [Outgoing(text=html) for html in telegram.render_digest(digest)]
+    if platform == Platform.SLACK:
+        summary, replies = slack.render_digest(digest)
+        return [Outgoing(text=summary.text, blocks=summary.blocks)] + [
+            Outgoing(text=r.text, blocks=r.blocks, in_thread=True) for r in replies
+        ]
+    return [Outgoing(text=text.render_digest(digest))]
+
+
+def reply_messages(platform: Platform, reply: Reply) -> list[Outgoing]:
+    from bot.render import slack, telegram, text
+
+    if platform == Platform.TELEGRAM:
+        parts = telegram.render_reply(reply)
+        markup = telegram.reply_markup(reply)
+        return [
+            Outgoing(text=html, markup=markup if i == len(parts) - 1 else None)
+            for i, html in enumerate(parts)
+        ]
+    if platform == Platform.SLACK:
+        message = slack.render_reply(reply)
+        return [Outgoing(text=message.text, blocks=message.blocks)]
+    return [Outgoing(text=text.render_reply(reply))]
+
+
+def text_message(platform: Platform, body: str) -> list[Outgoing]:
+    """A plain text (a broadcast): no markup is interpreted on any platform."""
+    from bot.render import slack, telegram, text
+
+    if platform == Platform.TELEGRAM:
+        pieces = text.split_text(body, telegram.MAX_MESSAGE_CHARS, cost=telegram.escaped_cost)
+        return [Outgoing(text=piece, plain=True) for piece in pieces]
+    if platform == Platform.SLACK:
+        pieces = text.split_text(body, slack.MAX_SECTION_TEXT, cost=slack.escaped_cost)
+        return [Outgoing(text=slack.escape(piece), plain=True) for piece in pieces]
+    return [Outgoing(text=body, plain=True)]

@@ -62,7 +62,7 @@ class Entry:
     tags: str  # "#rl #reasoning"
     matched: str  # "matched: rl, reasoning"
     tldr: str
-    context: tuple[str, ...]  # page date, arXiv id, source: small print
+    context: tuple[str, ...]  # page date, arXiv id, feed host: small print
 
 
 def collapse(text: str) -> str:
@@ -83,11 +83,27 @@ def link_url(url: str | None) -> str | None:
         return None
     try:
         parts = urlsplit(url)
+        host = parts.hostname
     except ValueError:
         return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+    if parts.scheme.lower() not in ("http", "https") or not host:
         return None
     return "".join(_URL_UNSAFE.get(ch, ch) for ch in url)
+
+
+def source_host(source: str) -> str:
+    """The host of a feed source (``arxiv.org``); ``""`` for a directory source.
+
+    A directory's path means nothing to a chat, a feed's host says where the page is from.
+    """
+    try:
+        parts = urlsplit(source.strip())
+        host = parts.hostname or ""
+    except ValueError:
+        return ""
+    if parts.scheme.lower() not in ("http", "https"):
+        return ""
+    return digest.truncate(host.removeprefix("www."), 100)
 
 
 def format_date(lang: str, date: dt.date) -> str:
@@ -125,7 +141,7 @@ def language_note(lang: str, page_lang: str) -> str:
     key = f"render.lang_note.{page_lang}"
     if has(key):
         return t(lang, key)
-    return t(lang, "render.lang_note.other", lang=page_lang)
+    return t(lang, "render.lang_note.other", lang=digest.truncate(page_lang, 16))
 
 
 def entry(item: DigestItem, *, lang: str, detail: Detail = DETAIL_LEVELS[0]) -> Entry:
@@ -140,8 +156,9 @@ def entry(item: DigestItem, *, lang: str, detail: Detail = DETAIL_LEVELS[0]) -> 
         context.append(format_date(lang, page.date))
     if page.arxiv:
         context.append(t(lang, "render.arxiv", id=digest.truncate(page.arxiv, 32)))
-    if page.source.strip():
-        context.append(digest.truncate(collapse(page.source), 100))
+    host = source_host(page.source)
+    if host:
+        context.append(host)
     return Entry(
         title=digest.truncate(title, detail.title_limit),
         url=link_url(page.url) if detail.link else None,

@@ -246,34 +246,34 @@ def _xml_entries(
     if content_type:
         headers["content-type"] = content_type
     # A stream, never a str: feedparser would fetch a str that looks like a URL or a path.
-    parsed: Any = feedparser.parse(io.BytesIO(body), response_headers=headers)
-    entries: list[Any] = list(parsed.get("entries") or [])
+    parsed: object = feedparser.parse(io.BytesIO(body), response_headers=headers)
+    entries = _list(_field(parsed, "entries"))
     if not entries:
-        if parsed.get("bozo"):
-            problem = parsed.get("bozo_exception")
-            raise SourceError(source, f"invalid feed: {_short(str(problem) or 'malformed XML')}")
-        if not parsed.get("version"):
+        if _field(parsed, "bozo"):
+            problem = str(_field(parsed, "bozo_exception") or "") or "malformed XML"
+            raise SourceError(source, f"invalid feed: {_short(problem)}")
+        if not _field(parsed, "version"):
             raise SourceError(source, "not an Atom, RSS or JSON feed")
-    feed: Mapping[str, Any] = parsed.get("feed") or {}
-    feed_lang = normalize_lang(feed.get("language"))
+    feed_lang = normalize_lang(_mapping(_field(parsed, "feed")).get("language"))
     return [
         _xml_entry(entry, index, source=source, default_lang=feed_lang or default_lang)
         for index, entry in enumerate(entries, 1)
     ]
 
 
-def _xml_entry(entry: Any, index: int, *, source: str, default_lang: str) -> Page | Skipped:
-    link = _text(entry.get("link"))
-    key = _text(entry.get("id")) or link
+def _xml_entry(entry: object, index: int, *, source: str, default_lang: str) -> Page | Skipped:
+    link = _text(_field(entry, "link"))
+    key = _text(_field(entry, "id")) or link
     if not key:
         return Skipped(source=source, path=f"entry {index}", reason="entry has no id or link")
-    title_detail: Mapping[str, Any] = entry.get("title_detail") or {}
-    summary_detail: Mapping[str, Any] = entry.get("summary_detail") or {}
-    title = _detail_text(entry.get("title"), title_detail.get("type"))
-    tldr = _detail_text(entry.get("summary"), summary_detail.get("type"), paragraphs=True)
+    title_detail = _mapping(_field(entry, "title_detail"))
+    summary_detail = _mapping(_field(entry, "summary_detail"))
+    title = _detail_text(_field(entry, "title"), title_detail.get("type"))
+    tldr = _detail_text(_field(entry, "summary"), summary_detail.get("type"), paragraphs=True)
     if not tldr:
-        for content in entry.get("content") or ():
-            tldr = _first_paragraph(_detail_text(content.get("value"), content.get("type")))
+        for content in _list(_field(entry, "content")):
+            detail = _mapping(content)
+            tldr = _first_paragraph(_detail_text(detail.get("value"), detail.get("type")))
             if tldr:
                 break
     lang = (
@@ -281,15 +281,15 @@ def _xml_entry(entry: Any, index: int, *, source: str, default_lang: str) -> Pag
         or normalize_lang(title_detail.get("language"))
         or default_lang
     )
-    terms = [tag.get("term") for tag in entry.get("tags") or () if isinstance(tag, Mapping)]
+    terms = [_mapping(tag).get("term") for tag in _list(_field(entry, "tags"))]
     return Page(
         source=source,
         key=key,
         texts=(PageText(lang=lang, title=title or link or key, tldr=tldr),),
         tags=_feed_tags(terms),
         url=link or (key if key.startswith(("http://", "https://")) else None),
-        created=_struct_date(entry.get("published_parsed")),
-        updated=_struct_date(entry.get("updated_parsed")),
+        created=_struct_date(_field(entry, "published_parsed")),
+        updated=_struct_date(_field(entry, "updated_parsed")),
     )
 
 
@@ -339,6 +339,20 @@ def _json_entry(item: object, index: int, *, source: str, default_lang: str) -> 
         created=_iso_date(item.get("date_published")),
         updated=_iso_date(item.get("date_modified")),
     )
+
+
+def _field(entry: object, key: str) -> object:
+    """``entry[key]`` as parsed. ``dict.get`` skips feedparser's aliases, which would
+    present an RSS ``pubDate`` as ``updated`` too (with a DeprecationWarning)."""
+    return dict.get(entry, key) if isinstance(entry, dict) else None
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _feed_tags(terms: list[Any]) -> tuple[str, ...]:

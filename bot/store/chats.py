@@ -26,7 +26,7 @@ class ChatRecord:
     inactive_reason: str | None = None
 
 
-def _record(row: RowMapping) -> ChatRecord:
+def record_from_row(row: RowMapping) -> ChatRecord:
     hour, minute = (int(x) for x in row["digest_time"].split(":"))
     return ChatRecord(
         pk=row["id"],
@@ -61,12 +61,12 @@ async def get(conn: AsyncConnection, *, platform: Platform, chat_id: str) -> Cha
         .mappings()
         .first()
     )
-    return _record(row) if row else None
+    return record_from_row(row) if row else None
 
 
 async def get_by_pk(conn: AsyncConnection, pk: int) -> ChatRecord | None:
     row = (await conn.execute(select(chats).where(chats.c.id == pk))).mappings().first()
-    return _record(row) if row else None
+    return record_from_row(row) if row else None
 
 
 async def ensure(
@@ -176,7 +176,7 @@ async def migrate_id(conn: AsyncConnection, *, pk: int, new_chat_id: str) -> Non
 
 async def listing(conn: AsyncConnection) -> list[ChatRecord]:
     rows = (await conn.execute(select(chats).order_by(chats.c.platform, chats.c.id))).mappings()
-    return [_record(r) for r in rows]
+    return [record_from_row(r) for r in rows]
 
 
 async def subscriber_counts(conn: AsyncConnection) -> Mapping[str, int]:
@@ -203,7 +203,3 @@ def describe(record: ChatRecord) -> dict[str, str]:
         "lang": chat.lang,
         "filter": filters.format_filter(chat.filter),
     }
-
-
-def by_pks(records: Sequence[ChatRecord]) -> dict[int, ChatRecord]:
-    return {r.pk: r for r in records}

@@ -155,12 +155,14 @@ outbox = Table(
     metadata,
     Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
     Column("chat_pk", ForeignKey("chats.id", ondelete="CASCADE"), nullable=False),
+    Column("platform", String(16), nullable=False),  # copied from the chat, for claiming
     Column("kind", String(16), nullable=False),  # digest | page | broadcast | notice
     Column("payload", Text, nullable=False),  # JSON
     Column("status", String(16), nullable=False),  # queued | sending | sent | failed | dropped
     Column("priority", Integer, nullable=False, default=0),
     Column("attempts", Integer, nullable=False, default=0),
     Column("parts_sent", Integer, nullable=False, default=0),
+    Column("thread_ref", String(64), nullable=True),  # Slack: ts of the first message
     Column("not_before", DateTime, nullable=False),
     Column("claimed_by", String(64), nullable=True),
     Column("claimed_at", DateTime, nullable=True),

@@ -12,8 +12,9 @@ Failures are part of the fake's input, set by the test before or while the bot r
 * ``fail_next(method, status, ...)`` -- the next calls answer 429/500/502/...;
 * ``drop_next(method)`` -- the next calls lose their connection without an answer;
 * ``latency`` -- seconds added before every answer but ``getUpdates``;
-* ``enforce_limits`` -- the Bot API flood limits, answered with 429 and counted in
-  ``limit_violations``.
+* ``enforce_limits`` -- the Bot API flood limits on send methods: one message a second in any
+  chat (``chat_interval``), 20 a minute in a group, ``global_rate`` a second in all; a send
+  that breaks one is answered 429 with ``retry_after`` and counted in ``limit_violations``.
 
 What the bot sent is in ``sent`` (every call but ``getUpdates``) and ``messages_to(chat_id)``;
 ``await wait_for(...)`` blocks until the expected calls arrive. Updates for the bot are queued
@@ -39,7 +40,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from aiohttp import web
 
@@ -76,6 +77,11 @@ _JSON_PARAMS = frozenset(
         "cache_time", "drop_pending_updates", "max_connections", "only_if_banned",
         "allow_paid_broadcast", "message_effect_id", "caption_entities",
     }
+)  # fmt: skip
+_ADMIN_RIGHTS = (
+    "can_manage_chat", "can_delete_messages", "can_manage_video_chats", "can_restrict_members",
+    "can_change_info", "can_invite_users", "can_post_stories", "can_edit_stories",
+    "can_delete_stories", "can_pin_messages",
 )  # fmt: skip
 _COMMAND_RE = re.compile(r"(?<!\S)/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]{3,32})?")
 _BOT_COMMAND_NAME_RE = re.compile(r"^[a-z0-9_]{1,32}$")
@@ -212,6 +218,7 @@ class FakeTelegram:
         self.latency = 0.0
         self.enforce_limits = False
         self.global_rate = DEFAULT_GLOBAL_RATE
+        self.chat_interval = CHAT_INTERVAL_SECONDS
         self.limit_tolerance = DEFAULT_LIMIT_TOLERANCE
 
         # The world the bot talks to.
@@ -502,7 +509,7 @@ class FakeTelegram:
         until: int | Callable[[TelegramCall], bool],
         *,
         count: int = 1,
-        timeout: float = 5.0,
+        timeout: float = 5.0,  # noqa: ASYNC109 - the deadline is the point of this helper
     ) -> list[TelegramCall]:
         """Wait until the bot has done what the test expects, and return those calls.
 
@@ -626,9 +633,9 @@ class FakeTelegram:
                 "Bad Request: group chat was upgraded to a supergroup chat",
                 {"migrate_to_chat_id": self.migrated_chats[chat_id]},
             )
-        if chat_id in self.missing_chats or (isinstance(chat_id, str) and self._by_username(
-            chat_id
-        ) is None):
+        if chat_id in self.missing_chats or (
+            isinstance(chat_id, str) and self._by_username(chat_id) is None
+        ):
             raise _ApiError(400, "Bad Request: chat not found")
         if chat_id in self.blocked_chats:
             chat_type = self._chat_object(chat_id)["type"]
@@ -649,7 +656,7 @@ class FakeTelegram:
             rule, wait = "global", window - (now - all_sends[0])
         if chat_id is not None and not rule:
             last = limits.last_in_chat.get(chat_id)
-            gap = CHAT_INTERVAL_SECONDS - tolerance
+            gap = self.chat_interval - tolerance
             if last is not None and now - last < gap:
                 rule, wait = "chat", gap - (now - last)
         if chat_id is not None and not rule and self._chat_object(chat_id)["type"] != "private":
@@ -878,7 +885,9 @@ class FakeTelegram:
             self.webhook = None
             return True
         if not url.startswith("https://") and not url.startswith("http://"):
-            raise _ApiError(400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook")
+            raise _ApiError(
+                400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
+            )
         if params.get("drop_pending_updates"):
             self._pending.clear()
         if "allowed_updates" in params:
@@ -981,20 +990,8 @@ class FakeTelegram:
         if status == "creator":
             member["is_anonymous"] = False
         elif status == "administrator":
-            member.update(
-                can_be_edited=False,
-                is_anonymous=False,
-                **dict.fromkeys(
-                    (
-                        "can_manage_chat", "can_delete_messages", "can_manage_video_chats",
-                        "can_restrict_members", "can_change_info", "can_invite_users",
-                        "can_post_stories", "can_edit_stories", "can_delete_stories",
-                        "can_pin_messages",
-                    ),
-                    True,
-                ),  # fmt: skip
-                can_promote_members=False,
-            )
+            member.update(dict.fromkeys(_ADMIN_RIGHTS, True))
+            member.update(can_be_edited=False, is_anonymous=False, can_promote_members=False)
         elif status == "kicked":
             member["until_date"] = 0
         return member
@@ -1136,14 +1133,14 @@ def _parse_text(params: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
 class _TelegramHTML(HTMLParser):
     """Telegram's HTML parse mode: the supported tags, balanced; four named entities."""
 
-    _TAGS = {
+    _TAGS: ClassVar[dict[str, str]] = {
         "b": "bold", "strong": "bold", "i": "italic", "em": "italic", "u": "underline",
         "ins": "underline", "s": "strikethrough", "strike": "strikethrough",
         "del": "strikethrough", "a": "text_link", "code": "code", "pre": "pre",
         "tg-spoiler": "spoiler", "span": "spoiler", "blockquote": "blockquote",
         "tg-emoji": "custom_emoji",
     }  # fmt: skip
-    _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
+    _NAMED: ClassVar[dict[str, str]] = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
 
     def __init__(self, source: str) -> None:
         super().__init__(convert_charrefs=False)
@@ -1205,11 +1202,11 @@ class _TelegramHTML(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if not self._open:
-            raise self._error(f'Unexpected end tag at byte offset {self._byte_offset()}')
+            raise self._error(f"Unexpected end tag at byte offset {self._byte_offset()}")
         expected, entity = self._open.pop()
         if tag != expected:
             raise self._error(
-                f'Unmatched end tag at byte offset {self._byte_offset()}, '
+                f"Unmatched end tag at byte offset {self._byte_offset()}, "
                 f'expected "</{expected}>", found "</{tag}>"'
             )
         entity["length"] = self._length - entity["offset"]
@@ -1230,7 +1227,7 @@ class _TelegramHTML(HTMLParser):
             self._add(f"&#{name};")
 
     def handle_comment(self, data: str) -> None:
-        raise self._error(f"Unsupported start tag \"!--\" at byte offset {self._byte_offset()}")
+        raise self._error(f'Unsupported start tag "!--" at byte offset {self._byte_offset()}')
 
     def handle_decl(self, decl: str) -> None:
         raise self._error(f'Unsupported start tag "!" at byte offset {self._byte_offset()}')

@@ -1,0 +1,458 @@
+"""Delivery: the outbox worker, with the platforms' rate limits and failure rules.
+
+Rows are claimed from the outbox in batches and queued in memory per chat. Worker tasks
+take whichever chat is ready first (a heap on the time its per-chat limit allows the next
+message), wait for the platform's overall pace, send one platform message, and record it
+before taking the next. So a chat never gets two messages faster than its limit, the
+platform never gets more than its cap, and one slow or rate-limited chat holds up no one.
+
+Failure rules (``bot.errors`` is the vocabulary; each sender translates its library's
+errors into it):
+
+- ``RateLimited``: that chat waits ``retry_after``; the message is sent then, never dropped.
+- ``TransientError`` (5xx, timeout, connection): back to the queue with exponential backoff
+  and jitter; after ``MAX_ATTEMPTS`` attempts (about an hour) it is marked failed.
+- ``ChatGone``: the chat becomes inactive and nothing more is sent to it.
+- ``NotInChannel`` (Slack): the chat is paused until someone invites the bot and resumes.
+- ``ChatMigrated``: the chat takes its new id and the message goes there at once.
+- ``PermanentError``: this message is marked failed; the chat stays as it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import heapq
+import itertools
+import logging
+import random
+import time
+import uuid
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot import digest as digest_stage
+from bot import metrics, render
+from bot.errors import (
+    ChatGone,
+    ChatMigrated,
+    DeliveryError,
+    NotInChannel,
+    PermanentError,
+    RateLimited,
+    TransientError,
+)
+from bot.models import ChatSettings, ChatState, Outgoing, Platform
+from bot.store import chats as chat_store
+from bot.store import outbox
+from bot.store import pages as page_store
+from bot.store.chats import ChatRecord
+from bot.store.outbox import OutboxRow
+
+log = logging.getLogger("bot.delivery")
+
+MAX_ATTEMPTS = 8
+# 30 s doubling: retries at about 0.5, 1, 2, 4, 8, 16 and 32 minutes, 8 attempts in ~1 hour.
+BACKOFF_BASE_SECONDS = 30.0
+BACKOFF_JITTER = 0.2
+# A worker that stops refreshing its claims for this long is presumed dead.
+CLAIM_TTL_SECONDS = 120.0
+TOUCH_EVERY_SECONDS = 30.0
+# A 429 asking for a longer wait sends the message back to the queue instead of memory.
+MAX_INLINE_WAIT_SECONDS = 60.0
+# Extra spacing on top of each per-chat limit, against clock and latency jitter.
+PER_CHAT_MARGIN_SECONDS = 0.05
+# Bounded shutdown: in-flight sends get this long to finish; the rest stays queued.
+SHUTDOWN_GRACE_SECONDS = 10.0
+
+
+class Sender(Protocol):
+    """A platform's outbound adapter.
+
+    ``send`` delivers one message and returns the platform's reference for it (Slack's
+    ``ts``, used to thread the rest of a digest), raising a ``DeliveryError`` subclass on
+    failure. ``rate_per_second`` is the platform-wide cap (None: no cap); ``interval`` the
+    least spacing between two messages to one chat.
+    """
+
+    platform: Platform
+
+    @property
+    def rate_per_second(self) -> float | None: ...
+
+    def interval(self, chat: ChatSettings) -> float: ...
+
+    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None: ...
+
+
+class Pace:
+    """Spaces acquisitions evenly at ``rate`` per second (no bursts), across tasks."""
+
+    def __init__(self, rate: float | None) -> None:
+        self._interval = 1.0 / rate if rate else 0.0
+        self._next = 0.0
+
+    async def acquire(self) -> None:
+        if not self._interval:
+            return
+        now = time.monotonic()
+        slot = max(now, self._next)
+        self._next = slot + self._interval
+        if slot > now:
+            await asyncio.sleep(slot - now)
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before attempt ``attempt + 1``: exponential with +-20 % jitter."""
+    base = BACKOFF_BASE_SECONDS * (2 ** max(0, attempt - 1))
+    return base * (1 + random.uniform(-BACKOFF_JITTER, BACKOFF_JITTER))
+
+
+@dataclass(eq=False, slots=True)
+class _ChatQueue:
+    record: ChatRecord
+    rows: deque[OutboxRow] = field(default_factory=deque)
+    parts: list[Outgoing] | None = None
+    next_part: int = 0
+    thread: str | None = None
+    ready_at: float = 0.0
+    busy: bool = False
+
+
+class Delivery:
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        senders: Mapping[Platform, Sender],
+        concurrency: int = 64,
+        claim_batch: int = 500,
+        worker_id: str | None = None,
+    ) -> None:
+        self._engine = engine
+        self._senders = dict(senders)
+        self._pace = {p: Pace(s.rate_per_second) for p, s in self._senders.items()}
+        self._concurrency = concurrency
+        self._claim_batch = claim_batch
+        self.worker_id = worker_id or f"w-{uuid.uuid4().hex[:12]}"
+        self._queues: dict[int, _ChatQueue] = {}
+        self._heap: list[tuple[float, int, int]] = []
+        self._seq = itertools.count()
+        self._wake = asyncio.Event()
+        self._claim_wake = asyncio.Event()
+        self._stopping = False
+        self._held = 0  # rows in memory
+
+    # Public -----------------------------------------------------------------------------
+
+    def notify(self) -> None:
+        """New rows may be due (the planner just wrote some)."""
+        self._claim_wake.set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Deliver until ``stop`` is set; then finish in-flight sends and release the rest."""
+        await self._requeue_stale()
+        await self._serve(stop=stop, only_chats=None, drain=False)
+
+    async def drain(self, *, chat_pks: Sequence[int] | None = None) -> None:
+        """Deliver everything due now (for these chats); return when only later retries
+        are left. Used by ``trendbot digest --now``."""
+        await self._serve(stop=asyncio.Event(), only_chats=chat_pks, drain=True)
+
+    # Engine -----------------------------------------------------------------------------
+
+    async def _serve(
+        self, *, stop: asyncio.Event, only_chats: Sequence[int] | None, drain: bool
+    ) -> None:
+        self._stopping = False
+        workers = [asyncio.create_task(self._worker()) for _ in range(self._concurrency)]
+        claimer = asyncio.create_task(self._claimer(only_chats=only_chats, drain=drain))
+        stopper = asyncio.create_task(stop.wait())
+        try:
+            await asyncio.wait({claimer, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._stopping = True
+            self._wake.set()
+            self._claim_wake.set()
+            done, pending = await asyncio.wait(workers, timeout=SHUTDOWN_GRACE_SECONDS)
+            for task in (*pending, claimer, stopper):
+                task.cancel()
+            await asyncio.gather(*pending, claimer, stopper, return_exceptions=True)
+            for task in done:
+                if task.exception() is not None:
+                    log.error("delivery worker failed", exc_info=task.exception())
+            async with self._engine.begin() as conn:
+                released = await outbox.release_claims(conn, worker=self.worker_id)
+            if released:
+                log.info("left %d messages queued for later", released)
+            self._queues.clear()
+            self._heap.clear()
+            self._held = 0
+
+    async def _requeue_stale(self) -> None:
+        cutoff = page_store.utcnow() - dt.timedelta(seconds=CLAIM_TTL_SECONDS)
+        async with self._engine.begin() as conn:
+            count = await outbox.requeue_stale(conn, claimed_before=cutoff)
+        if count:
+            log.warning("requeued %d messages claimed by a worker that stopped", count)
+
+    async def _claimer(self, *, only_chats: Sequence[int] | None, drain: bool) -> None:
+        low_water = max(self._claim_batch // 2, self._concurrency * 2)
+        last_touch = time.monotonic()
+        last_sweep = time.monotonic()
+        while not self._stopping:
+            got = 0
+            if self._held < low_water:
+                got = await self._claim(only_chats=only_chats)
+            if drain and got == 0 and self._held == 0:
+                return
+            now = time.monotonic()
+            if now - last_touch > TOUCH_EVERY_SECONDS:
+                async with self._engine.begin() as conn:
+                    await outbox.touch_claims(conn, worker=self.worker_id, now=page_store.utcnow())
+                last_touch = now
+            if not drain and now - last_sweep > CLAIM_TTL_SECONDS:
+                await self._requeue_stale()
+                last_sweep = now
+            if got and self._held < low_water:
+                continue
+            self._claim_wake.clear()
+            try:
+                await asyncio.wait_for(self._claim_wake.wait(), timeout=0.2 if drain else 1.0)
+            except TimeoutError:
+                pass
+
+    async def _claim(self, *, only_chats: Sequence[int] | None) -> int:
+        async with self._engine.begin() as conn:
+            rows = await outbox.claim(
+                conn,
+                worker=self.worker_id,
+                limit=self._claim_batch,
+                now=page_store.utcnow(),
+                platforms=[p.value for p in self._senders],
+                only_chats=only_chats,
+            )
+            missing = sorted({r.chat_pk for r in rows} - self._queues.keys())
+            records = {}
+            for pk in missing:
+                record = await chat_store.get_by_pk(conn, pk)
+                if record is not None:
+                    records[pk] = record
+        for row in rows:
+            queue = self._queues.get(row.chat_pk)
+            if queue is None:
+                record = records.get(row.chat_pk)
+                if record is None:
+                    continue
+                queue = self._queues[row.chat_pk] = _ChatQueue(record=record)
+                self._schedule(queue, time.monotonic())
+            queue.rows.append(row)
+            self._held += 1
+        return len(rows)
+
+    def _schedule(self, queue: _ChatQueue, at: float) -> None:
+        queue.ready_at = at
+        heapq.heappush(self._heap, (at, next(self._seq), queue.record.pk))
+        self._wake.set()
+
+    async def _take(self) -> _ChatQueue | None:
+        while not self._stopping:
+            now = time.monotonic()
+            while self._heap and self._heap[0][0] <= now:
+                _, _, pk = heapq.heappop(self._heap)
+                queue = self._queues.get(pk)
+                if queue is not None and not queue.busy and queue.rows:
+                    queue.busy = True
+                    return queue
+            timeout = self._heap[0][0] - now if self._heap else None
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=timeout)
+            except TimeoutError:
+                pass
+        return None
+
+    async def _worker(self) -> None:
+        while True:
+            queue = await self._take()
+            if queue is None:
+                return
+            try:
+                await self._send_next(queue)
+            except Exception:  # a bug must not stop deliveries to everyone else
+                log.exception("unexpected error while delivering", extra=_ctx(queue.record))
+                if queue.rows:
+                    await self._retry(queue, TransientError("internal error"), count=True)
+            finally:
+                queue.busy = False
+                if queue.rows:
+                    self._schedule(queue, max(queue.ready_at, time.monotonic()))
+                else:
+                    self._queues.pop(queue.record.pk, None)
+
+    async def _send_next(self, queue: _ChatQueue) -> None:
+        row = queue.rows[0]
+        chat = queue.record.chat
+        sender = self._senders[chat.platform]
+        if queue.parts is None:
+            queue.parts = await self._render(queue.record, row)
+            queue.next_part = row.parts_sent
+            queue.thread = row.thread_ref
+        if queue.next_part >= len(queue.parts):
+            await self._finish(queue)
+            return
+        part = queue.parts[queue.next_part]
+        await self._pace[chat.platform].acquire()
+        started = time.monotonic()
+        try:
+            ref = await sender.send(
+                chat.chat_id, part, thread=queue.thread if part.in_thread else None
+            )
+        except RateLimited as exc:
+            metrics.MESSAGES_RETRIED.labels(chat.platform.value, "rate_limited").inc()
+            log.warning("rate limited for %.1fs", exc.retry_after, extra=_ctx(queue.record))
+            if exc.retry_after > MAX_INLINE_WAIT_SECONDS:
+                await self._retry(queue, exc, count=False, delay=exc.retry_after)
+            else:
+                queue.ready_at = time.monotonic() + exc.retry_after
+            return
+        except ChatMigrated as exc:
+            async with self._engine.begin() as conn:
+                await chat_store.migrate_id(conn, pk=queue.record.pk, new_chat_id=exc.new_chat_id)
+            log.info("chat migrated to %s", exc.new_chat_id, extra=_ctx(queue.record))
+            queue.record = replace(
+                queue.record, chat=replace(chat, chat_id=exc.new_chat_id)
+            )
+            queue.ready_at = time.monotonic()
+            return
+        except ChatGone as exc:
+            await self._chat_gone(queue, exc, state=ChatState.INACTIVE)
+            return
+        except NotInChannel as exc:
+            await self._chat_gone(queue, exc, state=ChatState.PAUSED)
+            return
+        except PermanentError as exc:
+            await self._fail_row(queue, exc.reason)
+            return
+        except TransientError as exc:
+            await self._retry(queue, exc, count=True)
+            return
+        except DeliveryError as exc:
+            await self._retry(queue, TransientError(exc.reason), count=True)
+            return
+        queue.ready_at = max(
+            started + sender.interval(chat) + PER_CHAT_MARGIN_SECONDS, time.monotonic()
+        )
+        if queue.next_part == 0 and ref:
+            queue.thread = ref
+        queue.next_part += 1
+        metrics.MESSAGES_SENT.labels(chat.platform.value, row.kind).inc()
+        if queue.next_part >= len(queue.parts):
+            await self._finish(queue)
+        else:
+            async with self._engine.begin() as conn:
+                await outbox.part_sent(
+                    conn, row_id=row.id, parts_sent=queue.next_part, thread_ref=queue.thread
+                )
+
+    async def _render(self, record: ChatRecord, row: OutboxRow) -> list[Outgoing]:
+        chat = record.chat
+        if "text" in row.payload:
+            return render.text_message(chat.platform, str(row.payload["text"]))
+        entries = [(int(page_id), bool(updated)) for page_id, updated in row.payload["pages"]]
+        async with self._engine.connect() as conn:
+            loaded = await page_store.load_pages(conn, [page_id for page_id, _ in entries])
+        candidates = [(loaded[pid], updated) for pid, updated in entries if pid in loaded]
+        day = (
+            dt.date.fromisoformat(row.payload["date"])
+            if "date" in row.payload
+            else row.created_at.date()
+        )
+        built = digest_stage.build_digest(
+            lang=chat.lang,
+            filter=chat.filter,
+            candidates=candidates,
+            today=day,
+            instant=row.kind == "page",
+        )
+        return render.digest_messages(chat.platform, built) if built else []
+
+    def _pop(self, queue: _ChatQueue) -> None:
+        queue.rows.popleft()
+        queue.parts = None
+        queue.next_part = 0
+        queue.thread = None
+        self._held -= 1
+
+    async def _finish(self, queue: _ChatQueue) -> None:
+        row = queue.rows[0]
+        async with self._engine.begin() as conn:
+            await outbox.sent(conn, row_id=row.id, now=page_store.utcnow())
+        self._pop(queue)
+
+    async def _fail_row(self, queue: _ChatQueue, reason: str) -> None:
+        row = queue.rows[0]
+        platform = queue.record.chat.platform.value
+        metrics.MESSAGES_FAILED.labels(platform, _reason_label(reason)).inc()
+        log.warning("delivery failed: %s", reason, extra=_ctx(queue.record))
+        async with self._engine.begin() as conn:
+            await outbox.fail(conn, row_id=row.id, error=reason, attempts=row.attempts + 1)
+        self._pop(queue)
+
+    async def _retry(
+        self,
+        queue: _ChatQueue,
+        exc: DeliveryError,
+        *,
+        count: bool,
+        delay: float | None = None,
+    ) -> None:
+        row = queue.rows[0]
+        attempts = row.attempts + (1 if count else 0)
+        if count and attempts >= MAX_ATTEMPTS:
+            await self._fail_row(queue, f"gave up after {attempts} attempts: {exc.reason}")
+            return
+        wait = delay if delay is not None else backoff(attempts)
+        metrics.MESSAGES_RETRIED.labels(
+            queue.record.chat.platform.value, _reason_label(exc.reason)
+        ).inc()
+        log.info("will retry in %.0fs: %s", wait, exc.reason, extra=_ctx(queue.record))
+        async with self._engine.begin() as conn:
+            await outbox.part_sent(
+                conn, row_id=row.id, parts_sent=queue.next_part, thread_ref=queue.thread
+            )
+            await outbox.retry_later(
+                conn,
+                row_id=row.id,
+                not_before=page_store.utcnow() + dt.timedelta(seconds=wait),
+                error=exc.reason,
+                count_attempt=count,
+            )
+        self._pop(queue)
+
+    async def _chat_gone(
+        self, queue: _ChatQueue, exc: DeliveryError, *, state: ChatState
+    ) -> None:
+        platform = queue.record.chat.platform.value
+        log.warning("chat unreachable, now %s: %s", state.value, exc.reason, extra=_ctx(queue.record))
+        async with self._engine.begin() as conn:
+            await chat_store.deactivate(conn, pk=queue.record.pk, reason=exc.reason, state=state)
+            count = await outbox.fail_chat(conn, chat_pk=queue.record.pk, error=exc.reason)
+        metrics.MESSAGES_FAILED.labels(platform, _reason_label(exc.reason)).inc(max(count, 1))
+        self._held -= len(queue.rows)
+        queue.rows.clear()
+        queue.parts = None
+
+
+def _ctx(record: ChatRecord) -> dict[str, object]:
+    return {"chat": record.chat.address, "platform": record.chat.platform.value}
+
+
+def _reason_label(reason: str) -> str:
+    """A bounded label for metrics: the first word of the reason."""
+    word = reason.split(":", 1)[0].split(" ", 1)[0].strip().lower()
+    return word[:40] or "unknown"

@@ -1,0 +1,258 @@
+"""Digests and replies as Slack Block Kit messages.
+
+Pure. Every text from a page or a user is mrkdwn-escaped (``&``, ``<``, ``>``: the only
+characters Slack parses specially), so the only ``<...>`` sequences in a message are our
+own ``<url|title>`` links. Lengths are counted in UTF-16 code units after escaping, which
+is never less than what Slack counts, so every limit below holds as Slack checks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot import digest
+from bot.i18n import t
+from bot.models import Button, Digest, DigestItem, Reply
+from bot.render import text
+
+MAX_BLOCKS = 50  # blocks per message; chat.postMessage rejects more
+MAX_SECTION_TEXT = 3000  # characters of a section block's text
+MAX_HEADER_TEXT = 150  # characters of a header block's plain_text
+MAX_CONTEXT_TEXT = 3000  # characters of a context element's text
+MAX_FALLBACK_TEXT = 4000  # top-level text: Slack cuts long ones; a notification needs little
+MAX_BUTTON_TEXT = 75  # characters of a button's label
+MAX_ACTION_ID = 255  # characters of an action_id
+MAX_BUTTON_VALUE = 2000  # characters of a button's value
+MAX_ACTIONS_ELEMENTS = 25  # elements of one actions block
+
+THREAD_THRESHOLD = 5  # pages: a longer digest posts a summary and the pages in its thread
+REPLY_BLOCKS = 20  # blocks per thread reply, so each reply stays a screenful
+SUMMARY_TOP = 3  # titles the summary of a threaded digest shows
+_SEPARATOR = "\n\n"
+# Slack has no escape for "|" inside a link label; it would end the URL part
+_LINK_BAR = "\u2223"  # DIVIDES, looks like "|"
+
+
+@dataclass(frozen=True, slots=True)
+class SlackMessage:
+    """One ``chat.postMessage``: ``text`` is the plain fallback (notifications, old clients)."""
+
+    text: str
+    blocks: tuple[dict[str, Any], ...]
+
+
+def escape(s: str) -> str:
+    """``s`` with Slack's control characters ``&``, ``<``, ``>`` escaped (mrkdwn and text)."""
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def escaped_cost(ch: str) -> int:
+    """The room one character takes once escaped, in UTF-16 code units."""
+    if ch == "&":
+        return 5
+    if ch in "<>":
+        return 4
+    return 2 if ord(ch) > 0xFFFF else 1
+
+
+def _u16(s: str) -> int:
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _u16_cost(ch: str) -> int:
+    return 2 if ord(ch) > 0xFFFF else 1
+
+
+def _fit(s: str, limit: int) -> str:
+    """``s`` truncated so that, escaped, it takes at most ``limit``; then escaped."""
+    return escape(digest.truncate(s, limit, cost=escaped_cost))
+
+
+def link(url: str, label: str) -> str:
+    """``<url|label>``; ``url`` comes from ``text.link_url`` (no ``|``, ``<``, ``>`` left)."""
+    return f"<{escape(url)}|{escape(label).replace('|', _LINK_BAR)}>"
+
+
+def _section(mrkdwn: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": mrkdwn}}
+
+
+def _context(mrkdwn: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": mrkdwn}]}
+
+
+def _header(plain: str) -> dict[str, Any]:
+    return {
+        "type": "header",
+        "text": {
+            "type": "plain_text",
+            "text": digest.truncate(plain, MAX_HEADER_TEXT, cost=_u16_cost),
+            "emoji": True,
+        },
+    }
+
+
+def _entry_mrkdwn(e: text.Entry) -> str:
+    title = link(e.url, e.title) if e.url else escape(e.title)
+    head = f"*{title}*"
+    for label in (e.updated, e.language_note):
+        if label:
+            head += f"  {escape(label)}"
+    lines = [head]
+    tags = " · ".join(part for part in (e.tags, e.matched) if part)
+    if tags:
+        lines.append(escape(tags))
+    if e.tldr:
+        lines.append(escape(e.tldr))
+    return "\n".join(lines)
+
+
+def _entry_blocks(item: DigestItem, lang: str) -> list[dict[str, Any]]:
+    e = text.entry(item, lang=lang)
+    body = _entry_mrkdwn(e)
+    for detail in text.DETAIL_LEVELS[1:]:
+        if _u16(body) <= MAX_SECTION_TEXT:
+            break
+        e = text.entry(item, lang=lang, detail=detail)
+        body = _entry_mrkdwn(e)
+    blocks = [_section(body)]
+    if e.context:
+        blocks.append(_context(_fit(" · ".join(e.context), MAX_CONTEXT_TEXT)))
+    return blocks
+
+
+def _fallback(lines: Sequence[str]) -> str:
+    return _fit("\n".join(line for line in lines if line), MAX_FALLBACK_TEXT) or digest.ELLIPSIS
+
+
+def _titles(items: Sequence[DigestItem], lang: str) -> list[str]:
+    return [
+        "• " + text.entry(item, lang=lang, detail=text.DETAIL_LEVELS[-1]).title for item in items
+    ]
+
+
+def _summary_section(items: Sequence[DigestItem], lang: str) -> dict[str, Any]:
+    top = items[:SUMMARY_TOP]
+    body = ""
+    for with_links in (True, False):
+        lines = [escape(t(lang, "render.top", count=len(top)))]
+        for item in top:
+            title = text.entry(item, lang=lang, detail=text.DETAIL_LEVELS[-1]).title
+            url = text.link_url(item.page.url) if with_links else None
+            lines.append(f"• *{link(url, title) if url else escape(title)}*")
+        body = "\n".join(lines)
+        if _u16(body) <= MAX_SECTION_TEXT:
+            break
+    return _section(body)
+
+
+def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
+    """``(message, thread_replies)`` that carry ``d``.
+
+    Up to ``THREAD_THRESHOLD`` pages: one message (a header block, then per page a section
+    with the linked title, the "updated" mark, tags and matched tags, the TL;DR, and a
+    context block with the page's date), and no replies. A longer digest: a summary (header,
+    the top ``SUMMARY_TOP`` titles, a pointer to the thread) and the pages as thread
+    replies of at most ``REPLY_BLOCKS`` blocks each.
+    """
+    head = text.header(d)
+    if len(d.items) <= THREAD_THRESHOLD:
+        blocks = [_header(head)]
+        for item in d.items:
+            blocks += _entry_blocks(item, d.lang)
+        return SlackMessage(_fallback([head, *_titles(d.items, d.lang)]), tuple(blocks)), ()
+
+    summary = SlackMessage(
+        _fallback([head, *_titles(d.items[:SUMMARY_TOP], d.lang)]),
+        (
+            _header(head),
+            _summary_section(d.items, d.lang),
+            _context(escape(t(d.lang, "render.thread_hint", count=len(d.items)))),
+        ),
+    )
+    groups: list[tuple[list[DigestItem], list[dict[str, Any]]]] = []
+    for item in d.items:
+        blocks = _entry_blocks(item, d.lang)
+        if groups and len(groups[-1][1]) + len(blocks) <= REPLY_BLOCKS:
+            groups[-1][0].append(item)
+            groups[-1][1].extend(blocks)
+        else:
+            groups.append(([item], blocks))
+    replies = tuple(
+        SlackMessage(
+            _fallback([f"{head} {text.part_label(d.lang, i, len(groups))}", *_titles(its, d.lang)]),
+            tuple(blocks),
+        )
+        for i, (its, blocks) in enumerate(groups, start=1)
+    )
+    return summary, replies
+
+
+def _button(button: Button, index: int) -> dict[str, Any]:
+    label = digest.truncate(button.label, MAX_BUTTON_TEXT, cost=_u16_cost) or digest.ELLIPSIS
+    return {
+        "type": "button",
+        "text": {"type": "plain_text", "text": label, "emoji": True},
+        "action_id": f"trend:{index}"[:MAX_ACTION_ID],
+        "value": button.action[:MAX_BUTTON_VALUE],
+    }
+
+
+def _actions(rows: Sequence[Sequence[Button]]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    index = 0
+    for row in rows:
+        for start in range(0, len(row), MAX_ACTIONS_ELEMENTS):
+            elements = []
+            for button in row[start : start + MAX_ACTIONS_ELEMENTS]:
+                elements.append(_button(button, index))
+                index += 1
+            blocks.append({"type": "actions", "elements": elements})
+    return blocks[: MAX_BLOCKS - 1]
+
+
+def _text_sections(s: str) -> list[dict[str, Any]]:
+    pieces: list[str] = []
+    for paragraph in text.paragraphs(s):
+        pieces += [
+            escape(p) for p in text.split_text(paragraph, MAX_SECTION_TEXT, cost=escaped_cost)
+        ]
+    packed = text.pack(pieces, MAX_SECTION_TEXT, separator=_SEPARATOR, measure=_u16)
+    return [_section(p) for p in packed]
+
+
+def render_reply(r: Reply) -> SlackMessage:
+    """``r`` as one message: its text in sections, its pages as digest entries, its buttons.
+
+    Each row of buttons becomes an ``actions`` block (split at ``MAX_ACTIONS_ELEMENTS``);
+    a button's ``action_id`` is ``trend:<n>``, unique in the message, and its ``value`` the
+    button's ``action``. When everything would exceed ``MAX_BLOCKS``, the text and pages
+    that do not fit are left out and a context block says how many pages were.
+    """
+    actions = _actions(r.buttons)
+    room = MAX_BLOCKS - len(actions)
+    groups: list[list[dict[str, Any]]] = [[section] for section in _text_sections(r.text)]
+    first_item = len(groups)
+    groups += [_entry_blocks(item, r.lang) for item in r.items]
+
+    body: list[dict[str, Any]] = []
+    if sum(len(g) for g in groups) <= room:
+        for g in groups:
+            body += g
+    else:
+        kept = 0
+        for g in groups:
+            if len(body) + len(g) > room - 1:
+                break
+            body += g
+            kept += 1
+        omitted = len(groups) - max(kept, first_item)
+        note = t(r.lang, "render.more", count=omitted) if omitted else digest.ELLIPSIS
+        body.append(_context(escape(note)))
+
+    fallback = [r.text.strip()] if r.text.strip() else [*_titles(r.items, r.lang)]
+    if not any(fallback):
+        fallback = [" ".join(b.label for row in r.buttons for b in row)]
+    return SlackMessage(_fallback(fallback), tuple(body + actions))

@@ -1,0 +1,281 @@
+"""The delivery queue (outbox) and the ledger of what each chat was planned.
+
+A row moves ``queued`` -> ``sending`` (claimed by one worker) -> ``sent``; a failure moves
+it back to ``queued`` with a later ``not_before``, or to ``failed`` (retries exhausted, or
+the chat is gone). ``parts_sent`` is committed after each platform message, so a message
+that was already sent is not sent again after a crash; only the one in flight can be.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, case, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.store.pages import chunks, utcnow
+from bot.store.schema import chats, outbox
+
+QUEUED = "queued"
+SENDING = "sending"
+SENT = "sent"
+FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxRow:
+    id: int
+    chat_pk: int
+    platform: str
+    kind: str
+    payload: dict[str, Any]
+    attempts: int
+    parts_sent: int
+    thread_ref: str | None
+    broadcast_id: int | None
+    created_at: dt.datetime
+
+
+def row_values(
+    *,
+    chat_pk: int,
+    platform: str,
+    kind: str,
+    payload: Mapping[str, Any],
+    now: dt.datetime,
+    priority: int = 0,
+    broadcast_id: int | None = None,
+) -> dict[str, Any]:
+    return {
+        "chat_pk": chat_pk,
+        "platform": platform,
+        "kind": kind,
+        "payload": json.dumps(payload, separators=(",", ":"), ensure_ascii=False),
+        "status": QUEUED,
+        "priority": priority,
+        "attempts": 0,
+        "parts_sent": 0,
+        "not_before": now,
+        "broadcast_id": broadcast_id,
+        "created_at": now,
+    }
+
+
+async def enqueue(conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]) -> None:
+    for part in chunks(list(rows), 300):
+        await conn.execute(insert(outbox), list(part))
+
+
+async def claim(
+    conn: AsyncConnection,
+    *,
+    worker: str,
+    limit: int,
+    now: dt.datetime,
+    platforms: Iterable[str],
+    exclude_chats: Iterable[int] = (),
+    only_chats: Iterable[int] | None = None,
+) -> list[OutboxRow]:
+    """Claim up to ``limit`` due rows, oldest first within priority, for this worker.
+
+    On PostgreSQL the rows are locked ``FOR UPDATE SKIP LOCKED`` so replicas never claim
+    the same row; on SQLite the immediate transaction serialises claimers.
+    """
+    query = (
+        select(outbox.c.id)
+        .where(
+            outbox.c.status == QUEUED,
+            outbox.c.not_before <= now,
+            outbox.c.platform.in_(list(platforms)),
+        )
+        .order_by(outbox.c.priority.desc(), outbox.c.not_before, outbox.c.id)
+        .limit(limit)
+    )
+    excluded = list(exclude_chats)
+    if excluded:
+        query = query.where(outbox.c.chat_pk.not_in(excluded))
+    if only_chats is not None:
+        query = query.where(outbox.c.chat_pk.in_(list(only_chats)))
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    ids = [row_id for (row_id,) in await conn.execute(query)]
+    if not ids:
+        return []
+    await conn.execute(
+        update(outbox)
+        .where(outbox.c.id.in_(ids))
+        .values(status=SENDING, claimed_by=worker, claimed_at=now)
+    )
+    rows = await conn.execute(select(outbox).where(outbox.c.id.in_(ids)).order_by(outbox.c.id))
+    return [_row(r) for r in rows.mappings()]
+
+
+def _row(r: Mapping[str, Any]) -> OutboxRow:
+    return OutboxRow(
+        id=r["id"],
+        chat_pk=r["chat_pk"],
+        platform=r["platform"],
+        kind=r["kind"],
+        payload=json.loads(r["payload"]),
+        attempts=r["attempts"],
+        parts_sent=r["parts_sent"],
+        thread_ref=r["thread_ref"],
+        broadcast_id=r["broadcast_id"],
+        created_at=r["created_at"],
+    )
+
+
+async def part_sent(
+    conn: AsyncConnection, *, row_id: int, parts_sent: int, thread_ref: str | None
+) -> None:
+    await conn.execute(
+        update(outbox)
+        .where(outbox.c.id == row_id)
+        .values(parts_sent=parts_sent, thread_ref=thread_ref)
+    )
+
+
+async def sent(conn: AsyncConnection, *, row_id: int, now: dt.datetime) -> None:
+    await conn.execute(
+        update(outbox)
+        .where(outbox.c.id == row_id)
+        .values(status=SENT, sent_at=now, claimed_by=None, last_error=None)
+    )
+
+
+async def retry_later(
+    conn: AsyncConnection,
+    *,
+    row_id: int,
+    not_before: dt.datetime,
+    error: str,
+    count_attempt: bool = True,
+) -> None:
+    """Back to the queue; ``count_attempt`` is false for a 429 (waiting is not failing)."""
+    values: dict[str, Any] = {
+        "status": QUEUED,
+        "not_before": not_before,
+        "last_error": error[:1000],
+        "claimed_by": None,
+    }
+    if count_attempt:
+        values["attempts"] = outbox.c.attempts + 1
+    await conn.execute(update(outbox).where(outbox.c.id == row_id).values(**values))
+
+
+async def fail(conn: AsyncConnection, *, row_id: int, error: str, attempts: int) -> None:
+    await conn.execute(
+        update(outbox)
+        .where(outbox.c.id == row_id)
+        .values(status=FAILED, last_error=error[:1000], attempts=attempts, claimed_by=None)
+    )
+
+
+async def fail_chat(conn: AsyncConnection, *, chat_pk: int, error: str) -> int:
+    """The chat is gone: every message still waiting for it fails with ``error``."""
+    result = await conn.execute(
+        update(outbox)
+        .where(outbox.c.chat_pk == chat_pk, outbox.c.status.in_((QUEUED, SENDING)))
+        .values(status=FAILED, last_error=error[:1000], claimed_by=None)
+    )
+    return int(result.rowcount or 0)
+
+
+async def release_claims(conn: AsyncConnection, *, worker: str) -> int:
+    """A worker stopping cleanly gives back the rows it claimed and did not start."""
+    result = await conn.execute(
+        update(outbox)
+        .where(outbox.c.status == SENDING, outbox.c.claimed_by == worker)
+        .values(status=QUEUED, claimed_by=None)
+    )
+    return int(result.rowcount or 0)
+
+
+async def requeue_stale(conn: AsyncConnection, *, claimed_before: dt.datetime) -> int:
+    """Rows claimed by a worker that died (claim older than the cutoff) go back to the queue.
+
+    The message that was in flight when it died may have reached the chat: this is the
+    only place a duplicate can come from (see the README's delivery rule).
+    """
+    result = await conn.execute(
+        update(outbox)
+        .where(outbox.c.status == SENDING, outbox.c.claimed_at < claimed_before)
+        .values(status=QUEUED, claimed_by=None)
+    )
+    return int(result.rowcount or 0)
+
+
+async def touch_claims(conn: AsyncConnection, *, worker: str, now: dt.datetime) -> None:
+    """Keep this worker's claims fresh so ``requeue_stale`` leaves them alone."""
+    await conn.execute(
+        update(outbox)
+        .where(outbox.c.status == SENDING, outbox.c.claimed_by == worker)
+        .values(claimed_at=now)
+    )
+
+
+async def retry_failed(conn: AsyncConnection, *, chat_pks: Sequence[int] | None = None) -> int:
+    """Failed messages of active chats get a fresh set of attempts (``digest --now``)."""
+    active = select(chats.c.id).where(chats.c.state == "active")
+    query = update(outbox).where(outbox.c.status == FAILED, outbox.c.chat_pk.in_(active))
+    if chat_pks is not None:
+        query = query.where(outbox.c.chat_pk.in_(list(chat_pks)))
+    result = await conn.execute(
+        query.values(status=QUEUED, attempts=0, not_before=utcnow(), claimed_by=None)
+    )
+    return int(result.rowcount or 0)
+
+
+async def pending(
+    conn: AsyncConnection, *, chat_pks: Sequence[int] | None = None
+) -> tuple[int, dt.datetime | None]:
+    """Messages queued or being sent (for these chats), and when the earliest is due."""
+    query = select(func.count(), func.min(outbox.c.not_before)).where(
+        outbox.c.status.in_((QUEUED, SENDING))
+    )
+    if chat_pks is not None:
+        query = query.where(outbox.c.chat_pk.in_(list(chat_pks)))
+    count, earliest = (await conn.execute(query)).one()
+    return int(count), earliest
+
+
+async def counts_since(conn: AsyncConnection, *, since: dt.datetime) -> dict[str, int]:
+    """Messages by status: sent and failed since ``since``, and everything still queued."""
+    recent = outbox.c.created_at >= since
+    row = (
+        await conn.execute(
+            select(
+                func.sum(case((and_(outbox.c.status == SENT, recent), 1), else_=0)),
+                func.sum(case((and_(outbox.c.status == FAILED, recent), 1), else_=0)),
+                func.sum(case((outbox.c.status.in_((QUEUED, SENDING)), 1), else_=0)),
+            )
+        )
+    ).one()
+    return {"sent": int(row[0] or 0), "failed": int(row[1] or 0), "queued": int(row[2] or 0)}
+
+
+async def top_failures(
+    conn: AsyncConnection, *, since: dt.datetime, limit: int = 5
+) -> list[tuple[str, int]]:
+    count = func.count()
+    rows = await conn.execute(
+        select(outbox.c.last_error, count)
+        .where(outbox.c.status == FAILED, outbox.c.created_at >= since)
+        .group_by(outbox.c.last_error)
+        .order_by(count.desc())
+        .limit(limit)
+    )
+    return [(error or "?", int(n)) for error, n in rows]
+
+
+async def oldest_queued_age(conn: AsyncConnection, *, now: dt.datetime) -> float:
+    oldest = (
+        await conn.execute(
+            select(func.min(outbox.c.created_at)).where(outbox.c.status.in_((QUEUED, SENDING)))
+        )
+    ).scalar_one()
+    return (now - oldest).total_seconds() if oldest else 0.0

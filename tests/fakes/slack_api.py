@@ -1,0 +1,925 @@
+"""A local HTTP server that speaks the Slack Web API, for tests; and signed requests for an app.
+
+slack-sdk's ``AsyncWebClient(token, base_url=sl.base_url)`` runs unchanged against it. Calls
+arrive as ``GET`` or ``POST {base_url}{method}`` with a form or JSON body and
+``Authorization: Bearer xoxb-...``. Every answer is Slack's envelope: HTTP 200 with
+``{"ok": true, ...}`` or ``{"ok": false, "error": "channel_not_found"}``; only ``ratelimited``
+comes as HTTP 429 with a ``Retry-After`` header, as on Slack.
+
+Failures are part of the fake's input, set by the test:
+
+* ``channel_errors[channel] = "is_archived"`` (any Slack error code) -- permanent per channel;
+  ``add_channel(..., is_archived=True)`` / ``is_member=False`` give the same answers;
+* ``user_errors[user] = "user_not_found"`` -- for conversations.open and users.info;
+* ``fail_next(method, status=429, retry_after=1, error="ratelimited")`` -- the next calls fail;
+* ``drop_next(method)`` -- the next calls lose their connection without an answer;
+* ``latency`` -- seconds before every answer;
+* ``enforce_limits`` -- one chat.postMessage per second per channel, else 429 and an entry in
+  ``limit_violations``.
+
+It also receives what an app posts to a slash command's ``response_url``:
+``sl.response_url("r1")`` is a URL on this server, and ``sl.responses["r1"]`` the JSON bodies
+posted to it. ``slack_signature``, ``signed_headers``, ``slash_command_body`` and
+``block_actions_body`` build the signed requests Slack itself would send to the app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import logging
+import math
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Self
+from urllib.parse import urlencode
+
+from aiohttp import web
+
+DEFAULT_TOKEN = "xoxb-1-test-token"
+DEFAULT_TEAM_ID = "T1"
+BOT_USER_ID = "U0BOT"
+BOT_ID = "B0BOT"
+
+MAX_BLOCKS = 50  # Block Kit: blocks in one message
+MAX_SECTION_TEXT = 3000  # Block Kit: section text and each field
+MAX_HEADER_TEXT = 150  # Block Kit: header plain_text
+MAX_CONTEXT_ELEMENTS = 10  # Block Kit: elements of a context block
+MAX_ACTIONS_ELEMENTS = 25  # Block Kit: elements of an actions block
+MAX_BUTTON_TEXT = 75  # Block Kit: button text
+MAX_BUTTON_VALUE = 2000  # Block Kit: button value
+MAX_ACTION_ID = 255  # Block Kit: action_id and block_id
+MAX_TEXT_CHARS = 40000  # chat.postMessage text; longer is msg_too_long
+CHANNEL_INTERVAL_SECONDS = 1.0  # Slack: about one message per second per channel
+DEFAULT_LIMIT_TOLERANCE = 0.05  # seconds of arrival jitter forgiven by the limit
+FIRST_TS_MICROS = 1_700_000_000_000_100  # message ts, in microseconds: 1700000000.000100
+
+_JSON_PARAMS = frozenset({"blocks", "attachments", "metadata"})  # JSON strings in a form
+
+_log = logging.getLogger(__name__)
+
+
+class _ApiError(Exception):
+    def __init__(self, error: str, *, status: int = 200, retry_after: int | None = None) -> None:
+        super().__init__(error)
+        self.error = error
+        self.status = status
+        self.retry_after = retry_after
+        self.details: dict[str, Any] = {}
+
+
+class _Dropped(Exception):
+    """The connection is to be closed without an answer."""
+
+
+@dataclass(slots=True)
+class SlackCall:
+    """One request the app made, as the fake answered it.
+
+    ``method`` is the Web API method, or ``"response_url"`` for a post to a response URL (then
+    ``channel`` is the response URL's name). ``status`` is the HTTP status (0 when dropped).
+    """
+
+    method: str
+    params: dict[str, Any]
+    at: float  # time.monotonic() when the request arrived
+    channel: str | None
+    status: int = 0
+    response: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 200 and bool(self.response and self.response.get("ok"))
+
+    @property
+    def error(self) -> str | None:
+        return self.response.get("error") if self.response else None
+
+
+@dataclass(frozen=True, slots=True)
+class LimitViolation:
+    """A post refused with 429 because the channel already had one within a second."""
+
+    at: float
+    method: str
+    channel: str
+    retry_after: int
+
+
+@dataclass(slots=True)
+class _Failure:
+    status: int
+    error: str
+    retry_after: int | None
+    channel: str | None
+    remaining: int
+
+
+@dataclass(slots=True)
+class _Drop:
+    channel: str | None
+    remaining: int
+
+
+@dataclass(slots=True)
+class _Ts:
+    next_micros: int = FIRST_TS_MICROS
+
+    def take(self) -> str:
+        micros, self.next_micros = self.next_micros, self.next_micros + 100
+        return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
+
+
+class FakeSlack:
+    """A Slack Web API server on 127.0.0.1 with an ephemeral port.
+
+    Use as ``async with FakeSlack() as sl:`` and give slack-sdk ``base_url=sl.base_url``. All
+    state is plain attributes the test may read and set at any time.
+
+    Args:
+        token: the bot token accepted (more in ``sl.tokens``); others get ``invalid_auth``.
+        team_id: the workspace, as auth.test and every object report it.
+        log_requests: log every request at INFO on this module's logger.
+    """
+
+    def __init__(
+        self,
+        *,
+        token: str = DEFAULT_TOKEN,
+        team_id: str = DEFAULT_TEAM_ID,
+        log_requests: bool = False,
+    ) -> None:
+        self.token = token
+        self.tokens: set[str] = {token}
+        self.team_id = team_id
+        self.bot_user_id = BOT_USER_ID
+        self.bot_id = BOT_ID
+        self.log_requests = log_requests
+
+        # What the app did.
+        self.sent: list[SlackCall] = []
+        self.request_count: Counter[str] = Counter()
+        self.limit_violations: list[LimitViolation] = []
+        self.ephemerals: list[dict[str, Any]] = []
+        self.responses: dict[str, list[dict[str, Any]]] = {}
+
+        # Failures and limits, set by the test.
+        self.channel_errors: dict[str, str] = {}
+        self.user_errors: dict[str, str] = {}
+        self.latency = 0.0
+        self.enforce_limits = False
+        self.limit_tolerance = DEFAULT_LIMIT_TOLERANCE
+
+        # The workspace the app talks to.
+        self.channels: dict[str, dict[str, Any]] = {}
+        self.users: dict[str, dict[str, Any]] = {}
+        self.user_locales: dict[str, str] = {}
+        self.user_timezones: dict[str, str] = {}
+
+        self._failures: dict[str, deque[_Failure]] = {}
+        self._drops: dict[str, deque[_Drop]] = {}
+        self._last_post: dict[str, float] = {}
+        self._messages: dict[tuple[str, str], dict[str, Any]] = {}
+        self._by_channel: dict[str, list[dict[str, Any]]] = {}
+        self._ts = _Ts()
+        self._delivered = 0
+        self._changed = asyncio.Condition()
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+        self._handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            "auth.test": self._auth_test,
+            "chat.postMessage": self._post_message,
+            "chat.postEphemeral": self._post_ephemeral,
+            "chat.update": self._update,
+            "conversations.info": self._conversations_info,
+            "conversations.open": self._conversations_open,
+            "users.info": self._users_info,
+        }
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Listen on 127.0.0.1 on a free port."""
+        app = web.Application()
+        app.router.add_route("*", "/api/{method}", self._handle)
+        app.router.add_post("/response/{name}", self._handle_response_url)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server
+        assert server is not None
+        sockets = getattr(server, "sockets", None) or []
+        self._port = sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._port}"
+
+    @property
+    def base_url(self) -> str:
+        """slack-sdk's ``base_url``: the method name is appended to it."""
+        return f"{self.url}/api/"
+
+    def response_url(self, name: str) -> str:
+        """A ``response_url`` on this server; what is posted to it lands in ``responses[name]``."""
+        self.responses.setdefault(name, [])
+        return f"{self.url}/response/{name}"
+
+    # ------------------------------------------------------------------ the workspace
+
+    def add_channel(
+        self,
+        channel_id: str,
+        *,
+        name: str | None = None,
+        is_private: bool = False,
+        is_archived: bool = False,
+        is_member: bool = True,
+        user: str | None = None,
+    ) -> dict[str, Any]:
+        """Describe a conversation; posting follows it (archived: ``is_archived``, not a member:
+        ``not_in_channel``). An id starting with ``D`` is a direct message with ``user``."""
+        channel = _channel_object(channel_id, name=name, team_id=self.team_id)
+        channel.update(
+            is_private=is_private or channel["is_im"],
+            is_group=is_private and not channel["is_im"],
+            is_channel=not is_private and not channel["is_im"],
+            is_archived=is_archived,
+            is_member=is_member,
+        )
+        if channel["is_im"]:
+            channel["user"] = user or "U" + channel_id[1:]
+        self.channels[channel_id] = channel
+        return channel
+
+    def im_channel(self, user_id: str) -> str:
+        """The id of the bot's direct-message conversation with a user."""
+        return "D" + user_id[1:]
+
+    # ------------------------------------------------------------------ failures
+
+    def fail_next(
+        self,
+        method: str,
+        *,
+        status: int = 429,
+        retry_after: int = 1,
+        error: str | None = None,
+        times: int = 1,
+        channel: str | None = None,
+    ) -> None:
+        """Answer the next ``times`` calls of ``method`` (``"*"``: any) with an error.
+
+        A 429 comes with ``Retry-After`` and ``ratelimited``; any other status with
+        ``{"ok": false, "error": error}`` (``fatal_error`` unless given), e.g.
+        ``fail_next("chat.postMessage", status=200, error="internal_error")``. Method
+        ``"response_url"`` fails posts to response URLs (``channel``: the URL's name).
+        """
+        if error is None:
+            error = "ratelimited" if status == 429 else "fatal_error"
+        failure = _Failure(status, error, retry_after if status == 429 else None, channel, times)
+        self._failures.setdefault(method, deque()).append(failure)
+
+    def drop_next(self, method: str, times: int = 1, *, channel: str | None = None) -> None:
+        """Close the connection of the next ``times`` calls of ``method`` without an answer."""
+        self._drops.setdefault(method, deque()).append(_Drop(channel, times))
+
+    # ------------------------------------------------------------------ what the app did
+
+    def messages_to(self, channel: str) -> list[dict[str, Any]]:
+        """Messages posted to a channel, oldest first, as they are now (updates applied).
+
+        Each is the ``message`` object chat.postMessage answered, plus ``channel`` and, when
+        given, ``thread_ts``.
+        """
+        return list(self._by_channel.get(channel, ()))
+
+    def ephemerals_to(self, user: str, channel: str | None = None) -> list[dict[str, Any]]:
+        """Ephemeral messages shown to a user (in one channel, when given), oldest first."""
+        return [
+            e
+            for e in self.ephemerals
+            if e["user"] == user and (channel is None or e["channel"] == channel)
+        ]
+
+    def calls(self, method: str | None = None, *, ok: bool | None = None) -> list[SlackCall]:
+        """Recorded calls, optionally of one method and only the successful or failed ones."""
+        return [
+            call
+            for call in self.sent
+            if (method is None or call.method == method) and (ok is None or call.ok == ok)
+        ]
+
+    @property
+    def delivered(self) -> int:
+        """How many chat.postMessage calls succeeded."""
+        return self._delivered
+
+    async def wait_for(
+        self,
+        until: int | Callable[[SlackCall], bool],
+        *,
+        count: int = 1,
+        timeout: float = 5.0,  # noqa: ASYNC109 - the deadline is the point of this helper
+    ) -> list[SlackCall]:
+        """Wait until the app has done what the test expects, and return those calls.
+
+        ``until`` is either a number of successful chat.postMessage calls (in all, counted
+        from the start) or a predicate over :class:`SlackCall`, of which ``count`` must match.
+        Wakes on each recorded call; never polls. Raises ``TimeoutError`` naming what was seen.
+        """
+        if isinstance(until, int):
+            count, predicate = until, _is_delivered_message
+        else:
+            predicate = until
+        matches: list[SlackCall] = []
+        cursor = 0
+
+        def satisfied() -> bool:
+            nonlocal cursor
+            calls = self.sent
+            while cursor < len(calls):
+                if predicate(calls[cursor]):
+                    matches.append(calls[cursor])
+                cursor += 1
+            return len(matches) >= count
+
+        try:
+            async with asyncio.timeout(timeout), self._changed:
+                await self._changed.wait_for(satisfied)
+        except TimeoutError:
+            recent = ", ".join(f"{c.method}({c.channel})={c.error or 'ok'}" for c in self.sent[-5:])
+            raise TimeoutError(
+                f"{len(matches)} of {count} expected calls after {timeout}s; last: [{recent}]"
+            ) from None
+        return matches
+
+    async def wait_for_response(
+        self,
+        name: str,
+        *,
+        count: int = 1,
+        timeout: float = 5.0,  # noqa: ASYNC109 - the deadline is the point of this helper
+    ) -> list[dict[str, Any]]:
+        """Wait until ``count`` bodies were posted to ``response_url(name)``; return them all."""
+        await self.wait_for(
+            lambda c: c.method == "response_url" and c.channel == name and c.status == 200,
+            count=count,
+            timeout=timeout,
+        )
+        return list(self.responses[name])
+
+    # ------------------------------------------------------------------ HTTP
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        arrived = time.monotonic()
+        method = request.match_info["method"]
+        self.request_count[method] += 1
+        params = await _read_params(request)
+        token = _bearer(request) or params.pop("token", None)
+        channel = params.get("channel")
+        call = SlackCall(method, params, arrived, channel if isinstance(channel, str) else None)
+        if self.log_requests:
+            _log.info("%s %s", method, params)
+        headers: dict[str, str] = {}
+        try:
+            if self.latency > 0:
+                await asyncio.sleep(self.latency)
+            body = self._answer(token, method, params)
+            call.status, call.response = 200, body
+        except _ApiError as err:
+            call.status, call.response = (
+                err.status,
+                {"ok": False, "error": err.error, **err.details},
+            )
+            if err.retry_after is not None:
+                headers["Retry-After"] = str(err.retry_after)
+        except _Dropped:
+            call.status, call.response = 0, None
+        await self._record(call)
+        if call.response is None:
+            assert request.transport is not None
+            request.transport.abort()
+            raise asyncio.CancelledError  # aiohttp finishes the aborted request quietly
+        return web.json_response(call.response, status=call.status, headers=headers)
+
+    async def _handle_response_url(self, request: web.Request) -> web.StreamResponse:
+        name = request.match_info["name"]
+        self.request_count["response_url"] += 1
+        if request.content_type == "application/json":
+            body = await request.json()
+        else:
+            body = dict(await _read_params(request))
+        call = SlackCall("response_url", body, time.monotonic(), name)
+        if self.latency > 0:
+            await asyncio.sleep(self.latency)
+        failure = self._take(self._failures, "response_url", name)
+        if failure is not None:
+            call.status, call.response = failure.status, {"ok": False, "error": failure.error}
+            await self._record(call)
+            return web.Response(status=failure.status, text=failure.error)
+        self.responses.setdefault(name, []).append(body)
+        call.status, call.response = 200, {"ok": True}
+        await self._record(call)
+        return web.Response(text="ok")
+
+    async def _record(self, call: SlackCall) -> None:
+        self.sent.append(call)
+        async with self._changed:
+            self._changed.notify_all()
+
+    def _answer(self, token: str | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if not token:
+            raise _ApiError("not_authed")
+        if token not in self.tokens:
+            raise _ApiError("invalid_auth")
+        handler = self._handlers.get(method)
+        if handler is None:
+            raise _ApiError("unknown_method")
+        channel = params.get("channel")
+        if self._take(self._drops, method, channel):
+            raise _Dropped
+        failure = self._take(self._failures, method, channel)
+        if failure is not None:
+            raise _ApiError(failure.error, status=failure.status, retry_after=failure.retry_after)
+        if isinstance(channel, str) and channel in self.channel_errors:
+            raise _ApiError(self.channel_errors[channel])
+        return {"ok": True, **handler(params)}
+
+    def _take(self, queues: dict[str, deque[Any]], method: str, channel: Any) -> Any:
+        for key in (method, "*"):
+            queue = queues.get(key)
+            if not queue:
+                continue
+            for entry in queue:
+                if entry.channel is None or entry.channel == channel:
+                    entry.remaining -= 1
+                    if entry.remaining <= 0:
+                        queue.remove(entry)
+                    return entry
+        return None
+
+    def _check_limit(self, method: str, channel: str) -> None:
+        if not self.enforce_limits:
+            return
+        now = time.monotonic()
+        last = self._last_post.get(channel)
+        gap = CHANNEL_INTERVAL_SECONDS - self.limit_tolerance
+        if last is not None and now - last < gap:
+            retry_after = max(1, math.ceil(gap - (now - last)))
+            self.limit_violations.append(LimitViolation(now, method, channel, retry_after))
+            raise _ApiError("ratelimited", status=429, retry_after=retry_after)
+        self._last_post[channel] = now
+
+    # ------------------------------------------------------------------ methods
+
+    def _auth_test(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "url": "https://fake-workspace.slack.com/",
+            "team": "Fake Workspace",
+            "user": "trendbot",
+            "team_id": self.team_id,
+            "user_id": self.bot_user_id,
+            "bot_id": self.bot_id,
+            "is_enterprise_install": False,
+        }
+
+    def _post_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = self._writable_channel(params)
+        text, blocks = _message_content(params)
+        self._check_limit("chat.postMessage", channel)
+        ts = self._ts.take()
+        message: dict[str, Any] = {
+            "type": "message",
+            "subtype": "bot_message",
+            "text": text,
+            "user": self.bot_user_id,
+            "bot_id": self.bot_id,
+            "team": self.team_id,
+            "ts": ts,
+        }
+        if blocks is not None:
+            message["blocks"] = blocks
+        if params.get("thread_ts"):
+            message["thread_ts"] = str(params["thread_ts"])
+        stored = {**message, "channel": channel}
+        self._messages[(channel, ts)] = stored
+        self._by_channel.setdefault(channel, []).append(stored)
+        self._delivered += 1
+        return {"channel": channel, "ts": ts, "message": message}
+
+    def _post_ephemeral(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = self._writable_channel(params)
+        user = params.get("user")
+        if not user:
+            raise _ApiError("user_not_found")
+        if user in self.user_errors:
+            raise _ApiError(self.user_errors[user])
+        text, blocks = _message_content(params)
+        ts = self._ts.take()
+        self.ephemerals.append(
+            {"channel": channel, "user": user, "text": text, "blocks": blocks, "ts": ts}
+        )
+        return {"message_ts": ts}
+
+    def _update(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = self._writable_channel(params)
+        ts = str(params.get("ts") or "")
+        message = self._messages.get((channel, ts))
+        if message is None:
+            raise _ApiError("message_not_found")
+        text, blocks = _message_content(params)
+        message["text"] = text
+        if blocks is not None:
+            message["blocks"] = blocks
+        message["edited"] = {"user": self.bot_user_id, "ts": self._ts.take()}
+        public = {k: v for k, v in message.items() if k != "channel"}
+        return {"channel": channel, "ts": ts, "text": text, "message": public}
+
+    def _conversations_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = params.get("channel")
+        if not channel:
+            raise _ApiError("channel_not_found")
+        return {"channel": self._channel(str(channel))}
+
+    def _conversations_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        if params.get("channel"):
+            return {"channel": {"id": str(params["channel"])}}
+        users = [u for u in str(params.get("users") or "").split(",") if u]
+        if not users:
+            raise _ApiError("users_list_not_supplied")
+        for user in users:
+            if user in self.user_errors:
+                raise _ApiError(self.user_errors[user])
+        if len(users) == 1:
+            channel_id = self.im_channel(users[0])
+        else:
+            channel_id = "G" + "".join(u[1:] for u in sorted(users))[:16]
+        already_open = channel_id in self.channels
+        if not already_open:
+            if len(users) == 1:
+                self.add_channel(channel_id, user=users[0])
+            else:
+                self.add_channel(channel_id, is_private=True).update(is_mpim=True)
+        if _truthy(params.get("return_im")):
+            channel: dict[str, Any] = dict(self.channels[channel_id])
+        else:
+            channel = {"id": channel_id}
+        body: dict[str, Any] = {"channel": channel}
+        if already_open:
+            body.update(no_op=True, already_open=True)
+        return body
+
+    def _users_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        user_id = str(params.get("user") or "")
+        if not user_id:
+            raise _ApiError("user_not_found")
+        if user_id in self.user_errors:
+            raise _ApiError(self.user_errors[user_id])
+        name = f"user{user_id.lower()}"
+        user: dict[str, Any] = {
+            "id": user_id,
+            "team_id": self.team_id,
+            "name": name,
+            "deleted": False,
+            "real_name": f"User {user_id}",
+            "tz": self.user_timezones.get(user_id, "UTC"),
+            "is_bot": False,
+            "is_admin": False,
+            "profile": {"real_name": f"User {user_id}", "display_name": name},
+        }
+        user.update(self.users.get(user_id, {}))
+        if _truthy(params.get("include_locale")):  # as on Slack: only when asked for
+            user["locale"] = self.user_locales.get(user_id, "en-US")
+        return {"user": user}
+
+    # ------------------------------------------------------------------ the workspace
+
+    def _channel(self, channel_id: str) -> dict[str, Any]:
+        channel = self.channels.get(channel_id)
+        if channel is None:
+            if channel_id[:1] not in ("C", "G", "D"):
+                raise _ApiError("channel_not_found")
+            channel = self.add_channel(channel_id, is_private=channel_id.startswith("G"))
+        return dict(channel)
+
+    def _writable_channel(self, params: dict[str, Any]) -> str:
+        """The conversation a message goes to, or the error Slack gives for it."""
+        channel_id = str(params.get("channel") or "")
+        if not channel_id:
+            raise _ApiError("channel_not_found")
+        if channel_id[:1] in ("U", "W"):  # posting to a user id goes to the bot's DM with them
+            if channel_id in self.user_errors:
+                raise _ApiError(self.user_errors[channel_id])
+            channel_id = self.im_channel(channel_id)
+        if channel_id in self.channel_errors:
+            raise _ApiError(self.channel_errors[channel_id])
+        channel = self._channel(channel_id)
+        if channel["is_archived"]:
+            raise _ApiError("is_archived")
+        if not channel["is_member"] and not channel["is_im"]:
+            raise _ApiError("not_in_channel")
+        return channel_id
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _is_delivered_message(call: SlackCall) -> bool:
+    return call.ok and call.method == "chat.postMessage"
+
+
+def _channel_object(channel_id: str, *, name: str | None, team_id: str) -> dict[str, Any]:
+    is_im = channel_id.startswith("D")
+    return {
+        "id": channel_id,
+        "name": name or ("" if is_im else f"channel-{channel_id.lower()}"),
+        "is_channel": not is_im,
+        "is_group": False,
+        "is_im": is_im,
+        "is_mpim": False,
+        "is_private": is_im,
+        "is_archived": False,
+        "is_general": False,
+        "is_member": True,
+        "created": 1_600_000_000,
+        "context_team_id": team_id,
+    }
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or str(value).lower() in ("1", "true")
+
+
+def _bearer(request: web.Request) -> str | None:
+    header = request.headers.get("Authorization", "")
+    return header[7:].strip() if header[:7].lower() == "bearer " else None
+
+
+def _message_content(params: dict[str, Any]) -> tuple[str, list[dict[str, Any]] | None]:
+    """The text and blocks of a message, or the error Slack gives for them."""
+    text = params.get("text")
+    text = "" if text is None else str(text)
+    blocks = params.get("blocks")
+    if isinstance(blocks, str):
+        try:
+            blocks = json.loads(blocks)
+        except ValueError:
+            raise _ApiError("invalid_blocks_format") from None
+    if blocks is not None:
+        _check_blocks(blocks)
+    if not text.strip() and not blocks and not params.get("attachments"):
+        raise _ApiError("no_text")
+    if len(text) > MAX_TEXT_CHARS:
+        raise _ApiError("msg_too_long")
+    return text, blocks
+
+
+def _check_blocks(blocks: Any) -> None:
+    """Block Kit's limits, answered as Slack does: ``invalid_blocks`` with the reasons."""
+    problems: list[str] = []
+    if not isinstance(blocks, list):
+        raise _ApiError("invalid_blocks_format")
+    if len(blocks) > MAX_BLOCKS:
+        problems.append(f"no more than {MAX_BLOCKS} items allowed [json-pointer:/blocks]")
+    for i, block in enumerate(blocks):
+        where = f"/blocks/{i}"
+        if not isinstance(block, dict) or "type" not in block:
+            problems.append(f"missing required field: type [json-pointer:{where}]")
+            continue
+        kind = block["type"]
+        if len(str(block.get("block_id", ""))) > MAX_ACTION_ID:
+            problems.append(f"must be less than 256 characters [json-pointer:{where}/block_id]")
+        if kind == "section":
+            text = block.get("text")
+            if text is None and not block.get("fields"):
+                problems.append(f"must provide text or fields [json-pointer:{where}]")
+            texts = ([("text", text)] if text else []) + [
+                (f"fields/{j}", f) for j, f in enumerate(block.get("fields", []))
+            ]
+            for path, item in texts:
+                _check_text(item, MAX_SECTION_TEXT, f"{where}/{path}", problems)
+        elif kind == "header":
+            _check_text(block.get("text"), MAX_HEADER_TEXT, f"{where}/text", problems)
+        elif kind == "context":
+            elements = block.get("elements") or []
+            if not elements or len(elements) > MAX_CONTEXT_ELEMENTS:
+                problems.append(
+                    f"must have 1 to {MAX_CONTEXT_ELEMENTS} items [json-pointer:{where}/elements]"
+                )
+        elif kind == "actions":
+            elements = block.get("elements") or []
+            if not elements or len(elements) > MAX_ACTIONS_ELEMENTS:
+                problems.append(
+                    f"must have 1 to {MAX_ACTIONS_ELEMENTS} items [json-pointer:{where}/elements]"
+                )
+            for j, element in enumerate(elements):
+                _check_element(element, f"{where}/elements/{j}", problems)
+    if problems:
+        error = _ApiError("invalid_blocks")
+        error.details = {
+            "errors": problems,
+            "response_metadata": {"messages": [f"[ERROR] {p}" for p in problems]},
+        }
+        raise error
+
+
+def _check_text(item: Any, limit: int, where: str, problems: list[str]) -> None:
+    if not isinstance(item, dict) or item.get("type") not in ("mrkdwn", "plain_text"):
+        problems.append(f"must be a text object [json-pointer:{where}]")
+        return
+    text = str(item.get("text", ""))
+    if not text:
+        problems.append(f"must be more than 0 characters [json-pointer:{where}/text]")
+    elif len(text) > limit:
+        problems.append(f"must be less than {limit + 1} characters [json-pointer:{where}/text]")
+
+
+def _check_element(element: Any, where: str, problems: list[str]) -> None:
+    if not isinstance(element, dict) or "type" not in element:
+        problems.append(f"missing required field: type [json-pointer:{where}]")
+        return
+    if element["type"] == "button":
+        _check_text(element.get("text"), MAX_BUTTON_TEXT, f"{where}/text", problems)
+        if len(str(element.get("value", ""))) > MAX_BUTTON_VALUE:
+            problems.append(f"must be less than 2001 characters [json-pointer:{where}/value]")
+    if len(str(element.get("action_id", ""))) > MAX_ACTION_ID:
+        problems.append(f"must be less than 256 characters [json-pointer:{where}/action_id]")
+
+
+async def _read_params(request: web.Request) -> dict[str, Any]:
+    """The call's arguments from the query string and a form or JSON body."""
+    params: dict[str, Any] = dict(request.query)
+    if not request.can_read_body:
+        return params
+    if request.content_type == "application/json":
+        body = await request.json()
+        if isinstance(body, dict):
+            params.update(body)
+        return params
+    form = await request.post()
+    for key, value in form.items():
+        if not isinstance(value, str):  # an uploaded file
+            params[key] = {"filename": value.filename, "size": len(value.file.read())}
+        elif key in _JSON_PARAMS:
+            try:
+                params[key] = json.loads(value)
+            except ValueError:
+                params[key] = value  # left for the method to refuse
+        else:
+            params[key] = value
+    return params
+
+
+# ---------------------------------------------------------------------- requests to the app
+
+
+def slack_signature(secret: str, timestamp: int, body: bytes) -> str:
+    """Slack's request signature: ``v0=`` HMAC-SHA256 of ``v0:{timestamp}:{body}``."""
+    base = b"v0:" + str(timestamp).encode() + b":" + body
+    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+def signed_headers(
+    secret: str,
+    body: bytes,
+    *,
+    timestamp: int | None = None,
+    content_type: str = "application/x-www-form-urlencoded",
+) -> dict[str, str]:
+    """The headers Slack sends with ``body``: its content type, timestamp and signature.
+
+    ``timestamp`` defaults to now; pass an old one to test the 5-minute staleness check.
+    """
+    ts = int(time.time()) if timestamp is None else timestamp
+    return {
+        "Content-Type": content_type,
+        "X-Slack-Request-Timestamp": str(ts),
+        "X-Slack-Signature": slack_signature(secret, ts, body),
+    }
+
+
+def slash_command_body(
+    command: str = "/trend",
+    text: str = "subscribe rl",
+    *,
+    user_id: str = "U1",
+    channel_id: str = "C1",
+    team_id: str = DEFAULT_TEAM_ID,
+    response_url: str,
+    channel_name: str = "general",
+    user_name: str | None = None,
+    trigger_id: str = "1111.2222.abcd",
+    api_app_id: str = "A1",
+) -> bytes:
+    """A slash command as Slack posts it to the app: an urlencoded form."""
+    fields = {
+        "token": "verification-token",
+        "team_id": team_id,
+        "team_domain": "fake-workspace",
+        "channel_id": channel_id,
+        "channel_name": "directmessage" if channel_id.startswith("D") else channel_name,
+        "user_id": user_id,
+        "user_name": user_name or f"user{user_id.lower()}",
+        "command": command,
+        "text": text,
+        "api_app_id": api_app_id,
+        "is_enterprise_install": "false",
+        "response_url": response_url,
+        "trigger_id": trigger_id,
+    }
+    return urlencode(fields).encode()
+
+
+def block_actions_payload(
+    action_id: str,
+    *,
+    value: str | None = None,
+    user_id: str = "U1",
+    channel_id: str = "C1",
+    team_id: str = DEFAULT_TEAM_ID,
+    response_url: str,
+    message_ts: str = "1700000000.000100",
+    block_id: str = "actions",
+    button_text: str = "Send",
+    message: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The payload of a button press. Without ``message`` the button was in an ephemeral
+    message, which Slack does not echo back (``container.is_ephemeral``)."""
+    action: dict[str, Any] = {
+        "type": "button",
+        "action_id": action_id,
+        "block_id": block_id,
+        "text": {"type": "plain_text", "text": button_text, "emoji": True},
+        "action_ts": f"{time.time():.6f}",
+    }
+    if value is not None:
+        action["value"] = value
+    payload: dict[str, Any] = {
+        "type": "block_actions",
+        "user": {
+            "id": user_id,
+            "username": f"user{user_id.lower()}",
+            "name": f"user{user_id.lower()}",
+            "team_id": team_id,
+        },
+        "api_app_id": "A1",
+        "token": "verification-token",
+        "container": {
+            "type": "message",
+            "message_ts": message_ts,
+            "channel_id": channel_id,
+            "is_ephemeral": message is None,
+        },
+        "trigger_id": "1111.2222.abcd",
+        "team": {"id": team_id, "domain": "fake-workspace"},
+        "enterprise": None,
+        "is_enterprise_install": False,
+        "channel": {"id": channel_id, "name": "general"},
+        "state": {"values": {}},
+        "response_url": response_url,
+        "actions": [action],
+    }
+    if message is not None:
+        payload["message"] = message
+    return payload
+
+
+def block_actions_body(payload: dict[str, Any]) -> bytes:
+    """An interactivity request as Slack posts it: ``payload=<json>``, urlencoded."""
+    return urlencode({"payload": json.dumps(payload)}).encode()
+
+
+__all__ = [
+    "DEFAULT_TEAM_ID",
+    "DEFAULT_TOKEN",
+    "FakeSlack",
+    "LimitViolation",
+    "SlackCall",
+    "block_actions_body",
+    "block_actions_payload",
+    "signed_headers",
+    "slack_signature",
+    "slash_command_body",
+]
