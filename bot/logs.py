@@ -93,5 +93,7 @@ def configure(
     # The HTTP clients log every request URL at INFO/DEBUG, and Telegram's URLs hold the
     # token: the redactor covers them, and they are quiet below WARNING unless DEBUG.
     quiet = logging.DEBUG if level == "DEBUG" else logging.WARNING
-    for name in ("httpx", "httpcore", "apscheduler", "aiohttp.access", "telegram", "slack_bolt"):
+    for name in (
+        "httpx", "httpcore", "apscheduler", "aiohttp.access", "telegram", "slack_bolt", "alembic"
+    ):
         logging.getLogger(name).setLevel(max(quiet, logging.getLevelName(level)))

@@ -295,6 +295,10 @@ def _load_front_matter(raw: str) -> Mapping[Any, Any]:
         raise ParseError(f"bad value in front matter: {_short(str(exc))}") from None
     except RecursionError:
         raise ParseError("bad YAML in front matter: nested too deeply") from None
+    except Exception:
+        # PyYAML's constructors fail in odd ways on explicit tags over malformed scalars
+        # ("!!int ''" -> IndexError, "!!timestamp x" -> AttributeError): all bad values.
+        raise ParseError("bad value in front matter") from None
     if meta is None:
         return {}
     if not isinstance(meta, dict):

@@ -8,11 +8,10 @@ for a platform and wrap its output in :class:`~bot.models.Outgoing` messages.
 from __future__ import annotations
 
 from bot.models import Digest, Outgoing, Platform, Reply
+from bot.render import slack, telegram, text
 
 
 def digest_messages(platform: Platform, digest: Digest) -> list[Outgoing]:
-    from bot.render import slack, telegram, text
-
     if platform == Platform.TELEGRAM:
         return [Outgoing(text=html) for html in telegram.render_digest(digest)]
     if platform == Platform.SLACK:
@@ -24,8 +23,6 @@ def digest_messages(platform: Platform, digest: Digest) -> list[Outgoing]:
 
 
 def reply_messages(platform: Platform, reply: Reply) -> list[Outgoing]:
-    from bot.render import slack, telegram, text
-
     if platform == Platform.TELEGRAM:
         parts = telegram.render_reply(reply)
         markup = telegram.reply_markup(reply)
@@ -41,8 +38,6 @@ def reply_messages(platform: Platform, reply: Reply) -> list[Outgoing]:
 
 def text_message(platform: Platform, body: str) -> list[Outgoing]:
     """A plain text (a broadcast): no markup is interpreted on any platform."""
-    from bot.render import slack, telegram, text
-
     if platform == Platform.TELEGRAM:
         pieces = text.split_text(body, telegram.MAX_MESSAGE_CHARS, cost=telegram.escaped_cost)
         return [Outgoing(text=piece, plain=True) for piece in pieces]

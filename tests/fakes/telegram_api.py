@@ -393,7 +393,8 @@ class FakeTelegram:
         ]
         if entities:
             message["entities"] = entities
-        return self.inject_update({"message": message})
+        self._messages[(chat_id, message["message_id"])] = message
+        return self.inject_update({"message": dict(message)})
 
     def callback(
         self,
@@ -778,10 +779,9 @@ class FakeTelegram:
             message["link_preview_options"] = preview
         if markup is not None:
             message["reply_markup"] = markup
-        if "reply_parameters" in params:
-            message["reply_to_message"] = self._messages.get(
-                (chat_id, params["reply_parameters"].get("message_id"))
-            )
+        replied = self._replied_message(chat_id, params)
+        if replied is not None:
+            message["reply_to_message"] = replied
         self._messages[(chat_id, message["message_id"])] = message
         self._by_chat.setdefault(chat_id, []).append(message)
         self._delivered += 1
@@ -920,6 +920,23 @@ class FakeTelegram:
         message_id = self._next_message_id.get(chat_id, 1)
         self._next_message_id[chat_id] = message_id + 1
         return message_id
+
+    def _replied_message(self, chat_id: int | str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """The message a send replies to, without its own reply, as Telegram nests it."""
+        reply = params.get("reply_parameters")
+        if not isinstance(reply, dict):
+            if "reply_to_message_id" not in params:
+                return None
+            reply = {
+                "message_id": params["reply_to_message_id"],
+                "allow_sending_without_reply": params.get("allow_sending_without_reply"),
+            }
+        replied = self._messages.get((reply.get("chat_id", chat_id), reply.get("message_id")))
+        if replied is None:
+            if reply.get("allow_sending_without_reply"):
+                return None
+            raise _ApiError(400, "Bad Request: message to be replied not found")
+        return {k: v for k, v in replied.items() if k != "reply_to_message"}
 
     def _message_to_edit(self, params: dict[str, Any]) -> dict[str, Any]:
         key = (_required(params, "chat_id"), _required(params, "message_id"))

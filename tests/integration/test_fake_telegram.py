@@ -1,0 +1,467 @@
+"""The fake Telegram server speaks the Bot API as python-telegram-bot expects it."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dtm
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from telegram import (
+    Bot,
+    BotCommand,
+    BotCommandScopeAllGroupChats,
+    ChatMemberAdministrator,
+    ChatMemberBanned,
+    ChatMemberMember,
+    ChatMemberOwner,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    LinkPreviewOptions,
+    MessageEntity,
+    Update,
+)
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Conflict,
+    EndPointNotFound,
+    Forbidden,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TimedOut,
+)
+from telegram.ext import Application, CommandHandler, ContextTypes
+
+from tests.fakes import fixtures
+from tests.fakes.telegram_api import FakeTelegram
+
+TOKEN = "123:ABC"
+PRIVATE = 1001
+GROUP = -1001234567890
+
+fake_telegram = fixtures.fake_telegram
+
+
+@pytest.fixture(autouse=True)
+def _ptb_timedelta(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without it PTB 22 warns when it builds RetryAfter; the warning is an error in this suite.
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")
+
+
+@pytest.fixture
+async def tg() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(token=TOKEN, long_poll_cap=0.3) as server:
+        yield server
+
+
+@pytest.fixture
+async def bot(tg: FakeTelegram) -> AsyncIterator[Bot]:
+    async with Bot(TOKEN, base_url=tg.base_url, base_file_url=tg.base_file_url) as client:
+        yield client
+
+
+def keyboard(*data: str) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup([[InlineKeyboardButton(d.title(), callback_data=d) for d in data]])
+
+
+async def test_fixture_serves_get_me(fake_telegram: FakeTelegram) -> None:
+    async with Bot(fake_telegram.token, base_url=fake_telegram.base_url) as client:
+        assert client.username == "TrendBot"
+    assert fake_telegram.request_count["getMe"] == 1
+
+
+async def test_send_message_returns_a_realistic_message(tg: FakeTelegram, bot: Bot) -> None:
+    first = await bot.send_message(
+        PRIVATE,
+        "<b>New: ES</b> &amp; GRPO 🎉 <a href='https://example.org/p'>read</a>",
+        parse_mode="HTML",
+        reply_markup=keyboard("send", "cancel"),
+        link_preview_options=LinkPreviewOptions(is_disabled=True),
+    )
+    second = await bot.send_message(PRIVATE, "plain")
+    elsewhere = await bot.send_message(GROUP, "hello group")
+
+    assert (first.message_id, second.message_id, elsewhere.message_id) == (1, 2, 1)
+    assert first.text == "New: ES & GRPO 🎉 read"
+    assert first.entities == (
+        MessageEntity(MessageEntity.BOLD, 0, 7),
+        MessageEntity(MessageEntity.TEXT_LINK, 18, 4, url="https://example.org/p"),
+    )
+    assert first.chat.id == PRIVATE and first.chat.type == "private"
+    assert elsewhere.chat.type == "supergroup"
+    assert first.from_user is not None and first.from_user.is_bot
+    assert abs(first.date.timestamp() - time.time()) < 5
+    assert first.reply_markup == keyboard("send", "cancel")
+    assert first.link_preview_options == LinkPreviewOptions(is_disabled=True)
+
+    call = tg.calls("sendMessage")[0]
+    assert call.chat_id == PRIVATE and call.params["parse_mode"] == "HTML"
+    assert call.params["reply_markup"]["inline_keyboard"][0][0]["callback_data"] == "send"
+    assert [m["text"] for m in tg.messages_to(PRIVATE)] == ["New: ES & GRPO 🎉 read", "plain"]
+    assert tg.delivered == 3 and tg.request_count["sendMessage"] == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "reply_markup", "description"),
+    [
+        ("<b>open", None, 'Can\'t find end tag corresponding to start tag "b"'),
+        ("a<br/>b", None, 'Unsupported start tag "br" at byte offset 1'),
+        ("<b>x</i>", None, 'expected "</b>", found "</i>"'),
+        ("<p>x</p>", None, 'Unsupported start tag "p"'),
+        ("<b></b>", None, "message text is empty"),
+        ("x" * 4097, None, "message is too long"),
+        ("ok", keyboard("x" * 65), "BUTTON_DATA_INVALID"),
+    ],
+)
+async def test_send_message_refuses_what_telegram_refuses(
+    tg: FakeTelegram,
+    bot: Bot,
+    text: str,
+    reply_markup: InlineKeyboardMarkup | None,
+    description: str,
+) -> None:
+    with pytest.raises(BadRequest) as raised:
+        await bot.send_message(PRIVATE, text, parse_mode="HTML", reply_markup=reply_markup)
+    assert description.lower() in str(raised.value).lower()  # PTB re-capitalises it
+    assert tg.messages_to(PRIVATE) == []
+
+
+async def test_edits_change_the_stored_message(tg: FakeTelegram, bot: Bot) -> None:
+    sent = await bot.send_message(PRIVATE, "Preview: 3 chats", reply_markup=keyboard("send"))
+
+    edited = await bot.edit_message_text("Sent to 3 chats", chat_id=PRIVATE, message_id=1)
+    assert edited.text == "Sent to 3 chats" and edited.edit_date is not None
+    assert edited.reply_markup is None
+    await bot.edit_message_reply_markup(PRIVATE, sent.message_id, reply_markup=keyboard("undo"))
+
+    with pytest.raises(BadRequest, match="(?i)message is not modified"):
+        await bot.edit_message_text("Sent to 3 chats", PRIVATE, 1, reply_markup=keyboard("undo"))
+    with pytest.raises(BadRequest, match="(?i)message to edit not found"):
+        await bot.edit_message_text("x", chat_id=PRIVATE, message_id=99)
+    (stored,) = tg.messages_to(PRIVATE)
+    assert stored["text"] == "Sent to 3 chats"
+    assert stored["reply_markup"]["inline_keyboard"][0][0]["callback_data"] == "undo"
+
+
+async def test_commands_are_kept_per_scope_and_language(tg: FakeTelegram, bot: Bot) -> None:
+    english = [BotCommand("subscribe", "Add tags"), BotCommand("latest", "Newest pages")]
+    korean = [BotCommand("subscribe", "태그 추가")]
+    assert await bot.set_my_commands(english)
+    assert await bot.set_my_commands(korean, language_code="ko")
+    assert await bot.set_my_commands(english[:1], scope=BotCommandScopeAllGroupChats())
+
+    assert await bot.get_my_commands(language_code="ko") == tuple(korean)
+    assert await bot.get_my_commands(language_code="de") == tuple(english)
+    assert tg.commands_for(language_code="ko") == [
+        {"command": "subscribe", "description": "태그 추가"}
+    ]
+    assert tg.commands_for(scope={"type": "all_group_chats"}) == [
+        {"command": "subscribe", "description": "Add tags"}
+    ]
+    assert await bot.delete_my_commands(language_code="ko")
+    assert tg.commands_for(language_code="ko") is None
+
+    with pytest.raises(BadRequest, match="(?i)bot_command_invalid"):
+        await bot.set_my_commands([BotCommand("Bad-Name", "x")])
+    tg.fail_set_my_commands = True
+    with pytest.raises(BadRequest):
+        await bot.set_my_commands(english)
+
+
+async def test_chat_member_status_follows_the_configured_admins(tg: FakeTelegram, bot: Bot) -> None:
+    tg.chat_creators[GROUP] = 7
+    tg.chat_admins[GROUP] = {8}
+
+    assert isinstance(await bot.get_chat_member(GROUP, 7), ChatMemberOwner)
+    admin = await bot.get_chat_member(GROUP, 8)
+    assert isinstance(admin, ChatMemberAdministrator) and admin.can_change_info
+    assert isinstance(await bot.get_chat_member(GROUP, 9), ChatMemberMember)
+
+    tg.message(GROUP, "hi", user_id=9, chat_title="RL readers")
+    chat = await bot.get_chat(GROUP)
+    assert (chat.type, chat.title) == ("supergroup", "RL readers")
+    assert (await bot.get_chat(PRIVATE)).type == "private"
+
+
+async def test_get_updates_confirms_by_offset_and_parses(tg: FakeTelegram, bot: Bot) -> None:
+    tg.message(PRIVATE, "/subscribe rl reasoning", language_code="ko", username="kim")
+    tg.message(GROUP, "/latest@TrendBot 3", user_id=42, chat_title="Lab")
+
+    updates = await bot.get_updates(timeout=0)
+    assert len(updates) == 2
+    first, second = updates
+    assert first.message is not None and first.message.from_user is not None
+    assert first.message.text == "/subscribe rl reasoning"
+    assert first.message.entities == (MessageEntity(MessageEntity.BOT_COMMAND, 0, 10),)
+    assert first.message.from_user.language_code == "ko"
+    assert first.message.chat.type == "private"
+    assert second.message is not None and second.message.chat.title == "Lab"
+    assert second.message.parse_entities([MessageEntity.BOT_COMMAND]) != {}
+
+    again = await bot.get_updates(offset=first.update_id + 1, timeout=0)
+    assert [u.update_id for u in again] == [second.update_id]
+    assert await bot.get_updates(offset=second.update_id + 1, timeout=0) == ()
+    assert tg.pending_updates == []
+
+
+async def test_long_poll_waits_for_an_injected_update(tg: FakeTelegram, bot: Bot) -> None:
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    assert await bot.get_updates(timeout=10) == ()
+    assert 0.25 <= loop.time() - started < 1.0  # held, but no longer than long_poll_cap
+
+    loop.call_later(0.05, tg.message, PRIVATE, "/start")
+    started = loop.time()
+    (update,) = await bot.get_updates(timeout=10)
+    assert loop.time() - started < 0.25
+    assert update.message is not None and update.message.text == "/start"
+
+
+async def test_allowed_updates_filter_what_is_delivered(tg: FakeTelegram, bot: Bot) -> None:
+    tg.callback(PRIVATE, 1, "noop")
+    tg.message(PRIVATE, "hello")
+    (update,) = await bot.get_updates(timeout=0, allowed_updates=[Update.MESSAGE])
+    assert update.message is not None and tg.allowed_updates == ["message"]
+
+
+async def test_a_second_poller_terminates_the_first(tg: FakeTelegram, bot: Bot) -> None:
+    first = asyncio.create_task(bot.get_updates(timeout=10))
+    await asyncio.sleep(0.05)
+    async with Bot(TOKEN, base_url=tg.base_url) as second_instance:
+        assert await second_instance.get_updates(timeout=0) == ()
+    with pytest.raises(Conflict, match="(?i)terminated by other getUpdates request"):
+        await first
+
+
+async def test_button_press_round_trip(tg: FakeTelegram, bot: Bot) -> None:
+    preview = await bot.send_message(
+        PRIVATE, "Broadcast to 12 chats?", reply_markup=keyboard("send")
+    )
+    tg.callback(PRIVATE, preview.message_id, "send")
+
+    (update,) = await bot.get_updates(timeout=0)
+    query = update.callback_query
+    assert query is not None and query.data == "send" and query.from_user.id == PRIVATE
+    assert query.message is not None and query.message.message_id == preview.message_id
+    assert await query.answer("Sending…")
+    assert tg.callback_answers[query.id]["text"] == "Sending…"
+    with pytest.raises(BadRequest, match="(?i)query id is invalid"):
+        await bot.answer_callback_query("404")
+
+
+async def test_webhook_set_info_and_delete(tg: FakeTelegram, bot: Bot) -> None:
+    tg.message(PRIVATE, "queued")
+    assert await bot.set_webhook(
+        "https://bot.example.org/telegram/webhook", secret_token="s3cret", max_connections=10
+    )
+    info = await bot.get_webhook_info()
+    assert (info.url, info.pending_update_count, info.max_connections) == (
+        "https://bot.example.org/telegram/webhook",
+        1,
+        10,
+    )
+    assert tg.webhook is not None and tg.webhook["secret_token"] == "s3cret"
+    with pytest.raises(Conflict, match="webhook is active"):
+        await bot.get_updates(timeout=0)
+
+    assert await bot.delete_webhook(drop_pending_updates=True)
+    assert (await bot.get_webhook_info()).url == ""
+    assert await bot.get_updates(timeout=0) == ()
+
+
+async def test_blocked_chat_raises_forbidden(tg: FakeTelegram, bot: Bot) -> None:
+    tg.blocked_chats.add(PRIVATE)
+    with pytest.raises(Forbidden, match="bot was blocked by the user"):
+        await bot.send_message(PRIVATE, "digest")
+    (call,) = tg.sent[-1:]
+    assert (call.method, call.status, call.chat_id) == ("sendMessage", 403, PRIVATE)
+
+
+async def test_missing_chat_raises_bad_request(tg: FakeTelegram, bot: Bot) -> None:
+    tg.missing_chats.add(GROUP)
+    with pytest.raises(BadRequest, match="(?i)chat not found"):
+        await bot.send_message(GROUP, "digest")
+
+
+async def test_migrated_group_raises_chat_migrated(tg: FakeTelegram, bot: Bot) -> None:
+    tg.migrated_chats[-4242] = GROUP
+    with pytest.raises(ChatMigrated) as raised:
+        await bot.send_message(-4242, "digest")
+    assert raised.value.new_chat_id == GROUP
+    assert (await bot.send_message(GROUP, "digest")).chat.id == GROUP
+
+
+async def test_my_chat_member_kicked_blocks_later_sends(tg: FakeTelegram, bot: Bot) -> None:
+    tg.my_chat_member(PRIVATE, new_status="kicked")
+    tg.my_chat_member(GROUP, new_status="left", chat_title="Lab")
+
+    kicked, left = await bot.get_updates(timeout=0)
+    assert kicked.my_chat_member is not None and left.my_chat_member is not None
+    assert isinstance(kicked.my_chat_member.new_chat_member, ChatMemberBanned)
+    assert kicked.my_chat_member.new_chat_member.user.id == bot.id
+    assert left.my_chat_member.new_chat_member.status == "left"
+    with pytest.raises(Forbidden, match="blocked by the user"):
+        await bot.send_message(PRIVATE, "x")
+    with pytest.raises(Forbidden, match="kicked from the supergroup chat"):
+        await bot.send_message(GROUP, "x")
+
+    tg.my_chat_member(PRIVATE, new_status="member")
+    assert (await bot.send_message(PRIVATE, "welcome back")).text == "welcome back"
+
+
+async def test_fail_next_429_raises_retry_after(tg: FakeTelegram, bot: Bot) -> None:
+    tg.fail_next("sendMessage", 429, retry_after=5, chat_id=PRIVATE)
+    await bot.send_message(GROUP, "other chats are not affected")
+    with pytest.raises(RetryAfter) as raised:
+        await bot.send_message(PRIVATE, "x")
+    assert raised.value.retry_after == dtm.timedelta(seconds=5)
+    assert tg.sent[-1].response == {
+        "ok": False,
+        "error_code": 429,
+        "description": "Too Many Requests: retry after 5",
+        "parameters": {"retry_after": 5},
+    }
+    assert (await bot.send_message(PRIVATE, "x")).message_id == 1
+
+
+@pytest.mark.parametrize("status", [500, 502])
+async def test_fail_next_server_errors_raise_network_error(
+    tg: FakeTelegram, bot: Bot, status: int
+) -> None:
+    tg.fail_next("sendmessage", status, times=2)  # method names are case-insensitive
+    for _ in range(2):
+        with pytest.raises(NetworkError) as raised:
+            await bot.send_message(PRIVATE, "x")
+        assert type(raised.value) is NetworkError
+    assert (await bot.send_message(PRIVATE, "x")).text == "x"
+    assert [c.status for c in tg.calls("sendMessage")] == [status, status, 200]
+
+
+async def test_dropped_connection_raises_network_error(tg: FakeTelegram, bot: Bot) -> None:
+    tg.drop_next("sendMessage")
+    with pytest.raises(NetworkError, match="disconnected"):
+        await bot.send_message(PRIVATE, "x")
+    assert tg.messages_to(PRIVATE) == [] and tg.sent[-1].status == 0
+    assert (await bot.send_message(PRIVATE, "x")).message_id == 1
+
+
+async def test_latency_beyond_read_timeout_raises_timed_out(tg: FakeTelegram, bot: Bot) -> None:
+    tg.latency = 0.3
+    with pytest.raises(TimedOut):
+        await bot.send_message(PRIVATE, "x", read_timeout=0.05)
+
+
+async def test_wrong_token_and_unknown_method(tg: FakeTelegram) -> None:
+    async with httpx.AsyncClient() as client:
+        wrong = await client.post(f"{tg.base_url}999:WRONG/getMe")
+        unknown = await client.post(f"{tg.base_url}{TOKEN}/sendTelepathy")
+    assert wrong.status_code == 401
+    assert wrong.json() == {"ok": False, "error_code": 401, "description": "Unauthorized"}
+    assert unknown.status_code == 404
+    assert unknown.json() == {"ok": False, "error_code": 404, "description": "Not Found"}
+
+    wrong_bot = Bot("999:WRONG", base_url=tg.base_url)
+    try:
+        with pytest.raises(InvalidToken):
+            await wrong_bot.initialize()
+    finally:
+        await wrong_bot.shutdown()
+    async with Bot(TOKEN, base_url=tg.base_url) as client_bot:
+        with pytest.raises(EndPointNotFound):
+            await client_bot.do_api_request("sendTelepathy")
+
+
+async def test_json_query_and_multipart_bodies_are_accepted(tg: FakeTelegram) -> None:
+    url = f"{tg.base_url}{TOKEN}/sendMessage"
+    markup = {"inline_keyboard": [[{"text": "Go", "url": "https://example.org"}]]}
+    async with httpx.AsyncClient() as client:
+        as_json = await client.post(
+            url, json={"chat_id": PRIVATE, "text": "j", "reply_markup": markup}
+        )
+        as_query = await client.get(url, params={"chat_id": str(PRIVATE), "text": "q"})
+        as_multipart = await client.post(
+            url, data={"chat_id": str(PRIVATE), "text": "m"}, files={"x": ("a.txt", b"abc")}
+        )
+    assert [r.json()["result"]["message_id"] for r in (as_json, as_query, as_multipart)] == [
+        1,
+        2,
+        3,
+    ]
+    assert as_json.json()["result"]["reply_markup"] == markup
+    assert tg.sent[-1].params["x"] == {"filename": "a.txt", "size": 3}
+
+
+async def test_wait_for_counts_and_predicates(tg: FakeTelegram, bot: Bot) -> None:
+    async def send_later() -> None:
+        await asyncio.sleep(0.05)
+        for text in ("one", "two", "three"):
+            await bot.send_message(PRIVATE, text)
+
+    task = asyncio.create_task(send_later())
+    calls = await tg.wait_for(3, timeout=2)
+    await task
+    assert [c.params["text"] for c in calls] == ["one", "two", "three"]
+    (two,) = await tg.wait_for(lambda c: c.params.get("text") == "two", timeout=0.1)
+    assert two.result["message_id"] == 2
+    with pytest.raises(TimeoutError, match="1 of 2 expected calls"):
+        await tg.wait_for(lambda c: c.params.get("text") == "two", count=2, timeout=0.1)
+
+
+async def test_limits_private_chat_one_per_second(tg: FakeTelegram, bot: Bot) -> None:
+    tg.enforce_limits = True
+    await bot.send_message(PRIVATE, "a")
+    with pytest.raises(RetryAfter) as raised:
+        await bot.send_message(PRIVATE, "b")
+    assert raised.value.retry_after == dtm.timedelta(seconds=1)
+    await bot.send_message(PRIVATE + 1, "another chat is fine")
+    assert [(v.rule, v.chat_id) for v in tg.limit_violations] == [("chat", PRIVATE)]
+
+
+async def test_limits_group_twenty_per_minute(tg: FakeTelegram, bot: Bot) -> None:
+    tg.enforce_limits = True
+    tg.chat_interval = 0.0  # isolate the per-group window from the per-chat gap
+    for i in range(20):
+        await bot.send_message(GROUP, f"m{i}")
+    with pytest.raises(RetryAfter) as raised:
+        await bot.send_message(GROUP, "one too many")
+    assert dtm.timedelta(seconds=59) <= raised.value.retry_after <= dtm.timedelta(seconds=60)
+    assert [v.rule for v in tg.limit_violations] == ["group"]
+    assert len(tg.messages_to(GROUP)) == 20
+
+
+async def test_limits_global_rate(tg: FakeTelegram, bot: Bot) -> None:
+    tg.enforce_limits = True
+    tg.global_rate = 3
+    for chat in range(1, 4):
+        await bot.send_message(chat, "x")
+    with pytest.raises(RetryAfter):
+        await bot.send_message(4, "x")
+    assert [(v.rule, v.chat_id) for v in tg.limit_violations] == [("global", 4)]
+    assert tg.messages_to(4) == []
+
+
+async def test_application_long_polling_answers_start(tg: FakeTelegram) -> None:
+    async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message is not None
+        name = update.effective_user.first_name if update.effective_user else "?"
+        await update.effective_message.reply_text(f"Hello, {name}!", do_quote=True)
+
+    app = Application.builder().token(TOKEN).base_url(tg.base_url).build()
+    app.add_handler(CommandHandler("start", start))
+    async with app:
+        await app.start()
+        assert app.updater is not None
+        await app.updater.start_polling(poll_interval=0.0, timeout=dtm.timedelta(seconds=5))
+        tg.message(PRIVATE, "/start", first_name="Mina")
+        (reply,) = await tg.wait_for(1, timeout=2)
+        await app.updater.stop()
+        await app.stop()
+
+    assert reply.result["text"] == "Hello, Mina!"
+    assert reply.result["reply_to_message"]["text"] == "/start"
+    assert tg.pending_updates == []  # the updater confirmed what it handled
+    assert tg.request_count["deleteWebhook"] == 1

@@ -1,0 +1,389 @@
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.models import Button, Digest, DigestItem, Page, PageText, Reply
+from bot.render.slack import (
+    MAX_BLOCKS,
+    MAX_FALLBACK_TEXT,
+    MAX_HEADER_TEXT,
+    MAX_SECTION_TEXT,
+    REPLY_BLOCKS,
+    THREAD_THRESHOLD,
+    SlackMessage,
+    render_digest,
+    render_reply,
+)
+
+DATE = dt.date(2026, 12, 3)
+LINK = re.compile(r"<https?://[^<>|\s]+\|[^<>|]*>")
+
+
+def u16(s: str) -> int:
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def texts_of(block: dict[str, Any]) -> list[str]:
+    if block["type"] == "section":
+        return [block["text"]["text"]]
+    if block["type"] == "context":
+        return [e["text"] for e in block["elements"]]
+    return []
+
+
+def check_mrkdwn(s: str) -> None:
+    """Only our own ``<url|title>`` links; every ``&`` starts an escape."""
+    rest = LINK.sub("", s)
+    assert "<" not in rest and ">" not in rest, s
+    assert not re.search(r"&(?!(amp|lt|gt);)", s), s
+
+
+def check_message(m: SlackMessage) -> None:
+    assert m.text.strip()
+    assert u16(m.text) <= MAX_FALLBACK_TEXT
+    check_mrkdwn(m.text)
+    assert 0 < len(m.blocks) <= MAX_BLOCKS
+    action_ids: list[str] = []
+    for block in m.blocks:
+        assert block["type"] in {"header", "section", "context", "actions"}
+        if block["type"] == "header":
+            assert block["text"]["type"] == "plain_text"
+            assert 0 < len(block["text"]["text"]) <= MAX_HEADER_TEXT
+        if block["type"] == "section":
+            assert block["text"]["type"] == "mrkdwn"
+            assert 0 < u16(block["text"]["text"]) <= MAX_SECTION_TEXT
+        if block["type"] == "context":
+            assert 0 < len(block["elements"]) <= 10
+        if block["type"] == "actions":
+            assert 0 < len(block["elements"]) <= 25
+            for e in block["elements"]:
+                assert 0 < len(e["text"]["text"]) <= 75
+                assert len(e["action_id"]) <= 255 and len(e["value"]) <= 2000
+                action_ids.append(e["action_id"])
+        for s in texts_of(block):
+            assert s.strip()
+            assert u16(s) <= MAX_SECTION_TEXT
+            check_mrkdwn(s)
+    assert len(action_ids) == len(set(action_ids))
+
+
+def make_page(
+    key: str = "papers/2026/2608.27351-es",
+    *,
+    texts: tuple[PageText, ...] = (PageText("en", "Evolution Strategies", "ES explores more."),),
+    tags: tuple[str, ...] = ("rl", "reasoning"),
+    url: str | None = "https://wiki.example/es",
+    source: str = "wiki",
+) -> Page:
+    return Page(
+        source=source,
+        key=key,
+        texts=texts,
+        tags=tags,
+        url=url,
+        arxiv="2608.27351",
+        created=dt.date(2026, 8, 29),
+    )
+
+
+def item(
+    page: Page | None = None, matched: tuple[str, ...] = ("rl",), updated: bool = False
+) -> DigestItem:
+    return DigestItem(page=page or make_page(), matched=matched, updated=updated)
+
+
+def titled(n: int) -> list[DigestItem]:
+    return [
+        item(make_page(f"k{i}", texts=(PageText("en", f"Title {i}", "TL;DR"),))) for i in range(n)
+    ]
+
+
+# --- digests -----------------------------------------------------------------------------
+
+
+def test_short_digest_is_one_message() -> None:
+    d = Digest(lang="en", date=DATE, items=(item(updated=True),))
+    message, replies = render_digest(d)
+    check_message(message)
+    assert replies == ()
+    assert message.blocks == (
+        {
+            "type": "header",
+            "text": {
+                "type": "plain_text",
+                "text": "📚 AI trends · 3 Dec 2026 · 1 page",
+                "emoji": True,
+            },
+        },
+        {
+            "type": "section",
+            "text": {
+                "type": "mrkdwn",
+                "text": "*<https://wiki.example/es|Evolution Strategies>*  🔄 updated\n"
+                "#rl #reasoning · matched: rl\n"
+                "ES explores more.",
+            },
+        },
+        {
+            "type": "context",
+            "elements": [{"type": "mrkdwn", "text": "29 Aug 2026 · arXiv 2608.27351"}],
+        },
+    )
+    assert message.text == "📚 AI trends · 3 Dec 2026 · 1 page\n• Evolution Strategies"
+
+
+def test_korean_digest_with_english_only_page() -> None:
+    page = make_page(source="https://arxiv.org/rss")
+    message, _ = render_digest(Digest(lang="ko", date=DATE, items=(item(page),)))
+    assert message.blocks[0]["text"]["text"] == "📚 AI 트렌드 · 2026년 12월 3일 · 페이지 1개"
+    assert (
+        "*<https://wiki.example/es|Evolution Strategies>*  (영어)"
+        in message.blocks[1]["text"]["text"]
+    )
+    assert "일치한 태그: rl" in message.blocks[1]["text"]["text"]
+    assert (
+        message.blocks[2]["elements"][0]["text"] == "2026년 8월 29일 · arXiv 2608.27351 · arxiv.org"
+    )
+
+
+@pytest.mark.parametrize("count", [1, THREAD_THRESHOLD])
+def test_up_to_threshold_no_thread(count: int) -> None:
+    message, replies = render_digest(Digest(lang="en", date=DATE, items=tuple(titled(count))))
+    check_message(message)
+    assert replies == ()
+    assert len(message.blocks) == 1 + 2 * count
+
+
+@pytest.mark.parametrize("count", [THREAD_THRESHOLD + 1, 10, 11, 47])
+def test_long_digest_goes_to_a_thread(count: int) -> None:
+    message, replies = render_digest(Digest(lang="en", date=DATE, items=tuple(titled(count))))
+    check_message(message)
+    assert [b["type"] for b in message.blocks] == ["header", "section", "context"]
+    top = message.blocks[1]["text"]["text"]
+    assert top.splitlines()[0] == "Top 3:"
+    assert "Title 0" in top and "Title 2" in top and "Title 3" not in top
+    assert message.blocks[2]["elements"][0]["text"] == f"All {count} pages are in the thread."
+    assert replies
+    shown = []
+    for reply in replies:
+        check_message(reply)
+        assert len(reply.blocks) <= REPLY_BLOCKS
+        shown += re.findall(
+            r"\|(Title \d+)>",
+            " ".join(b["text"]["text"] for b in reply.blocks if b["type"] == "section"),
+        )
+    assert shown == [f"Title {i}" for i in range(count)]
+
+
+def test_page_content_is_escaped() -> None:
+    page = make_page(
+        texts=(PageText("en", "a|b <c> & *d*", "<!channel> & <https://evil|x>"),),
+        tags=("<tag>",),
+        url="https://wiki.example/?a=1&b=<2>|x",
+    )
+    message, _ = render_digest(Digest(lang="en", date=DATE, items=(item(page, ("<tag>",)),)))
+    check_message(message)
+    section = message.blocks[1]["text"]["text"]
+    assert section.startswith(
+        "*<https://wiki.example/?a=1&amp;b=%3C2%3E%7Cx|a\u2223b &lt;c&gt; &amp; *d*>*"
+    )
+    assert "&lt;!channel&gt; &amp; &lt;https://evil|x&gt;" in section
+    assert "#&lt;tag&gt;" in section
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "/p", None, "mailto:a@b.c"])
+def test_no_link_without_http_url(url: str | None) -> None:
+    message, _ = render_digest(Digest(lang="en", date=DATE, items=(item(make_page(url=url)),)))
+    assert message.blocks[1]["text"]["text"].startswith("*Evolution Strategies*\n")
+
+
+def test_instant_header() -> None:
+    message, _ = render_digest(Digest(lang="ko", date=DATE, items=(item(),), instant=True))
+    assert message.blocks[0]["text"]["text"] == "🆕 AI 트렌드 새 소식"
+
+
+# --- replies -----------------------------------------------------------------------------
+
+
+def test_reply_text_and_buttons() -> None:
+    r = Reply(
+        lang="en",
+        text="Preview:\n\nHello <everyone> & all\n\nReaches 3 chats.",
+        buttons=(
+            (Button("Send", "bc:send:1"), Button("Cancel", "bc:cancel:1")),
+            (Button("More", "m"),),
+        ),
+    )
+    m = render_reply(r)
+    check_message(m)
+    assert m.blocks == (
+        {
+            "type": "section",
+            "text": {
+                "type": "mrkdwn",
+                "text": "Preview:\n\nHello &lt;everyone&gt; &amp; all\n\nReaches 3 chats.",
+            },
+        },
+        {
+            "type": "actions",
+            "elements": [
+                {
+                    "type": "button",
+                    "text": {"type": "plain_text", "text": "Send", "emoji": True},
+                    "action_id": "trend:0",
+                    "value": "bc:send:1",
+                },
+                {
+                    "type": "button",
+                    "text": {"type": "plain_text", "text": "Cancel", "emoji": True},
+                    "action_id": "trend:1",
+                    "value": "bc:cancel:1",
+                },
+            ],
+        },
+        {
+            "type": "actions",
+            "elements": [
+                {
+                    "type": "button",
+                    "text": {"type": "plain_text", "text": "More", "emoji": True},
+                    "action_id": "trend:2",
+                    "value": "m",
+                },
+            ],
+        },
+    )
+    assert m.text == "Preview:\n\nHello &lt;everyone&gt; &amp; all\n\nReaches 3 chats."
+
+
+def test_reply_long_text_spans_sections() -> None:
+    text = "\n\n".join("word " * 400 for _ in range(5))  # 5 paragraphs of 2000 characters
+    m = render_reply(Reply(lang="en", text=text))
+    check_message(m)
+    assert len(m.blocks) == 5
+    assert "".join(text.split()) == "".join("".join(b["text"]["text"] for b in m.blocks).split())
+
+
+def test_reply_with_items() -> None:
+    m = render_reply(Reply(lang="en", text="Latest 2:", items=tuple(titled(2))))
+    check_message(m)
+    assert [b["type"] for b in m.blocks] == ["section", "section", "context", "section", "context"]
+
+
+def test_reply_too_many_blocks_notes_what_is_left_out() -> None:
+    r = Reply(
+        lang="en",
+        text="Latest:",
+        items=tuple(titled(30)),
+        buttons=((Button("Send", "s"),),),
+    )
+    m = render_reply(r)
+    check_message(m)
+    # text (1) + 23 pages (2 blocks each) + note (1) + buttons (1): a 24th page would not fit
+    assert len(m.blocks) == 49
+    assert m.blocks[-1]["type"] == "actions"
+    assert m.blocks[-2] == {
+        "type": "context",
+        "elements": [{"type": "mrkdwn", "text": "…and 7 more"}],
+    }
+
+
+@pytest.mark.parametrize(
+    "r",
+    [
+        Reply(lang="en", text=""),
+        Reply(lang="en", text="", buttons=((Button("OK", "ok"),),)),
+        Reply(lang="en", text="", items=tuple(titled(1))),
+    ],
+)
+def test_reply_fallback_text_never_empty(r: Reply) -> None:
+    assert render_reply(r).text.strip()
+
+
+def test_button_limits() -> None:
+    m = render_reply(
+        Reply(lang="en", text="x", buttons=(tuple(Button("L" * 100, f"a{i}") for i in range(30)),))
+    )
+    check_message(m)
+    actions = [b for b in m.blocks if b["type"] == "actions"]
+    assert [len(a["elements"]) for a in actions] == [25, 5]
+    assert len(actions[0]["elements"][0]["text"]["text"]) == 75
+
+
+# --- properties --------------------------------------------------------------------------
+
+_nasty = st.sampled_from(
+    ["&", "<", ">", "|", "*", "<!here>", "&amp;", "🦜", "👩\u200d💻", "강화", "\n"]
+)
+_text = st.lists(st.one_of(st.text(max_size=20), _nasty), max_size=30).map("".join)
+_long_text = st.text(min_size=1, max_size=40).map(lambda s: (s * (10_000 // len(s) + 1))[:10_000])
+
+
+@st.composite
+def pages(draw: st.DrawFn) -> Page:
+    langs = draw(st.lists(st.sampled_from(["en", "ko", "ja"]), min_size=1, max_size=2, unique=True))
+    tldr = draw(st.one_of(_text, st.just("&<>" * 3400), _long_text))
+    title = draw(st.one_of(_text, _long_text))
+    return Page(
+        source=draw(st.sampled_from(["wiki", "https://arxiv.org/rss", "<&>", "https://<&>"])),
+        key=draw(st.text(max_size=20)),
+        texts=tuple(PageText(lang, title, tldr) for lang in langs),
+        tags=tuple(draw(st.lists(st.one_of(st.text(max_size=70), _nasty), max_size=60))),
+        url=draw(
+            st.one_of(
+                st.none(),
+                st.just("https://x.example/?a=<1>&b=|2|"),
+                _text,
+                _text.map(lambda s: "https://x.example/" + s),
+            )
+        ),
+        arxiv=draw(st.one_of(st.none(), _text)),
+        created=draw(st.one_of(st.none(), st.dates())),
+    )
+
+
+@st.composite
+def digest_items(draw: st.DrawFn) -> DigestItem:
+    page = draw(pages())
+    matched = tuple(draw(st.lists(st.sampled_from(page.tags), max_size=5))) if page.tags else ()
+    return DigestItem(page=page, matched=matched, updated=draw(st.booleans()))
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(digest_items(), min_size=1, max_size=30), st.sampled_from(["en", "ko"]), st.booleans()
+)
+def test_any_digest_renders_within_limits(
+    items: list[DigestItem], lang: str, instant: bool
+) -> None:
+    message, replies = render_digest(
+        Digest(lang=lang, date=DATE, items=tuple(items), instant=instant)
+    )
+    check_message(message)
+    for reply in replies:
+        check_message(reply)
+    sections = sum(b["type"] == "section" for m in (message, *replies) for b in m.blocks)
+    assert sections == (len(items) if len(items) <= THREAD_THRESHOLD else len(items) + 1)
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.one_of(_text, _long_text, _long_text.map(lambda s: s * 20)),
+    st.lists(digest_items(), max_size=40),
+    st.lists(st.lists(st.builds(Button, _text, st.text(max_size=64)), max_size=30), max_size=4),
+)
+def test_any_reply_renders_within_limits(
+    text: str, items: list[DigestItem], rows: list[list[Button]]
+) -> None:
+    m = render_reply(
+        Reply(lang="en", text=text, items=tuple(items), buttons=tuple(map(tuple, rows)))
+    )
+    if text.strip() or items or any(rows):
+        check_message(m)
+    assert m.text.strip()
