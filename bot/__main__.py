@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 from bot import __version__, logs
-from bot.app import open_app
 from bot.errors import ConfigError
+from bot.models import Platform
 from bot.settings import Settings, load_settings
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_CONFIG = 2
+
+Handler = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -24,6 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"trendbot {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    commands.add_parser("run", help="the service: chat channels, scheduler, delivery, HTTP server")
+    commands.add_parser("console", help="chat with the bot in this terminal")
+
     poll = commands.add_parser("poll", help="scan every source once and queue notifications")
     poll.add_argument(
         "--backfill",
@@ -31,6 +39,17 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DAYS",
         help="also notify about pages dated within the last DAYS days",
     )
+
+    digest = commands.add_parser("digest", help="build and send pending digests")
+    digest.add_argument(
+        "--now", action="store_true", required=True, help="now, whatever the schedule"
+    )
+    digest.add_argument(
+        "--chat", type=_chat_address, metavar="PLATFORM:CHAT_ID", help="only this chat"
+    )
+
+    subscribers = commands.add_parser("subscribers", help="list chats and their settings")
+    subscribers.add_argument("--json", action="store_true", help="one JSON object per line")
 
     db = commands.add_parser("db", help="database maintenance")
     db_commands = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
@@ -48,7 +67,22 @@ def _non_negative_int(value: str) -> int:
     return number
 
 
+def _chat_address(value: str) -> tuple[Platform, str]:
+    platform, sep, chat_id = value.partition(":")
+    try:
+        parsed = Platform(platform.lower())
+    except ValueError:
+        parsed = None
+    if not sep or parsed is None or not chat_id.strip():
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not PLATFORM:CHAT_ID, e.g. telegram:1001 or slack:C0123"
+        )
+    return parsed, chat_id.strip()
+
+
 async def _poll(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.app import open_app
+
     async with open_app(settings) as app:
         summary = await app.poller.poll(backfill_days=args.backfill)
     for outcome in summary.outcomes:
@@ -59,10 +93,102 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
+    from bot.app import open_app
+
     async with open_app(settings):
         pass
     print("database is up to date")
     return EXIT_OK
+
+
+async def _digest(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.app import open_app
+    from bot.store import chats as chat_store
+    from bot.store import outbox
+
+    async with open_app(settings) as app:
+        chat_pks: list[int] | None = None
+        if args.chat is not None:
+            platform, chat_id = args.chat
+            async with app.engine.connect() as conn:
+                record = await chat_store.get(conn, platform=platform, chat_id=chat_id)
+            if record is None:
+                print(f"no such chat: {platform.value}:{chat_id}", file=sys.stderr)
+                return EXIT_FAILED
+            chat_pks = [record.pk]
+        async with app.engine.begin() as conn:
+            retried = await outbox.retry_failed(conn, chat_pks=chat_pks)
+        planned = await app.planner.plan_now(chat_pks=chat_pks)
+        delivery = app.delivery()
+        await delivery.drain(chat_pks=chat_pks)
+        async with app.engine.connect() as conn:
+            left, _ = await outbox.pending(conn, chat_pks=chat_pks)
+    print(
+        f"{planned} planned, {retried} retried, {delivery.sent} sent, "
+        f"{delivery.failed} failed, {left} left queued for retry",
+        flush=True,
+    )
+    return EXIT_OK
+
+
+async def _subscribers(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.app import open_app
+    from bot.store import chats as chat_store
+
+    async with open_app(settings) as app, app.engine.connect() as conn:
+        records = await chat_store.listing(conn)
+    for record in records:
+        fields = chat_store.describe(record)
+        if args.json:
+            print(json.dumps(fields, ensure_ascii=False))
+        else:
+            chat = fields.pop("chat")
+            filter_text = fields.pop("filter")
+            rest = " ".join(f"{k}={v}" for k, v in fields.items())
+            print(f'{chat} {rest} filter="{filter_text}"')
+    return EXIT_OK
+
+
+async def _serve(
+    settings: Settings, *, console: bool, http: bool, channels: bool, lock: bool
+) -> int:
+    from bot.app import open_app
+    from bot.service import AlreadyRunning, Service, sqlite_run_lock
+
+    try:
+        with sqlite_run_lock(settings.database_url) if lock else contextlib.nullcontext():
+            async with open_app(settings) as app:
+                return await Service(app, console=console, serve_http=http, channels=channels).run()
+    except AlreadyRunning as exc:
+        print(f"trendbot run: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+async def _run(settings: Settings, _args: argparse.Namespace) -> int:
+    from bot.service import stdin_is_terminal
+
+    no_chat_platform = not (settings.telegram_enabled or settings.slack_enabled)
+    return await _serve(
+        settings,
+        console=no_chat_platform and stdin_is_terminal(),
+        http=True,
+        channels=True,
+        lock=True,
+    )
+
+
+async def _console(settings: Settings, _args: argparse.Namespace) -> int:
+    return await _serve(settings, console=True, http=False, channels=False, lock=False)
+
+
+HANDLERS: dict[str, Handler] = {
+    "run": _run,
+    "console": _console,
+    "poll": _poll,
+    "digest": _digest,
+    "subscribers": _subscribers,
+    "db": _db_upgrade,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,12 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"configuration error: {exc.variable}: {exc.message}", file=sys.stderr)
         return EXIT_CONFIG
-    logs.configure(
-        level=settings.log_level, fmt=settings.log_format, secrets=settings.secrets()
-    )
-    handlers = {"poll": _poll, "db": _db_upgrade}
+    logs.configure(level=settings.log_level, fmt=settings.log_format, secrets=settings.secrets())
     try:
-        return asyncio.run(handlers[args.command](settings, args))
+        return asyncio.run(HANDLERS[args.command](settings, args))
     except KeyboardInterrupt:
         return EXIT_OK
 

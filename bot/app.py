@@ -1,14 +1,24 @@
-"""Composition root: settings -> store -> sources -> services. Only this module builds adapters."""
+"""Composition root: settings -> store -> sources, planner, delivery, channels.
+
+Only this module builds adapters. Every command of the CLI opens the same :class:`App`
+(migrating the database first) and uses the parts it needs.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TextIO
 
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.channels.console import ConsoleSender
+from bot.commands import CommandCore, Defaults
+from bot.delivery import Delivery, Sender
+from bot.models import Platform
+from bot.planner import Planner
 from bot.poll import Poller
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
@@ -21,25 +31,62 @@ class App:
     engine: AsyncEngine
     http: httpx.AsyncClient
     poller: Poller
+    planner: Planner
+    core: CommandCore
+    senders: dict[Platform, Sender] = field(default_factory=dict)
+
+    def delivery(self, *, concurrency: int = 64) -> Delivery:
+        return Delivery(engine=self.engine, senders=self.senders, concurrency=concurrency)
+
+
+def _senders(settings: Settings, *, console_out: TextIO | None) -> dict[Platform, Sender]:
+    senders: dict[Platform, Sender] = {Platform.CONSOLE: ConsoleSender(out=console_out)}
+    if settings.telegram_enabled:
+        from bot.channels.telegram import TelegramSender, make_bot
+
+        senders[Platform.TELEGRAM] = TelegramSender(
+            make_bot(settings), rate_per_second=settings.telegram_rate_per_second
+        )
+    return senders
 
 
 @asynccontextmanager
 async def open_app(
-    settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None
+    settings: Settings,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    console_out: TextIO | None = None,
 ) -> AsyncIterator[App]:
     """Open the store (migrated to the latest schema) and build the services on it."""
     engine = create_engine(settings.database_url)
     http = make_feed_client(transport=transport)
     try:
         await upgrade(engine)
-        poller = Poller(
+        planner = Planner(engine=engine)
+        app = App(
+            settings=settings,
             engine=engine,
-            sources=settings.wiki_sources,
-            base_url=settings.wiki_base_url,
-            default_lang=settings.default_language,
             http=http,
+            poller=Poller(
+                engine=engine,
+                sources=settings.wiki_sources,
+                base_url=settings.wiki_base_url,
+                default_lang=settings.default_language,
+                http=http,
+            ),
+            planner=planner,
+            core=CommandCore(
+                engine=engine,
+                defaults=Defaults(
+                    digest_time=settings.digest_time,
+                    timezone=settings.default_timezone,
+                    lang=settings.default_language,
+                ),
+                digests=planner,
+            ),
+            senders=_senders(settings, console_out=console_out),
         )
-        yield App(settings=settings, engine=engine, http=http, poller=poller)
+        yield app
     finally:
         await http.aclose()
         await engine.dispose()

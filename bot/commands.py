@@ -158,7 +158,9 @@ class CommandCore:
             return Reply(lang, t(lang, "cmd.group_admins_only"))
         return await handler(record, args, _Context(caller=caller, prefix=prefix))
 
-    async def handle_action(self, caller: Caller, action: str, *, prefix: str = "/") -> Reply | None:
+    async def handle_action(
+        self, caller: Caller, action: str, *, prefix: str = "/"
+    ) -> Reply | None:
         """A button press. Returns the updated message, or None when nothing should change."""
         record = await self._chat(caller)
         lang = record.chat.lang
@@ -289,9 +291,7 @@ class CommandCore:
         parts = [text, t(lang, "filter.accepted"), t(lang, "filter.nothing_changed")]
         return Reply(lang, "\n".join(parts))
 
-    def _filter_reply(
-        self, chat: ChatSettings, *, unknown: Sequence[str], prefix: str
-    ) -> Reply:
+    def _filter_reply(self, chat: ChatSettings, *, unknown: Sequence[str], prefix: str) -> Reply:
         lang = chat.lang
         parts = [
             t(lang, "filter.now", filter=describe_filter(chat.filter, lang=lang, prefix=prefix))
@@ -343,7 +343,8 @@ class CommandCore:
         followed = current.any_of | current.required
         try:
             new_filter = (
-                filters.remove(current, items) if items[0].tag in followed
+                filters.remove(current, items)
+                if items[0].tag in followed
                 else filters.add(current, items)
             )
         except FilterError as exc:
@@ -388,9 +389,7 @@ class CommandCore:
         except ValueError:
             return Reply(lang, t(lang, "time.usage", p=ctx.prefix))
         chat = await self._save(record, replace(record.chat, digest_time=at))
-        return Reply(
-            lang, t(lang, "time.set", time=at.strftime("%H:%M"), timezone=chat.timezone)
-        )
+        return Reply(lang, t(lang, "time.set", time=at.strftime("%H:%M"), timezone=chat.timezone))
 
     async def _timezone(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
@@ -466,7 +465,9 @@ class CommandCore:
                     page = loaded.get(page_id)
                     if page is not None and filters.matches(chat_filter, page.tags):
                         found.append(
-                            DigestItem(page=page, matched=filters.matched_tags(chat_filter, page.tags))
+                            DigestItem(
+                                page=page, matched=filters.matched_tags(chat_filter, page.tags)
+                            )
                         )
                         if len(found) == count:
                             break

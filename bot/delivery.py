@@ -21,6 +21,7 @@ errors into it):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import heapq
 import itertools
@@ -108,7 +109,7 @@ class Pace:
 
 def backoff(attempt: int) -> float:
     """Seconds before attempt ``attempt + 1``: exponential with +-20 % jitter."""
-    base = BACKOFF_BASE_SECONDS * (2 ** max(0, attempt - 1))
+    base = BACKOFF_BASE_SECONDS * float(2 ** max(0, attempt - 1))
     return base * (1 + random.uniform(-BACKOFF_JITTER, BACKOFF_JITTER))
 
 
@@ -146,6 +147,8 @@ class Delivery:
         self._claim_wake = asyncio.Event()
         self._stopping = False
         self._held = 0  # rows in memory
+        self.sent = 0  # outbox rows completed by this instance
+        self.failed = 0  # outbox rows that failed for good
 
     # Public -----------------------------------------------------------------------------
 
@@ -221,10 +224,8 @@ class Delivery:
             if got and self._held < low_water:
                 continue
             self._claim_wake.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._claim_wake.wait(), timeout=0.2 if drain else 1.0)
-            except TimeoutError:
-                pass
 
     async def _claim(self, *, only_chats: Sequence[int] | None) -> int:
         async with self._engine.begin() as conn:
@@ -270,10 +271,8 @@ class Delivery:
                     return queue
             timeout = self._heap[0][0] - now if self._heap else None
             self._wake.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=timeout)
-            except TimeoutError:
-                pass
         return None
 
     async def _worker(self) -> None:
@@ -324,9 +323,7 @@ class Delivery:
             async with self._engine.begin() as conn:
                 await chat_store.migrate_id(conn, pk=queue.record.pk, new_chat_id=exc.new_chat_id)
             log.info("chat migrated to %s", exc.new_chat_id, extra=_ctx(queue.record))
-            queue.record = replace(
-                queue.record, chat=replace(chat, chat_id=exc.new_chat_id)
-            )
+            queue.record = replace(queue.record, chat=replace(chat, chat_id=exc.new_chat_id))
             queue.ready_at = time.monotonic()
             return
         except ChatGone as exc:
@@ -392,6 +389,7 @@ class Delivery:
         row = queue.rows[0]
         async with self._engine.begin() as conn:
             await outbox.sent(conn, row_id=row.id, now=page_store.utcnow())
+        self.sent += 1
         self._pop(queue)
 
     async def _fail_row(self, queue: _ChatQueue, reason: str) -> None:
@@ -401,6 +399,7 @@ class Delivery:
         log.warning("delivery failed: %s", reason, extra=_ctx(queue.record))
         async with self._engine.begin() as conn:
             await outbox.fail(conn, row_id=row.id, error=reason, attempts=row.attempts + 1)
+        self.failed += 1
         self._pop(queue)
 
     async def _retry(
@@ -434,15 +433,16 @@ class Delivery:
             )
         self._pop(queue)
 
-    async def _chat_gone(
-        self, queue: _ChatQueue, exc: DeliveryError, *, state: ChatState
-    ) -> None:
+    async def _chat_gone(self, queue: _ChatQueue, exc: DeliveryError, *, state: ChatState) -> None:
         platform = queue.record.chat.platform.value
-        log.warning("chat unreachable, now %s: %s", state.value, exc.reason, extra=_ctx(queue.record))
+        log.warning(
+            "chat unreachable, now %s: %s", state.value, exc.reason, extra=_ctx(queue.record)
+        )
         async with self._engine.begin() as conn:
             await chat_store.deactivate(conn, pk=queue.record.pk, reason=exc.reason, state=state)
             count = await outbox.fail_chat(conn, chat_pk=queue.record.pk, error=exc.reason)
         metrics.MESSAGES_FAILED.labels(platform, _reason_label(exc.reason)).inc(max(count, 1))
+        self.failed += max(count, 1)
         self._held -= len(queue.rows)
         queue.rows.clear()
         queue.parts = None

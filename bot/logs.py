@@ -94,6 +94,12 @@ def configure(
     # token: the redactor covers them, and they are quiet below WARNING unless DEBUG.
     quiet = logging.DEBUG if level == "DEBUG" else logging.WARNING
     for name in (
-        "httpx", "httpcore", "apscheduler", "aiohttp.access", "telegram", "slack_bolt", "alembic"
+        "httpx",
+        "httpcore",
+        "apscheduler",
+        "aiohttp.access",
+        "telegram",
+        "slack_bolt",
+        "alembic",
     ):
         logging.getLogger(name).setLevel(max(quiet, logging.getLevelName(level)))

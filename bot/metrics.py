@@ -7,20 +7,24 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 REGISTRY = CollectorRegistry(auto_describe=True)
 
 MESSAGES_SENT = Counter(
-    "trendbot_messages_sent_total", "Platform messages sent", ["platform", "kind"],
+    "trendbot_messages_sent_total",
+    "Platform messages sent",
+    ["platform", "kind"],
     registry=REGISTRY,
 )
 MESSAGES_FAILED = Counter(
-    "trendbot_messages_failed_total", "Deliveries that failed for good", ["platform", "reason"],
+    "trendbot_messages_failed_total",
+    "Deliveries that failed for good",
+    ["platform", "reason"],
     registry=REGISTRY,
 )
 MESSAGES_RETRIED = Counter(
-    "trendbot_messages_retried_total", "Sends that will be retried", ["platform", "reason"],
+    "trendbot_messages_retried_total",
+    "Sends that will be retried",
+    ["platform", "reason"],
     registry=REGISTRY,
 )
-QUEUE_DEPTH = Gauge(
-    "trendbot_queue_depth", "Messages queued or being sent", registry=REGISTRY
-)
+QUEUE_DEPTH = Gauge("trendbot_queue_depth", "Messages queued or being sent", registry=REGISTRY)
 QUEUE_OLDEST_AGE = Gauge(
     "trendbot_queue_oldest_age_seconds", "Age of the oldest queued message", registry=REGISTRY
 )
@@ -31,11 +35,15 @@ POLL_ERRORS = Counter(
     "trendbot_poll_errors_total", "Sources that failed a poll", ["source"], registry=REGISTRY
 )
 COMMANDS = Counter(
-    "trendbot_commands_total", "Chat commands handled", ["platform", "command"],
+    "trendbot_commands_total",
+    "Chat commands handled",
+    ["platform", "command"],
     registry=REGISTRY,
 )
 COMMAND_LATENCY = Histogram(
-    "trendbot_command_latency_seconds", "Time to answer a chat command", ["command"],
+    "trendbot_command_latency_seconds",
+    "Time to answer a chat command",
+    ["command"],
     registry=REGISTRY,
 )
 DIGEST_BUILD = Histogram(

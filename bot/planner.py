@@ -182,8 +182,9 @@ class Planner:
         for pk_part in chunks(pks, 400):
             for page_part in chunks(page_ids, 400):
                 rows = await conn.execute(
-                    select(chat_pages.c.chat_pk, chat_pages.c.page_id, chat_pages.c.fingerprint)
-                    .where(chat_pages.c.chat_pk.in_(pk_part), chat_pages.c.page_id.in_(page_part))
+                    select(
+                        chat_pages.c.chat_pk, chat_pages.c.page_id, chat_pages.c.fingerprint
+                    ).where(chat_pages.c.chat_pk.in_(pk_part), chat_pages.c.page_id.in_(page_part))
                 )
                 for chat_pk, page_id, fingerprint in rows:
                     ledger.setdefault(chat_pk, {})[page_id] = fingerprint
@@ -229,8 +230,10 @@ class Planner:
                     row = {"c": record.pk, "p": page_id, "f": fingerprint, "t": now}
                     (changed_ledger if is_update else new_ledger).append(row)
             values: dict[str, object] = {"pk": record.pk, "cur": max(record.cursor, window.last_id)}
-            if advance_schedule and chat.mode == Mode.DAILY and (
-                record.next_digest_at is None or record.next_digest_at <= now
+            if (
+                advance_schedule
+                and chat.mode == Mode.DAILY
+                and (record.next_digest_at is None or record.next_digest_at <= now)
             ):
                 values["nxt"] = schedule.naive_utc(
                     schedule.next_due(at=chat.digest_time, timezone=chat.timezone, after=now)
@@ -244,7 +247,12 @@ class Planner:
             await conn.execute(
                 insert(chat_pages),
                 [
-                    {"chat_pk": r["c"], "page_id": r["p"], "fingerprint": r["f"], "planned_at": r["t"]}
+                    {
+                        "chat_pk": r["c"],
+                        "page_id": r["p"],
+                        "fingerprint": r["f"],
+                        "planned_at": r["t"],
+                    }
                     for r in part
                 ],
             )

@@ -190,4 +190,3 @@ class Poller:
             queued=recorded.queued,
             baseline=source.baseline_at is None,
         )
-

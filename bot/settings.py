@@ -153,8 +153,11 @@ class Settings(BaseSettings):
         if not isinstance(value, str):
             return value
         folded = value.strip()
-        return folded.upper() if folded.upper() in ("DEBUG", "INFO", "WARNING", "ERROR",
-                                                   "CRITICAL") else folded.lower()
+        return (
+            folded.upper()
+            if folded.upper() in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+            else folded.lower()
+        )
 
     @field_validator("telegram_bot_token")
     @classmethod

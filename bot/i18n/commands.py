@@ -89,6 +89,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "cmd.admins_only": "This command is for the bot's admins only.",
         "cmd.too_long": "That message is too long for a command.",
         "cmd.error": "Something went wrong on my side; nothing was changed. Please try again.",
+        "console.hint": "Type a command such as /subscribe rl or /latest; /quit leaves.",
     },
     "ko": {
         "cmd.greeting": "안녕하세요! 구독한 태그에 맞는 새 AI 연구 페이지의 TL;DR 을 보내 드립니다.",
@@ -176,5 +177,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "cmd.admins_only": "봇 관리자만 쓸 수 있는 명령어입니다.",
         "cmd.too_long": "명령어로 보내기에는 너무 긴 메시지입니다.",
         "cmd.error": "처리 중 문제가 생겨 아무것도 바뀌지 않았습니다. 다시 시도해 주세요.",
+        "console.hint": "/subscribe rl, /latest 같은 명령어를 입력하세요. /quit 로 나갑니다.",
     },
 }

@@ -182,7 +182,12 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
             groups.append(([item], blocks))
     replies = tuple(
         SlackMessage(
-            _fallback([f"{head} {text.part_label(d.lang, i, len(groups))}", *_titles(its, d.lang)]),
+            _fallback(
+                [
+                    f"{head} {text.part_label(d.lang, index=i, total=len(groups))}",
+                    *_titles(its, d.lang),
+                ]
+            ),
             tuple(blocks),
         )
         for i, (its, blocks) in enumerate(groups, start=1)

@@ -86,7 +86,7 @@ def _messages(blocks: Sequence[str], lang: str) -> list[str]:
     chunks = text.pack(blocks, _BLOCK_LIMIT, separator=_SEPARATOR, measure=utf16_len)
     total = len(chunks)
     return [
-        f"{chunk}{_SEPARATOR}{_esc(text.part_label(lang, index, total))}"
+        f"{chunk}{_SEPARATOR}{_esc(text.part_label(lang, index=index, total=total))}"
         for index, chunk in enumerate(chunks, start=1)
     ]
 

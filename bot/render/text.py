@@ -129,7 +129,7 @@ def header(d: Digest) -> str:
     )
 
 
-def part_label(lang: str, index: int, total: int) -> str:
+def part_label(lang: str, *, index: int, total: int) -> str:
     """``(1/3)``: which of several messages this is."""
     return t(lang, "render.part", index=index, total=total)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +48,9 @@ def record_from_row(row: RowMapping) -> ChatRecord:
 
 
 async def latest_event_id(conn: AsyncConnection) -> int:
-    return int((await conn.execute(select(func.coalesce(func.max(page_events.c.id), 0)))).scalar_one())
+    return int(
+        (await conn.execute(select(func.coalesce(func.max(page_events.c.id), 0)))).scalar_one()
+    )
 
 
 async def get(conn: AsyncConnection, *, platform: Platform, chat_id: str) -> ChatRecord | None:
@@ -159,7 +161,9 @@ async def _save_tags(conn: AsyncConnection, pk: int, f: Filter) -> None:
         await conn.execute(insert(chat_tags), rows)
 
 
-async def deactivate(conn: AsyncConnection, *, pk: int, reason: str, state: ChatState = ChatState.INACTIVE) -> None:
+async def deactivate(
+    conn: AsyncConnection, *, pk: int, reason: str, state: ChatState = ChatState.INACTIVE
+) -> None:
     await conn.execute(
         update(chats)
         .where(chats.c.id == pk)

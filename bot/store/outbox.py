@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, case, func, insert, select, update
+from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.store.pages import chunks, utcnow
@@ -114,7 +115,7 @@ async def claim(
     return [_row(r) for r in rows.mappings()]
 
 
-def _row(r: Mapping[str, Any]) -> OutboxRow:
+def _row(r: RowMapping) -> OutboxRow:
     return OutboxRow(
         id=r["id"],
         chat_pk=r["chat_pk"],

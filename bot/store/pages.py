@@ -63,9 +63,7 @@ async def source(conn: AsyncConnection, *, name: str, kind: str) -> SourceRow:
     row = (await conn.execute(select(sources).where(sources.c.name == name))).mappings().first()
     if row is None:
         await conn.execute(insert(sources).values(name=name, kind=kind))
-        row = (
-            (await conn.execute(select(sources).where(sources.c.name == name))).mappings().one()
-        )
+        row = (await conn.execute(select(sources).where(sources.c.name == name))).mappings().one()
     return SourceRow(**{k: row[k] for k in SourceRow.__slots__})
 
 
@@ -96,7 +94,13 @@ async def save_stamps(
     """Write the difference between two stamp maps."""
     gone = [path for path in old if path not in new]
     changed = [
-        {"source_id": source_id, "path": p, "mtime_ns": s.mtime_ns, "size": s.size, "error": s.error}
+        {
+            "source_id": source_id,
+            "path": p,
+            "mtime_ns": s.mtime_ns,
+            "size": s.size,
+            "error": s.error,
+        }
         for p, s in new.items()
         if old.get(p) != s
     ]
@@ -142,7 +146,7 @@ async def record_pages(
     events: list[dict[str, object]] = []
     ids: dict[str, int] = {}
 
-    for part in chunks(fresh):
+    for fresh_part in chunks(fresh):
         await conn.execute(
             insert(pages),
             [
@@ -158,12 +162,12 @@ async def record_pages(
                     "first_seen_at": now,
                     "changed_at": now,
                 }
-                for p in part
+                for p in fresh_part
             ],
         )
         rows = await conn.execute(
             select(pages.c.key, pages.c.id).where(
-                pages.c.source_id == source.id, pages.c.key.in_([p.key for p in part])
+                pages.c.source_id == source.id, pages.c.key.in_([p.key for p in fresh_part])
             )
         )
         ids.update({key: page_id for key, page_id in rows})
@@ -194,9 +198,9 @@ async def record_pages(
             events.append(_event(page_id, ChangeKind.UPDATED, p.fingerprint, now))
 
     known_ids = [ids[p.key] for p in known]
-    for part in chunks(known_ids):
-        await conn.execute(delete(page_texts).where(page_texts.c.page_id.in_(part)))
-        await conn.execute(delete(page_tags).where(page_tags.c.page_id.in_(part)))
+    for id_part in chunks(known_ids):
+        await conn.execute(delete(page_texts).where(page_texts.c.page_id.in_(id_part)))
+        await conn.execute(delete(page_tags).where(page_tags.c.page_id.in_(id_part)))
     text_rows = [
         {"page_id": ids[p.key], "lang": t.lang, "title": t.title, "tldr": t.tldr}
         for p in found
@@ -207,18 +211,18 @@ async def record_pages(
         for p in found
         for i, tag in enumerate(p.tags)
     ]
-    for rows in chunks(text_rows):
-        await conn.execute(insert(page_texts), list(rows))
-    for rows in chunks(tag_rows):
-        await conn.execute(insert(page_tags), list(rows))
+    for text_part in chunks(text_rows):
+        await conn.execute(insert(page_texts), list(text_part))
+    for tag_part in chunks(tag_rows):
+        await conn.execute(insert(page_tags), list(tag_part))
 
     if present_keys is not None:
         await _mark_removed(conn, source_id=source.id, present_keys=present_keys, now=now)
 
     queued = 0
     if not baseline and events:
-        for rows in chunks(events):
-            await conn.execute(insert(page_events), list(rows))
+        for event_part in chunks(events):
+            await conn.execute(insert(page_events), list(event_part))
         queued = len(events)
     await conn.execute(
         update(sources)
@@ -291,12 +295,16 @@ async def load_pages(conn: AsyncConnection, page_ids: Sequence[int]) -> dict[int
     result: dict[int, Page] = {}
     for part in chunks(list(page_ids)):
         head = (
-            await conn.execute(
-                select(pages, sources.c.name)
-                .join(sources, sources.c.id == pages.c.source_id)
-                .where(pages.c.id.in_(part))
+            (
+                await conn.execute(
+                    select(pages, sources.c.name)
+                    .join(sources, sources.c.id == pages.c.source_id)
+                    .where(pages.c.id.in_(part))
+                )
             )
-        ).mappings().all()
+            .mappings()
+            .all()
+        )
         texts: dict[int, list[PageText]] = {}
         rows = await conn.execute(
             select(page_texts).where(page_texts.c.page_id.in_(part)).order_by(page_texts.c.lang)

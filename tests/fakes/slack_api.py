@@ -11,6 +11,7 @@ Failures are part of the fake's input, set by the test:
 * ``channel_errors[channel] = "is_archived"`` (any Slack error code) -- permanent per channel;
   ``add_channel(..., is_archived=True)`` / ``is_member=False`` give the same answers;
 * ``user_errors[user] = "user_not_found"`` -- for conversations.open and users.info;
+* ``token_errors[token] = "token_revoked"`` -- every call with that token (app uninstalled);
 * ``fail_next(method, status=429, retry_after=1, error="ratelimited")`` -- the next calls fail;
 * ``drop_next(method)`` -- the next calls lose their connection without an answer;
 * ``latency`` -- seconds before every answer;
@@ -169,6 +170,7 @@ class FakeSlack:
 
         # Failures and limits, set by the test.
         self.channel_errors: dict[str, str] = {}
+        self.token_errors: dict[str, str] = {}
         self.user_errors: dict[str, str] = {}
         self.latency = 0.0
         self.enforce_limits = False
@@ -452,6 +454,8 @@ class FakeSlack:
     def _answer(self, token: str | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if not token:
             raise _ApiError("not_authed")
+        if token in self.token_errors:
+            raise _ApiError(self.token_errors[token])
         if token not in self.tokens:
             raise _ApiError("invalid_auth")
         handler = self._handlers.get(method)

@@ -1209,6 +1209,7 @@ class _TelegramHTML(HTMLParser):
         elif tag == "tg-emoji":
             entity["custom_emoji_id"] = attributes.get("emoji-id") or ""
         elif tag == "code" and self._open and self._open[-1][0] == "pre":
+            entity["type"] = ""  # <pre><code class="language-x"> is one pre entity
             language = (attributes.get("class") or "").removeprefix("language-")
             if language:
                 self._open[-1][1]["language"] = language
@@ -1227,7 +1228,7 @@ class _TelegramHTML(HTMLParser):
                 f'expected "</{expected}>", found "</{tag}>"'
             )
         entity["length"] = self._length - entity["offset"]
-        if entity["length"] > 0 and not (entity["type"] == "text_link" and not entity["url"]):
+        if entity["type"] and entity["length"] > 0 and entity.get("url", True):
             self.entities.append(entity)
 
     def handle_data(self, data: str) -> None:
@@ -1260,8 +1261,8 @@ async def _read_params(request: web.Request) -> dict[str, Any]:
         return params
     if request.content_type == "application/json":
         body = await request.json()
-        if isinstance(body, dict):
-            params.update(body)
+        if isinstance(body, dict):  # Telegram also takes "123" and JSON-in-a-string here
+            params.update({k: _typed(k, v) if isinstance(v, str) else v for k, v in body.items()})
         return params
     form = await request.post()
     for key, value in form.items():

@@ -105,6 +105,19 @@ async def test_send_message_returns_a_realistic_message(tg: FakeTelegram, bot: B
     assert tg.delivered == 3 and tg.request_count["sendMessage"] == 3
 
 
+async def test_html_code_blocks_and_spoilers(bot: Bot) -> None:
+    sent = await bot.send_message(
+        PRIVATE,
+        '<pre><code class="language-python">x = 1</code></pre>\n<tg-spoiler>s</tg-spoiler> &lt;3',
+        parse_mode="HTML",
+    )
+    assert sent.text == "x = 1\ns <3"
+    assert sent.entities == (
+        MessageEntity(MessageEntity.PRE, 0, 5, language="python"),
+        MessageEntity(MessageEntity.SPOILER, 6, 1),
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "reply_markup", "description"),
     [
@@ -138,9 +151,9 @@ async def test_edits_change_the_stored_message(tg: FakeTelegram, bot: Bot) -> No
     assert edited.reply_markup is None
     await bot.edit_message_reply_markup(PRIVATE, sent.message_id, reply_markup=keyboard("undo"))
 
-    with pytest.raises(BadRequest, match="(?i)message is not modified"):
+    with pytest.raises(BadRequest, match=r"(?i)message is not modified"):
         await bot.edit_message_text("Sent to 3 chats", PRIVATE, 1, reply_markup=keyboard("undo"))
-    with pytest.raises(BadRequest, match="(?i)message to edit not found"):
+    with pytest.raises(BadRequest, match=r"(?i)message to edit not found"):
         await bot.edit_message_text("x", chat_id=PRIVATE, message_id=99)
     (stored,) = tg.messages_to(PRIVATE)
     assert stored["text"] == "Sent to 3 chats"
@@ -165,7 +178,7 @@ async def test_commands_are_kept_per_scope_and_language(tg: FakeTelegram, bot: B
     assert await bot.delete_my_commands(language_code="ko")
     assert tg.commands_for(language_code="ko") is None
 
-    with pytest.raises(BadRequest, match="(?i)bot_command_invalid"):
+    with pytest.raises(BadRequest, match=r"(?i)bot_command_invalid"):
         await bot.set_my_commands([BotCommand("Bad-Name", "x")])
     tg.fail_set_my_commands = True
     with pytest.raises(BadRequest):
@@ -233,7 +246,7 @@ async def test_a_second_poller_terminates_the_first(tg: FakeTelegram, bot: Bot) 
     await asyncio.sleep(0.05)
     async with Bot(TOKEN, base_url=tg.base_url) as second_instance:
         assert await second_instance.get_updates(timeout=0) == ()
-    with pytest.raises(Conflict, match="(?i)terminated by other getUpdates request"):
+    with pytest.raises(Conflict, match=r"(?i)terminated by other getUpdates request"):
         await first
 
 
@@ -249,7 +262,7 @@ async def test_button_press_round_trip(tg: FakeTelegram, bot: Bot) -> None:
     assert query.message is not None and query.message.message_id == preview.message_id
     assert await query.answer("Sending…")
     assert tg.callback_answers[query.id]["text"] == "Sending…"
-    with pytest.raises(BadRequest, match="(?i)query id is invalid"):
+    with pytest.raises(BadRequest, match=r"(?i)query id is invalid"):
         await bot.answer_callback_query("404")
 
 
@@ -283,7 +296,7 @@ async def test_blocked_chat_raises_forbidden(tg: FakeTelegram, bot: Bot) -> None
 
 async def test_missing_chat_raises_bad_request(tg: FakeTelegram, bot: Bot) -> None:
     tg.missing_chats.add(GROUP)
-    with pytest.raises(BadRequest, match="(?i)chat not found"):
+    with pytest.raises(BadRequest, match=r"(?i)chat not found"):
         await bot.send_message(GROUP, "digest")
 
 
@@ -380,7 +393,7 @@ async def test_json_query_and_multipart_bodies_are_accepted(tg: FakeTelegram) ->
     markup = {"inline_keyboard": [[{"text": "Go", "url": "https://example.org"}]]}
     async with httpx.AsyncClient() as client:
         as_json = await client.post(
-            url, json={"chat_id": PRIVATE, "text": "j", "reply_markup": markup}
+            url, json={"chat_id": str(PRIVATE), "text": "j", "reply_markup": markup}
         )
         as_query = await client.get(url, params={"chat_id": str(PRIVATE), "text": "q"})
         as_multipart = await client.post(
@@ -392,6 +405,7 @@ async def test_json_query_and_multipart_bodies_are_accepted(tg: FakeTelegram) ->
         3,
     ]
     assert as_json.json()["result"]["reply_markup"] == markup
+    assert tg.sent[0].chat_id == PRIVATE  # "1001" is read as the number, as Telegram does
     assert tg.sent[-1].params["x"] == {"filename": "a.txt", "size": 3}
 
 

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import httpx
-import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -20,8 +19,15 @@ from bot.store.schema import page_events, pages, sources
 from tests.conftest import ROOT
 
 
-def page(key: str, *, lang: str | None = "en", tags: str = "[rl]", tldr: str = "A finding.",
-         updated: str = "2026-11-01", title: str | None = None) -> tuple[str, str]:
+def page(
+    key: str,
+    *,
+    lang: str | None = "en",
+    tags: str = "[rl]",
+    tldr: str = "A finding.",
+    updated: str = "2026-11-01",
+    title: str | None = None,
+) -> tuple[str, str]:
     suffix = f".{lang}" if lang else ""
     front = [
         "---",
@@ -31,7 +37,9 @@ def page(key: str, *, lang: str | None = "en", tags: str = "[rl]", tldr: str = "
         f"tags: {tags}",
         "---",
     ]
-    return f"{key}{suffix}.md", "\n".join(front) + f"\n\n## TL;DR\n\n{tldr}\n\n## Method\n\nDetails.\n"
+    return f"{key}{suffix}.md", "\n".join(
+        front
+    ) + f"\n\n## TL;DR\n\n{tldr}\n\n## Method\n\nDetails.\n"
 
 
 def write(root: Path, rel: str, text: str | bytes) -> Path:
@@ -44,8 +52,9 @@ def write(root: Path, rel: str, text: str | bytes) -> Path:
     return path
 
 
-async def make_poller(engine: AsyncEngine, *sources_: str,
-                      transport: httpx.AsyncBaseTransport | None = None) -> Poller:
+async def make_poller(
+    engine: AsyncEngine, *sources_: str, transport: httpx.AsyncBaseTransport | None = None
+) -> Poller:
     return Poller(
         engine=engine,
         sources=sources_,
@@ -182,7 +191,11 @@ async def test_feed_source_with_conditional_requests(engine: AsyncEngine) -> Non
 
 def run_cli(args: list[str], *, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bot", *args], env=env, cwd=cwd, capture_output=True, text=True,
+        [sys.executable, "-m", "bot", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
         timeout=120,
     )
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from bot.digest import ELLIPSIS, TLDR_LIMIT, build_digest, truncate
 from bot.filters import parse_filter
-from bot.models import Page, PageText
+from bot.models import Digest, Page, PageText
 
 TODAY = dt.date(2026, 12, 3)
 
@@ -94,9 +94,9 @@ def page(
     )
 
 
-def keys(d: object) -> list[str]:
+def keys(d: Digest | None) -> list[str]:
     assert d is not None
-    return [item.page.key for item in d.items]  # type: ignore[attr-defined]
+    return [item.page.key for item in d.items]
 
 
 def test_build_digest_keeps_matching_pages_with_matched_tags() -> None:
@@ -151,6 +151,7 @@ def test_build_digest_order() -> None:
         (page("a-same", ("rl",), created=d2, source="feed"), False),
     ]
     d = build_digest(lang="en", filter=parse_filter("rl llm"), candidates=candidates, today=TODAY)
+    assert d is not None
     assert keys(d) == [
         "two-tags",
         "undated-two-tags",
@@ -160,7 +161,7 @@ def test_build_digest_order() -> None:
         "b-same",
         "old-one-tag",
     ]
-    assert [i.page.source for i in d.items][3:5] == ["feed", "wiki"]  # type: ignore[union-attr]
+    assert [i.page.source for i in d.items][3:5] == ["feed", "wiki"]
 
 
 def test_build_digest_keeps_a_page_once() -> None:

@@ -113,8 +113,12 @@ def test_dotenv_file_is_read(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_cli_exits_2_with_one_line_and_no_secret(clean_env: dict[str, str], tmp_path) -> None:  # type: ignore[no-untyped-def]
     env = dict(clean_env, SLACK_BOT_TOKEN="xoxb-very-secret-value", DEFAULT_TIMEZONE="Nowhere/City")
     result = subprocess.run(
-        [sys.executable, "-m", "bot", "poll"], env=env, cwd=tmp_path, capture_output=True,
-        text=True, timeout=60,
+        [sys.executable, "-m", "bot", "poll"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()

@@ -1,0 +1,182 @@
+"""The long-running service (``trendbot run`` and ``trendbot console``).
+
+Polls the sources on a schedule, plans due digests every minute, delivers from the
+outbox, serves HTTP, and runs the chat channels. SIGTERM or SIGINT stops it cleanly:
+no new work is taken, in-flight sends finish (bounded), the rest stays queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import fcntl
+import logging
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from sqlalchemy.engine import make_url
+
+from bot import metrics, web
+from bot.app import App
+from bot.channels.console import ConsoleChannel
+from bot.errors import BotError
+
+log = logging.getLogger("bot.service")
+
+# Daily digests are due on the minute; planning twice a minute keeps them within ~30 s.
+PLAN_EVERY_SECONDS = 30
+
+
+class AlreadyRunning(BotError):
+    """Another ``trendbot run`` holds this SQLite database."""
+
+
+@contextlib.contextmanager
+def sqlite_run_lock(database_url: str) -> Iterator[None]:
+    """One ``run`` per SQLite file: a lock file beside it, held while the service runs.
+
+    The one-shot commands do not take it, so they keep working beside a running service.
+    """
+    url = make_url(database_url)
+    database = url.database or ""
+    if url.get_backend_name() != "sqlite" or database in ("", ":memory:"):
+        yield
+        return
+    path = Path(database).resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle: IO[str] = open(f"{path}.run.lock", "a+")  # noqa: SIM115 - held for the whole run
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise AlreadyRunning(
+                f"another trendbot run is already using {path}; SQLite serves one run "
+                "process (use PostgreSQL for several replicas)"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield
+    finally:
+        handle.close()
+
+
+class Service:
+    def __init__(self, app: App, *, console: bool, serve_http: bool, channels: bool) -> None:
+        self._app = app
+        self._console = console
+        self._serve_http = serve_http
+        self._channels = channels
+        self._stop = asyncio.Event()
+        self._delivery = app.delivery()
+        self._jobs = asyncio.Lock()  # a stop waits for a running poll or plan to finish
+        self.http_port: int | None = None
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def poll_and_plan(self) -> None:
+        async with self._jobs:
+            await self._poll_and_plan()
+
+    async def _poll_and_plan(self) -> None:
+        try:
+            summary = await self._app.poller.poll()
+        except Exception:
+            log.exception("poll failed")
+            return
+        for outcome in summary.outcomes:
+            metrics.POLL_DURATION.labels(outcome.name).observe(outcome.seconds)
+            if outcome.error:
+                metrics.POLL_ERRORS.labels(outcome.name).inc()
+        await self._plan()
+
+    async def plan(self) -> None:
+        async with self._jobs:
+            await self._plan()
+
+    async def _plan(self) -> None:
+        try:
+            with metrics.DIGEST_BUILD.time():
+                planned = await self._app.planner.plan_due()
+        except Exception:
+            log.exception("planning failed")
+            return
+        if planned:
+            self._delivery.notify()
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self.stop)
+        settings = self._app.settings
+        scheduler = AsyncIOScheduler(timezone=dt.UTC)
+        now = dt.datetime.now(dt.UTC)
+        # The first poll runs before anything else, so the first command sees the wiki.
+        await self.poll_and_plan()
+        scheduler.add_job(
+            self.poll_and_plan,
+            "interval",
+            seconds=settings.poll_interval_seconds,
+            max_instances=1,
+            coalesce=True,
+            id="poll",
+        )
+        scheduler.add_job(
+            self.plan,
+            "interval",
+            seconds=PLAN_EVERY_SECONDS,
+            next_run_time=now + dt.timedelta(seconds=PLAN_EVERY_SECONDS),
+            max_instances=1,
+            coalesce=True,
+            id="plan",
+        )
+        delivery = asyncio.create_task(self._delivery.run(self._stop))
+        runner = None
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            if self._serve_http:
+                hooks = web.WebHooks()
+                runner, self.http_port = await web.start(
+                    web.make_app(engine=self._app.engine, hooks=hooks),
+                    host=settings.http_host,
+                    port=settings.http_port,
+                )
+                log.info("HTTP server on %s:%s", settings.http_host, self.http_port)
+            scheduler.start()
+            if self._console:
+                console = ConsoleChannel(core=self._app.core, on_command=self._delivery.notify)
+                tasks.append(asyncio.create_task(self._run_console(console)))
+            await self._stop.wait()
+        finally:
+            log.info("stopping")
+            if scheduler.running:
+                scheduler.pause()
+                async with self._jobs:
+                    scheduler.shutdown(wait=False)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self._stop.set()
+            await delivery
+            if runner is not None:
+                await runner.cleanup()
+        return 0
+
+    async def _run_console(self, console: ConsoleChannel) -> None:
+        try:
+            await console.run()
+        finally:
+            self.stop()
+
+
+def stdin_is_terminal() -> bool:
+    return sys.stdin.isatty()

@@ -1,0 +1,112 @@
+"""The HTTP server of ``trendbot run``: health, metrics and the platforms' webhooks."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot import metrics
+from bot.store import outbox
+from bot.store import pages as page_store
+
+log = logging.getLogger("bot.web")
+
+# A webhook body larger than this is not a chat update (Telegram and Slack send a few KB).
+MAX_BODY_BYTES = 1024 * 1024
+
+TelegramHook = Callable[[bytes, str | None], Awaitable[int]]
+SlackHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass(slots=True)
+class WebHooks:
+    """What the running service plugs into the server; unset hooks answer 404."""
+
+    telegram: TelegramHook | None = None
+    slack: SlackHook | None = None
+    channels: Mapping[str, Callable[[], bool]] = field(default_factory=dict)
+
+
+def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
+    app = web.Application(client_max_size=MAX_BODY_BYTES)
+
+    async def healthz(_request: web.Request) -> web.Response:
+        body: dict[str, object] = {"status": "ok"}
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+                depth, _ = await outbox.pending(conn)
+                sources = await page_store.all_sources(conn)
+                oldest = await outbox.oldest_queued_age(conn, now=page_store.utcnow())
+        except Exception as exc:  # any database failure means unhealthy, never a crash
+            log.warning("health check: database unavailable: %s", type(exc).__name__)
+            return web.json_response(
+                {"status": "unavailable", "database": "unreachable"}, status=503
+            )
+        metrics.QUEUE_DEPTH.set(depth)
+        metrics.QUEUE_OLDEST_AGE.set(oldest)
+        body.update(
+            database="ok",
+            queue={"depth": depth, "oldest_age_seconds": round(oldest, 1)},
+            sources=[
+                {
+                    "name": s.name,
+                    "last_poll_at": s.last_poll_at.isoformat() + "Z" if s.last_poll_at else None,
+                    "last_ok_at": s.last_ok_at.isoformat() + "Z" if s.last_ok_at else None,
+                    "error": s.last_error,
+                }
+                for s in sources
+            ],
+            channels={name: connected() for name, connected in hooks.channels.items()},
+        )
+        return web.json_response(body)
+
+    async def metrics_endpoint(_request: web.Request) -> web.Response:
+        try:
+            async with engine.connect() as conn:
+                depth, _ = await outbox.pending(conn)
+                oldest = await outbox.oldest_queued_age(conn, now=page_store.utcnow())
+            metrics.QUEUE_DEPTH.set(depth)
+            metrics.QUEUE_OLDEST_AGE.set(oldest)
+        except Exception:  # metrics still render what the process knows
+            log.warning("metrics: database unavailable")
+        return web.Response(
+            body=generate_latest(metrics.REGISTRY),
+            headers={"Content-Type": CONTENT_TYPE_LATEST},
+        )
+
+    async def telegram_webhook(request: web.Request) -> web.Response:
+        if hooks.telegram is None:
+            raise web.HTTPNotFound()
+        body = await request.read()
+        status = await hooks.telegram(body, request.headers.get("X-Telegram-Bot-Api-Secret-Token"))
+        return web.Response(status=status)
+
+    async def slack_events(request: web.Request) -> web.StreamResponse:
+        if hooks.slack is None:
+            raise web.HTTPNotFound()
+        return await hooks.slack(request)
+
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/metrics", metrics_endpoint)
+    app.router.add_post("/telegram/webhook", telegram_webhook)
+    app.router.add_post("/slack/events", slack_events)
+    return app
+
+
+async def start(app: web.Application, *, host: str, port: int) -> tuple[web.AppRunner, int]:
+    """Serve ``app``; returns the runner (for cleanup) and the port actually bound."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    server = site._server
+    sockets = getattr(server, "sockets", None) or []
+    bound = sockets[0].getsockname()[1] if sockets else port
+    return runner, int(bound)
