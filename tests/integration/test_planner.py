@@ -1,0 +1,217 @@
+"""Planning digests: who gets which page, once, at their time; on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot import filters
+from bot.models import ChatSettings, ChatState, Mode, Platform
+from bot.planner import Planner
+from bot.poll import Poller
+from bot.sources.feed import make_feed_client
+from bot.store import chats as chat_store
+from bot.store.chats import ChatRecord
+from bot.store.schema import outbox
+from tests.integration.test_poll import page, write
+
+LATER = dt.timedelta(days=2)
+
+
+class World:
+    """A wiki directory, a poller and a planner on one database."""
+
+    def __init__(self, engine: AsyncEngine, root: Path) -> None:
+        self.engine = engine
+        self.root = root
+        self.poller = Poller(
+            engine=engine,
+            sources=[str(root)],
+            base_url=None,
+            default_lang="en",
+            http=make_feed_client(),
+        )
+        self.planner = Planner(engine=engine)
+        self.days = 0
+
+    async def publish(self, key: str, *, tags: str, tldr: str = "Finding.") -> None:
+        write(self.root, *page(key, tags=tags, tldr=tldr))
+        await self.poller.poll()
+
+    async def chat(
+        self, chat_id: str, filter_text: str, *, mode: Mode = Mode.DAILY, lang: str = "en"
+    ) -> ChatRecord:
+        settings = ChatSettings(
+            platform=Platform.TELEGRAM,
+            chat_id=chat_id,
+            mode=mode,
+            lang=lang,
+            filter=filters.parse_filter(filter_text),
+        )
+        async with self.engine.begin() as conn:
+            return await chat_store.ensure(conn, defaults=settings)
+
+    async def update(self, record: ChatRecord, **changes: object) -> ChatRecord:
+        async with self.engine.begin() as conn:
+            current = await chat_store.get_by_pk(conn, record.pk)
+            assert current is not None
+            return await chat_store.save(
+                conn,
+                before=current,
+                after=replace(current.chat, **changes),  # type: ignore[arg-type]
+            )
+
+    async def messages(self, chat_id: str) -> list[dict[str, object]]:
+        async with self.engine.connect() as conn:
+            record = await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id=chat_id)
+            assert record is not None
+            rows = await conn.execute(
+                select(outbox.c.kind, outbox.c.payload)
+                .where(outbox.c.chat_pk == record.pk)
+                .order_by(outbox.c.id)
+            )
+            return [{"kind": kind, **json.loads(payload)} for kind, payload in rows]
+
+    async def plan(self) -> int:
+        """Plan as if a day had passed since the last call: every daily chat is due."""
+        self.days += 1
+        now = dt.datetime.now(dt.UTC).replace(tzinfo=None) + self.days * LATER
+        return await self.planner.plan_due(now=now)
+
+
+async def started(engine: AsyncEngine, tmp_path: Path) -> World:
+    world = World(engine, tmp_path)
+    await world.publish("p/old", tags="[rl]")  # the baseline scan
+    return world
+
+
+async def test_a_page_reaches_matching_chats_once(engine: AsyncEngine, tmp_path: Path) -> None:
+    world = await started(engine, tmp_path)
+    await world.chat("1", "rl")
+    await world.chat("2", "vision")
+    await world.chat("3", "rl -robotics")
+    await world.publish("p/new", tags="[rl, robotics]")
+    assert await world.plan() == 1
+    messages = await world.messages("1")
+    assert len(messages) == 1 and messages[0]["kind"] == "digest"
+    assert messages[0]["pages"] == [[2, False]]
+    assert await world.messages("2") == []
+    assert await world.messages("3") == []
+    # Planning again (any number of times) adds nothing.
+    assert await world.plan() == 0
+    assert await world.planner.plan_now() == 0
+    assert len(await world.messages("1")) == 1
+
+
+async def test_new_chat_does_not_get_history(engine: AsyncEngine, tmp_path: Path) -> None:
+    world = await started(engine, tmp_path)
+    await world.publish("p/a", tags="[rl]")
+    await world.chat("1", "rl")
+    assert await world.plan() == 0
+    await world.publish("p/b", tags="[rl]")
+    assert await world.plan() == 1
+    assert (await world.messages("1"))[0]["pages"] == [[3, False]]
+
+
+async def test_updated_page_only_for_chats_that_had_it(engine: AsyncEngine, tmp_path: Path) -> None:
+    world = await started(engine, tmp_path)
+    await world.chat("1", "rl")
+    await world.publish("p/a", tags="[rl]")
+    await world.plan()
+    await world.chat("2", "rl")  # joins after p/a was planned for chat 1
+    await world.publish("p/a", tags="[rl]", tldr="A revised finding.")
+    await world.plan()
+    assert [m["pages"] for m in await world.messages("1")] == [[[2, False]], [[2, True]]]
+    assert await world.messages("2") == []
+    # An unchanged version is never offered again.
+    await world.publish("p/a", tags="[rl]", tldr="A revised finding.")
+    assert await world.plan() == 0
+
+
+async def test_instant_mode_one_message_per_page(engine: AsyncEngine, tmp_path: Path) -> None:
+    world = await started(engine, tmp_path)
+    await world.chat("1", "*", mode=Mode.INSTANT)
+    write(tmp_path, *page("p/a", tags="[rl]"))
+    write(tmp_path, *page("p/b", tags="[vision]"))
+    await world.poller.poll()
+    # Instant chats are planned whenever there is news, whatever the time.
+    assert await world.planner.plan_due() == 2
+    kinds = [(m["kind"], m["pages"]) for m in await world.messages("1")]
+    assert sorted(kinds) == [("page", [[2, False]]), ("page", [[3, False]])]
+
+
+async def test_daily_chat_waits_for_its_time(engine: AsyncEngine, tmp_path: Path) -> None:
+    world = await started(engine, tmp_path)
+    record = await world.chat("1", "rl")
+    assert record.next_digest_at is not None
+    await world.publish("p/a", tags="[rl]")
+    before = record.next_digest_at - dt.timedelta(minutes=1)
+    assert await world.planner.plan_due(now=before) == 0
+    assert await world.planner.plan_due(now=record.next_digest_at) == 1
+    async with engine.connect() as conn:
+        after = await chat_store.get_by_pk(conn, record.pk)
+    assert after is not None and after.next_digest_at == record.next_digest_at + dt.timedelta(
+        days=1
+    )
+
+
+async def test_after_downtime_one_digest_not_one_per_day(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    world = await started(engine, tmp_path)
+    record = await world.chat("1", "rl")
+    assert record.next_digest_at is not None
+    await world.publish("p/a", tags="[rl]")
+    await world.publish("p/b", tags="[rl]")
+    five_days_later = record.next_digest_at + dt.timedelta(days=5, hours=3)
+    assert await world.planner.plan_due(now=five_days_later) == 1
+    assert await world.planner.plan_due(now=five_days_later) == 0
+    assert len((await world.messages("1"))[0]["pages"]) == 2  # type: ignore[arg-type]
+
+
+async def test_paused_and_inactive_chats_skip_what_they_missed(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    world = await started(engine, tmp_path)
+    paused = await world.chat("1", "rl")
+    gone = await world.chat("2", "rl")
+    paused = await world.update(paused, state=ChatState.PAUSED)
+    async with engine.begin() as conn:
+        await chat_store.deactivate(conn, pk=gone.pk, reason="blocked")
+    await world.publish("p/a", tags="[rl]")
+    assert await world.plan() == 0
+    await world.update(paused, state=ChatState.ACTIVE)
+    await world.update(gone, state=ChatState.ACTIVE)
+    assert await world.plan() == 0  # nothing replayed
+    await world.publish("p/b", tags="[rl]")
+    assert await world.plan() == 2
+
+
+async def test_send_now_counts_pages_and_keeps_the_schedule(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    world = await started(engine, tmp_path)
+    record = await world.chat("1", "rl reasoning")
+    await world.publish("p/a", tags="[rl]")
+    await world.publish("p/b", tags="[reasoning]")
+    assert await world.planner.send_now(record.pk) == 2
+    assert await world.planner.send_now(record.pk) == 0
+    async with engine.connect() as conn:
+        after = await chat_store.get_by_pk(conn, record.pk)
+    assert after is not None and after.next_digest_at == record.next_digest_at
+
+
+async def test_filter_change_applies_to_what_comes_next(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    world = await started(engine, tmp_path)
+    record = await world.chat("1", "rl")
+    await world.publish("p/a", tags="[vision]")
+    await world.update(record, filter=filters.parse_filter("vision"))
+    assert await world.plan() == 1  # p/a came after the cursor and now matches
+    assert (await world.messages("1"))[0]["pages"] == [[2, False]]
