@@ -351,6 +351,7 @@ class FakeSlack:
         from the start) or a predicate over :class:`SlackCall`, of which ``count`` must match.
         Wakes on each recorded call; never polls. Raises ``TimeoutError`` naming what was seen.
         """
+        predicate: Callable[[SlackCall], bool]
         if isinstance(until, int):
             count, predicate = until, _is_delivered_message
         else:
@@ -784,8 +785,10 @@ async def _read_params(request: web.Request) -> dict[str, Any]:
         return params
     form = await request.post()
     for key, value in form.items():
-        if not isinstance(value, str):  # an uploaded file
+        if isinstance(value, web.FileField):  # an uploaded file
             params[key] = {"filename": value.filename, "size": len(value.file.read())}
+        elif not isinstance(value, str):
+            params[key] = {"size": len(value)}
         elif key in _JSON_PARAMS:
             try:
                 params[key] = json.loads(value)

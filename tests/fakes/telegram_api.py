@@ -518,6 +518,7 @@ class FakeTelegram:
         start) or a predicate over :class:`TelegramCall`, of which ``count`` must match. Wakes
         on each recorded call; never polls. Raises ``TimeoutError`` naming what was seen.
         """
+        predicate: Callable[[TelegramCall], bool]
         if isinstance(until, int):
             count, predicate = until, _is_delivered_message
         else:
@@ -553,6 +554,8 @@ class FakeTelegram:
         self.request_count[method] += 1
         params = await _read_params(request)
         chat_id = params.get("chat_id")
+        if isinstance(chat_id, str) and (known := self._by_username(chat_id)) is not None:
+            params["chat_id"] = chat_id = known["id"]  # "@username" of a chat the fake knows
         call = TelegramCall(method, params, arrived, chat_id)
         if self.log_requests:
             _log.info("%s %s", method, params)
@@ -765,6 +768,7 @@ class FakeTelegram:
         chat_id = _required(params, "chat_id")
         text, entities = _parse_text(params)
         markup = _check_markup(params.get("reply_markup"))
+        replied = self._replied_message(chat_id, params)
         message: dict[str, Any] = {
             "message_id": self._take_message_id(chat_id),
             "from": self.bot_user,
@@ -779,7 +783,6 @@ class FakeTelegram:
             message["link_preview_options"] = preview
         if markup is not None:
             message["reply_markup"] = markup
-        replied = self._replied_message(chat_id, params)
         if replied is not None:
             message["reply_to_message"] = replied
         self._messages[(chat_id, message["message_id"])] = message
@@ -848,7 +851,7 @@ class FakeTelegram:
 
     async def _get_my_commands(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         key = (_scope_key(params.get("scope")), str(params.get("language_code", "")))
-        return self.commands.get(key) or self.commands.get((key[0], ""), [])
+        return self.commands.get(key, [])
 
     async def _get_chat_member(self, params: dict[str, Any]) -> dict[str, Any]:
         chat_id = _required(params, "chat_id")
@@ -931,7 +934,8 @@ class FakeTelegram:
                 "message_id": params["reply_to_message_id"],
                 "allow_sending_without_reply": params.get("allow_sending_without_reply"),
             }
-        replied = self._messages.get((reply.get("chat_id", chat_id), reply.get("message_id")))
+        target: Any = (reply.get("chat_id", chat_id), reply.get("message_id"))
+        replied = self._messages.get(target)
         if replied is None:
             if reply.get("allow_sending_without_reply"):
                 return None
@@ -992,7 +996,7 @@ class FakeTelegram:
             if chat_type == "private":
                 chat["first_name"] = f"User {chat_id}"
             else:
-                chat["title"] = f"Group {abs(int(chat_id))}"
+                chat["title"] = f"Group {str(chat_id).lstrip('-@')}"
         return dict(chat)
 
     def _by_username(self, name: str) -> dict[str, Any] | None:
@@ -1266,10 +1270,12 @@ async def _read_params(request: web.Request) -> dict[str, Any]:
         return params
     form = await request.post()
     for key, value in form.items():
-        if isinstance(value, str):
-            params[key] = _typed(key, value)
-        else:  # an uploaded file
+        if isinstance(value, web.FileField):  # an uploaded file
             params[key] = {"filename": value.filename, "size": len(value.file.read())}
+        elif isinstance(value, str):
+            params[key] = _typed(key, value)
+        else:
+            params[key] = {"size": len(value)}
     return params
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 
 import pytest
 
@@ -24,7 +25,8 @@ def at(text: str) -> dt.datetime:
         # Seoul is UTC+9 all year.
         ("Asia/Seoul", "09:00", "2026-12-02T23:00:00", "2026-12-03T00:00:00"),
         ("Asia/Seoul", "00:30", "2026-12-03T00:00:00", "2026-12-03T15:30:00"),
-        # New York, spring forward (2026-03-08): 02:30 does not exist -> first valid minute, 03:00 EDT.
+        # New York, spring forward (2026-03-08): 02:30 does not exist;
+        # due at the first valid minute, 03:00 EDT.
         ("America/New_York", "02:30", "2026-03-08T05:00:00", "2026-03-08T07:00:00"),
         # ... and the day after it is 02:30 EDT again.
         ("America/New_York", "02:30", "2026-03-08T07:00:00", "2026-03-09T06:30:00"),
@@ -51,7 +53,7 @@ def test_exactly_one_due_time_per_local_day_over_a_year(zone: str) -> None:
         moment = next_due(at=dt.time(2, 30), timezone=zone, after=moment)
         days.append(local_date(moment, zone))
     assert len(days) == len(set(days)), "a local day got two digests"
-    gaps = {(b - a).days for a, b in zip(days, days[1:], strict=False)}
+    gaps = {(b - a).days for a, b in itertools.pairwise(days)}
     assert gaps == {1}, "a local day got no digest"
 
 

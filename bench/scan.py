@@ -1,0 +1,123 @@
+"""Scan benchmark: a 20,000-page wiki through ``trendbot poll``'s code path.
+
+Measures, in one run on one SQLite database: the first scan (baseline), an unchanged
+rescan, and a rescan after 100 pages changed; and the peak RSS of the process.
+
+    .venv/bin/python bench/scan.py [--pages 20000] [--database-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.poll import Poller  # noqa: E402
+from bot.sources.feed import make_feed_client  # noqa: E402
+from bot.store.engine import create_engine, upgrade  # noqa: E402
+
+TAGS = [
+    "rl",
+    "reasoning",
+    "post-training",
+    "agentic-rl",
+    "robotics",
+    "vision",
+    "efficiency",
+    "safety",
+    "multimodal",
+    "exploration",
+    "distillation",
+    "alignment",
+    "long-context",
+]
+WORDS = (
+    "policy reward model token agent sample gradient rollout verifier benchmark "
+    "context memory latency budget scaling curriculum"
+).split()
+
+
+def page_text(i: int, *, lang: str, revision: int = 0) -> str:
+    rng = random.Random(i * 7 + revision)
+    tags = ", ".join(rng.sample(TAGS, 3))
+    tldr = " ".join(rng.choice(WORDS) for _ in range(70))
+    body = "\n\n".join(" ".join(rng.choice(WORDS) for _ in range(120)) for _ in range(6))
+    return (
+        f'---\ntitle: "Paper {i} revision {revision}"\ntype: paper\narxiv: "26{i:08d}"\n'
+        f"created: 2026-08-01\nupdated: 2026-08-{1 + revision:02d}\ntags: [{tags}]\n"
+        f"lang: {lang}\n---\n\n## TL;DR\n\n{tldr}\n\n## Method\n\n{body}\n"
+    )
+
+
+def build(root: Path, pages: int) -> None:
+    for i in range(pages):
+        folder = root / "papers" / str(2020 + i % 7)
+        folder.mkdir(parents=True, exist_ok=True)
+        lang = "ko" if i % 4 == 0 else "en"  # a quarter of the pages are translations
+        (folder / f"26{i:08d}-paper-{i}.{lang}.md").write_text(page_text(i, lang=lang))
+
+
+def change(root: Path, count: int) -> None:
+    for i in range(0, count * 10, 10):
+        lang = "ko" if i % 4 == 0 else "en"
+        path = root / "papers" / str(2020 + i % 7) / f"26{i:08d}-paper-{i}.{lang}.md"
+        path.write_text(page_text(i, lang=lang, revision=1))
+
+
+async def measure(pages: int, database_url: str | None) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "wiki"
+        started = time.perf_counter()
+        build(root, pages)
+        print(f"built {pages} pages in {time.perf_counter() - started:.1f} s")
+        engine = create_engine(database_url or f"sqlite+aiosqlite:///{tmp}/bench.db")
+        await upgrade(engine)
+        http = make_feed_client()
+        poller = Poller(
+            engine=engine, sources=[str(root)], base_url=None, default_lang="en", http=http
+        )
+        figures = {}
+        for label, prepare in (
+            ("first scan", None),
+            ("unchanged rescan", None),
+            ("rescan, 100 pages changed", lambda: change(root, 100)),
+        ):
+            if prepare:
+                prepare()
+            started = time.perf_counter()
+            summary = await poller.poll()
+            figures[label] = time.perf_counter() - started
+            print(f"{label:28s} {figures[label]:7.2f} s   {summary.line()}")
+        await http.aclose()
+        await engine.dispose()
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{'peak RSS':28s} {peak_mb:7.0f} MB")
+    print(
+        f"machine: {platform.machine()}, {platform.python_implementation()} "
+        f"{platform.python_version()}, {_cpus()} cores"
+    )
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=20_000)
+    parser.add_argument("--database-url", default=None)
+    args = parser.parse_args()
+    asyncio.run(measure(args.pages, args.database_url))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,724 @@
+"""Telegram: messages out (:class:`TelegramSender`) and commands in (:class:`TelegramChannel`).
+
+Both sides share one :class:`telegram.Bot` from :func:`make_bot`, so one connection pool
+serves the delivery workers and the replies to commands. python-telegram-bot's errors are
+translated here, at the boundary, into the ``bot.errors`` tree; nothing past this module
+parses a Telegram error text. No error reason or log line carries the bot token (the
+library's messages can include request URLs): :func:`redact` runs over every text that
+leaves this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hmac
+import json
+import logging
+import re
+import time
+import warnings
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeAlias
+from urllib.parse import quote
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncEngine
+from telegram import (
+    Bot,
+    BotCommand,
+    Chat,
+    ChatMember,
+    InlineKeyboardMarkup,
+    LinkPreviewOptions,
+    Message,
+    MessageEntity,
+    Update,
+)
+from telegram import error as tg_error
+from telegram.constants import ParseMode
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    BaseUpdateProcessor,
+    CallbackQueryHandler,
+    ChatMemberHandler,
+    ContextTypes,
+    MessageHandler,
+    filters,
+)
+from telegram.request import HTTPXRequest
+from telegram.warnings import PTBDeprecationWarning
+
+from bot import render
+from bot.commands import Caller, CommandCore
+from bot.errors import (
+    ChatGone,
+    ChatMigrated,
+    ConfigError,
+    DeliveryError,
+    PermanentError,
+    RateLimited,
+    TransientError,
+)
+from bot.i18n import t
+from bot.models import ChatKind, ChatSettings, Outgoing, Platform, Reply
+from bot.settings import Settings
+from bot.store import chats as chat_store
+
+log = logging.getLogger("bot.channels.telegram")
+
+PRIVATE_CHAT_INTERVAL = 1.0  # Bot API: about one message a second to one chat
+GROUP_CHAT_INTERVAL = 3.0  # Bot API: at most 20 messages a minute to one group
+# The delivery engine runs up to 64 sends at once; replies to commands need room beside them.
+CONNECTION_POOL_SIZE = 96
+CONNECT_TIMEOUT = 5.0
+READ_TIMEOUT = 15.0  # sendMessage answers in well under a second; this is a hung server
+WRITE_TIMEOUT = 15.0
+# With every connection busy a send waits this long for one, then fails unsent (not ambiguous).
+POOL_TIMEOUT = 10.0
+# getUpdates holds the request this long when there is nothing to deliver.
+LONG_POLL_SECONDS = 10
+# Who may change a group's subscription is asked of Telegram at most once a minute per user;
+# a demoted administrator keeps the right at most this long.
+ADMIN_CACHE_SECONDS = 60.0
+ADMIN_CACHE_MAX = 4096
+# Updates processed at once; updates of one chat are processed one after another.
+CONCURRENT_UPDATES = 32
+# A reply refused with 429 is retried once if Telegram asks for at most this many seconds.
+MAX_REPLY_WAIT_SECONDS = 5.0
+# Telegram adds a second's fraction of jitter to retry_after; never wait less than asked.
+MIN_RETRY_AFTER_SECONDS = 1.0
+# The update types the bot asks for; anything else is never fetched.
+ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
+# Bot API: a command in the menu is 1-32 characters of a-z, 0-9 and _.
+COMMAND_NAME_RE = re.compile(r"^[a-z0-9_]{1,32}$")
+MAX_COMMAND_DESCRIPTION = 256  # Bot API BotCommand.description
+
+# BadRequest texts that mean the chat cannot be reached any more (lower case).
+_GONE_MARKERS = (
+    "chat not found",
+    "user is deactivated",
+    "bot was kicked",
+    "bot was blocked",
+    "group chat was deactivated",
+    "peer_id_invalid",
+    "chat_write_forbidden",
+    "have no rights to send a message",
+    "not enough rights to send",
+    "need administrator rights in the channel chat",
+)
+_TOKEN_IN_TEXT = re.compile(r"\d{3,20}(?::|%3[aA])[A-Za-z0-9_-]{10,}")
+_REDACTED = "[token]"
+_NOT_MODIFIED = "message is not modified"
+
+_App: TypeAlias = Application[Any, Any, Any, Any, Any, Any]
+_Context: TypeAlias = ContextTypes.DEFAULT_TYPE
+
+
+# ---------------------------------------------------------------------------- the bot
+
+
+def make_bot(settings: Settings) -> Bot:
+    """The one :class:`telegram.Bot` of the process, for the sender and the channel.
+
+    Requests go to ``settings.telegram_api_base_url`` through a pool of
+    :data:`CONNECTION_POOL_SIZE` connections; long polling has its own connection, so it
+    never waits behind sends. The bot is not initialised here (no request is made):
+    :meth:`TelegramChannel.start` does it, and sends work before that.
+    """
+    if settings.telegram_bot_token is None:
+        raise ValueError("TELEGRAM_BOT_TOKEN is not set")
+    request = HTTPXRequest(
+        connection_pool_size=CONNECTION_POOL_SIZE,
+        connect_timeout=CONNECT_TIMEOUT,
+        read_timeout=READ_TIMEOUT,
+        write_timeout=WRITE_TIMEOUT,
+        pool_timeout=POOL_TIMEOUT,
+    )
+    # getUpdates adds its long-poll timeout to this read timeout by itself.
+    updates_request = HTTPXRequest(
+        connection_pool_size=1,
+        connect_timeout=CONNECT_TIMEOUT,
+        read_timeout=READ_TIMEOUT,
+        write_timeout=WRITE_TIMEOUT,
+        pool_timeout=POOL_TIMEOUT,
+    )
+    return Bot(
+        settings.telegram_bot_token.get_secret_value(),
+        base_url=settings.telegram_api_base_url,
+        request=request,
+        get_updates_request=updates_request,
+    )
+
+
+def redact(text: str, token: str | None = None) -> str:
+    """``text`` without the bot token, whether plain, URL-quoted or any token-shaped string."""
+    if token:
+        text = text.replace(token, _REDACTED).replace(quote(token, safe=""), _REDACTED)
+    return _TOKEN_IN_TEXT.sub(_REDACTED, text)
+
+
+def _chat_ref(chat_id: str) -> int | str:
+    """Telegram chat ids are integers; ``@channelname`` stays a string."""
+    try:
+        return int(chat_id)
+    except ValueError:
+        return chat_id
+
+
+def _retry_after_seconds(exc: tg_error.RetryAfter) -> float:
+    # PTB 22 gives an int (deprecated, with a warning) or a timedelta (PTB_TIMEDELTA=true).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        value: Any = exc.retry_after
+    seconds = value.total_seconds() if isinstance(value, dt.timedelta) else float(value)
+    return max(seconds, MIN_RETRY_AFTER_SECONDS)
+
+
+def _is_gone(message: str) -> bool:
+    lowered = message.lower()
+    return any(marker in lowered for marker in _GONE_MARKERS)
+
+
+def translate_error(exc: Exception, *, token: str | None = None) -> DeliveryError:
+    """A python-telegram-bot error as the ``bot.errors`` class the delivery engine acts on.
+
+    The reason starts with a short label (``blocked``, ``rate_limited``, ``timeout``...), the
+    first word the metrics count by, then Telegram's own text with the token redacted.
+    """
+    text = redact(str(exc), token)
+    if isinstance(exc, tg_error.RetryAfter):
+        seconds = _retry_after_seconds(exc)
+        return RateLimited(f"rate_limited: retry after {seconds:g}s", retry_after=seconds)
+    if isinstance(exc, tg_error.ChatMigrated):
+        return ChatMigrated(
+            f"migrated: now supergroup {exc.new_chat_id}", new_chat_id=str(exc.new_chat_id)
+        )
+    if isinstance(exc, tg_error.Forbidden):
+        return ChatGone(f"blocked: {text}")
+    if isinstance(exc, tg_error.InvalidToken):
+        return PermanentError(f"unauthorized: the bot token was rejected ({text})")
+    if isinstance(exc, tg_error.BadRequest):
+        if _is_gone(text):
+            return ChatGone(f"gone: {text}")
+        return PermanentError(f"bad_request: {text}")
+    if isinstance(exc, tg_error.TimedOut):
+        # A request that timed out while connecting or waiting for a pooled connection was
+        # never sent; one that timed out later may have reached Telegram.
+        unsent = isinstance(exc.__cause__, httpx.ConnectTimeout | httpx.PoolTimeout)
+        return TransientError(f"timeout: {text}", ambiguous=not unsent)
+    if isinstance(exc, tg_error.NetworkError):  # 5xx, connection refused or dropped
+        return TransientError(f"network: {text}")
+    if isinstance(exc, tg_error.EndPointNotFound | tg_error.Conflict):
+        return PermanentError(f"telegram: {text}")
+    if isinstance(exc, tg_error.TelegramError):  # e.g. an unreadable answer
+        return TransientError(f"telegram: {text}")
+    if isinstance(exc, RuntimeError) and "not initialized" in str(exc):
+        # The bot's connections were closed (shutting down): the message stays queued.
+        return TransientError(f"closed: {text}")
+    return PermanentError(f"error: {type(exc).__name__}: {text}")
+
+
+_ERRORS: tuple[type[Exception], ...] = (tg_error.TelegramError, RuntimeError)
+
+
+# ---------------------------------------------------------------------------- outbound
+
+
+class TelegramSender:
+    """Sends rendered messages to Telegram chats (satisfies ``bot.delivery.Sender``)."""
+
+    platform = Platform.TELEGRAM
+
+    def __init__(self, bot: Bot, *, rate_per_second: float) -> None:
+        self._bot = bot
+        self._rate = rate_per_second
+
+    @property
+    def rate_per_second(self) -> float | None:
+        return self._rate
+
+    def interval(self, chat: ChatSettings) -> float:
+        return GROUP_CHAT_INTERVAL if chat.kind == ChatKind.GROUP else PRIVATE_CHAT_INTERVAL
+
+    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+        """Send one message; return its message id. ``thread`` is Slack's; Telegram has none.
+
+        Raises:
+            DeliveryError: a subclass saying what to do (see :func:`translate_error`).
+        """
+        try:
+            sent = await send_outgoing(self._bot, chat_id=_chat_ref(chat_id), message=message)
+        except _ERRORS as exc:
+            raise translate_error(exc, token=self._bot.token) from None
+        return str(sent.message_id)
+
+
+async def send_outgoing(
+    bot: Bot, *, chat_id: int | str, message: Outgoing, thread_id: int | None = None
+) -> Message:
+    """``sendMessage`` of one :class:`Outgoing`: HTML unless plain, no link previews."""
+    return await bot.send_message(
+        chat_id,
+        message.text,
+        parse_mode=None if message.plain else ParseMode.HTML,
+        link_preview_options=LinkPreviewOptions(is_disabled=True),
+        reply_markup=_markup(message.markup),
+        message_thread_id=thread_id,
+    )
+
+
+def _markup(markup: dict[str, object] | None) -> InlineKeyboardMarkup | None:
+    return InlineKeyboardMarkup.de_json(markup, None) if markup else None
+
+
+# ---------------------------------------------------------------------------- inbound
+
+
+class _PerChatProcessor(BaseUpdateProcessor):
+    """Updates of different chats run concurrently; updates of one chat run in order.
+
+    Two taps on a tag picker must not both read the filter before either writes it.
+    """
+
+    def __init__(self, max_concurrent_updates: int) -> None:
+        super().__init__(max_concurrent_updates)
+        self._locks: dict[int, asyncio.Lock] = {}
+        self._users: Counter[int] = Counter()
+
+    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        chat = update.effective_chat if isinstance(update, Update) else None
+        if chat is None:
+            await coroutine
+            return
+        lock = self._locks.setdefault(chat.id, asyncio.Lock())
+        self._users[chat.id] += 1
+        try:
+            async with lock:
+                await coroutine
+        finally:
+            self._users[chat.id] -= 1
+            if self._users[chat.id] <= 0:
+                del self._users[chat.id]
+                self._locks.pop(chat.id, None)
+
+    async def initialize(self) -> None:
+        return None
+
+    async def shutdown(self) -> None:
+        return None
+
+
+class TelegramChannel:
+    """Telegram updates -> the command core -> replies in the chat.
+
+    Long polling when ``TELEGRAM_WEBHOOK_URL`` is unset; otherwise the webhook is registered
+    with Telegram and the HTTP server hands each request to :meth:`process_webhook`.
+
+    The :class:`telegram.Bot` is shared with :class:`TelegramSender`; :meth:`stop` closes its
+    connections, so stop the channel after the delivery engine (a send after that stays
+    queued as a transient failure).
+    """
+
+    def __init__(
+        self, *, settings: Settings, core: CommandCore, bot: Bot, engine: AsyncEngine
+    ) -> None:
+        self._settings = settings
+        self._core = core
+        self._bot = bot
+        self._engine = engine
+        self._username = ""
+        self._admin_cache: dict[tuple[int, int], tuple[float, bool]] = {}
+        self._webhook_mode = settings.telegram_webhook_url is not None
+        builder = (
+            ApplicationBuilder()
+            .bot(bot)
+            .job_queue(None)
+            .concurrent_updates(_PerChatProcessor(CONCURRENT_UPDATES))
+        )
+        if self._webhook_mode:
+            builder = builder.updater(None)
+        self.application: _App = builder.build()
+        on_message = filters.UpdateType.MESSAGE
+        self.application.add_handler(
+            MessageHandler(on_message & filters.COMMAND, self._on_command)
+        )
+        self.application.add_handler(
+            MessageHandler(
+                on_message & filters.TEXT & ~filters.COMMAND & filters.ChatType.PRIVATE,
+                self._on_text,
+            )
+        )
+        self.application.add_handler(CallbackQueryHandler(self._on_callback))
+        self.application.add_handler(
+            ChatMemberHandler(self._on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER)
+        )
+        self.application.add_error_handler(self._on_error)
+
+    @property
+    def username(self) -> str:
+        """The bot's @username without the @, known after :meth:`start`."""
+        return self._username
+
+    # Lifecycle --------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect (getMe), set the command menu, then poll or register the webhook.
+
+        Raises:
+            ConfigError: Telegram rejected the token.
+            DeliveryError: Telegram could not be reached (a ``TransientError``) or refused a
+                call; the reason says which, never with the token.
+        """
+        try:
+            await self.application.initialize()
+        except _ERRORS as exc:
+            await self._bot.shutdown()
+            if isinstance(exc, tg_error.InvalidToken):
+                raise ConfigError(
+                    "TELEGRAM_BOT_TOKEN", "was rejected by Telegram; check it with @BotFather"
+                ) from None
+            raise translate_error(exc, token=self._token) from None
+        self._username = self._bot.username
+        await self._set_commands()
+        try:
+            await self.application.start()
+            if self._webhook_mode:
+                await self._bot.set_webhook(
+                    url=self._settings.telegram_webhook_url or "",
+                    secret_token=self._secret,
+                    allowed_updates=list(ALLOWED_UPDATES),
+                )
+                log.info("telegram: webhook mode as @%s", self._username)
+            else:
+                assert self.application.updater is not None
+                await self.application.updater.start_polling(
+                    timeout=LONG_POLL_SECONDS,
+                    allowed_updates=list(ALLOWED_UPDATES),
+                    drop_pending_updates=False,
+                    error_callback=self._on_polling_error,
+                )
+                log.info("telegram: long polling as @%s", self._username)
+        except _ERRORS as exc:
+            await self.stop()
+            raise translate_error(exc, token=self._token) from None
+
+    async def stop(self) -> None:
+        """Stop fetching updates, finish the ones being handled, close the connections."""
+        updater = self.application.updater
+        if updater is not None and updater.running:
+            await updater.stop()
+        if self.application.running:
+            await self.application.stop()
+        await self.application.shutdown()
+
+    async def process_webhook(self, body: bytes, secret_header: str | None) -> int:
+        """One webhook request: the HTTP status to answer.
+
+        401 when a secret is configured and the ``X-Telegram-Bot-Api-Secret-Token`` header
+        does not match it (nothing is processed); 400 when the body is not an update; 503
+        when the channel is not running (Telegram retries later); 200 once the update is
+        queued for the handlers.
+        """
+        secret = self._secret
+        if secret is not None and not hmac.compare_digest(
+            (secret_header or "").encode(), secret.encode()
+        ):
+            return 401
+        try:
+            data = json.loads(body)
+            if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
+                return 400
+            update = Update.de_json(data, self._bot)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return 400
+        if not self.application.running:
+            return 503
+        await self.application.update_queue.put(update)
+        return 200
+
+    @property
+    def _token(self) -> str | None:
+        token = self._settings.telegram_bot_token
+        return token.get_secret_value() if token is not None else None
+
+    @property
+    def _secret(self) -> str | None:
+        secret = self._settings.telegram_webhook_secret
+        return secret.get_secret_value() if secret is not None else None
+
+    async def _set_commands(self) -> None:
+        for lang, language_code in (("en", None), ("ko", "ko")):
+            try:
+                await self._bot.set_my_commands(menu_commands(lang), language_code=language_code)
+            except _ERRORS as exc:
+                log.warning(
+                    "telegram: could not set the command menu (%s): %s",
+                    lang,
+                    redact(str(exc), self._token),
+                )
+
+    def _on_polling_error(self, exc: tg_error.TelegramError) -> None:
+        log.warning("telegram: polling failed, retrying: %s", redact(str(exc), self._token))
+
+    # Handlers ---------------------------------------------------------------------------
+
+    async def _on_command(self, update: Update, _context: _Context) -> None:
+        message = update.message
+        if message is None or message.text is None or not self._from_person(message):
+            return
+        if message.forward_origin is not None:
+            return  # a forwarded command is someone else's words
+        text = self._own_command(message)
+        if text is None:
+            return
+        await self._run(message, lambda caller: self._core.handle(caller, text))
+
+    async def _on_text(self, update: Update, _context: _Context) -> None:
+        message = update.message
+        if message is None or not self._from_person(message):
+            return
+        await self._run(message, lambda caller: self._core.handle(caller, "/help"))
+
+    async def _run(
+        self, message: Message, command: Callable[[Caller], Awaitable[Reply]]
+    ) -> None:
+        chat, user = message.chat, message.from_user
+        if user is None or user.is_bot:  # an anonymous administrator: the group itself
+
+            async def group_itself() -> bool:
+                return True
+
+            caller = _caller(chat, user_id=chat.id, language_code=None, can_manage=group_itself)
+        else:
+            user_id = user.id
+
+            async def can_manage() -> bool:
+                return await self._can_manage(chat.id, user_id)
+
+            caller = _caller(
+                chat, user_id=user_id, language_code=user.language_code, can_manage=can_manage
+            )
+        try:
+            reply = await command(caller)
+        except Exception:
+            log.exception("telegram: command failed", extra=_ctx(chat.id))
+            lang = self._fallback_lang(caller)
+            reply = Reply(lang, t(lang, "cmd.error"))
+        thread_id = message.message_thread_id if message.is_topic_message else None
+        await self._reply(chat.id, reply, thread_id=thread_id)
+
+    async def _on_callback(self, update: Update, _context: _Context) -> None:
+        query = update.callback_query
+        if query is None:
+            return
+        answer: dict[str, Any] = {}
+        try:
+            message = query.message
+            if query.from_user.is_bot or query.data is None or message is None:
+                return
+            refused = False
+
+            async def can_manage() -> bool:
+                nonlocal refused
+                allowed = await self._can_manage(message.chat.id, query.from_user.id)
+                refused = not allowed
+                return allowed
+
+            caller = _caller(
+                message.chat,
+                user_id=query.from_user.id,
+                language_code=query.from_user.language_code,
+                can_manage=can_manage,
+            )
+            try:
+                reply = await self._core.handle_action(caller, query.data)
+            except Exception:
+                log.exception("telegram: button failed", extra=_ctx(message.chat.id))
+                answer = {"text": t(self._fallback_lang(caller), "cmd.error"), "show_alert": True}
+                return
+            if reply is None:
+                return
+            if refused:
+                # Only this user may not press it: tell them, leave the message as it is.
+                answer = {"text": reply.text, "show_alert": True}
+                return
+            await self._edit(message.chat.id, message.message_id, reply)
+        finally:
+            try:
+                await query.answer(**answer)
+            except _ERRORS as exc:
+                log.info("telegram: could not answer a button: %s", redact(str(exc), self._token))
+
+    async def _on_my_chat_member(self, update: Update, _context: _Context) -> None:
+        change = update.my_chat_member
+        if change is None:
+            return
+        status = change.new_chat_member.status
+        if status not in (ChatMember.BANNED, ChatMember.LEFT):
+            return  # (re-)added: a later subscribe or resume makes the chat active again
+        chat_id = str(change.chat.id)
+        async with self._engine.begin() as conn:
+            record = await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id=chat_id)
+            if record is None:
+                return
+            await chat_store.deactivate(conn, pk=record.pk, reason="removed from chat")
+        log.info("telegram: bot removed from chat; chat is now inactive", extra=_ctx(chat_id))
+
+    async def _on_error(self, update: object, context: _Context) -> None:
+        exc = context.error
+        log.error(
+            "telegram: unhandled error: %s: %s",
+            type(exc).__name__,
+            redact(str(exc), self._token),
+            extra={"platform": "telegram"},
+        )
+
+    # Helpers ----------------------------------------------------------------------------
+
+    def _from_person(self, message: Message) -> bool:
+        user = message.from_user
+        if user is None:
+            return False
+        if not user.is_bot:
+            return True
+        # An anonymous group administrator writes as the group itself.
+        sender = message.sender_chat
+        return sender is not None and sender.id == message.chat.id
+
+    def _own_command(self, message: Message) -> str | None:
+        """The command text without ``@ThisBot``; None when addressed to another bot."""
+        text = message.text or ""
+        entity = (message.entities or (None,))[0]
+        if entity is None or entity.type != MessageEntity.BOT_COMMAND or entity.offset != 0:
+            return None
+        head = message.parse_entity(entity)
+        name, at, target = head.partition("@")
+        if at and target.lower() != self._username.lower():
+            return None
+        return name + text[len(head) :]
+
+    async def _can_manage(self, chat_id: int, user_id: int) -> bool:
+        key = (chat_id, user_id)
+        now = time.monotonic()
+        cached = self._admin_cache.get(key)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        member = await self._bot.get_chat_member(chat_id, user_id)
+        allowed = member.status in (ChatMember.OWNER, ChatMember.ADMINISTRATOR)
+        if len(self._admin_cache) >= ADMIN_CACHE_MAX:
+            self._admin_cache = {k: v for k, v in self._admin_cache.items() if v[0] > now}
+            if len(self._admin_cache) >= ADMIN_CACHE_MAX:
+                self._admin_cache.clear()
+        self._admin_cache[key] = (now + ADMIN_CACHE_SECONDS, allowed)
+        return allowed
+
+    def _fallback_lang(self, caller: Caller) -> str:
+        code = (caller.language_code or "").lower()
+        return "ko" if code.startswith("ko") else self._settings.default_language
+
+    async def _reply(self, chat_id: int, reply: Reply, *, thread_id: int | None) -> None:
+        for part in render.reply_messages(Platform.TELEGRAM, reply):
+            await self._send_reply(chat_id, part, thread_id=thread_id)
+
+    async def _send_reply(self, chat_id: int, part: Outgoing, *, thread_id: int | None) -> None:
+        for attempt in (1, 2):
+            try:
+                await send_outgoing(self._bot, chat_id=chat_id, message=part, thread_id=thread_id)
+                return
+            except _ERRORS as exc:
+                error = translate_error(exc, token=self._token)
+            if (
+                isinstance(error, RateLimited)
+                and attempt == 1
+                and error.retry_after <= MAX_REPLY_WAIT_SECONDS
+            ):
+                await asyncio.sleep(error.retry_after)
+                continue
+            log.warning("telegram: reply not sent: %s", error.reason, extra=_ctx(chat_id))
+            return
+
+    async def _edit(self, chat_id: int, message_id: int, reply: Reply) -> None:
+        """Show ``reply`` in place of the message; parts beyond the first follow it."""
+        parts = render.reply_messages(Platform.TELEGRAM, reply)
+        if not parts:
+            return
+        first, rest = parts[0], parts[1:]
+        markup = first.markup if not rest else None
+        try:
+            await self._bot.edit_message_text(
+                first.text,
+                chat_id=chat_id,
+                message_id=message_id,
+                parse_mode=None if first.plain else ParseMode.HTML,
+                link_preview_options=LinkPreviewOptions(is_disabled=True),
+                reply_markup=_markup(markup),
+            )
+        except tg_error.BadRequest as exc:
+            if _NOT_MODIFIED not in str(exc).lower():
+                log.warning(
+                    "telegram: could not edit a message: %s", redact(str(exc), self._token)
+                )
+        except _ERRORS as exc:
+            log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
+        for part in rest:
+            await self._send_reply(chat_id, part, thread_id=None)
+
+
+def _caller(
+    chat: Chat,
+    *,
+    user_id: int,
+    language_code: str | None,
+    can_manage: Callable[[], Awaitable[bool]],
+) -> Caller:
+    group = chat.type != Chat.PRIVATE  # group, supergroup or channel
+    return Caller(
+        platform=Platform.TELEGRAM,
+        chat_id=str(chat.id),
+        user_id=str(user_id),
+        chat_kind=ChatKind.GROUP if group else ChatKind.PRIVATE,
+        chat_title=chat.title if group else None,
+        language_code=language_code,
+        can_manage=can_manage if group else None,
+    )
+
+
+def _ctx(chat_id: int | str) -> dict[str, object]:
+    return {"chat": f"telegram:{chat_id}", "platform": "telegram"}
+
+
+def menu_commands(lang: str) -> list[BotCommand]:
+    """The command menu in ``lang``, read from the help text so the two always agree.
+
+    Each help line ``/name ARGS — description`` (or ``/a | /b — description``) gives its
+    commands; ``/help`` takes the help's heading.
+    """
+    help_text = t(lang, "cmd.help", p="/")
+    heading, *lines = help_text.splitlines()
+    commands = [BotCommand("help", heading.rstrip(":："))]
+    for line in lines:
+        usage, dash, description = line.partition(" — ")
+        if not dash:
+            continue
+        for word in usage.split():
+            name = word.removeprefix("/")
+            if word.startswith("/") and COMMAND_NAME_RE.match(name):
+                commands.append(BotCommand(name, description[:MAX_COMMAND_DESCRIPTION]))
+    return commands
+
+
+__all__ = [
+    "ALLOWED_UPDATES",
+    "GROUP_CHAT_INTERVAL",
+    "PRIVATE_CHAT_INTERVAL",
+    "TelegramChannel",
+    "TelegramSender",
+    "make_bot",
+    "menu_commands",
+    "redact",
+    "send_outgoing",
+    "translate_error",
+]
