@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.poll import Poller  # noqa: E402
-from bot.sources.feed import make_feed_client  # noqa: E402
-from bot.store.engine import create_engine, upgrade  # noqa: E402
+from bot.poll import Poller
+from bot.sources.feed import make_feed_client
+from bot.store.engine import create_engine, upgrade
 
 TAGS = [
     "rl",
@@ -40,10 +40,24 @@ TAGS = [
     "alignment",
     "long-context",
 ]
-WORDS = (
-    "policy reward model token agent sample gradient rollout verifier benchmark "
-    "context memory latency budget scaling curriculum"
-).split()
+WORDS = [
+    "policy",
+    "reward",
+    "model",
+    "token",
+    "agent",
+    "sample",
+    "gradient",
+    "rollout",
+    "verifier",
+    "benchmark",
+    "context",
+    "memory",
+    "latency",
+    "budget",
+    "scaling",
+    "curriculum",
+]
 
 
 def page_text(i: int, *, lang: str, revision: int = 0) -> str:
