@@ -153,6 +153,16 @@ def make_bot(settings: Settings) -> Bot:
     )
 
 
+async def close_bot(bot: Bot) -> None:
+    """Close the bot's connections, whether or not it was initialised. Idempotent.
+
+    ``Bot.shutdown`` alone skips a bot that only ever sent (never ``initialize``d), and
+    would leave the delivery's connections open.
+    """
+    await bot.shutdown()
+    await bot.request.shutdown()
+
+
 def redact(text: str, token: str | None = None) -> str:
     """``text`` without the bot token, whether plain, URL-quoted or any token-shaped string."""
     if token:
@@ -716,6 +726,7 @@ __all__ = [
     "PRIVATE_CHAT_INTERVAL",
     "TelegramChannel",
     "TelegramSender",
+    "close_bot",
     "make_bot",
     "menu_commands",
     "redact",

@@ -1,0 +1,627 @@
+"""The Telegram adapter, unchanged python-telegram-bot over real HTTP against FakeTelegram,
+with a real database on each backend."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+from telegram import Bot
+from telegram.request import HTTPXRequest
+
+from bot.channels.telegram import (
+    GROUP_CHAT_INTERVAL,
+    PRIVATE_CHAT_INTERVAL,
+    TelegramChannel,
+    TelegramSender,
+    close_bot,
+    make_bot,
+    menu_commands,
+)
+from bot.commands import CommandCore, Defaults
+from bot.errors import (
+    ChatGone,
+    ChatMigrated,
+    ConfigError,
+    DeliveryError,
+    PermanentError,
+    RateLimited,
+    TransientError,
+)
+from bot.models import ChatKind, ChatSettings, ChatState, Outgoing, Page, PageText, Platform
+from bot.settings import Settings
+from bot.store import chats as chat_store
+from bot.store import pages as page_store
+from bot.store.chats import ChatRecord
+from tests.fakes.telegram_api import FakeTelegram, TelegramCall
+
+# Token-shaped (Settings checks the shape) and long enough for any redaction rule to see.
+TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
+PRIVATE = 1001
+KOREAN = 1002
+GROUP = -1001234567890
+ADMIN = 2001
+MEMBER = 2002
+WEBHOOK_URL = "https://bot.example.org/telegram/webhook"
+SECRET = "s3cret-Header_value"
+
+
+@pytest.fixture(autouse=True)
+def _ptb_timedelta(monkeypatch: pytest.MonkeyPatch) -> None:
+    # PTB 22 warns on int retry_after unless opted in; warnings are errors in this suite.
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")
+
+
+@pytest.fixture
+async def tg() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(token=TOKEN, long_poll_cap=0.2) as server:
+        yield server
+
+
+def make_settings(tg: FakeTelegram, database_url: str, **overrides: Any) -> Settings:
+    return Settings(
+        database_url=database_url,
+        telegram_bot_token=TOKEN,
+        telegram_api_base_url=tg.base_url,
+        **overrides,
+    )
+
+
+Running = Callable[..., Any]
+
+
+@pytest.fixture
+def running(
+    tg: FakeTelegram, engine: AsyncEngine, database_url: str
+) -> Callable[..., Any]:
+    """``async with running(**settings) as channel``: a started channel, stopped after."""
+
+    @asynccontextmanager
+    async def start(**overrides: Any) -> AsyncIterator[TelegramChannel]:
+        settings = make_settings(tg, database_url, **overrides)
+        core = CommandCore(engine=engine, defaults=Defaults())
+        channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings), engine=engine)
+        await channel.start()
+        try:
+            yield channel
+        finally:
+            await channel.stop()
+
+    return start
+
+
+async def seed_pages(engine: AsyncEngine) -> None:
+    pages = [
+        Page(source="wiki", key=f"papers/2026/p{i}", texts=(PageText("en", f"Paper {i}", "tl;dr"),),
+             tags=tags, created=dt.date(2026, 8, i + 1))
+        for i, tags in enumerate([("rl", "reasoning"), ("rl",), ("robotics",)])
+    ]  # fmt: skip
+    async with engine.begin() as conn:
+        source = await page_store.source(conn, name="wiki", kind="directory")
+        await page_store.record_pages(
+            conn, source=source, found=pages, present_keys=None, now=page_store.utcnow()
+        )
+
+
+async def chat_record(engine: AsyncEngine, chat_id: int) -> ChatRecord:
+    async with engine.connect() as conn:
+        record = await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id=str(chat_id))
+    assert record is not None
+    return record
+
+
+def sent_to(chat_id: int) -> Callable[[TelegramCall], bool]:
+    return lambda call: call.method == "sendMessage" and call.chat_id == chat_id and call.ok
+
+
+async def reply_to(tg: FakeTelegram, chat_id: int, text: str, **kwargs: Any) -> TelegramCall:
+    """Send ``text`` as a user and return the bot's (first) answer."""
+    before = len(tg.calls("sendMessage"))
+    tg.message(chat_id, text, **kwargs)
+    await tg.wait_for(lambda c: c.method == "sendMessage" and c.chat_id == chat_id,
+                      count=1 + sum(1 for c in tg.calls("sendMessage")[:before]
+                                    if c.chat_id == chat_id))  # fmt: skip
+    return [c for c in tg.calls("sendMessage") if c.chat_id == chat_id][-1]
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 2.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not await check():
+            await asyncio.sleep(0.02)
+
+
+# ---------------------------------------------------------------------- commands
+
+
+async def test_start_in_private_chat_sets_the_menu_and_greets(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    async with running():
+        call = await reply_to(tg, PRIVATE, "/start")
+        assert tg.allowed_updates == ["message", "callback_query", "my_chat_member"]
+
+    assert call.params["parse_mode"] == "HTML"
+    assert call.params["link_preview_options"] == {"is_disabled": True}
+    text = tg.messages_to(PRIVATE)[0]["text"]
+    assert "Hi!" in text and "/subscribe" in text
+    english = tg.commands_for()
+    korean = tg.commands_for(language_code="ko")
+    assert english is not None and korean is not None
+    assert {c["command"] for c in english} >= {"help", "subscribe", "unsubscribe", "pause", "resume"}
+    assert [c["command"] for c in english] == [c["command"] for c in korean]
+    assert english[0]["description"] != korean[0]["description"]
+    record = await chat_record(engine, PRIVATE)
+    assert record.chat.kind == ChatKind.PRIVATE and record.chat.lang == "en"
+
+
+async def test_subscribe_replies_with_the_whole_filter(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    await seed_pages(engine)
+    async with running():
+        await reply_to(tg, PRIVATE, "/subscribe rl")
+        await reply_to(tg, PRIVATE, "/subscribe reasoning -robotics")
+
+    text = tg.messages_to(PRIVATE)[-1]["text"]
+    assert "any of reasoning, rl" in text and "never robotics" in text
+    record = await chat_record(engine, PRIVATE)
+    assert record.chat.filter.any_of == {"rl", "reasoning"}
+    assert record.chat.filter.excluded == {"robotics"}
+
+
+async def test_subscribe_with_a_bad_tag_changes_nothing(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    async with running():
+        await reply_to(tg, PRIVATE, "/subscribe rl")
+        await reply_to(tg, PRIVATE, "/subscribe reasoning bad!tag")
+
+    text = tg.messages_to(PRIVATE)[-1]["text"]
+    assert "“bad!tag” is not a tag" in text and "Nothing was changed." in text
+    assert (await chat_record(engine, PRIVATE)).chat.filter.any_of == {"rl"}
+
+
+async def test_korean_user_gets_korean_and_lang_switches(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    async with running():
+        await reply_to(tg, KOREAN, "/start", language_code="ko")
+        assert "안녕하세요" in tg.messages_to(KOREAN)[-1]["text"]
+        await reply_to(tg, PRIVATE, "/start", language_code="en")
+        await reply_to(tg, PRIVATE, "/lang ko")
+        assert tg.messages_to(PRIVATE)[-1]["text"] == "이제 이 채팅에서는 한국어로 답합니다."
+        await reply_to(tg, PRIVATE, "/settings")
+
+    assert "이 채팅의 설정" in tg.messages_to(PRIVATE)[-1]["text"]
+    assert (await chat_record(engine, KOREAN)).chat.lang == "ko"
+    assert (await chat_record(engine, PRIVATE)).chat.lang == "ko"
+
+
+async def test_group_admin_may_change_the_subscription_and_a_member_may_not(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    tg.chat_admins[GROUP] = {ADMIN}
+    async with running():
+        await reply_to(tg, GROUP, "/subscribe rl", user_id=ADMIN, chat_title="ML reading group")
+        await reply_to(tg, GROUP, "/subscribe reasoning", user_id=ADMIN)
+        refusal = await reply_to(tg, GROUP, "/unsubscribe all", user_id=MEMBER)
+        await reply_to(tg, GROUP, "/settings", user_id=MEMBER)  # reading is for everyone
+
+    assert tg.messages_to(GROUP)[2]["text"] == (
+        "Only this group's administrators can change its subscription."
+    )
+    assert refusal.ok
+    assert "Filter: any of reasoning, rl" in tg.messages_to(GROUP)[3]["text"]
+    record = await chat_record(engine, GROUP)
+    assert record.chat.kind == ChatKind.GROUP
+    assert record.chat.filter.any_of == {"rl", "reasoning"}
+    # Asked once per user within a minute, not once per command.
+    members = tg.calls("getChatMember")
+    assert sorted(c.params["user_id"] for c in members) == [ADMIN, MEMBER]
+
+
+async def test_commands_for_another_bot_are_ignored(tg: FakeTelegram, running: Running) -> None:
+    async with running():
+        tg.message(GROUP, "/help@OtherBot")
+        tg.message(GROUP, "/help@trendbot")  # usernames are case-insensitive
+        await tg.wait_for(sent_to(GROUP))
+        await reply_to(tg, PRIVATE, "/help@TrendBot")
+
+    assert len(tg.messages_to(GROUP)) == 1
+    assert "Commands:" in tg.messages_to(GROUP)[0]["text"]
+    assert "Commands:" in tg.messages_to(PRIVATE)[0]["text"]
+
+
+async def test_plain_text_gets_help_in_private_and_silence_in_groups(
+    tg: FakeTelegram, running: Running
+) -> None:
+    async with running():
+        tg.message(GROUP, "what a nice paper")
+        await reply_to(tg, PRIVATE, "hello?")
+        await reply_to(tg, GROUP, "/tags")
+
+    assert "Commands:" in tg.messages_to(PRIVATE)[0]["text"]
+    assert len(tg.messages_to(GROUP)) == 1  # only the answer to /tags
+
+
+async def test_other_bots_and_forwards_are_not_answered(tg: FakeTelegram, running: Running) -> None:
+    bot_user = {"id": 777, "is_bot": True, "first_name": "Echo", "username": "EchoBot"}
+    entities = [{"type": "bot_command", "offset": 0, "length": 5}]
+    base = {"chat": {"id": GROUP, "type": "supergroup", "title": "G"}, "date": 1_700_000_000,
+            "text": "/help", "entities": entities}  # fmt: skip
+    async with running():
+        tg.inject_update({"message": {**base, "message_id": 50, "from": bot_user}})
+        tg.inject_update({"message": {**base, "message_id": 51, "from": {"id": MEMBER,
+                          "is_bot": False, "first_name": "M"},
+                          "forward_origin": {"type": "hidden_user", "date": 1_700_000_000,
+                                             "sender_user_name": "Someone"}}})  # fmt: skip
+        await reply_to(tg, GROUP, "/tags")
+
+    assert len(tg.messages_to(GROUP)) == 1
+    assert "Tags" in tg.messages_to(GROUP)[0]["text"] or "no pages" in tg.messages_to(GROUP)[0]["text"]
+
+
+async def test_user_text_is_escaped_in_html_replies(tg: FakeTelegram, running: Running) -> None:
+    async with running():
+        call = await reply_to(tg, PRIVATE, "/subscribe <b>&")
+
+    raw = call.params["text"]
+    assert "&lt;b&gt;&amp;" in raw and "<b>" not in raw
+    assert call.ok and "“<b>&” is not a tag" in tg.messages_to(PRIVATE)[0]["text"]
+
+
+async def test_tag_picker_buttons_toggle_tags_in_place(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    await seed_pages(engine)
+    async with running():
+        await reply_to(tg, PRIVATE, "/subscribe")
+        picker = tg.messages_to(PRIVATE)[0]
+        rows = picker["reply_markup"]["inline_keyboard"]
+        labels = [b["text"] for row in rows for b in row]
+        assert labels == ["rl (2)", "reasoning (1)", "robotics (1)"]
+
+        update = tg.callback(PRIVATE, picker["message_id"], "tog:rl")
+        query_id = update["callback_query"]["id"]
+        await tg.wait_for(lambda c: c.method == "editMessageText")
+        await tg.wait_for(lambda c: c.method == "answerCallbackQuery")
+        assert query_id in tg.callback_answers
+        assert (await chat_record(engine, PRIVATE)).chat.filter.any_of == {"rl"}
+        edited = tg.messages_to(PRIVATE)[0]
+        assert "✅ rl (2)" in [b["text"] for b in edited["reply_markup"]["inline_keyboard"][0]]
+        assert "any of rl" in edited["text"]
+
+        tg.callback(PRIVATE, picker["message_id"], "tog:rl")
+        await tg.wait_for(lambda c: c.method == "answerCallbackQuery", count=2)
+
+    assert len(tg.messages_to(PRIVATE)) == 1  # edited in place, never a new message
+    assert (await chat_record(engine, PRIVATE)).chat.filter.is_empty
+
+
+async def test_a_member_pressing_a_group_picker_gets_an_alert_and_nothing_changes(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    await seed_pages(engine)
+    tg.chat_admins[GROUP] = {ADMIN}
+    async with running():
+        await reply_to(tg, GROUP, "/subscribe", user_id=ADMIN)
+        picker = tg.messages_to(GROUP)[0]
+        update = tg.callback(GROUP, picker["message_id"], "tog:rl", user_id=MEMBER)
+        await tg.wait_for(lambda c: c.method == "answerCallbackQuery")
+
+    answer = tg.callback_answers[update["callback_query"]["id"]]
+    assert answer["show_alert"] is True
+    assert answer["text"] == "Only this group's administrators can change its subscription."
+    assert tg.calls("editMessageText") == []
+    assert (await chat_record(engine, GROUP)).chat.filter.is_empty
+
+
+async def test_removed_from_a_chat_makes_it_inactive(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    async with running():
+        await reply_to(tg, PRIVATE, "/subscribe rl")
+        await reply_to(tg, GROUP, "/start")
+        tg.my_chat_member(PRIVATE, new_status="kicked")
+        tg.my_chat_member(GROUP, new_status="left")
+        tg.my_chat_member(-1009, new_status="kicked")  # a chat the store never knew
+
+        async def both_inactive() -> bool:
+            states = [(await chat_record(engine, c)).chat.state for c in (PRIVATE, GROUP)]
+            return states == [ChatState.INACTIVE, ChatState.INACTIVE]
+
+        await eventually(both_inactive)
+        tg.my_chat_member(GROUP, new_status="member")  # re-added: stays inactive until resume
+        await eventually(lambda: _pending_empty(tg))
+
+    record = await chat_record(engine, PRIVATE)
+    assert record.inactive_reason == "removed from chat"
+    assert record.chat.filter.any_of == {"rl"}  # settings kept
+    assert (await chat_record(engine, GROUP)).chat.state == ChatState.INACTIVE
+
+
+async def _pending_empty(tg: FakeTelegram) -> bool:
+    return not tg.pending_updates
+
+
+async def test_a_failing_command_answers_with_an_apology_and_the_bot_goes_on(
+    tg: FakeTelegram, running: Running, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with running() as channel:
+        original = channel._core.handle
+        calls = 0
+
+        async def broken(*args: Any, **kwargs: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise RuntimeError(f"database exploded near bot{TOKEN}")
+            return await original(*args, **kwargs)
+
+        channel._core.handle = broken  # type: ignore[method-assign]
+        await reply_to(tg, KOREAN, "/tags", language_code="ko")
+        await reply_to(tg, KOREAN, "/settings", language_code="ko")
+
+    texts = [m["text"] for m in tg.messages_to(KOREAN)]
+    assert texts[0] == "처리 중 문제가 생겨 아무것도 바뀌지 않았습니다. 다시 시도해 주세요."
+    assert "이 채팅의 설정" in texts[1]
+    assert any(r.levelno == logging.ERROR and "command failed" in r.getMessage()
+               for r in caplog.records)  # fmt: skip
+
+
+async def test_admin_check_failure_is_an_error_reply_not_a_refusal(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    async with running():
+        await reply_to(tg, GROUP, "/start", user_id=ADMIN)
+        tg.chat_admins[GROUP] = {ADMIN}
+        tg.fail_next("getChatMember", 500)
+        call = await reply_to(tg, GROUP, "/subscribe rl", user_id=ADMIN)
+        assert "Something went wrong" in tg.messages_to(GROUP)[-1]["text"]
+        assert call.ok
+        await reply_to(tg, GROUP, "/subscribe rl", user_id=ADMIN)  # a failure is not cached
+
+    assert (await chat_record(engine, GROUP)).chat.filter.any_of == {"rl"}
+
+
+async def test_set_my_commands_failure_is_logged_and_not_fatal(
+    tg: FakeTelegram, running: Running, caplog: pytest.LogCaptureFixture
+) -> None:
+    tg.fail_set_my_commands = True
+    caplog.set_level(logging.WARNING, logger="bot.channels.telegram")
+    async with running():
+        await reply_to(tg, PRIVATE, "/help")
+
+    warnings = [r for r in caplog.records if r.name == "bot.channels.telegram"
+                and r.levelno == logging.WARNING]  # fmt: skip
+    assert len(warnings) == 2 and "command menu" in warnings[0].getMessage()
+    assert all(TOKEN not in r.getMessage() for r in caplog.records)
+    assert tg.commands_for() is None
+
+
+# ---------------------------------------------------------------------- webhook
+
+
+async def test_webhook_mode_registers_and_checks_the_secret(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    async with running(telegram_webhook_url=WEBHOOK_URL, telegram_webhook_secret=SECRET) as ch:
+        assert tg.webhook is not None
+        assert tg.webhook["url"] == WEBHOOK_URL and tg.webhook["secret_token"] == SECRET
+        assert tg.request_count["getUpdates"] == 0
+
+        def body(chat_id: int, text: str) -> bytes:
+            return json.dumps(tg.message(chat_id, text)).encode()
+
+        assert await ch.process_webhook(body(PRIVATE, "/subscribe rl"), None) == 401
+        assert await ch.process_webhook(body(PRIVATE, "/subscribe rl"), "wrong") == 401
+        assert await ch.process_webhook(body(PRIVATE, "/subscribe rl"), SECRET[:-1]) == 401
+        assert await ch.process_webhook(b"not json", SECRET) == 400
+        assert await ch.process_webhook(b'{"no": "update_id"}', SECRET) == 400
+        assert await ch.process_webhook(b"[1, 2]", SECRET) == 400
+        await asyncio.sleep(0.1)
+        assert tg.calls("sendMessage") == []
+        async with engine.connect() as conn:
+            assert await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id=str(PRIVATE)) is None
+
+        assert await ch.process_webhook(body(PRIVATE, "/subscribe rl"), SECRET) == 200
+        await tg.wait_for(sent_to(PRIVATE))
+
+    assert tg.request_count["getUpdates"] == 0
+    assert "any of rl" in tg.messages_to(PRIVATE)[0]["text"]
+    assert (await chat_record(engine, PRIVATE)).chat.filter.any_of == {"rl"}
+    assert await ch.process_webhook(body(PRIVATE, "/help"), SECRET) == 503
+
+
+async def test_webhook_without_a_secret_accepts_any_header(
+    tg: FakeTelegram, running: Running
+) -> None:
+    async with running(telegram_webhook_url=WEBHOOK_URL) as channel:
+        update = json.dumps(tg.message(PRIVATE, "/help")).encode()
+        assert await channel.process_webhook(update, None) == 200
+        await tg.wait_for(sent_to(PRIVATE))
+    assert tg.webhook is not None and "secret_token" not in tg.webhook
+
+
+# ---------------------------------------------------------------------- start-up
+
+
+async def test_a_rejected_token_is_a_config_error_without_the_token(
+    tg: FakeTelegram, engine: AsyncEngine, database_url: str
+) -> None:
+    other = "987654321:AAHsomeOtherTokenThatIsWrong_0123456"
+    settings = Settings(database_url=database_url, telegram_bot_token=other,
+                        telegram_api_base_url=tg.base_url)  # fmt: skip
+    core = CommandCore(engine=engine, defaults=Defaults())
+    channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings), engine=engine)
+    with pytest.raises(ConfigError) as caught:
+        await channel.start()
+    assert caught.value.variable == "TELEGRAM_BOT_TOKEN"
+    assert other not in str(caught.value)
+
+
+async def test_an_unreachable_api_is_a_transient_error(
+    tg: FakeTelegram, engine: AsyncEngine, database_url: str
+) -> None:
+    port = tg.port
+    await tg.close()
+    settings = Settings(database_url=database_url, telegram_bot_token=TOKEN,
+                        telegram_api_base_url=f"http://127.0.0.1:{port}/bot")  # fmt: skip
+    core = CommandCore(engine=engine, defaults=Defaults())
+    channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings), engine=engine)
+    with pytest.raises(TransientError) as caught:
+        await channel.start()
+    assert TOKEN not in caught.value.reason
+
+
+def test_menu_commands_follow_the_help_text() -> None:
+    english = {c.command: c.description for c in menu_commands("en")}
+    korean = {c.command: c.description for c in menu_commands("ko")}
+    assert english.keys() == korean.keys()
+    assert set(english) == {"help", "subscribe", "unsubscribe", "tags", "settings", "mode", "time",
+                            "timezone", "lang", "pause", "resume", "latest", "digest"}  # fmt: skip
+    assert english["pause"] == english["resume"] == "stop or restart deliveries"
+    assert english["help"] == "Commands" and korean["help"] == "명령어"
+
+
+# ---------------------------------------------------------------------- sender
+
+
+@pytest.fixture
+async def sender(tg: FakeTelegram) -> AsyncIterator[TelegramSender]:
+    settings = Settings(telegram_bot_token=TOKEN, telegram_api_base_url=tg.base_url,
+                        telegram_rate_per_second=25)  # fmt: skip
+    bot = make_bot(settings)
+    try:
+        yield TelegramSender(bot, rate_per_second=settings.telegram_rate_per_second)
+    finally:
+        await close_bot(bot)
+
+
+async def test_sender_sends_html_without_previews_and_returns_the_message_id(
+    tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    keyboard = {"inline_keyboard": [[{"text": "Send", "callback_data": "bc:1"}]]}
+    first = await sender.send(str(PRIVATE), Outgoing(text="<b>New</b> &amp; <i>hot</i>",
+                                                     markup=keyboard), thread=None)  # fmt: skip
+    second = await sender.send(str(PRIVATE), Outgoing(text="<b>not markup</b>", plain=True),
+                               thread=None)  # fmt: skip
+
+    assert (first, second) == ("1", "2")
+    html, plain = tg.calls("sendMessage")
+    assert html.params["parse_mode"] == "HTML" and "parse_mode" not in plain.params
+    assert html.params["link_preview_options"] == {"is_disabled": True}
+    assert html.params["reply_markup"] == keyboard and "reply_markup" not in plain.params
+    assert [m["text"] for m in tg.messages_to(PRIVATE)] == ["New & hot", "<b>not markup</b>"]
+    assert sender.platform == Platform.TELEGRAM and sender.rate_per_second == 25
+
+
+def test_sender_spaces_messages_per_chat_kind() -> None:
+    sender = TelegramSender(Bot(TOKEN), rate_per_second=30)
+    private = ChatSettings(platform=Platform.TELEGRAM, chat_id="1", kind=ChatKind.PRIVATE)
+    group = ChatSettings(platform=Platform.TELEGRAM, chat_id="-1", kind=ChatKind.GROUP)
+    assert sender.interval(private) == PRIVATE_CHAT_INTERVAL == 1.0
+    assert sender.interval(group) == GROUP_CHAT_INTERVAL == 3.0
+
+
+async def _fails(sender: TelegramSender, chat_id: int, text: str = "hi") -> DeliveryError:
+    with pytest.raises(DeliveryError) as caught:
+        await sender.send(str(chat_id), Outgoing(text=text), thread=None)
+    assert TOKEN not in caught.value.reason and TOKEN not in str(caught.value)
+    assert TOKEN.split(":")[1] not in caught.value.reason
+    return caught.value
+
+
+async def test_sender_429_is_rate_limited_with_retry_after(
+    tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    tg.fail_next("sendMessage", 429, retry_after=7)
+    error = await _fails(sender, PRIVATE)
+    assert isinstance(error, RateLimited) and error.retry_after == 7.0
+
+
+@pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+async def test_sender_429_without_ptb_timedelta(
+    tg: FakeTelegram, sender: TelegramSender, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PTB_TIMEDELTA")
+    tg.fail_next("sendMessage", 429, retry_after=4)
+    error = await _fails(sender, PRIVATE)
+    assert isinstance(error, RateLimited) and error.retry_after == 4.0
+
+
+async def test_sender_blocked_and_missing_chats_are_gone(
+    tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    tg.blocked_chats.add(PRIVATE)
+    tg.missing_chats.add(KOREAN)
+    blocked = await _fails(sender, PRIVATE)
+    missing = await _fails(sender, KOREAN)
+    tg.fail_next("sendMessage", 400, description="Bad Request: user is deactivated")
+    deactivated = await _fails(sender, MEMBER)
+    assert isinstance(blocked, ChatGone) and "blocked by the user" in blocked.reason
+    assert isinstance(missing, ChatGone) and "chat not found" in missing.reason
+    assert isinstance(deactivated, ChatGone)
+
+
+async def test_sender_migrated_group_gives_the_new_id(
+    tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    tg.migrated_chats[-4001] = -1004001
+    error = await _fails(sender, -4001)
+    assert isinstance(error, ChatMigrated) and error.new_chat_id == "-1004001"
+
+
+async def test_sender_server_errors_and_dropped_connections_are_transient(
+    tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    tg.fail_next("sendMessage", 500)
+    server = await _fails(sender, PRIVATE)
+    tg.fail_next("sendMessage", 502)
+    gateway = await _fails(sender, PRIVATE)
+    tg.drop_next("sendMessage")
+    dropped = await _fails(sender, PRIVATE)
+    for error in (server, gateway, dropped):
+        assert isinstance(error, TransientError) and not error.ambiguous, error
+    assert tg.delivered == 0
+    assert await sender.send(str(PRIVATE), Outgoing(text="again"), thread=None) == "1"
+
+
+async def test_sender_timeout_is_ambiguous(tg: FakeTelegram) -> None:
+    async with Bot(TOKEN, base_url=tg.base_url,
+                   request=HTTPXRequest(read_timeout=0.1)) as bot:  # fmt: skip
+        tg.latency = 0.5
+        sender = TelegramSender(bot, rate_per_second=30)
+        error = await _fails(sender, PRIVATE)
+    assert isinstance(error, TransientError) and error.ambiguous
+
+
+async def test_sender_malformed_message_is_permanent(
+    tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    error = await _fails(sender, PRIVATE, text="<b>unclosed")
+    assert isinstance(error, PermanentError) and not isinstance(error, ChatGone)
+    assert error.reason.startswith("bad_request: ")
+
+
+async def test_sender_reasons_never_carry_the_token(
+    tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    tg.fail_next("sendMessage", 400, description=f"Bad Request: see {tg.base_url}{TOKEN}/x")
+    leaky = await _fails(sender, PRIVATE)
+    assert "[token]" in leaky.reason
+    wrong = Bot("555:AAHwrongTokenForThisFakeServer_9876543", base_url=tg.base_url)
+    try:
+        with pytest.raises(PermanentError) as caught:
+            await TelegramSender(wrong, rate_per_second=30).send("1", Outgoing(text="x"),
+                                                                thread=None)  # fmt: skip
+    finally:
+        await close_bot(wrong)
+    assert "AAHwrongToken" not in caught.value.reason
