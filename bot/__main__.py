@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import datetime as dt
 import json
+import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
@@ -48,6 +50,23 @@ def _parser() -> argparse.ArgumentParser:
         "--chat", type=_chat_address, metavar="PLATFORM:CHAT_ID", help="only this chat"
     )
 
+    broadcast = commands.add_parser("broadcast", help="send a message to many chats")
+    broadcast.add_argument("--text", required=True, help="the message, sent as plain text")
+    broadcast.add_argument(
+        "--tag", action="append", default=[], help="only chats following TAG (repeatable)"
+    )
+    broadcast.add_argument("--platform", choices=["telegram", "slack"], help="only this platform")
+    broadcast.add_argument("--lang", choices=["en", "ko"], help="only chats in this language")
+    broadcast.add_argument("--yes", action="store_true", help="send without asking")
+
+    audit = commands.add_parser("audit", help="admin actions and refused attempts")
+    audit.add_argument(
+        "--since",
+        type=_since,
+        metavar="WHEN",
+        help="an ISO date or time (UTC), or an age such as 24h or 7d",
+    )
+
     subscribers = commands.add_parser("subscribers", help="list chats and their settings")
     subscribers.add_argument("--json", action="store_true", help="one JSON object per line")
 
@@ -65,6 +84,21 @@ def _non_negative_int(value: str) -> int:
     if number < 0:
         raise argparse.ArgumentTypeError("must be 0 or more days")
     return number
+
+
+def _since(value: str) -> dt.datetime:
+    text = value.strip().lower()
+    units = {"m": 60, "h": 3600, "d": 86400}
+    if text[:-1].isdigit() and text[-1:] in units:
+        age = dt.timedelta(seconds=int(text[:-1]) * units[text[-1]])
+        return dt.datetime.now(dt.UTC).replace(tzinfo=None) - age
+    try:
+        moment = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is neither an ISO date/time nor an age such as 24h or 7d"
+        ) from None
+    return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
 def _chat_address(value: str) -> tuple[Platform, str]:
@@ -131,6 +165,90 @@ async def _digest(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.admin import MAX_BROADCAST_CHARS
+    from bot.app import open_app
+    from bot.filters import normalize_tag
+    from bot.store import admin as admin_store
+    from bot.store.admin import Audience
+
+    text = args.text.strip()
+    if not text or len(text) > MAX_BROADCAST_CHARS:
+        print(
+            f"trendbot broadcast: --text must be 1-{MAX_BROADCAST_CHARS} characters",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
+    tags = tuple(normalize_tag(tag) for tag in args.tag)
+    if not all(tags):
+        print("trendbot broadcast: --tag needs a tag such as rl", file=sys.stderr)
+        return EXIT_CONFIG
+    audience = Audience(tags=tags, platform=args.platform, lang=args.lang)
+    async with open_app(settings) as app:
+        async with app.engine.connect() as conn:
+            size = await admin_store.audience_size(conn, audience)
+        print(
+            f"This broadcast reaches {size.reach} chats "
+            f"({size.skipped} paused or inactive chats are skipped)."
+        )
+        if not args.yes:
+            answer = await asyncio.to_thread(_ask, "Send it? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                print("Cancelled; nothing was sent.")
+                return EXIT_FAILED
+        async with app.engine.begin() as conn:
+            broadcast_id = await admin_store.create_broadcast(
+                conn,
+                text=text,
+                audience=audience,
+                size=size.reach,
+                created_by="shell",
+                origin_chat=None,
+            )
+            queued = await admin_store.confirm_broadcast(conn, broadcast_id) or 0
+            await admin_store.audit(
+                conn,
+                actor="shell",
+                chat=None,
+                action="broadcast.confirmed",
+                allowed=True,
+                detail={"broadcast": broadcast_id, "queued": queued, "text": text},
+            )
+        delivery = app.delivery()
+        await delivery.drain(broadcast=broadcast_id)
+        async with app.engine.connect() as conn:
+            state = await admin_store.progress(conn, broadcast_id)
+    print(
+        f"Broadcast #{broadcast_id}: {queued} queued, {state.sent} sent, {state.failed} failed, "
+        f"{state.pending} left queued for retry"
+    )
+    return EXIT_OK
+
+
+def _ask(prompt: str) -> str:
+    try:
+        return input(prompt)
+    except EOFError:
+        return ""
+
+
+async def _audit(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.app import open_app
+    from bot.store import admin as admin_store
+
+    async with open_app(settings) as app, app.engine.connect() as conn:
+        entries = await admin_store.audit_entries(conn, since=args.since)
+    for entry in entries:
+        verdict = "allowed" if entry["allowed"] else "refused"
+        where = f" in {entry['chat']}" if entry["chat"] else ""
+        detail = f" {entry['detail']}" if entry["detail"] else ""
+        print(
+            f"{entry['at'].isoformat(timespec='seconds')}Z {entry['actor']}{where} "
+            f"{entry['action']} {verdict}{detail}"
+        )
+    return EXIT_OK
+
+
 async def _subscribers(settings: Settings, args: argparse.Namespace) -> int:
     from bot.app import open_app
     from bot.store import chats as chat_store
@@ -187,12 +305,17 @@ HANDLERS: dict[str, Handler] = {
     "poll": _poll,
     "digest": _digest,
     "subscribers": _subscribers,
+    "broadcast": _broadcast,
+    "audit": _audit,
     "db": _db_upgrade,
 }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    # python-telegram-bot 22 reports retry_after as a timedelta with this set (its future
+    # default) and warns on every rate limit without it.
+    os.environ.setdefault("PTB_TIMEDELTA", "true")
     try:
         settings = load_settings()
     except ConfigError as exc:

@@ -14,6 +14,7 @@ from typing import TextIO
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.admin import Admin
 from bot.channels.console import ConsoleSender
 from bot.commands import CommandCore, Defaults
 from bot.delivery import Delivery, Sender
@@ -33,10 +34,16 @@ class App:
     poller: Poller
     planner: Planner
     core: CommandCore
+    admin: Admin
     senders: dict[Platform, Sender] = field(default_factory=dict)
 
     def delivery(self, *, concurrency: int = 64) -> Delivery:
-        return Delivery(engine=self.engine, senders=self.senders, concurrency=concurrency)
+        return Delivery(
+            engine=self.engine,
+            senders=self.senders,
+            concurrency=concurrency,
+            on_broadcast_row=self.admin.broadcast_row_done,
+        )
 
 
 def _senders(settings: Settings, *, console_out: TextIO | None) -> dict[Platform, Sender]:
@@ -63,6 +70,7 @@ async def open_app(
     try:
         await upgrade(engine)
         planner = Planner(engine=engine)
+        admin = Admin(engine=engine, settings=settings)
         app = App(
             settings=settings,
             engine=engine,
@@ -83,7 +91,9 @@ async def open_app(
                     lang=settings.default_language,
                 ),
                 digests=planner,
+                admin=admin,
             ),
+            admin=admin,
             senders=_senders(settings, console_out=console_out),
         )
         yield app

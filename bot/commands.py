@@ -81,7 +81,11 @@ class AdminPort(Protocol):
 
     def is_admin(self, caller: Caller) -> bool: ...
 
-    async def handle(self, caller: Caller, *, name: str, args: str, lang: str) -> Reply: ...
+    async def refused(self, caller: Caller, *, name: str) -> None: ...
+
+    async def handle(
+        self, caller: Caller, *, name: str, args: str, lang: str, prefix: str
+    ) -> Reply: ...
 
     async def handle_action(self, caller: Caller, *, action: str, lang: str) -> Reply | None: ...
 
@@ -148,9 +152,11 @@ class CommandCore:
         if name in ("broadcast", "stats"):
             if self._admin is None or not self._admin.is_admin(caller):
                 if self._admin is not None:
-                    await self._admin.handle(caller, name=f"refused:{name}", args=args, lang=lang)
+                    await self._admin.refused(caller, name=name)
                 return Reply(lang, t(lang, "cmd.admins_only"))
-            return await self._admin.handle(caller, name=name, args=args, lang=lang)
+            return await self._admin.handle(
+                caller, name=name, args=args, lang=lang, prefix=prefix
+            )
         handler = self._handlers().get(name)
         if handler is None:
             return Reply(lang, t(lang, "cmd.unknown", command=name or text.strip()[:40], p=prefix))

@@ -26,11 +26,13 @@ import datetime as dt
 import heapq
 import itertools
 import logging
+import os
 import random
+import socket
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -107,9 +109,9 @@ class Pace:
             await asyncio.sleep(slot - now)
 
 
-def backoff(attempt: int) -> float:
+def backoff(attempt: int, *, base_seconds: float = BACKOFF_BASE_SECONDS) -> float:
     """Seconds before attempt ``attempt + 1``: exponential with +-20 % jitter."""
-    base = BACKOFF_BASE_SECONDS * float(2 ** max(0, attempt - 1))
+    base = base_seconds * float(2 ** max(0, attempt - 1))
     return base * (1 + random.uniform(-BACKOFF_JITTER, BACKOFF_JITTER))
 
 
@@ -133,13 +135,17 @@ class Delivery:
         concurrency: int = 64,
         claim_batch: int = 500,
         worker_id: str | None = None,
+        on_broadcast_row: Callable[[int], Awaitable[None]] | None = None,
+        backoff_base: float = BACKOFF_BASE_SECONDS,
     ) -> None:
         self._engine = engine
+        self._on_broadcast_row = on_broadcast_row
         self._senders = dict(senders)
         self._pace = {p: Pace(s.rate_per_second) for p, s in self._senders.items()}
         self._concurrency = concurrency
         self._claim_batch = claim_batch
-        self.worker_id = worker_id or f"w-{uuid.uuid4().hex[:12]}"
+        self._backoff_base = backoff_base
+        self.worker_id = worker_id or new_worker_id()
         self._queues: dict[int, _ChatQueue] = {}
         self._heap: list[tuple[float, int, int]] = []
         self._seq = itertools.count()
@@ -147,6 +153,7 @@ class Delivery:
         self._claim_wake = asyncio.Event()
         self._stopping = False
         self._held = 0  # rows in memory
+        self._only_broadcast: int | None = None
         self.sent = 0  # outbox rows completed by this instance
         self.failed = 0  # outbox rows that failed for good
 
@@ -161,9 +168,12 @@ class Delivery:
         await self._requeue_stale()
         await self._serve(stop=stop, only_chats=None, drain=False)
 
-    async def drain(self, *, chat_pks: Sequence[int] | None = None) -> None:
-        """Deliver everything due now (for these chats); return when only later retries
-        are left. Used by ``trendbot digest --now``."""
+    async def drain(
+        self, *, chat_pks: Sequence[int] | None = None, broadcast: int | None = None
+    ) -> None:
+        """Deliver everything due now (for these chats, or of this broadcast); return when
+        only later retries are left. Used by ``digest --now`` and ``broadcast``."""
+        self._only_broadcast = broadcast
         await self._serve(stop=asyncio.Event(), only_chats=chat_pks, drain=True)
 
     # Engine -----------------------------------------------------------------------------
@@ -199,7 +209,9 @@ class Delivery:
     async def _requeue_stale(self) -> None:
         cutoff = page_store.utcnow() - dt.timedelta(seconds=CLAIM_TTL_SECONDS)
         async with self._engine.begin() as conn:
-            count = await outbox.requeue_stale(conn, claimed_before=cutoff)
+            owners = await outbox.claim_owners(conn)
+            dead = [owner for owner in owners if owner_is_dead(owner)]
+            count = await outbox.requeue_stale(conn, claimed_before=cutoff, dead_owners=dead)
         if count:
             log.warning("requeued %d messages claimed by a worker that stopped", count)
 
@@ -236,6 +248,7 @@ class Delivery:
                 now=page_store.utcnow(),
                 platforms=[p.value for p in self._senders],
                 only_chats=only_chats,
+                only_broadcast=self._only_broadcast,
             )
             missing = sorted({r.chat_pk for r in rows} - self._queues.keys())
             records = {}
@@ -391,6 +404,7 @@ class Delivery:
             await outbox.sent(conn, row_id=row.id, now=page_store.utcnow())
         self.sent += 1
         self._pop(queue)
+        await self._broadcasts_progressed([row.broadcast_id])
 
     async def _fail_row(self, queue: _ChatQueue, reason: str) -> None:
         row = queue.rows[0]
@@ -401,6 +415,7 @@ class Delivery:
             await outbox.fail(conn, row_id=row.id, error=reason, attempts=row.attempts + 1)
         self.failed += 1
         self._pop(queue)
+        await self._broadcasts_progressed([row.broadcast_id])
 
     async def _retry(
         self,
@@ -415,7 +430,7 @@ class Delivery:
         if count and attempts >= MAX_ATTEMPTS:
             await self._fail_row(queue, f"gave up after {attempts} attempts: {exc.reason}")
             return
-        wait = delay if delay is not None else backoff(attempts)
+        wait = delay if delay is not None else backoff(attempts, base_seconds=self._backoff_base)
         metrics.MESSAGES_RETRIED.labels(
             queue.record.chat.platform.value, _reason_label(exc.reason)
         ).inc()
@@ -440,12 +455,49 @@ class Delivery:
         )
         async with self._engine.begin() as conn:
             await chat_store.deactivate(conn, pk=queue.record.pk, reason=exc.reason, state=state)
-            count = await outbox.fail_chat(conn, chat_pk=queue.record.pk, error=exc.reason)
+            count, broadcasts = await outbox.fail_chat(
+                conn, chat_pk=queue.record.pk, error=exc.reason
+            )
         metrics.MESSAGES_FAILED.labels(platform, _reason_label(exc.reason)).inc(max(count, 1))
         self.failed += max(count, 1)
         self._held -= len(queue.rows)
         queue.rows.clear()
         queue.parts = None
+        await self._broadcasts_progressed(broadcasts)
+
+    async def _broadcasts_progressed(self, broadcast_ids: Iterable[int | None]) -> None:
+        if self._on_broadcast_row is None:
+            return
+        for broadcast_id in broadcast_ids:
+            if broadcast_id is not None:
+                try:
+                    await self._on_broadcast_row(broadcast_id)
+                except Exception:  # a report must not stop deliveries
+                    log.exception("broadcast progress failed")
+
+
+def new_worker_id() -> str:
+    """``host:pid:random``: lets a restarted process on the same host tell at once which
+    claims belonged to a process that no longer exists."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def owner_is_dead(owner: str) -> bool:
+    """True when ``owner`` names a process of this host that is gone."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def _ctx(record: ChatRecord) -> dict[str, object]:

@@ -16,7 +16,9 @@ import hmac
 import json
 import logging
 import re
+import sys
 import time
+import traceback
 import warnings
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -88,13 +90,14 @@ ADMIN_CACHE_MAX = 4096
 CONCURRENT_UPDATES = 32
 # A reply refused with 429 is retried once if Telegram asks for at most this many seconds.
 MAX_REPLY_WAIT_SECONDS = 5.0
-# Telegram adds a second's fraction of jitter to retry_after; never wait less than asked.
+# Telegram's retry_after is whole seconds, at least 1; a zero or odd value still waits this.
 MIN_RETRY_AFTER_SECONDS = 1.0
 # The update types the bot asks for; anything else is never fetched.
 ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
 # Bot API: a command in the menu is 1-32 characters of a-z, 0-9 and _.
 COMMAND_NAME_RE = re.compile(r"^[a-z0-9_]{1,32}$")
 MAX_COMMAND_DESCRIPTION = 256  # Bot API BotCommand.description
+MAX_ALERT_CHARS = 200  # Bot API answerCallbackQuery text
 
 # BadRequest texts that mean the chat cannot be reached any more (lower case).
 _GONE_MARKERS = (
@@ -192,7 +195,7 @@ def _is_gone(message: str) -> bool:
     return any(marker in lowered for marker in _GONE_MARKERS)
 
 
-def translate_error(exc: Exception, *, token: str | None = None) -> DeliveryError:
+def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) -> DeliveryError:
     """A python-telegram-bot error as the ``bot.errors`` class the delivery engine acts on.
 
     The reason starts with a short label (``blocked``, ``rate_limited``, ``timeout``...), the
@@ -223,15 +226,7 @@ def translate_error(exc: Exception, *, token: str | None = None) -> DeliveryErro
         return TransientError(f"network: {text}")
     if isinstance(exc, tg_error.EndPointNotFound | tg_error.Conflict):
         return PermanentError(f"telegram: {text}")
-    if isinstance(exc, tg_error.TelegramError):  # e.g. an unreadable answer
-        return TransientError(f"telegram: {text}")
-    if isinstance(exc, RuntimeError) and "not initialized" in str(exc):
-        # The bot's connections were closed (shutting down): the message stays queued.
-        return TransientError(f"closed: {text}")
-    return PermanentError(f"error: {type(exc).__name__}: {text}")
-
-
-_ERRORS: tuple[type[Exception], ...] = (tg_error.TelegramError, RuntimeError)
+    return TransientError(f"telegram: {text}")  # e.g. an unreadable answer
 
 
 # ---------------------------------------------------------------------------- outbound
@@ -261,8 +256,13 @@ class TelegramSender:
         """
         try:
             sent = await send_outgoing(self._bot, chat_id=_chat_ref(chat_id), message=message)
-        except _ERRORS as exc:
+        except tg_error.TelegramError as exc:
             raise translate_error(exc, token=self._bot.token) from None
+        except RuntimeError as exc:
+            if "not initialized" not in str(exc):
+                raise
+            # The connections were closed (shutting down): the message stays queued.
+            raise TransientError("closed: the Telegram connections are shut down") from None
         return str(sent.message_id)
 
 
@@ -352,9 +352,7 @@ class TelegramChannel:
             builder = builder.updater(None)
         self.application: _App = builder.build()
         on_message = filters.UpdateType.MESSAGE
-        self.application.add_handler(
-            MessageHandler(on_message & filters.COMMAND, self._on_command)
-        )
+        self.application.add_handler(MessageHandler(on_message & filters.COMMAND, self._on_command))
         self.application.add_handler(
             MessageHandler(
                 on_message & filters.TEXT & ~filters.COMMAND & filters.ChatType.PRIVATE,
@@ -384,7 +382,7 @@ class TelegramChannel:
         """
         try:
             await self.application.initialize()
-        except _ERRORS as exc:
+        except tg_error.TelegramError as exc:
             await self._bot.shutdown()
             if isinstance(exc, tg_error.InvalidToken):
                 raise ConfigError(
@@ -411,7 +409,7 @@ class TelegramChannel:
                     error_callback=self._on_polling_error,
                 )
                 log.info("telegram: long polling as @%s", self._username)
-        except _ERRORS as exc:
+        except tg_error.TelegramError as exc:
             await self.stop()
             raise translate_error(exc, token=self._token) from None
 
@@ -463,7 +461,7 @@ class TelegramChannel:
         for lang, language_code in (("en", None), ("ko", "ko")):
             try:
                 await self._bot.set_my_commands(menu_commands(lang), language_code=language_code)
-            except _ERRORS as exc:
+            except tg_error.TelegramError as exc:
                 log.warning(
                     "telegram: could not set the command menu (%s): %s",
                     lang,
@@ -492,9 +490,7 @@ class TelegramChannel:
             return
         await self._run(message, lambda caller: self._core.handle(caller, "/help"))
 
-    async def _run(
-        self, message: Message, command: Callable[[Caller], Awaitable[Reply]]
-    ) -> None:
+    async def _run(self, message: Message, command: Callable[[Caller], Awaitable[Reply]]) -> None:
         chat, user = message.chat, message.from_user
         if user is None or user.is_bot:  # an anonymous administrator: the group itself
 
@@ -514,7 +510,7 @@ class TelegramChannel:
         try:
             reply = await command(caller)
         except Exception:
-            log.exception("telegram: command failed", extra=_ctx(chat.id))
+            self._log_failure("command", chat.id)
             lang = self._fallback_lang(caller)
             reply = Reply(lang, t(lang, "cmd.error"))
         thread_id = message.message_thread_id if message.is_topic_message else None
@@ -524,7 +520,7 @@ class TelegramChannel:
         query = update.callback_query
         if query is None:
             return
-        answer: dict[str, Any] = {}
+        answer: dict[str, str] = {}  # an alert to show the user who pressed
         try:
             message = query.message
             if query.from_user.is_bot or query.data is None or message is None:
@@ -546,20 +542,23 @@ class TelegramChannel:
             try:
                 reply = await self._core.handle_action(caller, query.data)
             except Exception:
-                log.exception("telegram: button failed", extra=_ctx(message.chat.id))
-                answer = {"text": t(self._fallback_lang(caller), "cmd.error"), "show_alert": True}
+                self._log_failure("button", message.chat.id)
+                answer = {"text": t(self._fallback_lang(caller), "cmd.error")}
                 return
             if reply is None:
                 return
             if refused:
                 # Only this user may not press it: tell them, leave the message as it is.
-                answer = {"text": reply.text, "show_alert": True}
+                answer = {"text": reply.text}
                 return
             await self._edit(message.chat.id, message.message_id, reply)
         finally:
             try:
-                await query.answer(**answer)
-            except _ERRORS as exc:
+                if answer:
+                    await query.answer(text=answer["text"][:MAX_ALERT_CHARS], show_alert=True)
+                else:
+                    await query.answer()
+            except tg_error.TelegramError as exc:
                 log.info("telegram: could not answer a button: %s", redact(str(exc), self._token))
 
     async def _on_my_chat_member(self, update: Update, _context: _Context) -> None:
@@ -625,6 +624,18 @@ class TelegramChannel:
         self._admin_cache[key] = (now + ADMIN_CACHE_SECONDS, allowed)
         return allowed
 
+    def _log_failure(self, what: str, chat_id: int) -> None:
+        """Log the exception being handled, its traceback redacted here, whatever the
+        logging set-up (a library message may carry a request URL)."""
+        exc = sys.exception()
+        trace = "".join(traceback.format_exception(exc)) if exc is not None else ""
+        log.error(
+            "telegram: %s failed: %s",
+            what,
+            redact(f"{type(exc).__name__}: {exc}", self._token),
+            extra={**_ctx(chat_id), "error": redact(trace, self._token)},
+        )
+
     def _fallback_lang(self, caller: Caller) -> str:
         code = (caller.language_code or "").lower()
         return "ko" if code.startswith("ko") else self._settings.default_language
@@ -638,7 +649,7 @@ class TelegramChannel:
             try:
                 await send_outgoing(self._bot, chat_id=chat_id, message=part, thread_id=thread_id)
                 return
-            except _ERRORS as exc:
+            except tg_error.TelegramError as exc:
                 error = translate_error(exc, token=self._token)
             if (
                 isinstance(error, RateLimited)
@@ -668,10 +679,8 @@ class TelegramChannel:
             )
         except tg_error.BadRequest as exc:
             if _NOT_MODIFIED not in str(exc).lower():
-                log.warning(
-                    "telegram: could not edit a message: %s", redact(str(exc), self._token)
-                )
-        except _ERRORS as exc:
+                log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
+        except tg_error.TelegramError as exc:
             log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
         for part in rest:
             await self._send_reply(chat_id, part, thread_id=None)

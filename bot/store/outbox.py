@@ -80,6 +80,7 @@ async def claim(
     platforms: Iterable[str],
     exclude_chats: Iterable[int] = (),
     only_chats: Iterable[int] | None = None,
+    only_broadcast: int | None = None,
 ) -> list[OutboxRow]:
     """Claim up to ``limit`` due rows, oldest first within priority, for this worker.
 
@@ -101,6 +102,8 @@ async def claim(
         query = query.where(outbox.c.chat_pk.not_in(excluded))
     if only_chats is not None:
         query = query.where(outbox.c.chat_pk.in_(list(only_chats)))
+    if only_broadcast is not None:
+        query = query.where(outbox.c.broadcast_id == only_broadcast)
     if conn.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True)
     ids = [row_id for (row_id,) in await conn.execute(query)]
@@ -176,14 +179,20 @@ async def fail(conn: AsyncConnection, *, row_id: int, error: str, attempts: int)
     )
 
 
-async def fail_chat(conn: AsyncConnection, *, chat_pk: int, error: str) -> int:
-    """The chat is gone: every message still waiting for it fails with ``error``."""
+async def fail_chat(conn: AsyncConnection, *, chat_pk: int, error: str) -> tuple[int, set[int]]:
+    """The chat is gone: every message still waiting for it fails with ``error``.
+
+    Returns how many failed, and the broadcasts they belonged to.
+    """
+    waiting = and_(outbox.c.chat_pk == chat_pk, outbox.c.status.in_((QUEUED, SENDING)))
+    rows = await conn.execute(select(outbox.c.broadcast_id).where(waiting).distinct())
+    broadcasts = {b for (b,) in rows if b is not None}
     result = await conn.execute(
         update(outbox)
-        .where(outbox.c.chat_pk == chat_pk, outbox.c.status.in_((QUEUED, SENDING)))
+        .where(waiting)
         .values(status=FAILED, last_error=error[:1000], claimed_by=None)
     )
-    return int(result.rowcount or 0)
+    return int(result.rowcount or 0), broadcasts
 
 
 async def release_claims(conn: AsyncConnection, *, worker: str) -> int:
@@ -196,15 +205,28 @@ async def release_claims(conn: AsyncConnection, *, worker: str) -> int:
     return int(result.rowcount or 0)
 
 
-async def requeue_stale(conn: AsyncConnection, *, claimed_before: dt.datetime) -> int:
-    """Rows claimed by a worker that died (claim older than the cutoff) go back to the queue.
+async def claim_owners(conn: AsyncConnection) -> list[str]:
+    rows = await conn.execute(
+        select(outbox.c.claimed_by).where(outbox.c.status == SENDING).distinct()
+    )
+    return [owner for (owner,) in rows if owner]
+
+
+async def requeue_stale(
+    conn: AsyncConnection, *, claimed_before: dt.datetime, dead_owners: Sequence[str] = ()
+) -> int:
+    """Rows claimed by a worker that died go back to the queue: a claim older than the
+    cutoff (not refreshed), or one whose owner is known to be gone.
 
     The message that was in flight when it died may have reached the chat: this is the
     only place a duplicate can come from (see the README's delivery rule).
     """
+    stale = outbox.c.claimed_at < claimed_before
+    if dead_owners:
+        stale = stale | outbox.c.claimed_by.in_(list(dead_owners))
     result = await conn.execute(
         update(outbox)
-        .where(outbox.c.status == SENDING, outbox.c.claimed_at < claimed_before)
+        .where(outbox.c.status == SENDING, stale)
         .values(status=QUEUED, claimed_by=None)
     )
     return int(result.rowcount or 0)

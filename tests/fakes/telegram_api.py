@@ -239,6 +239,7 @@ class FakeTelegram:
         self._callback_ids = itertools.count(4_382_000_000_000_000_001)
         self._issued_callbacks: set[str] = set()
         self._poll_generation = 0
+        self._held_polls = 0
         self._updates_arrived = asyncio.Event()
         self._changed = asyncio.Condition()
         self._closing = False
@@ -545,6 +546,19 @@ class FakeTelegram:
             ) from None
         return matches
 
+    async def wait_for_poll(
+        self,
+        *,
+        timeout: float = 5.0,  # noqa: ASYNC109 - the deadline is the point of this helper
+    ) -> None:
+        """Wait until a getUpdates request is held open, waiting for an update to arrive."""
+        try:
+            async with asyncio.timeout(timeout), self._changed:
+                await self._changed.wait_for(lambda: self._held_polls > 0)
+        except TimeoutError:
+            polls = self.request_count["getUpdates"]
+            raise TimeoutError(f"no long poll held after {timeout}s ({polls} getUpdates)") from None
+
     # ------------------------------------------------------------------ HTTP
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
@@ -729,11 +743,16 @@ class FakeTelegram:
             if batch or self._closing or remaining <= 0:
                 return batch
             arrived = self._updates_arrived
+            self._held_polls += 1
             try:
+                async with self._changed:
+                    self._changed.notify_all()  # for wait_for_poll
                 async with asyncio.timeout(remaining):
                     await arrived.wait()
             except TimeoutError:
                 pass
+            finally:
+                self._held_polls -= 1
             if generation != self._poll_generation:
                 raise _ApiError(
                     409,

@@ -222,17 +222,24 @@ async def test_get_updates_confirms_by_offset_and_parses(tg: FakeTelegram, bot: 
     assert tg.pending_updates == []
 
 
-async def test_long_poll_waits_for_an_injected_update(tg: FakeTelegram, bot: Bot) -> None:
-    loop = asyncio.get_running_loop()
-    started = loop.time()
+async def test_long_poll_is_held_no_longer_than_the_cap(tg: FakeTelegram, bot: Bot) -> None:
+    started = time.monotonic()
     assert await bot.get_updates(timeout=10) == ()
-    assert 0.25 <= loop.time() - started < 1.0  # held, but no longer than long_poll_cap
+    assert 0.25 <= time.monotonic() - started < 2.0  # held for long_poll_cap=0.3, not 10 s
 
-    loop.call_later(0.05, tg.message, PRIVATE, "/start")
-    started = loop.time()
-    (update,) = await bot.get_updates(timeout=10)
-    assert loop.time() - started < 0.25
-    assert update.message is not None and update.message.text == "/start"
+
+async def test_long_poll_wakes_for_an_injected_update() -> None:
+    async with (
+        FakeTelegram(token=TOKEN, long_poll_cap=5.0) as tg,
+        Bot(TOKEN, base_url=tg.base_url) as bot,
+    ):
+        started = time.monotonic()
+        poll = asyncio.create_task(bot.get_updates(timeout=10))
+        await tg.wait_for_poll(timeout=2)
+        tg.message(PRIVATE, "/start")
+        (update,) = await poll
+        assert time.monotonic() - started < 2.0  # woken, well before the 5 s cap
+        assert update.message is not None and update.message.text == "/start"
 
 
 async def test_allowed_updates_filter_what_is_delivered(tg: FakeTelegram, bot: Bot) -> None:
@@ -242,13 +249,17 @@ async def test_allowed_updates_filter_what_is_delivered(tg: FakeTelegram, bot: B
     assert update.message is not None and tg.allowed_updates == ["message"]
 
 
-async def test_a_second_poller_terminates_the_first(tg: FakeTelegram, bot: Bot) -> None:
-    first = asyncio.create_task(bot.get_updates(timeout=10))
-    await asyncio.sleep(0.05)
-    async with Bot(TOKEN, base_url=tg.base_url) as second_instance:
+async def test_a_second_poller_terminates_the_first() -> None:
+    async with (
+        FakeTelegram(token=TOKEN, long_poll_cap=5.0) as tg,
+        Bot(TOKEN, base_url=tg.base_url) as first_instance,
+        Bot(TOKEN, base_url=tg.base_url) as second_instance,
+    ):
+        first = asyncio.create_task(first_instance.get_updates(timeout=10))
+        await tg.wait_for_poll(timeout=2)
         assert await second_instance.get_updates(timeout=0) == ()
-    with pytest.raises(Conflict, match=r"(?i)terminated by other getUpdates request"):
-        await first
+        with pytest.raises(Conflict, match=r"(?i)terminated by other getUpdates request"):
+            await first
 
 
 async def test_button_press_round_trip(tg: FakeTelegram, bot: Bot) -> None:

@@ -286,6 +286,21 @@ def test_an_unreadable_file_is_skipped(tmp_path: Path, monkeypatch: pytest.Monke
     assert result.present_keys == {"locked", "open"}
 
 
+def test_many_changed_files_read_ahead_in_threads_give_the_same_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    count = directory.READ_THREADS_FROM + directory.READ_AHEAD + 10
+    for n in range(count):
+        write(tmp_path, f"p/{n:04d}.{'ko' if n % 2 else 'en'}.md", page(f"P{n}"))
+    write(tmp_path, "p/0003.en.md", b"\x00")
+    threaded = scan(tmp_path)
+    monkeypatch.setattr(directory, "READ_THREADS_FROM", count * 10)
+    serial = scan(tmp_path)
+    assert threaded == serial
+    assert len(threaded.pages) == count
+    assert [s.path for s in threaded.skipped] == ["p/0003.en.md"]
+
+
 _names = st.sampled_from(["a", "b", "a.en", "a.ko", "b.ko", ".h", "c.ja", "sub/a", "sub/.x/a"])
 _files = st.dictionaries(
     _names.map(lambda n: n + ".md"),

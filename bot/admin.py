@@ -1,0 +1,337 @@
+"""Admin commands: broadcast with preview and confirmation, stats, and the audit trail.
+
+Admins are the user ids in ``TELEGRAM_ADMIN_IDS`` and ``SLACK_ADMIN_IDS`` (never user
+names); the console's local user is the operator of its own database and counts as one.
+
+A broadcast is rows in the same outbox as digests, paced by the same limits. Fairness:
+digests and instant pages are claimed before broadcast rows (a higher priority), and each
+chat's messages go out in order at that chat's limit. A digest is therefore never held up
+behind a large broadcast, and a broadcast is held up only by the digests already due,
+which are finite: one a chat a day, plus instant pages.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.commands import Caller
+from bot.filters import normalize_tag
+from bot.i18n import t
+from bot.models import LANGUAGES, Button, Platform, Reply
+from bot.settings import Settings
+from bot.store import admin as store
+from bot.store import chats as chat_store
+from bot.store import outbox
+from bot.store import pages as page_store
+from bot.store.admin import Audience
+from bot.store.pages import utcnow
+
+log = logging.getLogger("bot.admin")
+
+SEND = "bc:send:"
+CANCEL = "bc:cancel:"
+OPTION = re.compile(r"^\s*--(tag|platform|lang)(?:\s+|=)(\S+)")
+TOP_TAGS = 10
+# A broadcast is one message; longer texts are split by the renderers, but an
+# announcement that long is almost certainly a paste error.
+MAX_BROADCAST_CHARS = 4000
+PLATFORMS = (Platform.TELEGRAM.value, Platform.SLACK.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    text: str
+    audience: Audience
+
+
+class BadOption(ValueError):
+    def __init__(self, option: str, accepted: str) -> None:
+        super().__init__(option)
+        self.option = option
+        self.accepted = accepted
+
+
+def parse_broadcast(args: str) -> Draft:
+    """``--tag rl --lang ko The text…`` -> the text and its audience."""
+    tags: list[str] = []
+    platform = lang = None
+    rest = args
+    while match := OPTION.match(rest):
+        name, value = match[1], match[2]
+        rest = rest[match.end() :]
+        if name == "tag":
+            tag = normalize_tag(value)
+            if not tag:
+                raise BadOption("--tag", "a tag such as rl")
+            tags.append(tag)
+        elif name == "platform":
+            if value.lower() not in PLATFORMS:
+                raise BadOption("--platform", "telegram, slack")
+            platform = value.lower()
+        else:
+            if value.lower() not in LANGUAGES:
+                raise BadOption("--lang", "en, ko")
+            lang = value.lower()
+    return Draft(
+        text=rest.strip(), audience=Audience(tags=tuple(tags), platform=platform, lang=lang)
+    )
+
+
+def actor(caller: Caller) -> str:
+    return f"{caller.platform.value}:{caller.user_id}"
+
+
+def describe_audience(audience: Audience, lang: str) -> str:
+    parts = []
+    if audience.tags:
+        parts.append("--tag " + " --tag ".join(audience.tags))
+    if audience.platform:
+        parts.append(f"--platform {audience.platform}")
+    if audience.lang:
+        parts.append(f"--lang {audience.lang}")
+    return " ".join(parts) or t(lang, "admin.broadcast.everyone")
+
+
+class Admin:
+    """Implements the command core's ``AdminPort`` and the delivery's broadcast tracker."""
+
+    def __init__(self, *, engine: AsyncEngine, settings: Settings) -> None:
+        self._engine = engine
+        self._telegram = {str(i) for i in settings.telegram_admin_ids}
+        self._slack = set(settings.slack_admin_ids)
+
+    def is_admin(self, caller: Caller) -> bool:
+        if caller.platform == Platform.TELEGRAM:
+            return caller.user_id in self._telegram
+        if caller.platform == Platform.SLACK:
+            return caller.user_id in self._slack
+        return caller.platform == Platform.CONSOLE
+
+    async def refused(self, caller: Caller, *, name: str) -> None:
+        log.warning("refused %s for a non-admin", name, extra={"chat": _chat(caller)})
+        async with self._engine.begin() as conn:
+            await store.audit(
+                conn,
+                actor=actor(caller),
+                chat=_chat(caller),
+                action=f"{name}.refused",
+                allowed=False,
+            )
+
+    async def handle(
+        self, caller: Caller, *, name: str, args: str, lang: str, prefix: str = "/"
+    ) -> Reply:
+        if name == "stats":
+            return await self.stats(caller, lang=lang)
+        return await self.preview(caller, args=args, lang=lang, prefix=prefix)
+
+    async def preview(self, caller: Caller, *, args: str, lang: str, prefix: str = "/") -> Reply:
+        try:
+            draft = parse_broadcast(args)
+        except BadOption as exc:
+            return Reply(
+                lang,
+                t(lang, "admin.broadcast.bad_option", option=exc.option, accepted=exc.accepted),
+            )
+        if not draft.text or len(draft.text) > MAX_BROADCAST_CHARS:
+            return Reply(lang, t(lang, "admin.broadcast.usage", p=prefix))
+        async with self._engine.begin() as conn:
+            size = await store.audience_size(conn, draft.audience)
+            broadcast_id = await store.create_broadcast(
+                conn,
+                text=draft.text,
+                audience=draft.audience,
+                size=size.reach,
+                created_by=actor(caller),
+                origin_chat=_chat(caller),
+            )
+            await store.audit(
+                conn,
+                actor=actor(caller),
+                chat=_chat(caller),
+                action="broadcast.previewed",
+                allowed=True,
+                detail={"broadcast": broadcast_id, "reach": size.reach, "text": draft.text},
+            )
+        text = "\n\n".join(
+            [
+                t(lang, "admin.broadcast.preview", reach=size.reach, skipped=size.skipped),
+                draft.text,
+                t(
+                    lang,
+                    "admin.broadcast.audience",
+                    audience=describe_audience(draft.audience, lang),
+                ),
+            ]
+        )
+        buttons = (
+            (
+                Button(t(lang, "admin.broadcast.send"), f"{SEND}{broadcast_id}"),
+                Button(t(lang, "admin.broadcast.cancel"), f"{CANCEL}{broadcast_id}"),
+            ),
+        )
+        return Reply(lang, text, buttons=buttons)
+
+    async def handle_action(self, caller: Caller, *, action: str, lang: str) -> Reply | None:
+        if not action.startswith((SEND, CANCEL)):
+            return None
+        if not self.is_admin(caller):
+            await self.refused(caller, name="broadcast")
+            return Reply(lang, t(lang, "cmd.admins_only"))
+        try:
+            broadcast_id = int(action.rsplit(":", 1)[1])
+        except ValueError:
+            return Reply(lang, t(lang, "admin.broadcast.unknown"))
+        if action.startswith(SEND):
+            return await self.confirm(caller, broadcast_id=broadcast_id, lang=lang)
+        return await self.cancel(caller, broadcast_id=broadcast_id, lang=lang)
+
+    async def confirm(self, caller: Caller, *, broadcast_id: int, lang: str) -> Reply:
+        async with self._engine.begin() as conn:
+            broadcast = await store.get_broadcast(conn, broadcast_id)
+            if broadcast is None:
+                return Reply(lang, t(lang, "admin.broadcast.unknown"))
+            queued = await store.confirm_broadcast(conn, broadcast_id)
+            await store.audit(
+                conn,
+                actor=actor(caller),
+                chat=_chat(caller),
+                action="broadcast.confirmed" if queued is not None else "broadcast.repeated",
+                allowed=True,
+                detail={"broadcast": broadcast_id, "queued": queued},
+            )
+        if queued is None:
+            return Reply(
+                lang,
+                t(lang, "admin.broadcast.not_pending", id=broadcast_id, status=broadcast.status),
+            )
+        return Reply(lang, t(lang, "admin.broadcast.queued", id=broadcast_id, count=queued))
+
+    async def cancel(self, caller: Caller, *, broadcast_id: int, lang: str) -> Reply:
+        async with self._engine.begin() as conn:
+            broadcast = await store.get_broadcast(conn, broadcast_id)
+            if broadcast is None:
+                return Reply(lang, t(lang, "admin.broadcast.unknown"))
+            cancelled = await store.cancel_broadcast(conn, broadcast_id)
+            await store.audit(
+                conn,
+                actor=actor(caller),
+                chat=_chat(caller),
+                action="broadcast.cancelled",
+                allowed=True,
+                detail={"broadcast": broadcast_id, "changed": cancelled},
+            )
+        if not cancelled:
+            return Reply(
+                lang,
+                t(lang, "admin.broadcast.not_pending", id=broadcast_id, status=broadcast.status),
+            )
+        return Reply(lang, t(lang, "admin.broadcast.cancelled", id=broadcast_id))
+
+    async def broadcast_row_done(self, broadcast_id: int) -> None:
+        """Called by the delivery engine after each broadcast row; the last one sends the
+        admin who confirmed it a report in that chat's language."""
+        async with self._engine.begin() as conn:
+            final = await store.finish_if_done(conn, broadcast_id)
+            if final is None:
+                return
+            broadcast = await store.get_broadcast(conn, broadcast_id)
+            if broadcast is None or not broadcast.origin_chat:
+                return
+            platform, _, chat_id = broadcast.origin_chat.partition(":")
+            record = await chat_store.get(conn, platform=Platform(platform), chat_id=chat_id)
+            if record is None:
+                return
+            lang = record.chat.lang
+            skipped = (await store.audience_size(conn, broadcast.audience)).skipped
+            lines = [
+                t(
+                    lang,
+                    "admin.broadcast.report",
+                    id=broadcast_id,
+                    sent=final.sent,
+                    failed=final.failed,
+                    skipped=skipped,
+                )
+            ]
+            if final.failures:
+                reasons = ", ".join(f"{reason} ({n})" for reason, n in final.failures)
+                lines.append(t(lang, "admin.broadcast.report_failures", reasons=reasons))
+            await outbox.enqueue(
+                conn,
+                [
+                    outbox.row_values(
+                        chat_pk=record.pk,
+                        platform=platform,
+                        kind="notice",
+                        payload={"text": "\n".join(lines)},
+                        now=utcnow(),
+                        priority=20,
+                    )
+                ],
+            )
+
+    async def stats(self, caller: Caller, *, lang: str) -> Reply:
+        now = utcnow()
+        day_ago = now - dt.timedelta(hours=24)
+        async with self._engine.begin() as conn:
+            chat_rows = await store.chat_counts(conn)
+            tags = await chat_store.subscriber_counts(conn)
+            page_total = await page_store.page_count(conn)
+            new_today = await store.pages_new_since(
+                conn, now.replace(hour=0, minute=0, second=0, microsecond=0)
+            )
+            deliveries = await outbox.counts_since(conn, since=day_ago)
+            failures = await outbox.top_failures(conn, since=day_ago)
+            sources = await page_store.all_sources(conn)
+            running = await store.in_progress(conn)
+            await store.audit(
+                conn, actor=actor(caller), chat=_chat(caller), action="stats.viewed", allowed=True
+            )
+        lines = [t(lang, "admin.stats.header")]
+        if chat_rows:
+            summary = ", ".join(f"{p} {s} {n}" for p, s, n in chat_rows)
+            lines.append(t(lang, "admin.stats.chats", summary=summary))
+        else:
+            lines.append(t(lang, "admin.stats.no_chats"))
+        top = ", ".join(f"{tag} ({n})" for tag, n in list(tags.items())[:TOP_TAGS])
+        lines.append(t(lang, "admin.stats.tags", tags=top or t(lang, "admin.none")))
+        lines.append(t(lang, "admin.stats.pages", count=page_total, new=new_today))
+        lines.append(t(lang, "admin.stats.deliveries", **deliveries))
+        if failures:
+            reasons = ", ".join(f"{reason} ({n})" for reason, n in failures)
+            lines.append(t(lang, "admin.stats.failures", reasons=reasons))
+        for source in sources:
+            when = (
+                source.last_poll_at.strftime("%Y-%m-%d %H:%M UTC")
+                if source.last_poll_at
+                else t(lang, "admin.stats.never")
+            )
+            error = (
+                t(lang, "admin.stats.source_error", error=source.last_error)
+                if source.last_error
+                else ""
+            )
+            lines.append(t(lang, "admin.stats.source", name=source.name, when=when, error=error))
+        for state in running:
+            lines.append(
+                t(
+                    lang,
+                    "admin.stats.broadcast",
+                    id=state.broadcast_id,
+                    sent=state.sent,
+                    failed=state.failed,
+                    pending=state.pending,
+                    total=state.total,
+                )
+            )
+        return Reply(lang, "\n".join(lines))
+
+
+def _chat(caller: Caller) -> str:
+    return f"{caller.platform.value}:{caller.chat_id}"

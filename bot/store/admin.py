@@ -1,0 +1,283 @@
+"""Broadcasts, statistics and the audit log."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import ColumnElement
+
+from bot.store import outbox
+from bot.store.pages import utcnow
+from bot.store.schema import audit_log, broadcasts, chat_tags, chats, pages
+from bot.store.schema import outbox as outbox_table
+
+PREVIEWED = "previewed"
+CONFIRMED = "confirmed"
+CANCELLED = "cancelled"
+DONE = "done"
+BROADCAST_PRIORITY = 0  # below digests: see bot.admin for the fairness rule
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    """Who a broadcast reaches: chats matching every given criterion."""
+
+    tags: tuple[str, ...] = ()
+    platform: str | None = None
+    lang: str | None = None
+
+    def as_json(self) -> str:
+        return json.dumps(
+            {"tags": list(self.tags), "platform": self.platform, "lang": self.lang},
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Audience:
+        data = json.loads(text)
+        return cls(tags=tuple(data["tags"]), platform=data["platform"], lang=data["lang"])
+
+
+@dataclass(frozen=True, slots=True)
+class AudienceSize:
+    reach: int  # active chats
+    skipped: int  # paused or inactive chats that match otherwise
+
+
+@dataclass(frozen=True, slots=True)
+class Broadcast:
+    id: int
+    text: str
+    audience: Audience
+    audience_size: int
+    created_by: str
+    origin_chat: str | None
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    broadcast_id: int
+    total: int
+    sent: int
+    failed: int
+    pending: int
+    failures: tuple[tuple[str, int], ...]
+
+
+def _audience_filter(audience: Audience) -> list[ColumnElement[bool]]:
+    conditions: list[ColumnElement[bool]] = []
+    if audience.platform:
+        conditions.append(chats.c.platform == audience.platform)
+    if audience.lang:
+        conditions.append(chats.c.lang == audience.lang)
+    if audience.tags:
+        following = select(chat_tags.c.chat_pk).where(
+            chat_tags.c.tag.in_(list(audience.tags)), chat_tags.c.kind != "excluded"
+        )
+        conditions.append(chats.c.id.in_(following))
+    return conditions
+
+
+async def audience_size(conn: AsyncConnection, audience: Audience) -> AudienceSize:
+    conditions = _audience_filter(audience)
+    rows = await conn.execute(
+        select(chats.c.state, func.count()).where(*conditions).group_by(chats.c.state)
+    )
+    by_state = {state: int(n) for state, n in rows}
+    active = by_state.pop("active", 0)
+    return AudienceSize(reach=active, skipped=sum(by_state.values()))
+
+
+async def create_broadcast(
+    conn: AsyncConnection,
+    *,
+    text: str,
+    audience: Audience,
+    size: int,
+    created_by: str,
+    origin_chat: str | None,
+) -> int:
+    result = await conn.execute(
+        insert(broadcasts)
+        .values(
+            text=text,
+            audience=audience.as_json(),
+            audience_size=size,
+            created_by=created_by,
+            origin_chat=origin_chat,
+            status=PREVIEWED,
+            created_at=utcnow(),
+        )
+        .returning(broadcasts.c.id)
+    )
+    return int(result.scalar_one())
+
+
+async def get_broadcast(conn: AsyncConnection, broadcast_id: int) -> Broadcast | None:
+    row = (
+        (await conn.execute(select(broadcasts).where(broadcasts.c.id == broadcast_id)))
+        .mappings()
+        .first()
+    )
+    if row is None:
+        return None
+    return Broadcast(
+        id=row["id"],
+        text=row["text"],
+        audience=Audience.from_json(row["audience"]),
+        audience_size=row["audience_size"],
+        created_by=row["created_by"],
+        origin_chat=row["origin_chat"],
+        status=row["status"],
+    )
+
+
+async def confirm_broadcast(conn: AsyncConnection, broadcast_id: int) -> int | None:
+    """Previewed -> confirmed, and one outbox row per active chat of the audience.
+
+    Returns the number of chats queued, or None when the broadcast was not waiting for
+    confirmation (already sent, cancelled, unknown): a second Confirm sends nothing.
+    """
+    now = utcnow()
+    result = await conn.execute(
+        update(broadcasts)
+        .where(broadcasts.c.id == broadcast_id, broadcasts.c.status == PREVIEWED)
+        .values(status=CONFIRMED, confirmed_at=now)
+    )
+    if result.rowcount != 1:
+        return None
+    broadcast = await get_broadcast(conn, broadcast_id)
+    assert broadcast is not None
+    rows = await conn.execute(
+        select(chats.c.id, chats.c.platform).where(
+            chats.c.state == "active", *_audience_filter(broadcast.audience)
+        )
+    )
+    values = [
+        outbox.row_values(
+            chat_pk=pk,
+            platform=platform,
+            kind="broadcast",
+            payload={"text": broadcast.text},
+            now=now,
+            priority=BROADCAST_PRIORITY,
+            broadcast_id=broadcast_id,
+        )
+        for pk, platform in rows
+    ]
+    await outbox.enqueue(conn, values)
+    if not values:
+        await conn.execute(
+            update(broadcasts)
+            .where(broadcasts.c.id == broadcast_id)
+            .values(status=DONE, finished_at=now)
+        )
+    return len(values)
+
+
+async def cancel_broadcast(conn: AsyncConnection, broadcast_id: int) -> bool:
+    result = await conn.execute(
+        update(broadcasts)
+        .where(broadcasts.c.id == broadcast_id, broadcasts.c.status == PREVIEWED)
+        .values(status=CANCELLED, finished_at=utcnow())
+    )
+    return result.rowcount == 1
+
+
+async def progress(conn: AsyncConnection, broadcast_id: int) -> Progress:
+    rows = await conn.execute(
+        select(outbox_table.c.status, func.count())
+        .where(outbox_table.c.broadcast_id == broadcast_id)
+        .group_by(outbox_table.c.status)
+    )
+    by_status = {status: int(n) for status, n in rows}
+    failures = await conn.execute(
+        select(outbox_table.c.last_error, func.count())
+        .where(
+            outbox_table.c.broadcast_id == broadcast_id,
+            outbox_table.c.status == outbox.FAILED,
+        )
+        .group_by(outbox_table.c.last_error)
+        .order_by(func.count().desc())
+        .limit(5)
+    )
+    return Progress(
+        broadcast_id=broadcast_id,
+        total=sum(by_status.values()),
+        sent=by_status.get(outbox.SENT, 0),
+        failed=by_status.get(outbox.FAILED, 0),
+        pending=by_status.get(outbox.QUEUED, 0) + by_status.get(outbox.SENDING, 0),
+        failures=tuple((error or "?", int(n)) for error, n in failures),
+    )
+
+
+async def finish_if_done(conn: AsyncConnection, broadcast_id: int) -> Progress | None:
+    """Mark a confirmed broadcast done once nothing of it is pending; only the first
+    caller gets the final progress (so the report is sent once)."""
+    state = await progress(conn, broadcast_id)
+    if state.pending:
+        return None
+    result = await conn.execute(
+        update(broadcasts)
+        .where(broadcasts.c.id == broadcast_id, broadcasts.c.status == CONFIRMED)
+        .values(status=DONE, finished_at=utcnow())
+    )
+    return state if result.rowcount == 1 else None
+
+
+async def in_progress(conn: AsyncConnection) -> list[Progress]:
+    ids = await conn.execute(
+        select(broadcasts.c.id).where(broadcasts.c.status == CONFIRMED).order_by(broadcasts.c.id)
+    )
+    return [await progress(conn, broadcast_id) for (broadcast_id,) in ids]
+
+
+async def audit(
+    conn: AsyncConnection,
+    *,
+    actor: str,
+    chat: str | None,
+    action: str,
+    allowed: bool,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    await conn.execute(
+        insert(audit_log).values(
+            at=utcnow(),
+            actor=actor,
+            chat=chat,
+            action=action,
+            allowed=allowed,
+            detail=json.dumps(detail, ensure_ascii=False) if detail else None,
+        )
+    )
+
+
+async def audit_entries(conn: AsyncConnection, *, since: dt.datetime | None) -> Sequence[Any]:
+    query = select(audit_log).order_by(audit_log.c.id)
+    if since is not None:
+        query = query.where(audit_log.c.at >= since)
+    return (await conn.execute(query)).mappings().all()
+
+
+async def chat_counts(conn: AsyncConnection) -> list[tuple[str, str, int]]:
+    rows = await conn.execute(
+        select(chats.c.platform, chats.c.state, func.count())
+        .group_by(chats.c.platform, chats.c.state)
+        .order_by(chats.c.platform, chats.c.state)
+    )
+    return [(platform, state, int(n)) for platform, state, n in rows]
+
+
+async def pages_new_since(conn: AsyncConnection, since: dt.datetime) -> int:
+    query = select(func.count()).where(
+        and_(pages.c.first_seen_at >= since, pages.c.removed_at.is_(None))
+    )
+    return int((await conn.execute(query)).scalar_one())
