@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from bot import __version__, logs
-from bot.errors import ConfigError
+from bot.errors import ConfigError, DeliveryError
 from bot.models import Platform
 from bot.settings import Settings, load_settings
 
@@ -280,6 +280,12 @@ async def _serve(
     except AlreadyRunning as exc:
         print(f"trendbot run: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except ConfigError as exc:
+        print(f"configuration error: {exc.variable}: {exc.message}", file=sys.stderr)
+        return EXIT_CONFIG
+    except DeliveryError as exc:
+        print(f"trendbot run: a chat platform could not be reached: {exc.reason}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 async def _run(settings: Settings, _args: argparse.Namespace) -> int:
@@ -321,6 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"configuration error: {exc.variable}: {exc.message}", file=sys.stderr)
         return EXIT_CONFIG
+    except DeliveryError as exc:
+        print(f"trendbot run: a chat platform could not be reached: {exc.reason}", file=sys.stderr)
+        return EXIT_FAILED
     logs.configure(level=settings.log_level, fmt=settings.log_format, secrets=settings.secrets())
     try:
         return asyncio.run(HANDLERS[args.command](settings, args))

@@ -13,9 +13,11 @@ from typing import TextIO
 
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
+from telegram import Bot
 
 from bot.admin import Admin
 from bot.channels.console import ConsoleSender
+from bot.channels.telegram import TelegramSender, close_bot, make_bot
 from bot.commands import CommandCore, Defaults
 from bot.delivery import Delivery, Sender
 from bot.models import Platform
@@ -36,6 +38,7 @@ class App:
     core: CommandCore
     admin: Admin
     senders: dict[Platform, Sender] = field(default_factory=dict)
+    telegram_bot: Bot | None = None
 
     def delivery(self, *, concurrency: int = 64) -> Delivery:
         return Delivery(
@@ -46,13 +49,13 @@ class App:
         )
 
 
-def _senders(settings: Settings, *, console_out: TextIO | None) -> dict[Platform, Sender]:
+def _senders(
+    settings: Settings, *, console_out: TextIO | None, telegram_bot: Bot | None
+) -> dict[Platform, Sender]:
     senders: dict[Platform, Sender] = {Platform.CONSOLE: ConsoleSender(out=console_out)}
-    if settings.telegram_enabled:
-        from bot.channels.telegram import TelegramSender, make_bot
-
+    if telegram_bot is not None:
         senders[Platform.TELEGRAM] = TelegramSender(
-            make_bot(settings), rate_per_second=settings.telegram_rate_per_second
+            telegram_bot, rate_per_second=settings.telegram_rate_per_second
         )
     return senders
 
@@ -67,6 +70,7 @@ async def open_app(
     """Open the store (migrated to the latest schema) and build the services on it."""
     engine = create_engine(settings.database_url)
     http = make_feed_client(transport=transport)
+    telegram_bot = make_bot(settings) if settings.telegram_enabled else None
     try:
         await upgrade(engine)
         planner = Planner(engine=engine)
@@ -94,9 +98,12 @@ async def open_app(
                 admin=admin,
             ),
             admin=admin,
-            senders=_senders(settings, console_out=console_out),
+            senders=_senders(settings, console_out=console_out, telegram_bot=telegram_bot),
+            telegram_bot=telegram_bot,
         )
         yield app
     finally:
+        if telegram_bot is not None:
+            await close_bot(telegram_bot)
         await http.aclose()
         await engine.dispose()

@@ -189,6 +189,7 @@ class Planner:
                 for chat_pk, page_id, fingerprint in rows:
                     ledger.setdefault(chat_pk, {})[page_id] = fingerprint
 
+        stamp = utcnow()  # when rows are written; ``now`` is the clock the schedule runs on
         messages: list[dict[str, object]] = []
         new_ledger: list[dict[str, object]] = []
         changed_ledger: list[dict[str, object]] = []
@@ -206,7 +207,7 @@ class Planner:
                                 platform=chat.platform.value,
                                 kind="page",
                                 payload={"pages": [[page_id, is_update]]},
-                                now=now,
+                                now=stamp,
                                 priority=DIGEST_PRIORITY,
                             )
                         )
@@ -221,13 +222,13 @@ class Planner:
                                 "pages": [[p, u] for p, u, _ in offers],
                                 "date": day.isoformat(),
                             },
-                            now=now,
+                            now=stamp,
                             priority=DIGEST_PRIORITY,
                         )
                     )
                 pages_planned += len(offers)
                 for page_id, is_update, fingerprint in offers:
-                    row = {"c": record.pk, "p": page_id, "f": fingerprint, "t": now}
+                    row = {"c": record.pk, "p": page_id, "f": fingerprint, "t": stamp}
                     (changed_ledger if is_update else new_ledger).append(row)
             values: dict[str, object] = {"pk": record.pk, "cur": max(record.cursor, window.last_id)}
             if (

@@ -17,7 +17,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.engine import make_url
@@ -31,6 +31,12 @@ log = logging.getLogger("bot.service")
 
 # Daily digests are due on the minute; planning twice a minute keeps them within ~30 s.
 PLAN_EVERY_SECONDS = 30
+
+
+class Channel(Protocol):
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
 
 
 class AlreadyRunning(BotError):
@@ -120,8 +126,6 @@ class Service:
         settings = self._app.settings
         scheduler = AsyncIOScheduler(timezone=dt.UTC)
         now = dt.datetime.now(dt.UTC)
-        # The first poll runs before anything else, so the first command sees the wiki.
-        await self.poll_and_plan()
         scheduler.add_job(
             self.poll_and_plan,
             "interval",
@@ -142,15 +146,22 @@ class Service:
         delivery = asyncio.create_task(self._delivery.run(self._stop))
         runner = None
         tasks: list[asyncio.Task[None]] = []
+        channels: list[Channel] = []
         try:
+            hooks = web.WebHooks()
+            for channel in self._make_channels(hooks):
+                await channel.start()
+                channels.append(channel)
             if self._serve_http:
-                hooks = web.WebHooks()
                 runner, self.http_port = await web.start(
                     web.make_app(engine=self._app.engine, hooks=hooks),
                     host=settings.http_host,
                     port=settings.http_port,
                 )
                 log.info("HTTP server on %s:%s", settings.http_host, self.http_port)
+            # The first poll runs before the console opens, so its first command sees the
+            # wiki; the scheduler takes over from there.
+            await self.poll_and_plan()
             scheduler.start()
             if self._console:
                 console = ConsoleChannel(core=self._app.core, on_command=self._delivery.notify)
@@ -167,9 +178,30 @@ class Service:
             await asyncio.gather(*tasks, return_exceptions=True)
             self._stop.set()
             await delivery
+            for channel in reversed(channels):
+                with contextlib.suppress(Exception):
+                    await channel.stop()
             if runner is not None:
                 await runner.cleanup()
         return 0
+
+    def _make_channels(self, hooks: web.WebHooks) -> list[Channel]:
+        """The chat platforms configured, wired into the HTTP server's hooks."""
+        channels: list[Channel] = []
+        if not self._channels:
+            return channels
+        app = self._app
+        if app.telegram_bot is not None:
+            from bot.channels.telegram import TelegramChannel
+
+            telegram = TelegramChannel(
+                settings=app.settings, core=app.core, bot=app.telegram_bot, engine=app.engine
+            )
+            if app.settings.telegram_webhook_url:
+                hooks.telegram = telegram.process_webhook
+            hooks.channels["telegram"] = lambda: telegram.application.running
+            channels.append(telegram)
+        return channels
 
     async def _run_console(self, console: ConsoleChannel) -> None:
         try:

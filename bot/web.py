@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -30,7 +30,7 @@ class WebHooks:
 
     telegram: TelegramHook | None = None
     slack: SlackHook | None = None
-    channels: Mapping[str, Callable[[], bool]] = field(default_factory=dict)
+    channels: dict[str, Callable[[], bool]] = field(default_factory=dict)
 
 
 def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:

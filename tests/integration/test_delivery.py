@@ -1,0 +1,235 @@
+"""Delivery through python-telegram-bot, unchanged, against the local Bot API server:
+limits, retries and failures, each as its own test, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.channels.telegram import TelegramSender, close_bot, make_bot
+from bot.delivery import Delivery
+from bot.models import ChatState, Mode, Platform
+from bot.settings import Settings
+from bot.store import chats as chat_store
+from bot.store import outbox
+from bot.store.schema import chats as chats_table
+from bot.store.schema import outbox as outbox_table
+from tests.fakes.telegram_api import FakeTelegram
+from tests.integration.test_planner import World, started
+
+TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
+
+
+@pytest.fixture(autouse=True)
+def _ptb_timedelta(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")
+
+
+@pytest.fixture
+async def tg() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(token=TOKEN) as server:
+        server.enforce_limits = True
+        yield server
+
+
+@pytest.fixture
+async def sender(tg: FakeTelegram) -> AsyncIterator[TelegramSender]:
+    settings = Settings(telegram_bot_token=TOKEN, telegram_api_base_url=tg.base_url)
+    bot = make_bot(settings)
+    try:
+        yield TelegramSender(bot, rate_per_second=30)
+    finally:
+        await close_bot(bot)
+
+
+def delivery(engine: AsyncEngine, sender: TelegramSender) -> Delivery:
+    return Delivery(
+        engine=engine, senders={Platform.TELEGRAM: sender}, concurrency=8, backoff_base=0.05
+    )
+
+
+async def statuses(engine: AsyncEngine) -> list[tuple[str, str | None]]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(
+            select(outbox_table.c.status, outbox_table.c.last_error).order_by(outbox_table.c.id)
+        )
+        return [(status, error) for status, error in rows]
+
+
+async def one_digest(engine: AsyncEngine, root: Path, *chat_ids: str) -> World:
+    world = await started(engine, root)
+    for chat_id in chat_ids:
+        await world.chat(chat_id, "rl")
+    await world.publish("papers/2026/a-finding", tags="[rl, reasoning]", tldr="A & <b>B</b>.")
+    assert await world.plan() == len(chat_ids)
+    return world
+
+
+async def test_digest_is_sent_once_as_html(
+    engine: AsyncEngine, tmp_path: Path, tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    await one_digest(engine, tmp_path, "1001")
+    await delivery(engine, sender).drain()
+    (message,) = tg.calls("sendMessage")
+    assert message.params["parse_mode"] == "HTML"
+    assert "a-finding" in message.params["text"]
+    assert "A &amp; &lt;b&gt;B&lt;/b&gt;." in message.params["text"]
+    assert await statuses(engine) == [("sent", None)]
+    await delivery(engine, sender).drain()
+    assert len(tg.calls("sendMessage")) == 1
+
+
+async def test_rate_limited_chat_waits_and_is_not_dropped(
+    engine: AsyncEngine, tmp_path: Path, tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    await one_digest(engine, tmp_path, "1001", "1002")
+    tg.fail_next("sendMessage", 429, retry_after=1, chat_id=1001)
+    started_at = time.monotonic()
+    await delivery(engine, sender).drain()
+    ok = tg.calls("sendMessage", ok=True)
+    assert sorted(c.chat_id for c in ok) == [1001, 1002]
+    retried = next(c for c in ok if c.chat_id == 1001)
+    assert retried.at - started_at >= 1.0  # waited the given retry_after
+    other = next(c for c in ok if c.chat_id == 1002)
+    assert other.at < retried.at  # one chat's wait held up no one else
+    assert [s for s, _ in await statuses(engine)] == ["sent", "sent"]
+
+
+async def test_server_errors_back_off_then_succeed(
+    engine: AsyncEngine, tmp_path: Path, tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    await one_digest(engine, tmp_path, "1001")
+    tg.fail_next("sendMessage", 500, times=2)
+    await delivery(engine, sender).drain()  # the retries are later: drain leaves them
+    for _ in range(20):
+        await delivery(engine, sender).drain()
+        if (await statuses(engine))[0][0] == "sent":
+            break
+        await asyncio.sleep(0.1)
+    assert len(tg.calls("sendMessage", ok=True)) == 1
+    assert await statuses(engine) == [("sent", None)]
+
+
+async def test_retries_end_in_failed_with_the_reason_and_digest_now_retries(
+    engine: AsyncEngine, tmp_path: Path, tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    await one_digest(engine, tmp_path, "1001")
+    tg.fail_next("sendMessage", 502, times=8)
+    for _ in range(60):
+        await delivery(engine, sender).drain()
+        if (await statuses(engine))[0][0] == "failed":
+            break
+        await asyncio.sleep(0.1)
+    ((status, error),) = await statuses(engine)
+    assert status == "failed" and error is not None and "8 attempts" in error
+    assert len(tg.calls("sendMessage")) == 8
+    assert TOKEN not in error
+    async with engine.begin() as conn:
+        assert await outbox.retry_failed(conn) == 1
+    await delivery(engine, sender).drain()
+    assert [s for s, _ in await statuses(engine)] == ["sent"]
+
+
+async def test_blocked_chat_becomes_inactive_and_gets_nothing_more(
+    engine: AsyncEngine, tmp_path: Path, tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    world = await one_digest(engine, tmp_path, "1001")
+    tg.blocked_chats.add(1001)
+    await delivery(engine, sender).drain()
+    async with engine.connect() as conn:
+        record = await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id="1001")
+    assert record is not None and record.chat.state == ChatState.INACTIVE
+    assert [s for s, _ in await statuses(engine)] == ["failed"]
+    await world.publish("papers/2026/another", tags="[rl]")
+    assert await world.plan() == 0
+    await delivery(engine, sender).drain()
+    assert tg.calls("sendMessage", ok=True) == []
+
+
+async def test_chat_not_found_is_permanent(
+    engine: AsyncEngine, tmp_path: Path, tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    await one_digest(engine, tmp_path, "1001")
+    tg.missing_chats.add(1001)
+    await delivery(engine, sender).drain()
+    async with engine.connect() as conn:
+        record = await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id="1001")
+    assert record is not None and record.chat.state == ChatState.INACTIVE
+    assert len(tg.calls("sendMessage")) == 1  # no retries
+
+
+async def test_migrated_group_gets_the_message_at_its_new_id(
+    engine: AsyncEngine, tmp_path: Path, tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    await one_digest(engine, tmp_path, "-1001")
+    tg.migrated_chats[-1001] = -1009999
+    await delivery(engine, sender).drain()
+    assert [c.chat_id for c in tg.calls("sendMessage", ok=True)] == [-1009999]
+    async with engine.connect() as conn:
+        record = await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id="-1009999")
+    assert record is not None and record.chat.state == ChatState.ACTIVE
+
+
+async def test_dropped_connection_is_retried(
+    engine: AsyncEngine, tmp_path: Path, tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    await one_digest(engine, tmp_path, "1001")
+    tg.drop_next("sendMessage", 1)
+    for _ in range(20):
+        await delivery(engine, sender).drain()
+        if (await statuses(engine))[0][0] == "sent":
+            break
+        await asyncio.sleep(0.1)
+    assert len(tg.calls("sendMessage", ok=True)) == 1
+
+
+async def test_per_chat_and_global_limits_hold(
+    engine: AsyncEngine, tmp_path: Path, tg: FakeTelegram
+) -> None:
+    world = await started(engine, tmp_path)
+    tg.global_rate = 10
+    await world.chat("1001", "*", mode=Mode.INSTANT)  # three messages to one private chat
+    for i in range(12):
+        await world.chat(str(2000 + i), "rl")
+    for name in ("a", "b", "c"):
+        await world.publish(f"p/{name}", tags="[rl]")
+    await world.plan()
+    settings = Settings(telegram_bot_token=TOKEN, telegram_api_base_url=tg.base_url)
+    bot = make_bot(settings)
+    try:
+        paced = TelegramSender(bot, rate_per_second=10)
+        await Delivery(engine=engine, senders={Platform.TELEGRAM: paced}, concurrency=8).drain()
+    finally:
+        await close_bot(bot)
+    ok = tg.calls("sendMessage", ok=True)
+    assert len(ok) == 3 + 12
+    assert tg.limit_violations == []
+    to_private = sorted(c.at for c in ok if c.chat_id == 1001)
+    assert all(b - a >= 1.0 for a, b in itertools.pairwise(to_private))
+    every = sorted(c.at for c in ok)
+    assert every[-1] - every[0] >= (len(every) - 1) / 10 * 0.95  # the overall cap
+
+
+async def test_group_chat_gets_at_most_20_a_minute(
+    engine: AsyncEngine, tmp_path: Path, tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    world = await started(engine, tmp_path)
+    record = await world.chat("-100123", "*", mode=Mode.INSTANT)
+    async with engine.begin() as conn:
+        await conn.execute(
+            update(chats_table).where(chats_table.c.id == record.pk).values(kind="group")
+        )
+    for name in ("a", "b"):
+        await world.publish(f"p/{name}", tags="[rl]")
+    await world.plan()
+    await delivery(engine, sender).drain()
+    times = sorted(c.at for c in tg.calls("sendMessage", ok=True))
+    assert len(times) == 2
+    assert times[1] - times[0] >= 60 / 20
