@@ -328,6 +328,7 @@ class SlackChannel:
         self._socket: AsyncSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
         self._stopping = False
+        self._running = False
         self._bot_name: str | None = None
         self._bot_user_id: str | None = None
         secret = settings.slack_signing_secret
@@ -341,6 +342,11 @@ class SlackChannel:
         )
         self.app.command(settings.slack_command)(self._on_command)
         self.app.action(ACTION_ID_RE)(self._on_action)
+
+    @property
+    def running(self) -> bool:
+        """Between :meth:`start` and :meth:`stop` (for ``/healthz``)."""
+        return self._running
 
     @property
     def bot_name(self) -> str | None:
@@ -382,6 +388,7 @@ class SlackChannel:
             )
         app_token = self._settings.slack_app_token
         if app_token is None:
+            self._running = True
             return
         token = app_token.get_secret_value()
         # slack-sdk's connect retries a failed connection forever, every 10 seconds; ask for
@@ -398,6 +405,7 @@ class SlackChannel:
         self._socket = AsyncSocketModeHandler(self.app, token)
         # Connecting (and later reconnecting) is the client's own loop; start does not wait.
         self._connecting = asyncio.create_task(self._connect(self._socket))
+        self._running = True
 
     async def _connect(self, socket: AsyncSocketModeHandler) -> None:
         await socket.connect_async()  # type: ignore[no-untyped-call]
@@ -407,6 +415,7 @@ class SlackChannel:
     async def stop(self) -> None:
         """Stop taking requests; let the commands being answered finish, briefly."""
         self._stopping = True
+        self._running = False
         await self._close_socket()
         current = asyncio.current_task()
         pending = {task for task in self._tasks if task is not current and not task.done()}
