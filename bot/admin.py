@@ -3,6 +3,10 @@
 Admins are the user ids in ``TELEGRAM_ADMIN_IDS`` and ``SLACK_ADMIN_IDS`` (never user
 names); the console's local user is the operator of its own database and counts as one.
 
+A broadcast reaches every chat that follows something (a chat that never subscribed, or
+unsubscribed from everything, asked for nothing), narrowed by ``--tag``, ``--platform`` and
+``--lang``; paused and inactive chats are skipped and counted.
+
 A broadcast is rows in the same outbox as digests, paced by the same limits. Fairness:
 digests and instant pages are claimed before broadcast rows (a higher priority), and each
 chat's messages go out in order at that chat's limit. A digest is therefore never held up

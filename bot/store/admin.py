@@ -72,7 +72,8 @@ class Progress:
 
 
 def _audience_filter(audience: Audience) -> list[ColumnElement[bool]]:
-    conditions: list[ColumnElement[bool]] = []
+    # A chat that follows nothing (never subscribed, or `unsubscribe all`) asked for nothing.
+    conditions: list[ColumnElement[bool]] = [chats.c.filter != ""]
     if audience.platform:
         conditions.append(chats.c.platform == audience.platform)
     if audience.lang:

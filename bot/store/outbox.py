@@ -114,7 +114,11 @@ async def claim(
         .where(outbox.c.id.in_(ids))
         .values(status=SENDING, claimed_by=worker, claimed_at=now)
     )
-    rows = await conn.execute(select(outbox).where(outbox.c.id.in_(ids)).order_by(outbox.c.id))
+    rows = await conn.execute(
+        select(outbox)
+        .where(outbox.c.id.in_(ids))
+        .order_by(outbox.c.priority.desc(), outbox.c.not_before, outbox.c.id)
+    )
     return [_row(r) for r in rows.mappings()]
 
 

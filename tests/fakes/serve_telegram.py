@@ -4,6 +4,10 @@ For measurements where the bot's process must do nothing but be the bot (``bench
 the fake's HTTP work and the load it generates run here, on their own CPU.
 
     python tests/fakes/serve_telegram.py [--token TOKEN] [--long-poll-cap SECONDS]
+        [--latency SECONDS] [--enforce-limits] [--global-rate N] [--chat-interval SECONDS]
+
+``--latency`` and ``--enforce-limits`` (with ``--global-rate`` and ``--chat-interval``) set the
+attributes of the same names (see ``FakeTelegram``): ``bench/fanout.py`` sends through them.
 
 The first line on stdout is ``{"base_url": ..., "base_file_url": ..., "port": ...}``. Then each
 request line on stdin gets one answer line on stdout:
@@ -19,6 +23,7 @@ request line on stdin gets one answer line on stdout:
   injected more than 10 ms after their offset (the player fell behind); ``cpu_seconds`` is
   this process's CPU time during the play;
 * ``{"op": "counts"}`` -> the request count by method;
+* ``{"op": "stats"}`` -> ``FakeTelegram.stats()`` (also at ``GET {port}/_stats``);
 * ``{"op": "close"}`` or end of input -> the server stops and the process exits.
 """
 
@@ -36,7 +41,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.fakes.telegram_api import DEFAULT_LONG_POLL_CAP, DEFAULT_TOKEN, FakeTelegram
+from tests.fakes.telegram_api import (
+    CHAT_INTERVAL_SECONDS,
+    DEFAULT_GLOBAL_RATE,
+    DEFAULT_LONG_POLL_CAP,
+    DEFAULT_TOKEN,
+    FakeTelegram,
+)
 
 LATE_SECONDS = 0.010  # an injection this far behind its offset is reported as late
 
@@ -84,11 +95,15 @@ async def _play(tg: FakeTelegram, request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def _serve(token: str, long_poll_cap: float) -> None:
+async def _serve(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=1 << 26)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    async with FakeTelegram(token=token, long_poll_cap=long_poll_cap) as tg:
+    async with FakeTelegram(token=args.token, long_poll_cap=args.long_poll_cap) as tg:
+        tg.latency = args.latency
+        tg.enforce_limits = args.enforce_limits
+        tg.global_rate = args.global_rate
+        tg.chat_interval = args.chat_interval
         _answer(
             {"base_url": tg.base_url, "base_file_url": tg.base_file_url, "port": tg.port}
         )
@@ -104,6 +119,8 @@ async def _serve(token: str, long_poll_cap: float) -> None:
                 _answer(await _play(tg, request))
             elif op == "counts":
                 _answer(dict(tg.request_count))
+            elif op == "stats":
+                _answer(tg.stats())
             else:
                 _answer({"error": f"unknown op {op!r}"})
 
@@ -117,8 +134,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--token", default=DEFAULT_TOKEN)
     parser.add_argument("--long-poll-cap", type=float, default=DEFAULT_LONG_POLL_CAP)
-    args = parser.parse_args()
-    asyncio.run(_serve(args.token, args.long_poll_cap))
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--enforce-limits", action="store_true")
+    parser.add_argument("--global-rate", type=int, default=DEFAULT_GLOBAL_RATE)
+    parser.add_argument("--chat-interval", type=float, default=CHAT_INTERVAL_SECONDS)
+    asyncio.run(_serve(parser.parse_args()))
 
 
 if __name__ == "__main__":

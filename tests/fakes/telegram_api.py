@@ -17,6 +17,8 @@ Failures are part of the fake's input, set by the test before or while the bot r
   that breaks one is answered 429 with ``retry_after`` and counted in ``limit_violations``.
 
 What the bot sent is in ``sent`` (every call but ``getUpdates``) and ``messages_to(chat_id)``;
+the counters (requests, answers by status, 429s, limit violations) in ``stats()``, also served
+as JSON at ``GET /_stats`` for a fake running in another process;
 ``await wait_for(...)`` blocks until the expected calls arrive. Updates for the bot are queued
 with ``inject_update`` or the builders ``message``, ``callback`` and ``my_chat_member``, and
 served by ``getUpdates`` with real offset and long-polling semantics.
@@ -277,6 +279,7 @@ class FakeTelegram:
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         app.router.add_route("*", "/file/bot{token}/{path:.*}", self._handle_file)
+        app.router.add_get("/_stats", self._handle_stats)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -506,6 +509,25 @@ class FakeTelegram:
         """How many sendMessage calls succeeded."""
         return self._delivered
 
+    def stats(self) -> dict[str, Any]:
+        """The counters, as JSON (also served at ``GET /_stats`` for a fake in another process).
+
+        ``requests``: calls by method (``getUpdates`` included); ``answers``: calls but
+        ``getUpdates`` by HTTP status answered (``"0"``: dropped); ``delivered``: successful
+        sendMessage calls; ``rate_limited``: calls answered 429, whether a flood limit or
+        ``fail_next`` refused them; ``limit_violations``: sends refused by a flood limit, in
+        all and by rule.
+        """
+        answers = Counter(call.status for call in self.sent)
+        return {
+            "requests": dict(self.request_count),
+            "answers": {str(status): n for status, n in sorted(answers.items())},
+            "delivered": self._delivered,
+            "rate_limited": answers[429],
+            "limit_violations": len(self.limit_violations),
+            "violations_by_rule": dict(Counter(v.rule for v in self.limit_violations)),
+        }
+
     async def wait_for(
         self,
         until: int | Callable[[TelegramCall], bool],
@@ -598,6 +620,9 @@ class FakeTelegram:
             request.transport.abort()
             raise asyncio.CancelledError  # aiohttp finishes the aborted request quietly
         return web.json_response(call.response, status=call.status)
+
+    async def _handle_stats(self, request: web.Request) -> web.StreamResponse:
+        return web.json_response(self.stats())
 
     async def _handle_file(self, request: web.Request) -> web.StreamResponse:
         return web.json_response(

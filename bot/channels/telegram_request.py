@@ -1,0 +1,188 @@
+"""python-telegram-bot's HTTP transport over aiohttp (:class:`AiohttpRequest`).
+
+PTB's default transport, ``HTTPXRequest``, spends about 1.5 ms of CPU per request in httpx
+and httpcore, which caps one process near 200 sendMessage calls a second and leaves no room
+for the rest of delivery (``bench/fanout.py`` measures both). aiohttp does the same request
+for a fraction of that. The wire format is the one ``HTTPXRequest`` sends (a form,
+``multipart/form-data`` when files are uploaded), and errors are raised the way it raises
+them: ``TimedOut`` for a timeout, ``NetworkError`` for any other transport failure, each
+chained to aiohttp's exception, so :func:`bot.channels.telegram.translate_error` can tell a
+request that was never sent (:class:`aiohttp.ConnectionTimeoutError`) from one that may
+have reached Telegram.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import aiohttp
+from telegram.error import NetworkError, TimedOut
+from telegram.request import BaseRequest, RequestData
+
+if TYPE_CHECKING:  # PTB's own typing of BaseRequest's signatures
+    from telegram._utils.types import ODVInput
+
+DEFAULT_POOL_SIZE = 256  # HTTPXRequest's default
+DEFAULT_TIMEOUT = 5.0  # HTTPXRequest's default read, write and connect timeouts
+DEFAULT_POOL_TIMEOUT = 1.0  # HTTPXRequest's default
+DEFAULT_MEDIA_WRITE_TIMEOUT = 20.0  # HTTPXRequest's default, for uploads
+_FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+
+
+class AiohttpRequest(BaseRequest):
+    """A :class:`telegram.request.BaseRequest` on one :class:`aiohttp.ClientSession`.
+
+    The session is made on first use in the running event loop (so a :class:`telegram.Bot`
+    can send before it is initialised, as with ``HTTPXRequest``), closed by
+    :meth:`shutdown`, and made again by :meth:`initialize`. After :meth:`shutdown` and
+    before :meth:`initialize`, a request raises ``RuntimeError("... not initialized")``.
+
+    Timeouts map onto aiohttp's: ``pool_timeout + connect_timeout`` bounds getting a
+    connection (waiting for a free one in the pool, then connecting: aiohttp's ``connect``),
+    ``connect_timeout`` the TCP connect alone (``sock_connect``), ``read_timeout`` each wait
+    for data from Telegram (``sock_read``). aiohttp has no write timeout: a request's whole
+    time is bounded by the sum of the four (``total``) instead, so a stalled upload still
+    ends. ``None`` for any of them means no limit.
+
+    Args:
+        connection_pool_size: at most this many connections to Telegram at once.
+        read_timeout: default seconds to wait for data from Telegram.
+        write_timeout: default seconds for sending a request (part of ``total``).
+        connect_timeout: default seconds to connect.
+        pool_timeout: default seconds to wait for a free connection.
+        media_write_timeout: ``write_timeout`` for requests that upload files.
+    """
+
+    __slots__ = (
+        "_closed",
+        "_connect_timeout",
+        "_media_write_timeout",
+        "_pool_size",
+        "_pool_timeout",
+        "_read_timeout",
+        "_session",
+        "_write_timeout",
+    )
+
+    def __init__(
+        self,
+        *,
+        connection_pool_size: int = DEFAULT_POOL_SIZE,
+        read_timeout: float | None = DEFAULT_TIMEOUT,
+        write_timeout: float | None = DEFAULT_TIMEOUT,
+        connect_timeout: float | None = DEFAULT_TIMEOUT,
+        pool_timeout: float | None = DEFAULT_POOL_TIMEOUT,
+        media_write_timeout: float | None = DEFAULT_MEDIA_WRITE_TIMEOUT,
+    ) -> None:
+        self._pool_size = connection_pool_size
+        self._read_timeout = read_timeout
+        self._write_timeout = write_timeout
+        self._connect_timeout = connect_timeout
+        self._pool_timeout = pool_timeout
+        self._media_write_timeout = media_write_timeout
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+
+    @property
+    def read_timeout(self) -> float | None:
+        """See :attr:`telegram.request.BaseRequest.read_timeout`."""
+        return self._read_timeout
+
+    async def initialize(self) -> None:
+        """See :meth:`telegram.request.BaseRequest.initialize`."""
+        self._closed = False
+        self._open()
+
+    async def shutdown(self) -> None:
+        """See :meth:`telegram.request.BaseRequest.shutdown`. Idempotent."""
+        self._closed = True
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            await session.close()
+
+    def _open(self) -> aiohttp.ClientSession:
+        if self._closed:
+            raise RuntimeError("This AiohttpRequest is not initialized!")
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self._pool_size),
+                headers={"User-Agent": self.USER_AGENT},
+                # PTB reads the body itself; aiohttp need not track cookies for the Bot API.
+                cookie_jar=aiohttp.DummyCookieJar(),
+                raise_for_status=False,
+            )
+        return self._session
+
+    async def do_request(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None = None,
+        read_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        write_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        connect_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        pool_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+    ) -> tuple[int, bytes]:
+        """See :meth:`telegram.request.BaseRequest.do_request`.
+
+        Raises:
+            telegram.error.TimedOut: a timeout; chained to
+                :class:`aiohttp.ConnectionTimeoutError` when no connection was had (the
+                request was not sent), to another timeout when it may have been.
+            telegram.error.NetworkError: any other failure of the transport.
+            RuntimeError: after :meth:`shutdown`, until :meth:`initialize`.
+        """
+        session = self._open()
+        files = bool(request_data and request_data.contains_files)
+        read = _given(read_timeout, self._read_timeout)
+        write = _given(write_timeout, self._media_write_timeout if files else self._write_timeout)
+        connect = _given(connect_timeout, self._connect_timeout)
+        pool = _given(pool_timeout, self._pool_timeout)
+        parts = (pool, connect, write, read)
+        timeout = aiohttp.ClientTimeout(
+            total=None if None in parts else sum(p for p in parts if p is not None),
+            connect=None if pool is None or connect is None else pool + connect,
+            sock_connect=connect,
+            sock_read=read,
+        )
+        body: aiohttp.FormData | bytes | None = None
+        headers = None
+        if request_data is not None:
+            if files:
+                body = _multipart(request_data)
+            else:
+                body = request_data.url_encoded_parameters().encode()
+                headers = _FORM
+        try:
+            async with session.request(
+                method, url, data=body, headers=headers, timeout=timeout
+            ) as response:
+                return response.status, await response.read()
+        except aiohttp.ConnectionTimeoutError as exc:
+            raise TimedOut(
+                "Pool timeout: no connection to Telegram became free or could be made in "
+                "time. The request was *not* sent."
+            ) from exc
+        except TimeoutError as exc:  # reading the answer, or the whole request, took too long
+            raise TimedOut from exc
+        except aiohttp.ClientError as exc:
+            raise NetworkError(f"aiohttp.{type(exc).__name__}: {exc}") from exc
+
+
+def _given(value: ODVInput[float], default: float | None) -> float | None:
+    """``value`` when the caller passed one (``None`` included), else ``default``."""
+    if value is None or isinstance(value, int | float):
+        return value
+    return default
+
+
+def _multipart(request_data: RequestData) -> aiohttp.FormData:
+    form = aiohttp.FormData(quote_fields=False)
+    for name, value in request_data.json_parameters.items():
+        form.add_field(name, value)
+    for name, (filename, content, mimetype) in request_data.multipart_data.items():
+        form.add_field(name, content, filename=filename, content_type=mimetype)
+    return form
+
+
+__all__ = ["AiohttpRequest"]
