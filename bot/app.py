@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 import httpx
+from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import Bot
 
 from bot.admin import Admin
 from bot.channels.console import ConsoleSender
+from bot.channels.slack import SlackSender, make_client
 from bot.channels.telegram import TelegramSender, close_bot, make_bot
 from bot.commands import CommandCore, Defaults
 from bot.delivery import Delivery, Sender
@@ -39,6 +41,7 @@ class App:
     admin: Admin
     senders: dict[Platform, Sender] = field(default_factory=dict)
     telegram_bot: Bot | None = None
+    slack_client: AsyncWebClient | None = None
 
     def delivery(self, *, concurrency: int = 64) -> Delivery:
         return Delivery(
@@ -50,12 +53,20 @@ class App:
 
 
 def _senders(
-    settings: Settings, *, console_out: TextIO | None, telegram_bot: Bot | None
+    settings: Settings,
+    *,
+    console_out: TextIO | None,
+    telegram_bot: Bot | None,
+    slack_client: AsyncWebClient | None,
 ) -> dict[Platform, Sender]:
     senders: dict[Platform, Sender] = {Platform.CONSOLE: ConsoleSender(out=console_out)}
     if telegram_bot is not None:
         senders[Platform.TELEGRAM] = TelegramSender(
             telegram_bot, rate_per_second=settings.telegram_rate_per_second
+        )
+    if slack_client is not None:
+        senders[Platform.SLACK] = SlackSender(
+            slack_client, per_channel_rate=settings.slack_rate_per_second
         )
     return senders
 
@@ -71,6 +82,7 @@ async def open_app(
     engine = create_engine(settings.database_url)
     http = make_feed_client(transport=transport)
     telegram_bot = make_bot(settings) if settings.telegram_enabled else None
+    slack_client = make_client(settings) if settings.slack_enabled else None
     try:
         await upgrade(engine)
         planner = Planner(engine=engine)
@@ -98,8 +110,14 @@ async def open_app(
                 admin=admin,
             ),
             admin=admin,
-            senders=_senders(settings, console_out=console_out, telegram_bot=telegram_bot),
+            senders=_senders(
+                settings,
+                console_out=console_out,
+                telegram_bot=telegram_bot,
+                slack_client=slack_client,
+            ),
             telegram_bot=telegram_bot,
+            slack_client=slack_client,
         )
         yield app
     finally:

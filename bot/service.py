@@ -201,6 +201,16 @@ class Service:
                 hooks.telegram = telegram.process_webhook
             hooks.channels["telegram"] = lambda: telegram.application.running
             channels.append(telegram)
+        if app.slack_client is not None:
+            from bot.channels.slack import SlackChannel
+
+            slack = SlackChannel(
+                settings=app.settings, core=app.core, engine=app.engine, client=app.slack_client
+            )
+            if app.settings.slack_signing_secret is not None:
+                hooks.slack = slack.handle_request
+            hooks.channels["slack"] = lambda: slack.running
+            channels.append(slack)
         return channels
 
     async def _run_console(self, console: ConsoleChannel) -> None:

@@ -11,7 +11,7 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from bot import digest
 from bot.i18n import has, t
@@ -88,7 +88,7 @@ def link_url(url: str | None) -> str | None:
         return None
     if parts.scheme.lower() not in ("http", "https") or not host:
         return None
-    return "".join(_URL_UNSAFE.get(ch, ch) for ch in url)
+    return "".join(_URL_UNSAFE.get(ch) or (quote(ch) if ch.isspace() else ch) for ch in url)
 
 
 def source_host(source: str) -> str:

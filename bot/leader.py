@@ -1,0 +1,104 @@
+"""Leases in the database: one leader among replicas, and a count of the live ones.
+
+The leader runs what must happen once: polling the sources, planning digests, and
+Telegram long polling. Every replica sends from the outbox. A lease is a row with an
+expiry; its holder renews it every ``RENEW_SECONDS``; when the holder dies, another replica
+takes it once it expires, within ``LEASE_SECONDS + RENEW_SECONDS`` (< 30 s).
+
+Each replica also keeps a ``replica:<id>`` lease alive, so every replica knows how many
+share the platforms' overall caps (each sends at ``cap / live replicas``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.store.pages import utcnow
+from bot.store.schema import leases
+
+log = logging.getLogger("bot.leader")
+
+LEADER = "leader"
+REPLICA_PREFIX = "replica:"
+LEASE_SECONDS = 15.0
+RENEW_SECONDS = 5.0
+
+
+class Leases:
+    def __init__(self, *, engine: AsyncEngine, holder: str) -> None:
+        self._engine = engine
+        self.holder = holder
+        self.is_leader = False
+
+    async def _hold(self, name: str, *, now: dt.datetime) -> bool:
+        """Take or renew lease ``name``; True when this holder has it afterwards."""
+        expires = now + dt.timedelta(seconds=LEASE_SECONDS)
+        async with self._engine.begin() as conn:
+            result = await conn.execute(
+                update(leases)
+                .where(
+                    leases.c.name == name,
+                    (leases.c.holder == self.holder) | (leases.c.expires_at < now),
+                )
+                .values(holder=self.holder, expires_at=expires)
+            )
+            if result.rowcount == 1:
+                return True
+            exists = (
+                await conn.execute(select(leases.c.holder).where(leases.c.name == name))
+            ).first()
+            if exists is not None:
+                return False
+        try:
+            async with self._engine.begin() as conn:
+                await conn.execute(
+                    insert(leases).values(name=name, holder=self.holder, expires_at=expires)
+                )
+            return True
+        except IntegrityError:  # another replica inserted it first
+            return False
+
+    async def tick(self, *, now: dt.datetime | None = None) -> bool:
+        """Renew this replica's presence and try for leadership; returns ``is_leader``."""
+        now = now or utcnow()
+        await self._hold(REPLICA_PREFIX + self.holder, now=now)
+        was = self.is_leader
+        self.is_leader = await self._hold(LEADER, now=now)
+        if self.is_leader != was:
+            log.info("this replica is %s", "now the leader" if self.is_leader else "a follower")
+        return self.is_leader
+
+    async def live_replicas(self, *, now: dt.datetime | None = None) -> int:
+        now = now or utcnow()
+        async with self._engine.connect() as conn:
+            count = (
+                await conn.execute(
+                    select(func.count()).where(
+                        leases.c.name.like(REPLICA_PREFIX + "%"), leases.c.expires_at >= now
+                    )
+                )
+            ).scalar_one()
+        return max(1, int(count))
+
+    async def release(self) -> None:
+        """A clean stop hands leadership over at once instead of after the expiry."""
+        async with self._engine.begin() as conn:
+            await conn.execute(
+                delete(leases).where(
+                    leases.c.holder == self.holder,
+                    leases.c.name.in_([LEADER, REPLICA_PREFIX + self.holder]),
+                )
+            )
+            # Presence rows of replicas long gone would otherwise accumulate.
+            await conn.execute(
+                delete(leases).where(
+                    leases.c.name.like(REPLICA_PREFIX + "%"),
+                    leases.c.expires_at < utcnow() - dt.timedelta(hours=1),
+                )
+            )
+        self.is_leader = False
