@@ -99,6 +99,9 @@ class Pace:
         self._interval = 1.0 / rate if rate else 0.0
         self._next = 0.0
 
+    def set_rate(self, rate: float | None) -> None:
+        self._interval = 1.0 / rate if rate else 0.0
+
     async def acquire(self) -> None:
         if not self._interval:
             return
@@ -162,6 +165,13 @@ class Delivery:
     def notify(self) -> None:
         """New rows may be due (the planner just wrote some)."""
         self._claim_wake.set()
+
+    def share_caps(self, replicas: int) -> None:
+        """Several replicas send: each keeps to ``cap / replicas`` of every platform cap."""
+        for platform, sender in self._senders.items():
+            self._pace[platform].set_rate(
+                sender.rate_per_second / max(1, replicas) if sender.rate_per_second else None
+            )
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until ``stop`` is set; then finish in-flight sends and release the rest."""

@@ -18,6 +18,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.delivery import owner_is_dead
 from bot.store.pages import utcnow
 from bot.store.schema import leases
 
@@ -49,11 +50,20 @@ class Leases:
             )
             if result.rowcount == 1:
                 return True
-            exists = (
+            current = (
                 await conn.execute(select(leases.c.holder).where(leases.c.name == name))
             ).first()
-            if exists is not None:
-                return False
+            if current is not None:
+                if not owner_is_dead(current[0]):
+                    return False
+                # The holder was a process of this host that no longer exists (killed):
+                # no need to wait for its lease to expire.
+                result = await conn.execute(
+                    update(leases)
+                    .where(leases.c.name == name, leases.c.holder == current[0])
+                    .values(holder=self.holder, expires_at=expires)
+                )
+                return result.rowcount == 1
         try:
             async with self._engine.begin() as conn:
                 await conn.execute(

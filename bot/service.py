@@ -26,6 +26,7 @@ from bot import metrics, web
 from bot.app import App
 from bot.channels.console import ConsoleChannel
 from bot.errors import BotError
+from bot.leader import RENEW_SECONDS, Leases
 
 log = logging.getLogger("bot.service")
 
@@ -37,6 +38,17 @@ class Channel(Protocol):
     async def start(self) -> None: ...
 
     async def stop(self) -> None: ...
+
+
+class PollingChannel(Channel, Protocol):
+    @property
+    def polling(self) -> bool: ...
+
+    async def start(self, *, poll: bool = True) -> None: ...
+
+    async def start_polling(self) -> None: ...
+
+    async def stop_polling(self) -> None: ...
 
 
 class AlreadyRunning(BotError):
@@ -82,6 +94,8 @@ class Service:
         self._channels = channels
         self._stop = asyncio.Event()
         self._delivery = app.delivery()
+        self._leases = Leases(engine=app.engine, holder=self._delivery.worker_id)
+        self._polling_channel: PollingChannel | None = None
         self._jobs = asyncio.Lock()  # a stop waits for a running poll or plan to finish
         self.http_port: int | None = None
 
@@ -89,6 +103,8 @@ class Service:
         self._stop.set()
 
     async def poll_and_plan(self) -> None:
+        if not self._leases.is_leader:
+            return
         async with self._jobs:
             await self._poll_and_plan()
 
@@ -105,8 +121,27 @@ class Service:
         await self._plan()
 
     async def plan(self) -> None:
+        if not self._leases.is_leader:
+            return
         async with self._jobs:
             await self._plan()
+
+    async def lease(self) -> None:
+        """Renew this replica's leases; the leader long-polls Telegram, and every replica
+        takes its share of the platforms' caps."""
+        try:
+            leader = await self._leases.tick()
+            self._delivery.share_caps(await self._leases.live_replicas())
+        except Exception:  # the database may be briefly away: keep the current role
+            log.exception("lease renewal failed")
+            return
+        channel = self._polling_channel
+        if channel is None:
+            return
+        if leader and not channel.polling:
+            await channel.start_polling()
+        elif not leader and channel.polling:
+            await channel.stop_polling()
 
     async def _plan(self) -> None:
         try:
@@ -135,6 +170,14 @@ class Service:
             id="poll",
         )
         scheduler.add_job(
+            self.lease,
+            "interval",
+            seconds=RENEW_SECONDS,
+            max_instances=1,
+            coalesce=True,
+            id="lease",
+        )
+        scheduler.add_job(
             self.plan,
             "interval",
             seconds=PLAN_EVERY_SECONDS,
@@ -148,9 +191,13 @@ class Service:
         tasks: list[asyncio.Task[None]] = []
         channels: list[Channel] = []
         try:
+            await self.lease()
             hooks = web.WebHooks()
             for channel in self._make_channels(hooks):
-                await channel.start()
+                if channel is self._polling_channel:
+                    await self._polling_channel.start(poll=self._leases.is_leader)
+                else:
+                    await channel.start()
                 channels.append(channel)
             if self._serve_http:
                 runner, self.http_port = await web.start(
@@ -183,6 +230,8 @@ class Service:
                     await channel.stop()
             if runner is not None:
                 await runner.cleanup()
+            with contextlib.suppress(Exception):
+                await self._leases.release()
         return 0
 
     def _make_channels(self, hooks: web.WebHooks) -> list[Channel]:
@@ -199,6 +248,8 @@ class Service:
             )
             if app.settings.telegram_webhook_url:
                 hooks.telegram = telegram.process_webhook
+            else:
+                self._polling_channel = telegram
             hooks.channels["telegram"] = lambda: telegram.application.running
             channels.append(telegram)
         if app.slack_client is not None:

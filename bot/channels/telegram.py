@@ -372,8 +372,11 @@ class TelegramChannel:
 
     # Lifecycle --------------------------------------------------------------------------
 
-    async def start(self) -> None:
+    async def start(self, *, poll: bool = True) -> None:
         """Connect (getMe), set the command menu, then poll or register the webhook.
+
+        With ``poll`` false in polling mode, updates are not fetched until
+        :meth:`start_polling` (only the leader of several replicas long-polls).
 
         Raises:
             ConfigError: Telegram rejected the token.
@@ -400,18 +403,36 @@ class TelegramChannel:
                     allowed_updates=list(ALLOWED_UPDATES),
                 )
                 log.info("telegram: webhook mode as @%s", self._username)
-            else:
-                assert self.application.updater is not None
-                await self.application.updater.start_polling(
-                    timeout=LONG_POLL_SECONDS,
-                    allowed_updates=list(ALLOWED_UPDATES),
-                    drop_pending_updates=False,
-                    error_callback=self._on_polling_error,
-                )
-                log.info("telegram: long polling as @%s", self._username)
+            elif poll:
+                await self.start_polling()
         except tg_error.TelegramError as exc:
             await self.stop()
             raise translate_error(exc, token=self._token) from None
+
+    @property
+    def polling(self) -> bool:
+        updater = self.application.updater
+        return updater is not None and updater.running
+
+    async def start_polling(self) -> None:
+        """Fetch updates by long polling (no-op in webhook mode or when already polling)."""
+        updater = self.application.updater
+        if updater is None or updater.running:
+            return
+        await updater.start_polling(
+            timeout=LONG_POLL_SECONDS,
+            allowed_updates=list(ALLOWED_UPDATES),
+            drop_pending_updates=False,
+            error_callback=self._on_polling_error,
+        )
+        log.info("telegram: long polling as @%s", self._username)
+
+    async def stop_polling(self) -> None:
+        """Stop fetching updates; sending and webhooks go on."""
+        updater = self.application.updater
+        if updater is not None and updater.running:
+            await updater.stop()
+            log.info("telegram: stopped long polling")
 
     async def stop(self) -> None:
         """Stop fetching updates, finish the ones being handled, close the connections."""

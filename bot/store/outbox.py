@@ -84,11 +84,14 @@ async def claim(
 ) -> list[OutboxRow]:
     """Claim up to ``limit`` due rows, oldest first within priority, for this worker.
 
-    On PostgreSQL the rows are locked ``FOR UPDATE SKIP LOCKED`` so replicas never claim
-    the same row; on SQLite the immediate transaction serialises claimers.
+    A chat's messages are sent by one worker at a time, so its per-chat limit holds across
+    processes: rows of a chat another worker is sending to are left for that worker. On
+    PostgreSQL the rows and their chats are locked ``FOR UPDATE SKIP LOCKED`` so replicas
+    never claim the same row or chat at once; on SQLite the immediate transaction
+    serialises claimers.
     """
     query = (
-        select(outbox.c.id)
+        select(outbox.c.id, outbox.c.chat_pk)
         .where(
             outbox.c.status == QUEUED,
             outbox.c.not_before <= now,
@@ -104,9 +107,33 @@ async def claim(
         query = query.where(outbox.c.chat_pk.in_(list(only_chats)))
     if only_broadcast is not None:
         query = query.where(outbox.c.broadcast_id == only_broadcast)
-    if conn.dialect.name == "postgresql":
+    postgres = conn.dialect.name == "postgresql"
+    if postgres:
         query = query.with_for_update(skip_locked=True)
-    ids = [row_id for (row_id,) in await conn.execute(query)]
+    candidates = [(row_id, chat_pk) for row_id, chat_pk in await conn.execute(query)]
+    if not candidates:
+        return []
+    chat_pks = sorted({chat_pk for _, chat_pk in candidates})
+    busy = {
+        chat_pk
+        for (chat_pk,) in await conn.execute(
+            select(outbox.c.chat_pk)
+            .where(
+                outbox.c.status == SENDING,
+                outbox.c.claimed_by != worker,
+                outbox.c.chat_pk.in_(chat_pks),
+            )
+            .distinct()
+        )
+    }
+    free = [pk for pk in chat_pks if pk not in busy]
+    if postgres and free:
+        locked = await conn.execute(
+            select(chats.c.id).where(chats.c.id.in_(free)).with_for_update(skip_locked=True)
+        )
+        free = [pk for (pk,) in locked]
+    allowed = set(free)
+    ids = [row_id for row_id, chat_pk in candidates if chat_pk in allowed]
     if not ids:
         return []
     await conn.execute(

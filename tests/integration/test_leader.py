@@ -1,0 +1,52 @@
+"""Leases: one leader among replicas, takeover on expiry or death, the live count."""
+
+from __future__ import annotations
+
+import datetime as dt
+import socket
+import subprocess
+import sys
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.leader import LEASE_SECONDS, RENEW_SECONDS, Leases
+from bot.store.pages import utcnow
+
+
+async def test_one_leader_and_takeover_after_expiry(engine: AsyncEngine) -> None:
+    a = Leases(engine=engine, holder="host-a:1:x")
+    b = Leases(engine=engine, holder="host-b:1:y")
+    now = utcnow()
+    assert await a.tick(now=now)
+    assert not await b.tick(now=now)
+    assert await a.tick(now=now + dt.timedelta(seconds=RENEW_SECONDS))  # renewal keeps it
+    assert await b.live_replicas(now=now) == 2
+    # A stops renewing (it died on another host): B takes over once the lease expires,
+    # well within 30 s of A's last renewal.
+    later = now + dt.timedelta(seconds=RENEW_SECONDS + LEASE_SECONDS + 1)
+    assert LEASE_SECONDS + RENEW_SECONDS < 30
+    assert await b.tick(now=later)
+    assert not await a.tick(now=later)
+    assert await b.live_replicas(now=later) == 2
+
+
+async def test_clean_release_hands_over_at_once(engine: AsyncEngine) -> None:
+    a = Leases(engine=engine, holder="host-a:1:x")
+    b = Leases(engine=engine, holder="host-b:1:y")
+    assert await a.tick()
+    await a.release()
+    assert await b.tick()
+    assert await b.live_replicas() == 1
+
+
+async def test_a_killed_local_holder_is_replaced_without_waiting(engine: AsyncEngine) -> None:
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = Leases(engine=engine, holder=f"{socket.gethostname()}:{gone.stdout.strip()}:z")
+    assert await dead.tick()
+    alive = Leases(engine=engine, holder=f"{socket.gethostname()}:1:w")  # pid 1 exists
+    assert await alive.tick()
