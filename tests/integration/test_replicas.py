@@ -1,0 +1,145 @@
+"""Several ``trendbot run`` replicas on PostgreSQL share the work: every delivery exactly
+once, the overall cap held, a killed leader replaced within 30 s, and SIGTERM leaving
+nothing half-sent."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.leader import LEADER
+from bot.store import admin as admin_store
+from bot.store.schema import leases, outbox
+from tests.fakes.telegram_api import FakeTelegram
+from tests.integration.test_admin import subscribers
+from tests.integration.test_crash import IN_FLIGHT_BOUND, start_run, wait_until
+
+TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
+CAP = 200
+
+
+async def broadcast(engine: AsyncEngine, text: str) -> int:
+    async with engine.begin() as conn:
+        audience = admin_store.Audience()
+        size = await admin_store.audience_size(conn, audience)
+        broadcast_id = await admin_store.create_broadcast(
+            conn, text=text, audience=audience, size=size.reach, created_by="shell",
+            origin_chat=None,
+        )
+        queued = await admin_store.confirm_broadcast(conn, broadcast_id)
+    assert queued == size.reach
+    return size.reach
+
+
+async def leader(engine: AsyncEngine) -> str | None:
+    async with engine.connect() as conn:
+        return (
+            await conn.execute(select(leases.c.holder).where(leases.c.name == LEADER))
+        ).scalar_one_or_none()
+
+
+async def sending(engine: AsyncEngine) -> int:
+    async with engine.connect() as conn:
+        return int(
+            (
+                await conn.execute(
+                    select(func.count()).where(outbox.c.status.in_(("queued", "sending")))
+                )
+            ).scalar_one()
+        )
+
+
+@pytest.mark.slow
+async def test_three_replicas_share_the_queue(
+    engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    if database_url.startswith("sqlite"):
+        pytest.skip("several replicas need PostgreSQL; SQLite serves one run process")
+    (tmp_path / "wiki").mkdir()
+    chats = await subscribers(engine, 5000)
+    async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
+        tg.enforce_limits = True
+        tg.global_rate = CAP
+        tg.latency = 0.02
+        env = dict(
+            clean_env,
+            DATABASE_URL=database_url,
+            WIKI_SOURCES=str(tmp_path / "wiki"),
+            TELEGRAM_BOT_TOKEN=TOKEN,
+            TELEGRAM_API_BASE_URL=tg.base_url,
+            TELEGRAM_RATE_PER_SECOND=str(CAP),
+            HTTP_PORT="0",
+            PTB_TIMEDELTA="true",
+        )
+        replicas = [start_run(env, tmp_path) for _ in range(3)]
+        try:
+            # Phase 1: 5,000 deliveries shared by three replicas.
+            started = time.monotonic()
+            assert await broadcast(engine, "First") == 5000
+            first = lambda: [c for c in tg.calls("sendMessage", ok=True) if c.params["text"] == "First"]  # noqa: E731
+            await wait_until(lambda: len({c.chat_id for c in first()}) >= 5000, seconds=180)
+            await asyncio.sleep(1.0)
+            per_chat = collections.Counter(c.chat_id for c in first())
+            assert sorted(per_chat) == chats and set(per_chat.values()) == {1}  # exactly once
+            assert tg.limit_violations == []  # the overall cap held across replicas
+            elapsed = time.monotonic() - started
+            assert elapsed >= 5000 / CAP * 0.9
+
+            # Phase 2: the leader is killed in the middle of the next fan-out.
+            holder = await leader(engine)
+            assert holder is not None
+            pids = {str(p.pid): p for p in replicas}
+            killed = pids[holder.split(":")[1]]
+            await broadcast(engine, "Second")
+            second = lambda: [c for c in tg.calls("sendMessage", ok=True) if c.params["text"] == "Second"]  # noqa: E731
+            await wait_until(lambda: len(second()) >= 1000, seconds=60)
+            killed.send_signal(signal.SIGKILL)
+            killed.wait(timeout=10)
+            died = time.monotonic()
+            await wait_until_async(lambda: _changed(engine, holder), seconds=30)
+            assert time.monotonic() - died < 30
+            await wait_until(lambda: len({c.chat_id for c in second()}) >= 5000, seconds=180)
+            per_chat = collections.Counter(c.chat_id for c in second())
+            assert max(per_chat.values()) <= 2
+            assert sum(n - 1 for n in per_chat.values()) <= IN_FLIGHT_BOUND
+
+            # Phase 3: SIGTERM on a replica mid-run leaves nothing half-sent.
+            await broadcast(engine, "Third")
+            survivor = next(p for p in replicas if p is not killed)
+            await wait_until(lambda: any(c.params["text"] == "Third" for c in tg.calls("sendMessage", ok=True)), seconds=60)  # noqa: E501
+            survivor.send_signal(signal.SIGTERM)
+            assert survivor.wait(timeout=30) == 0
+            third = lambda: {c.chat_id for c in tg.calls("sendMessage", ok=True) if c.params["text"] == "Third"}  # noqa: E731
+            await wait_until(lambda: len(third()) >= 5000, seconds=180)
+            assert await sending(engine) == 0
+        finally:
+            for process in replicas:
+                if process.poll() is None:
+                    process.send_signal(signal.SIGTERM)
+            for process in replicas:
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+    assert TOKEN not in (tmp_path / "run.log").read_text()
+
+
+async def _changed(engine: AsyncEngine, old: str) -> bool:
+    now = await leader(engine)
+    return now is not None and now != old
+
+
+async def wait_until_async(check, seconds: float) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not await check():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        await asyncio.sleep(0.2)
