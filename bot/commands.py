@@ -220,9 +220,19 @@ class CommandCore:
             return True
         return await caller.can_manage()
 
-    async def _save(self, record: chat_store.ChatRecord, after: ChatSettings) -> ChatSettings:
+    async def _save(
+        self, record: chat_store.ChatRecord, after: ChatSettings, *, check_tags: Sequence[str] = ()
+    ) -> tuple[ChatSettings, tuple[str, ...]]:
+        """Store ``after`` (nothing is written when it equals the chat as read) and, in the
+        same transaction, find which of ``check_tags`` no present page carries."""
+        if after == record.chat and not check_tags:
+            return record.chat, ()
         async with self._engine.begin() as conn:
-            return (await chat_store.save(conn, before=record, after=after)).chat
+            chat = record.chat
+            if after != record.chat:
+                chat = (await chat_store.save(conn, before=record, after=after)).chat
+            known = await page_store.known_tags(conn, check_tags) if check_tags else set()
+        return chat, tuple(dict.fromkeys(tag for tag in check_tags if tag not in known))
 
     # Commands ---------------------------------------------------------------------------
 
@@ -262,8 +272,9 @@ class CommandCore:
         after = replace(record.chat, filter=new_filter)
         if after.state == ChatState.INACTIVE:
             after = replace(after, state=ChatState.ACTIVE)
-        saved = await self._save(record, after)
-        unknown = await self._unknown_tags([i.tag for i in items if i.kind != "everything"])
+        saved, unknown = await self._save(
+            record, after, check_tags=[i.tag for i in items if i.kind != "everything"]
+        )
         return self._filter_reply(saved, unknown=unknown, prefix=ctx.prefix)
 
     async def _unsubscribe(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -289,7 +300,7 @@ class CommandCore:
                 ]
             )
             return Reply(lang, text)
-        saved = await self._save(record, replace(record.chat, filter=new_filter))
+        saved, _ = await self._save(record, replace(record.chat, filter=new_filter))
         return self._filter_reply(saved, unknown=(), prefix=ctx.prefix)
 
     def _filter_error(self, lang: str, exc: FilterError, *, command: str, prefix: str) -> Reply:
@@ -305,11 +316,6 @@ class CommandCore:
         if unknown:
             parts.append(t(lang, "filter.unknown_tags", tags=", ".join(unknown)))
         return Reply(lang, "\n\n".join(parts))
-
-    async def _unknown_tags(self, tags: Sequence[str]) -> tuple[str, ...]:
-        async with self._engine.connect() as conn:
-            known = {tag for tag, _ in await page_store.tag_counts(conn)}
-        return tuple(dict.fromkeys(tag for tag in tags if tag not in known))
 
     async def _picker(self, record: chat_store.ChatRecord, *, prefix: str) -> Reply:
         lang = record.chat.lang
@@ -377,7 +383,7 @@ class CommandCore:
             mode = Mode(args.strip().lower())
         except ValueError:
             return Reply(lang, t(lang, "mode.usage", p=ctx.prefix))
-        chat = await self._save(record, replace(record.chat, mode=mode))
+        chat, _ = await self._save(record, replace(record.chat, mode=mode))
         return Reply(
             lang,
             t(
@@ -394,7 +400,7 @@ class CommandCore:
             at = parse_hhmm(args)
         except ValueError:
             return Reply(lang, t(lang, "time.usage", p=ctx.prefix))
-        chat = await self._save(record, replace(record.chat, digest_time=at))
+        chat, _ = await self._save(record, replace(record.chat, digest_time=at))
         return Reply(lang, t(lang, "time.set", time=at.strftime("%H:%M"), timezone=chat.timezone))
 
     async def _timezone(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -409,7 +415,7 @@ class CommandCore:
                 + "\n"
                 + t(lang, "timezone.usage", p=ctx.prefix),
             )
-        chat = await self._save(record, replace(record.chat, timezone=zone))
+        chat, _ = await self._save(record, replace(record.chat, timezone=zone))
         return Reply(
             lang,
             t(lang, "timezone.set", timezone=zone, time=chat.digest_time.strftime("%H:%M")),

@@ -142,12 +142,19 @@ async def save(
     )
     if schedule_same and before.next_digest_at is not None:
         values["next_digest_at"] = before.next_digest_at
-    await conn.execute(update(chats).where(chats.c.id == before.pk).values(**values))
+    # RETURNING: the row as stored, without a second query (SQLite 3.35+, PostgreSQL).
+    row = (
+        (
+            await conn.execute(
+                update(chats).where(chats.c.id == before.pk).values(**values).returning(chats)
+            )
+        )
+        .mappings()
+        .one()
+    )
     if before.chat.filter != after.filter:
         await _save_tags(conn, before.pk, after.filter)
-    record = await get_by_pk(conn, before.pk)
-    assert record is not None
-    return record
+    return record_from_row(row)
 
 
 async def _save_tags(conn: AsyncConnection, pk: int, f: Filter) -> None:

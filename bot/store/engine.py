@@ -53,7 +53,11 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(connection: Connection) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # Straight on the driver's connection (sqlite3's execute shortcut, which aiosqlite
+        # and SQLAlchemy's adapter keep): one trip to aiosqlite's thread, where a statement
+        # through a SQLAlchemy cursor takes three (cursor, execute, close).
+        dbapi_connection: Any = connection.connection.dbapi_connection
+        dbapi_connection.execute("BEGIN IMMEDIATE")
 
 
 def _alembic_config(connection: Connection) -> Config:

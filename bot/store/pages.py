@@ -350,6 +350,20 @@ async def tag_counts(conn: AsyncConnection) -> list[tuple[str, int]]:
     return [(tag, n) for tag, n in rows]
 
 
+async def known_tags(conn: AsyncConnection, tags: Iterable[str]) -> set[str]:
+    """Which of ``tags`` some present page carries (the ``tag_counts`` tags, asked of a few)."""
+    wanted = sorted(set(tags))
+    if not wanted:
+        return set()
+    rows = await conn.execute(
+        select(page_tags.c.tag)
+        .join(pages, and_(pages.c.id == page_tags.c.page_id, pages.c.removed_at.is_(None)))
+        .where(page_tags.c.tag.in_(wanted))
+        .distinct()
+    )
+    return {tag for (tag,) in rows}
+
+
 async def page_count(conn: AsyncConnection) -> int:
     return int(
         (await conn.execute(select(func.count()).where(pages.c.removed_at.is_(None)))).scalar_one()
