@@ -49,7 +49,7 @@ from bot.errors import (
     RateLimited,
     TransientError,
 )
-from bot.models import ChatSettings, ChatState, Outgoing, Platform
+from bot.models import ChatSettings, ChatState, Outgoing, Page, Platform
 from bot.store import chats as chat_store
 from bot.store import outbox
 from bot.store import pages as page_store
@@ -150,6 +150,8 @@ class Delivery:
         self._backoff_base = backoff_base
         self.worker_id = worker_id or new_worker_id()
         self._queues: dict[int, _ChatQueue] = {}
+        # The pages of each held row, loaded when it was claimed (by outbox row id).
+        self._pages: dict[int, Mapping[int, Page]] = {}
         self._heap: list[tuple[float, int, int]] = []
         self._seq = itertools.count()
         self._wake = asyncio.Event()
@@ -214,6 +216,7 @@ class Delivery:
                 log.info("left %d messages queued for later", released)
             self._queues.clear()
             self._heap.clear()
+            self._pages.clear()
             self._held = 0
 
     async def _requeue_stale(self) -> None:
@@ -261,12 +264,14 @@ class Delivery:
                 only_broadcast=self._only_broadcast,
             )
             missing = sorted({r.chat_pk for r in rows} - self._queues.keys())
-            records = {}
-            for pk in missing:
-                record = await chat_store.get_by_pk(conn, pk)
-                if record is not None:
-                    records[pk] = record
+            records = await chat_store.get_many(conn, missing)
+            # The pages of the whole batch in one go, not three queries for every message;
+            # each message is rendered with its pages as they were when it was claimed.
+            page_ids = {int(page_id) for r in rows for page_id, _ in r.payload.get("pages", ())}
+            loaded = await page_store.load_pages(conn, sorted(page_ids)) if page_ids else {}
         for row in rows:
+            if "pages" in row.payload:
+                self._pages[row.id] = loaded
             queue = self._queues.get(row.chat_pk)
             if queue is None:
                 record = records.get(row.chat_pk)
@@ -384,8 +389,10 @@ class Delivery:
         if "text" in row.payload:
             return render.text_message(chat.platform, str(row.payload["text"]))
         entries = [(int(page_id), bool(updated)) for page_id, updated in row.payload["pages"]]
-        async with self._engine.connect() as conn:
-            loaded = await page_store.load_pages(conn, [page_id for page_id, _ in entries])
+        loaded = self._pages.pop(row.id, None)
+        if loaded is None:
+            async with self._engine.connect() as conn:
+                loaded = await page_store.load_pages(conn, [page_id for page_id, _ in entries])
         candidates = [(loaded[pid], updated) for pid, updated in entries if pid in loaded]
         day = (
             dt.date.fromisoformat(row.payload["date"])
@@ -402,7 +409,7 @@ class Delivery:
         return render.digest_messages(chat.platform, built) if built else []
 
     def _pop(self, queue: _ChatQueue) -> None:
-        queue.rows.popleft()
+        self._pages.pop(queue.rows.popleft().id, None)
         queue.parts = None
         queue.next_part = 0
         queue.thread = None
@@ -471,6 +478,8 @@ class Delivery:
         metrics.MESSAGES_FAILED.labels(platform, _reason_label(exc.reason)).inc(max(count, 1))
         self.failed += max(count, 1)
         self._held -= len(queue.rows)
+        for row in queue.rows:
+            self._pages.pop(row.id, None)
         queue.rows.clear()
         queue.parts = None
         await self._broadcasts_progressed(broadcasts)

@@ -1,0 +1,170 @@
+"""Operating a real ``trendbot run``: /healthz and /metrics over HTTP, Telegram webhooks and
+Slack events on the same server, JSON logs with stable keys, SIGTERM, and no secret in any
+output at DEBUG level."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from bot import web
+from bot.logs import JSON_KEYS
+from tests.fakes.slack_api import FakeSlack, signed_headers, slash_command_body
+from tests.fakes.telegram_api import FakeTelegram
+from tests.integration.test_poll import page, write
+
+TELEGRAM_TOKEN = "123456789:AAHsecretTokenValueForLeakTest_0123456789"
+WEBHOOK_SECRET = "webhookSecretForLeakTest_42"
+SLACK_TOKEN = "xoxb-1-test-token"
+SIGNING_SECRET = "signingSecretForLeakTest0123456789"
+SECRETS = (TELEGRAM_TOKEN, WEBHOOK_SECRET, SLACK_TOKEN, SIGNING_SECRET)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def wait_healthy(
+    client: httpx.AsyncClient, url: str, process: subprocess.Popen[bytes]
+) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "trendbot run exited early"
+        try:
+            if (await client.get(url)).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        await asyncio.sleep(0.2)
+    raise AssertionError("/healthz never answered 200")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_a_full_run_serves_http_and_leaks_no_secret(
+    tmp_path: Path, clean_env: dict[str, str], database_url: str
+) -> None:
+    wiki = tmp_path / "wiki"
+    write(wiki, *page("papers/2026/ops", tags="[rl]"))
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    async with (
+        FakeTelegram(token=TELEGRAM_TOKEN, long_poll_cap=0.2) as tg,
+        FakeSlack(token=SLACK_TOKEN) as sl,
+        httpx.AsyncClient(timeout=10) as client,
+    ):
+        env = dict(
+            clean_env,
+            DATABASE_URL=database_url,
+            WIKI_SOURCES=f"{wiki},http://127.0.0.1:1/unreachable.xml",
+            TELEGRAM_BOT_TOKEN=TELEGRAM_TOKEN,
+            TELEGRAM_API_BASE_URL=tg.base_url,
+            TELEGRAM_WEBHOOK_URL=f"{base}/telegram/webhook",
+            TELEGRAM_WEBHOOK_SECRET=WEBHOOK_SECRET,
+            SLACK_BOT_TOKEN=SLACK_TOKEN,
+            SLACK_SIGNING_SECRET=SIGNING_SECRET,
+            SLACK_API_BASE_URL=sl.base_url,
+            HTTP_PORT=str(port),
+            LOG_LEVEL="DEBUG",
+            LOG_FORMAT="json",
+            PTB_TIMEDELTA="true",
+        )
+        out_path, err_path = tmp_path / "out.log", tmp_path / "err.log"
+        with out_path.open("w") as out_file, err_path.open("w") as err_file:
+            process = subprocess.Popen(  # noqa: ASYNC220 - a long-running child, never awaited
+                [sys.executable, "-m", "bot", "run"],
+                env=env,
+                cwd=tmp_path,
+                stdin=subprocess.DEVNULL,
+                stdout=out_file,
+                stderr=err_file,
+            )
+        try:
+            await wait_healthy(client, f"{base}/healthz", process)
+            health = (await client.get(f"{base}/healthz")).json()
+            assert health["status"] == "ok" and health["database"] == "ok"
+            assert health["channels"] == {"telegram": True, "slack": True}
+            sources = {s["name"]: s for s in health["sources"]}
+            assert sources[str(wiki)]["error"] is None
+            assert sources["http://127.0.0.1:1/unreachable.xml"]["error"]
+            assert tg.webhook is not None  # webhook mode registered with its secret
+
+            update = tg.message(1001, "/subscribe rl")
+            body = json.dumps(update).encode()
+            wrong = await client.post(
+                f"{base}/telegram/webhook",
+                content=body,
+                headers={"X-Telegram-Bot-Api-Secret-Token": "wrong"},
+            )
+            assert wrong.status_code == 401
+            ok = await client.post(
+                f"{base}/telegram/webhook",
+                content=body,
+                headers={"X-Telegram-Bot-Api-Secret-Token": WEBHOOK_SECRET},
+            )
+            assert ok.status_code == 200
+            (reply,) = await tg.wait_for(1)
+            assert "any of rl" in reply.params["text"]
+
+            slash = slash_command_body(
+                text="settings",
+                user_id="U1",
+                channel_id="C1",
+                response_url=sl.response_url("r1"),
+            )
+            unsigned = await client.post(f"{base}/slack/events", content=slash)
+            assert unsigned.status_code == 401
+            signed = await client.post(
+                f"{base}/slack/events", content=slash, headers=signed_headers(SIGNING_SECRET, slash)
+            )
+            assert signed.status_code == 200
+
+            metrics = (await client.get(f"{base}/metrics")).text
+            for name in (
+                "trendbot_queue_depth",
+                "trendbot_poll_duration_seconds",
+                "trendbot_poll_errors_total",
+                "trendbot_messages_sent_total",
+            ):
+                assert name in metrics
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=60)
+    out, err = out_path.read_text(), err_path.read_text()
+    assert process.returncode == 0, err[-3000:]
+    everything = out + err
+    for secret in SECRETS:
+        assert secret not in everything, "a secret reached the output"
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) > 10
+    for line in lines:
+        record = json.loads(line)  # one JSON object a line
+        assert tuple(record)[: len(JSON_KEYS)] == JSON_KEYS
+
+
+async def test_healthz_is_503_when_the_database_is_away() -> None:
+    engine = create_async_engine("postgresql+asyncpg://postgres@127.0.0.1:1/nowhere")
+    app = web.make_app(engine=engine, hooks=web.WebHooks())
+    runner, port = await web.start(app, host="127.0.0.1", port=0)
+    try:
+        async with httpx.AsyncClient() as client:
+            answer = await client.get(f"http://127.0.0.1:{port}/healthz")
+            assert answer.status_code == 503
+            assert answer.json()["database"] == "unreachable"
+            assert (await client.get(f"http://127.0.0.1:{port}/metrics")).status_code == 200
+            assert (await client.post(f"http://127.0.0.1:{port}/slack/events")).status_code == 404
+    finally:
+        await runner.cleanup()
+        await engine.dispose()
