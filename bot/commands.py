@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 import zoneinfo
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
@@ -18,7 +19,7 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import filters
+from bot import filters, metrics
 from bot.errors import FilterError
 from bot.i18n import t
 from bot.models import (
@@ -51,6 +52,7 @@ MUTATING = frozenset(
     {"subscribe", "unsubscribe", "mode", "time", "timezone", "lang", "pause", "resume", "digest"}
 )
 TOGGLE = "tog:"
+KNOWN_COMMANDS = MUTATING | {"start", "help", "tags", "settings", "latest", "broadcast", "stats"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +146,16 @@ class CommandCore:
 
     async def handle(self, caller: Caller, text: str, *, prefix: str = "/") -> Reply:
         """Run one command. ``prefix`` is how the channel spells commands in help texts."""
+        name, _ = split_command(text)
+        label = name if name in KNOWN_COMMANDS else "unknown"
+        started = time.perf_counter()
+        try:
+            return await self._handle(caller, text, prefix=prefix)
+        finally:
+            metrics.COMMANDS.labels(caller.platform.value, label).inc()
+            metrics.COMMAND_LATENCY.labels(label).observe(time.perf_counter() - started)
+
+    async def _handle(self, caller: Caller, text: str, *, prefix: str) -> Reply:
         name, args = split_command(text)
         record = await self._chat(caller)
         lang = record.chat.lang

@@ -258,6 +258,8 @@ def render_reply(r: Reply) -> SlackMessage:
         body.append(_context(escape(note)))
 
     fallback = [r.text.strip()] if r.text.strip() else [*_titles(r.items, r.lang)]
-    if not any(fallback):
+    if not any(line.strip() for line in fallback):
         fallback = [" ".join(b.label for row in r.buttons for b in row)]
-    return SlackMessage(_fallback(fallback), tuple(body + actions))
+    text = _fallback(fallback)
+    # Slack needs a non-empty fallback, whatever the reply held (e.g. blank button labels).
+    return SlackMessage(text if text.strip() else digest.ELLIPSIS, tuple(body + actions))
