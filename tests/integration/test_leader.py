@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import socket
-import subprocess
 import sys
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -40,13 +40,11 @@ async def test_clean_release_hands_over_at_once(engine: AsyncEngine) -> None:
 
 
 async def test_a_killed_local_holder_is_replaced_without_waiting(engine: AsyncEngine) -> None:
-    gone = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
+    gone = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "import os; print(os.getpid())", stdout=asyncio.subprocess.PIPE
     )
-    dead = Leases(engine=engine, holder=f"{socket.gethostname()}:{gone.stdout.strip()}:z")
+    out, _ = await gone.communicate()
+    dead = Leases(engine=engine, holder=f"{socket.gethostname()}:{out.decode().strip()}:z")
     assert await dead.tick()
     alive = Leases(engine=engine, holder=f"{socket.gethostname()}:1:w")  # pid 1 exists
     assert await alive.tick()
