@@ -1,0 +1,440 @@
+"""The console channel end to end: ``trendbot console`` and ``trendbot run`` in real processes,
+driven through a pseudo-terminal and through plain pipes, on a SQLite file and a copy of the
+sample wiki."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pty
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import termios
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from bot.models import Page
+from bot.sources.directory import scan_directory
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+WAIT = 10.0  # seconds for any expected output; a start-up takes one to two
+HINT = "/quit leaves."  # the last line the console prints before its first prompt
+PROMPT = "you> "
+NEW_PAGE = "papers/2026/2612.00001-curriculum-rollouts.md"
+NEW_PAGE_TEXT = """\
+---
+title: "Curriculum Rollouts for Sparse-Reward Agents"
+type: paper
+arxiv: "2612.00001"
+created: 2026-12-01
+updated: 2026-12-01
+tags: [rl, exploration]
+lang: en
+---
+
+## TL;DR
+
+Ordering training tasks from short to long horizons lets a sparse-reward agent see its
+first successes early; the curriculum halves the rollouts needed to reach the baseline.
+"""
+NEW_PAGE_TITLE = "Curriculum Rollouts for Sparse-Reward Agents"
+NEW_PAGE_TLDR = "Ordering training tasks from short to long horizons"
+
+
+# ---------------------------------------------------------------------- set-up
+
+
+@pytest.fixture
+def wiki(tmp_path: Path) -> Path:
+    """A copy of the sample wiki, free to change."""
+    copy = tmp_path / "wiki"
+    shutil.copytree(ROOT / "examples" / "wiki", copy)
+    return copy
+
+
+@pytest.fixture
+def env(clean_env: dict[str, str], tmp_path: Path, wiki: Path) -> dict[str, str]:
+    """The environment of a bot process: no chat token, a fresh SQLite file, the wiki copy."""
+    clean_env.update(
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/trendbot.db",
+        WIKI_SOURCES=str(wiki),
+        HTTP_PORT=str(free_port()),
+        LANG="C.UTF-8",
+        LC_ALL="C.UTF-8",
+    )
+    return clean_env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def trendbot(*args: str) -> list[str]:
+    """The ``trendbot`` entry point of this environment (``python -m bot`` without one)."""
+    script = Path(sys.executable).with_name("trendbot")
+    if script.exists():
+        return [str(script), *args]
+    return [sys.executable, "-m", "bot", *args]
+
+
+def rl_pages(wiki: Path) -> list[Page]:
+    scan = scan_directory(wiki, source=str(wiki), base_url=None, default_lang="en", known={})
+    return [page for page in scan.pages if "rl" in page.tags]
+
+
+def text_in(page: Page, lang: str) -> tuple[str, str]:
+    """The (title, TL;DR) a chat in ``lang`` sees of the page."""
+    texts = {text.lang: text for text in page.texts}
+    chosen = texts.get(lang) or texts.get("en") or page.texts[0]
+    return chosen.title, chosen.tldr
+
+
+# ---------------------------------------------------------------------- the two ways in
+
+
+class Session:
+    """A bot process and what it printed: ``send`` a line, ``expect`` text to appear.
+
+    Output is read as it comes; ``expect`` returns the text printed since the previous
+    expectation up to and including what it waited for, with terminal line ends (CRLF)
+    made plain.
+    """
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        *,
+        read_fd: int,
+        write: Callable[[bytes], None],
+        end_input: Callable[[], None],
+    ) -> None:
+        self.proc = proc
+        self._read_fd = read_fd
+        self._write = write
+        self._end_input = end_input
+        self._raw = b""
+        self._seen = 0  # characters of the output already returned by expect
+
+    @property
+    def output(self) -> str:
+        return self._raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
+
+    def send(self, line: str) -> None:
+        self._write(line.encode() + b"\n")
+
+    def end_input(self) -> None:
+        self._end_input()
+
+    def expect(self, *texts: str, timeout: float = WAIT) -> str:
+        """Wait until one of ``texts`` appears in new output; return that output."""
+        deadline = time.monotonic() + timeout
+        while True:
+            out = self.output
+            found = [(out.find(t, self._seen), t) for t in texts if out.find(t, self._seen) >= 0]
+            if found:
+                at, text = min(found)
+                chunk = out[self._seen : at + len(text)]
+                self._seen = at + len(text)
+                return chunk
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._read(left):
+                raise AssertionError(
+                    f"none of {texts!r} within {timeout} s; output so far:\n{out[self._seen :]}"
+                )
+
+    def _read(self, timeout: float) -> bool:
+        """Read what is available; False at end of output or when nothing came in time."""
+        ready, _, _ = select.select([self._read_fd], [], [], timeout)
+        if not ready:
+            return False
+        try:
+            data = os.read(self._read_fd, 65536)
+        except OSError:  # a pty's reader gets EIO once the process has gone
+            return False
+        self._raw += data
+        return bool(data)
+
+    def wait(self, timeout: float = WAIT) -> int:
+        """The exit code, reading (and keeping) what is still printed meanwhile."""
+        deadline = time.monotonic() + timeout
+        while self.proc.poll() is None and time.monotonic() < deadline:
+            self._read(0.05)
+        return self.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+
+    def prompt(self) -> None:
+        self.expect(PROMPT)
+
+
+@contextlib.contextmanager
+def on_terminal(args: list[str], env: dict[str, str], cwd: Path) -> Iterator[Session]:
+    """The process with a pseudo-terminal as stdin, stdout and stderr, as in a shell."""
+    controller, terminal = pty.openpty()
+    attrs = termios.tcgetattr(terminal)
+    attrs[3] &= ~termios.ECHO  # what the test types is not printed back
+    termios.tcsetattr(terminal, termios.TCSANOW, attrs)
+    proc = subprocess.Popen(
+        args,
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,  # signals meant for the test runner stay with it
+    )
+    os.close(terminal)
+
+    def write(data: bytes) -> None:
+        os.write(controller, data)
+
+    def end_input() -> None:
+        os.write(controller, b"\x04")  # Ctrl-D at the start of a line: end of input
+
+    session = Session(proc, read_fd=controller, write=write, end_input=end_input)
+    try:
+        yield session
+    finally:
+        _stop(proc)
+        os.close(controller)
+
+
+@contextlib.contextmanager
+def on_pipes(args: list[str], env: dict[str, str], cwd: Path) -> Iterator[Session]:
+    """The process with pipes for stdin and for stdout and stderr together."""
+    proc = subprocess.Popen(
+        args,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=cwd,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin: IO[bytes] = proc.stdin
+
+    def write(data: bytes) -> None:
+        stdin.write(data)
+        stdin.flush()
+
+    session = Session(proc, read_fd=proc.stdout.fileno(), write=write, end_input=stdin.close)
+    try:
+        yield session
+    finally:
+        _stop(proc)
+        proc.stdout.close()
+        if not stdin.closed:
+            stdin.close()
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(timeout=WAIT)
+
+
+Driver = Callable[[list[str], dict[str, str], Path], contextlib.AbstractContextManager[Session]]
+DRIVERS = pytest.mark.parametrize("drive", [on_terminal, on_pipes], ids=["pty", "pipe"])
+
+
+# ---------------------------------------------------------------------- trendbot console
+
+
+@DRIVERS
+def test_subscribe_then_latest_shows_pages_with_their_tldr(
+    drive: Driver, env: dict[str, str], tmp_path: Path, wiki: Path
+) -> None:
+    with drive(trendbot("console"), env, tmp_path) as bot:
+        greeting = bot.expect(HINT)
+        assert "Commands:" in greeting and "/subscribe" in greeting
+        bot.prompt()
+
+        bot.send("/subscribe rl")
+        assert "Your filter now: any of rl" in bot.expect(PROMPT)
+
+        bot.send("/latest")
+        latest = bot.expect(PROMPT)
+        bot.send("/quit")
+        assert bot.wait() == 0
+
+    pages = rl_pages(wiki)
+    assert f"The newest {min(5, len(pages))} pages for your filter:" in latest
+    shown = [page for page in pages if text_in(page, "en")[0] in latest]
+    assert len(shown) == min(5, len(pages))
+    for page in shown:
+        title, tldr = text_in(page, "en")
+        assert tldr[:60] in latest, f"the TL;DR of {title!r} is missing"
+    assert "matched: rl" in latest
+    assert "<b>" not in latest and "&amp;" not in latest  # plain text, not Telegram's HTML
+
+
+@DRIVERS
+def test_a_bad_command_gets_a_clear_reply_and_changes_nothing(
+    drive: Driver, env: dict[str, str], tmp_path: Path
+) -> None:
+    with drive(trendbot("console"), env, tmp_path) as bot:
+        bot.expect(HINT)
+        bot.prompt()
+        bot.send("/frobnicate now")
+        assert "I don't know “frobnicate”. /help lists the commands." in bot.expect(PROMPT)
+        bot.send("/time 25:99")
+        assert "Give a 24-hour time, e.g. /time 09:00." in bot.expect(PROMPT)
+        bot.send("/subscribe rl +")
+        reply = bot.expect(PROMPT)
+        assert "“+” needs a tag after the sign" in reply and "Nothing was changed." in reply
+        bot.send("/settings")
+        settings = bot.expect(PROMPT)
+        assert "Digest time: 09:00" in settings and "nothing yet" in settings
+        bot.send("/quit")
+        assert bot.wait() == 0
+
+
+@DRIVERS
+def test_end_of_input_ends_the_console_with_exit_code_0(
+    drive: Driver, env: dict[str, str], tmp_path: Path
+) -> None:
+    with drive(trendbot("console"), env, tmp_path) as bot:
+        bot.expect(HINT)
+        bot.prompt()
+        bot.send("/tags")
+        assert "rl (" in bot.expect(PROMPT)
+        bot.end_input()
+        assert bot.wait() == 0
+    assert "Traceback" not in bot.output
+
+
+@DRIVERS
+def test_korean_with_lang_ko(
+    drive: Driver, env: dict[str, str], tmp_path: Path, wiki: Path
+) -> None:
+    with drive(trendbot("console"), env, tmp_path) as bot:
+        bot.expect(HINT)
+        bot.prompt()
+        bot.send("/subscribe rl")
+        bot.prompt()
+        bot.send("/lang ko")
+        assert "이제 이 채팅에서는 한국어로 답합니다." in bot.expect(PROMPT)
+        bot.send("/latest 3")
+        latest = bot.expect(PROMPT)
+        bot.send("/frobnicate")
+        unknown = bot.expect(PROMPT)
+        bot.send("/quit")
+        assert bot.wait() == 0
+
+    assert "필터에 맞는 최신 페이지 3개:" in latest
+    assert "일치한 태그: rl" in latest
+    shown = [page for page in rl_pages(wiki) if text_in(page, "ko")[0] in latest]
+    assert len(shown) == 3
+    for page in shown:
+        assert text_in(page, "ko")[1][:40] in latest
+    assert "“frobnicate” 은(는) 모르는 명령어입니다." in unknown
+
+
+def test_a_new_page_shows_up_in_digest_after_the_next_poll(
+    env: dict[str, str], tmp_path: Path, wiki: Path
+) -> None:
+    """The issue's "Done when": subscribe, a page with the tag lands in the wiki, the next
+    poll finds it, ``/digest`` sends it (printed as the chat would get it), and a second
+    ``/digest`` has nothing new."""
+    env["POLL_INTERVAL_SECONDS"] = "1"
+    with on_terminal(trendbot("console"), env, tmp_path) as bot:
+        bot.expect(HINT)
+        bot.prompt()
+        bot.send("/subscribe rl")
+        bot.prompt()
+
+        page = wiki / NEW_PAGE
+        page.write_text(NEW_PAGE_TEXT, encoding="utf-8")
+        deadline = time.monotonic() + WAIT
+        while True:
+            bot.send("/digest")
+            reply = bot.expect("Sending your digest now", "Nothing new for your filter")
+            if "Sending your digest now" in reply:
+                break
+            assert time.monotonic() < deadline, "the new page never reached the digest"
+            bot.prompt()
+            time.sleep(0.5)  # the next poll comes within a second
+
+        digest = bot.expect(NEW_PAGE_TLDR)  # printed by the delivery, around the prompt
+        bot.send("/digest")
+        again = bot.expect(
+            "Nothing new for your filter since the last digest.", "Sending your digest now"
+        )
+        bot.send("/quit")
+        assert bot.wait() == 0
+
+    assert "[to console:local]" in digest
+    assert NEW_PAGE_TITLE in digest
+    assert "#rl" in digest and "matched: rl" in digest
+    assert "Nothing new for your filter since the last digest." in again
+    assert NEW_PAGE_TITLE not in again
+
+
+# ---------------------------------------------------------------------- trendbot run
+
+
+def test_run_without_a_token_on_a_terminal_opens_the_console(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    with on_terminal(trendbot("run"), env, tmp_path) as bot:
+        bot.expect(HINT)
+        bot.prompt()
+        bot.send("/subscribe rl")
+        assert "Your filter now: any of rl" in bot.expect(PROMPT)
+        assert healthz(int(env["HTTP_PORT"])) == 200  # the service runs beside the console
+        bot.send("/quit")
+        assert bot.wait() == 0
+
+
+def test_run_without_a_token_and_no_terminal_runs_headless(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    port = int(env["HTTP_PORT"])
+    proc = subprocess.Popen(
+        trendbot("run"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        deadline = time.monotonic() + WAIT
+        while healthz(port) != 200:
+            assert proc.poll() is None, "run exited instead of serving"
+            assert time.monotonic() < deadline, "/healthz never answered 200"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=WAIT)
+    finally:
+        _stop(proc)
+
+    assert proc.returncode == 0
+    text = out.decode()
+    assert PROMPT not in text and "Commands:" not in text  # no console without a terminal
+    assert "Traceback" not in text
+
+
+def healthz(port: int) -> int:
+    """The status of ``GET /healthz``; 0 while nothing listens."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as answer:
+            status: int = answer.status
+            return status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return 0
