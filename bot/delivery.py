@@ -67,10 +67,20 @@ CLAIM_TTL_SECONDS = 120.0
 TOUCH_EVERY_SECONDS = 30.0
 # A 429 asking for a longer wait sends the message back to the queue instead of memory.
 MAX_INLINE_WAIT_SECONDS = 60.0
+# A send that wakes this many pace intervals after its slot waits for a fresh one (see Pace).
+PACE_LATE_SLOTS = 2
+# A platform cap is paced with this much to spare, so that the few sends a late wake-up lets
+# out together (PACE_LATE_SLOTS) and jitter on the way never add up to more than the cap in
+# a second, as the platform counts them on arrival.
+PACE_HEADROOM = 0.98
 # Extra spacing on top of each per-chat limit, against clock and latency jitter.
 PER_CHAT_MARGIN_SECONDS = 0.05
 # Bounded shutdown: in-flight sends get this long to finish; the rest stays queued.
 SHUTDOWN_GRACE_SECONDS = 10.0
+# While other sends are in flight, a send's record waits this long for theirs, to share one
+# transaction with them (group commit): the store's cost per message, not the pace, was what
+# bounded a process. A worker still takes its next message only once the record is durable.
+RECORD_WINDOW_SECONDS = 0.05
 
 
 class Sender(Protocol):
@@ -93,23 +103,35 @@ class Sender(Protocol):
 
 
 class Pace:
-    """Spaces acquisitions evenly at ``rate`` per second (no bursts), across tasks."""
+    """Spaces acquisitions evenly at ``PACE_HEADROOM`` x ``rate`` per second (no bursts),
+    across tasks.
+
+    Each task reserves the next slot and sleeps until it. A task that wakes more than
+    ``PACE_LATE_SLOTS`` intervals after its slot (the event loop was busy) takes the next
+    free slot instead: tasks that overslept together go out one interval apart, not as one
+    burst over the platform's cap.
+    """
 
     def __init__(self, rate: float | None) -> None:
-        self._interval = 1.0 / rate if rate else 0.0
+        self._interval = 0.0
         self._next = 0.0
+        self.set_rate(rate)
 
     def set_rate(self, rate: float | None) -> None:
-        self._interval = 1.0 / rate if rate else 0.0
+        self._interval = 1.0 / (rate * PACE_HEADROOM) if rate else 0.0
 
     async def acquire(self) -> None:
         if not self._interval:
             return
-        now = time.monotonic()
-        slot = max(now, self._next)
-        self._next = slot + self._interval
-        if slot > now:
+        while True:
+            now = time.monotonic()
+            slot = max(now, self._next)
+            self._next = slot + self._interval
+            if slot <= now:
+                return
             await asyncio.sleep(slot - now)
+            if time.monotonic() - slot <= PACE_LATE_SLOTS * self._interval:
+                return
 
 
 def backoff(attempt: int, *, base_seconds: float = BACKOFF_BASE_SECONDS) -> float:
@@ -127,6 +149,68 @@ class _ChatQueue:
     thread: str | None = None
     ready_at: float = 0.0
     busy: bool = False
+
+
+@dataclass(eq=False, slots=True)
+class _Claimed:
+    """What the rows of one claim share: their pages, as they were at the claim, and the
+    messages rendered from them (chats with the same language and filter get the same)."""
+
+    pages: Mapping[int, Page]
+    rendered: dict[tuple[object, ...], tuple[Outgoing, ...]] = field(default_factory=dict)
+
+
+class _Records:
+    """Durable records of sends, several to a transaction (group commit).
+
+    :meth:`sent` and :meth:`part_sent` return once their record is committed, so a worker
+    never takes its next message before its last one is recorded: after a crash, at most
+    the one message each worker had in flight or waiting here can be sent again, as with a
+    transaction per send. A record waits up to ``window`` seconds for the records of other
+    sends in flight (``in_flight`` counts them, its own included) to commit with them.
+    """
+
+    def __init__(self, engine: AsyncEngine, *, window: float, in_flight: Callable[[], int]) -> None:
+        self._engine = engine
+        self._window = window
+        self._in_flight = in_flight
+        self._lock = asyncio.Lock()
+        self._pending: list[tuple[int, int | None, str | None, asyncio.Future[None]]] = []
+
+    async def sent(self, row_id: int) -> None:
+        await self._record(row_id, None, None)
+
+    async def part_sent(self, row_id: int, *, parts_sent: int, thread_ref: str | None) -> None:
+        await self._record(row_id, parts_sent, thread_ref)
+
+    async def _record(self, row_id: int, parts_sent: int | None, thread_ref: str | None) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((row_id, parts_sent, thread_ref, done))
+        async with self._lock:
+            if not done.done():  # no earlier transaction took it: this task commits
+                await self._commit()
+        done.result()  # raises what the transaction raised
+
+    async def _commit(self) -> None:
+        if self._window > 0 and self._in_flight() > len(self._pending):
+            await asyncio.sleep(self._window)
+        batch, self._pending = self._pending, []
+        try:
+            async with self._engine.begin() as conn:
+                sent = [row_id for row_id, parts, _, _ in batch if parts is None]
+                await outbox.sent_many(conn, row_ids=sent, now=page_store.utcnow())
+                await outbox.parts_sent_many(
+                    conn, [(row_id, n, ref) for row_id, n, ref, _ in batch if n is not None]
+                )
+        except asyncio.CancelledError:
+            self._pending[:0] = batch  # the next committer writes them (the writes repeat)
+            raise
+        except Exception as exc:
+            for *_, future in batch:
+                future.set_exception(exc)
+            raise
+        for *_, future in batch:
+            future.set_result(None)
 
 
 class Delivery:
@@ -150,8 +234,11 @@ class Delivery:
         self._backoff_base = backoff_base
         self.worker_id = worker_id or new_worker_id()
         self._queues: dict[int, _ChatQueue] = {}
-        # The pages of each held row, loaded when it was claimed (by outbox row id).
-        self._pages: dict[int, Mapping[int, Page]] = {}
+        self._claimed: dict[int, _Claimed] = {}  # by outbox row id, until it is rendered
+        self._in_flight = 0  # workers between taking a message and recording it
+        self._records = _Records(
+            engine, window=RECORD_WINDOW_SECONDS, in_flight=lambda: self._in_flight
+        )
         self._heap: list[tuple[float, int, int]] = []
         self._seq = itertools.count()
         self._wake = asyncio.Event()
@@ -216,7 +303,7 @@ class Delivery:
                 log.info("left %d messages queued for later", released)
             self._queues.clear()
             self._heap.clear()
-            self._pages.clear()
+            self._claimed.clear()
             self._held = 0
 
     async def _requeue_stale(self) -> None:
@@ -268,10 +355,12 @@ class Delivery:
             # The pages of the whole batch in one go, not three queries for every message;
             # each message is rendered with its pages as they were when it was claimed.
             page_ids = {int(page_id) for r in rows for page_id, _ in r.payload.get("pages", ())}
-            loaded = await page_store.load_pages(conn, sorted(page_ids)) if page_ids else {}
+            claimed = _Claimed(
+                await page_store.load_pages(conn, sorted(page_ids)) if page_ids else {}
+            )
         for row in rows:
             if "pages" in row.payload:
-                self._pages[row.id] = loaded
+                self._claimed[row.id] = claimed
             queue = self._queues.get(row.chat_pk)
             if queue is None:
                 record = records.get(row.chat_pk)
@@ -308,6 +397,7 @@ class Delivery:
             queue = await self._take()
             if queue is None:
                 return
+            self._in_flight += 1
             try:
                 await self._send_next(queue)
             except Exception:  # a bug must not stop deliveries to everyone else
@@ -315,6 +405,7 @@ class Delivery:
                 if queue.rows:
                     await self._retry(queue, TransientError("internal error"), count=True)
             finally:
+                self._in_flight -= 1
                 queue.busy = False
                 if queue.rows:
                     self._schedule(queue, max(queue.ready_at, time.monotonic()))
@@ -379,37 +470,44 @@ class Delivery:
         if queue.next_part >= len(queue.parts):
             await self._finish(queue)
         else:
-            async with self._engine.begin() as conn:
-                await outbox.part_sent(
-                    conn, row_id=row.id, parts_sent=queue.next_part, thread_ref=queue.thread
-                )
+            await self._records.part_sent(
+                row.id, parts_sent=queue.next_part, thread_ref=queue.thread
+            )
 
     async def _render(self, record: ChatRecord, row: OutboxRow) -> list[Outgoing]:
         chat = record.chat
         if "text" in row.payload:
             return render.text_message(chat.platform, str(row.payload["text"]))
-        entries = [(int(page_id), bool(updated)) for page_id, updated in row.payload["pages"]]
-        loaded = self._pages.pop(row.id, None)
-        if loaded is None:
+        entries = tuple((int(page_id), bool(updated)) for page_id, updated in row.payload["pages"])
+        claimed = self._claimed.pop(row.id, None)
+        if claimed is None:
             async with self._engine.connect() as conn:
-                loaded = await page_store.load_pages(conn, [page_id for page_id, _ in entries])
-        candidates = [(loaded[pid], updated) for pid, updated in entries if pid in loaded]
+                claimed = _Claimed(
+                    await page_store.load_pages(conn, [page_id for page_id, _ in entries])
+                )
         day = (
             dt.date.fromisoformat(row.payload["date"])
             if "date" in row.payload
             else row.created_at.date()
         )
-        built = digest_stage.build_digest(
-            lang=chat.lang,
-            filter=chat.filter,
-            candidates=candidates,
-            today=day,
-            instant=row.kind == "page",
-        )
-        return render.digest_messages(chat.platform, built) if built else []
+        # Everything the (pure) digest and render stages read: equal keys, equal messages.
+        key = (chat.platform, chat.lang, chat.filter, entries, day, row.kind)
+        parts = claimed.rendered.get(key)
+        if parts is None:
+            loaded = claimed.pages
+            built = digest_stage.build_digest(
+                lang=chat.lang,
+                filter=chat.filter,
+                candidates=[(loaded[pid], updated) for pid, updated in entries if pid in loaded],
+                today=day,
+                instant=row.kind == "page",
+            )
+            parts = tuple(render.digest_messages(chat.platform, built)) if built else ()
+            claimed.rendered[key] = parts
+        return list(parts)
 
     def _pop(self, queue: _ChatQueue) -> None:
-        self._pages.pop(queue.rows.popleft().id, None)
+        self._claimed.pop(queue.rows.popleft().id, None)
         queue.parts = None
         queue.next_part = 0
         queue.thread = None
@@ -417,8 +515,7 @@ class Delivery:
 
     async def _finish(self, queue: _ChatQueue) -> None:
         row = queue.rows[0]
-        async with self._engine.begin() as conn:
-            await outbox.sent(conn, row_id=row.id, now=page_store.utcnow())
+        await self._records.sent(row.id)
         self.sent += 1
         self._pop(queue)
         await self._broadcasts_progressed([row.broadcast_id])
@@ -479,7 +576,7 @@ class Delivery:
         self.failed += max(count, 1)
         self._held -= len(queue.rows)
         for row in queue.rows:
-            self._pages.pop(row.id, None)
+            self._claimed.pop(row.id, None)
         queue.rows.clear()
         queue.parts = None
         await self._broadcasts_progressed(broadcasts)

@@ -62,6 +62,8 @@ def truncate(text: str, limit: int, *, cost: Callable[[str], int] | None = None)
     measure = cost or _one
     if limit <= 0:
         return ""
+    if cost is None and len(text) <= limit:
+        return text
     total = 0
     costs: list[int] = []
     for ch in text:

@@ -205,8 +205,18 @@ def matches(f: Filter, tags: Iterable[str]) -> bool:
     empty and ``required`` is not) and it carries every ``required`` tag and no ``excluded``
     one. The empty filter matches nothing; a filter of excluded tags only matches nothing.
     """
-    page = {normalize_tag(tag) for tag in tags}
-    if page & f.excluded or not f.required <= page:
+    return matches_normalized(f, normalized_tags(tags))
+
+
+def normalized_tags(tags: Iterable[str]) -> frozenset[str]:
+    """A page's tags as :func:`matches_normalized` takes them: normalised once, for a page
+    matched against many filters."""
+    return frozenset(normalize_tag(tag) for tag in tags)
+
+
+def matches_normalized(f: Filter, page: frozenset[str]) -> bool:
+    """:func:`matches` for tags already passed through :func:`normalized_tags`."""
+    if not page.isdisjoint(f.excluded) or not f.required <= page:
         return False
     if f.everything:
         return True

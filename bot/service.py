@@ -143,6 +143,25 @@ class Service:
         elif not leader and channel.polling:
             await channel.stop_polling()
 
+    async def _deliver(self) -> None:
+        """Send from the outbox, from the first message within this replica's share of the
+        platforms' caps.
+
+        Replicas already running count a new one at their next renewal; until then their
+        shares leave it out, and a new replica sending at once would take the platforms over
+        their caps (a 429 for every message over). So on a database that replicas share,
+        sending starts one renewal after this replica registered (``run`` does it first),
+        with the count of replicas that all of them have by then.
+        """
+        if self._app.engine.dialect.name == "postgresql":
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=RENEW_SECONDS)
+            try:
+                self._delivery.share_caps(await self._leases.live_replicas())
+            except Exception:  # the database may be briefly away: keep the current share
+                log.exception("counting replicas failed")
+        await self._delivery.run(self._stop)
+
     async def _plan(self) -> None:
         try:
             with metrics.DIGEST_BUILD.time():
@@ -186,7 +205,7 @@ class Service:
             coalesce=True,
             id="plan",
         )
-        delivery = asyncio.create_task(self._delivery.run(self._stop))
+        delivery = asyncio.create_task(self._deliver())
         runner = None
         tasks: list[asyncio.Task[None]] = []
         channels: list[Channel] = []

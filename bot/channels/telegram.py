@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 from urllib.parse import quote
 
+import aiohttp
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import (
@@ -50,10 +51,12 @@ from telegram.ext import (
     MessageHandler,
     filters,
 )
-from telegram.request import HTTPXRequest
+from telegram.request import HTTPXRequest, RequestData
+from telegram.request._requestparameter import RequestParameter
 from telegram.warnings import PTBDeprecationWarning
 
 from bot import render
+from bot.channels.telegram_request import AiohttpRequest
 from bot.commands import Caller, CommandCore
 from bot.errors import (
     ChatGone,
@@ -115,6 +118,9 @@ _GONE_MARKERS = (
 _TOKEN_IN_TEXT = re.compile(r"\d{3,20}(?::|%3[aA])[A-Za-z0-9_-]{10,}")
 _REDACTED = "[token]"
 _NOT_MODIFIED = "message is not modified"
+# Transport timeouts before a request went out: no connection was had (httpx: connecting or
+# waiting for the pool; aiohttp: both are its connect timeout).
+_UNSENT_TIMEOUTS = (httpx.ConnectTimeout, httpx.PoolTimeout, aiohttp.ConnectionTimeoutError)
 
 _App: TypeAlias = Application[Any, Any, Any, Any, Any, Any]
 _Context: TypeAlias = ContextTypes.DEFAULT_TYPE
@@ -127,13 +133,15 @@ def make_bot(settings: Settings) -> Bot:
     """The one :class:`telegram.Bot` of the process, for the sender and the channel.
 
     Requests go to ``settings.telegram_api_base_url`` through a pool of
-    :data:`CONNECTION_POOL_SIZE` connections; long polling has its own connection, so it
-    never waits behind sends. The bot is not initialised here (no request is made):
-    :meth:`TelegramChannel.start` does it, and sends work before that.
+    :data:`CONNECTION_POOL_SIZE` connections over aiohttp (:class:`AiohttpRequest`: httpx,
+    python-telegram-bot's default, costs several times the CPU per request and capped a
+    process below 200 messages a second; ``bench/fanout.py`` measures both); long polling
+    has its own connection, so it never waits behind sends. The bot is not initialised here
+    (no request is made): :meth:`TelegramChannel.start` does it, and sends work before that.
     """
     if settings.telegram_bot_token is None:
         raise ValueError("TELEGRAM_BOT_TOKEN is not set")
-    request = HTTPXRequest(
+    request = AiohttpRequest(
         connection_pool_size=CONNECTION_POOL_SIZE,
         connect_timeout=CONNECT_TIMEOUT,
         read_timeout=READ_TIMEOUT,
@@ -220,7 +228,7 @@ def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) ->
     if isinstance(exc, tg_error.TimedOut):
         # A request that timed out while connecting or waiting for a pooled connection was
         # never sent; one that timed out later may have reached Telegram.
-        unsent = isinstance(exc.__cause__, httpx.ConnectTimeout | httpx.PoolTimeout)
+        unsent = isinstance(exc.__cause__, _UNSENT_TIMEOUTS)
         return TransientError(f"timeout: {text}", ambiguous=not unsent)
     if isinstance(exc, tg_error.NetworkError):  # 5xx, connection refused or dropped
         return TransientError(f"network: {text}")
@@ -255,7 +263,7 @@ class TelegramSender:
             DeliveryError: a subclass saying what to do (see :func:`translate_error`).
         """
         try:
-            sent = await send_outgoing(self._bot, chat_id=_chat_ref(chat_id), message=message)
+            message_id = await self._send_message(_chat_ref(chat_id), message)
         except tg_error.TelegramError as exc:
             raise translate_error(exc, token=self._bot.token) from None
         except RuntimeError as exc:
@@ -263,7 +271,32 @@ class TelegramSender:
                 raise
             # The connections were closed (shutting down): the message stays queued.
             raise TransientError("closed: the Telegram connections are shut down") from None
-        return str(sent.message_id)
+        return str(message_id)
+
+    async def _send_message(self, chat_id: int | str, message: Outgoing) -> int:
+        """``sendMessage`` with the parameters :func:`send_outgoing` passes, posted through
+        the bot's own request object; returns the message id.
+
+        ``Bot.send_message`` makes a :class:`telegram.Message` of the answer, entities and
+        all, and the sender reads only its id: for a digest that object cost about a third
+        of the CPU of a whole delivery (``bench/fanout.py``). The request and its errors are
+        python-telegram-bot's own (``BaseRequest.post``); a test compares the parameters on
+        the wire with those of ``Bot.send_message``.
+        """
+        parameters = {
+            "chat_id": chat_id,
+            "text": message.text,
+            "parse_mode": None if message.plain else ParseMode.HTML,
+            "link_preview_options": _NO_PREVIEW,
+            "reply_markup": _markup(message.markup),
+        }
+        data = RequestData(
+            [RequestParameter.from_input(k, v) for k, v in parameters.items() if v is not None]
+        )
+        result = await self._bot.request.post(f"{self._bot.base_url}/sendMessage", data)
+        if not isinstance(result, dict):
+            raise tg_error.TelegramError(f"sendMessage answered {type(result).__name__}")
+        return int(result["message_id"])
 
 
 async def send_outgoing(
@@ -274,10 +307,13 @@ async def send_outgoing(
         chat_id,
         message.text,
         parse_mode=None if message.plain else ParseMode.HTML,
-        link_preview_options=LinkPreviewOptions(is_disabled=True),
+        link_preview_options=_NO_PREVIEW,
         reply_markup=_markup(message.markup),
         message_thread_id=thread_id,
     )
+
+
+_NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 
 def _markup(markup: dict[str, object] | None) -> InlineKeyboardMarkup | None:

@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, case, func, insert, select, update
+from sqlalchemy import Table, and_, bindparam, case, func, insert, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.store.pages import chunks, utcnow
-from bot.store.schema import chats, outbox
+from bot.store.schema import chat_pages, chats, outbox
 
 QUEUED = "queued"
 SENDING = "sending"
 SENT = "sent"
 FAILED = "failed"
+
+_LEDGER_COLUMNS = ("chat_pk", "page_id", "fingerprint", "planned_at")
+BULK_CHUNK = 10_000  # rows per statement of a bulk insert: bounds the memory of one call
+_MISSING = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +71,101 @@ def row_values(
     }
 
 
+def row_for(row: Mapping[str, Any], *, chat_pk: int, now: dt.datetime) -> dict[str, Any]:
+    """``row`` (made by :func:`row_values`) for another chat, written at ``now``: a payload
+    that many chats get is encoded once."""
+    return {**row, "chat_pk": chat_pk, "not_before": now, "created_at": now}
+
+
+async def record_planned(
+    conn: AsyncConnection, rows: Sequence[tuple[int, int, str]], *, at: dt.datetime
+) -> None:
+    """New ledger rows ``(chat_pk, page_id, fingerprint)``, all planned ``at``."""
+    await _insert_many(
+        conn, chat_pages, ("chat_pk", "page_id", "fingerprint"), rows, same={"planned_at": at}
+    )
+
+
 async def enqueue(conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]) -> None:
-    for part in chunks(list(rows), 300):
-        await conn.execute(insert(outbox), list(part))
+    """Insert outbox rows made by :func:`row_values` (they all have its keys)."""
+    if not rows:
+        return
+    first = rows[0]
+    # What every row has alike (the batch's time, status, ...) is passed once; the chat
+    # always varies (and one row's values are all "alike").
+    same = {k: v for k, v in first.items() if k != "chat_pk" and all(r[k] == v for r in rows)}
+    varying = tuple(k for k in first if k not in same)
+    await _insert_many(
+        conn, outbox, varying, [tuple(r[k] for k in varying) for r in rows], same=same
+    )
+
+
+async def _insert_many(
+    conn: AsyncConnection,
+    table: Table,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    same: Mapping[str, Any],
+) -> None:
+    """``rows`` (values of ``columns``, in order), each with the values of ``same``, inserted
+    in bulk past SQLAlchemy's per-row work.
+
+    Planning 100,000 chats writes 100,000 messages and over a million ledger rows, and
+    SQLAlchemy's processing of every row's parameters took longer than the planning itself.
+    Here the values are converted by the columns' own bind processors (those of ``same``
+    once) and handed to the driver: on PostgreSQL as one array per column to a single
+    ``INSERT ... SELECT FROM unnest(...)`` (a third less server time than a row-by-row
+    ``executemany``), elsewhere to ``executemany`` of the insert SQLAlchemy compiles.
+    """
+    if not rows:
+        return
+    if not columns:
+        raise ValueError("a bulk insert needs a column whose values vary")
+    dialect = conn.dialect
+
+    def processor(name: str) -> Callable[[Any], Any] | None:
+        return table.c[name].type.dialect_impl(dialect).bind_processor(dialect)
+
+    constants = []
+    for name, value in same.items():
+        convert = processor(name)
+        constants.append(convert(value) if convert is not None else value)
+    converters = [(i, convert) for i, c in enumerate(columns) if (convert := processor(c))]
+    if converters:
+        converted_rows = [list(row) for row in rows]
+        for i, convert in converters:
+            seen: dict[Any, Any] = {}
+            for row in converted_rows:
+                value = seen.get(row[i], _MISSING)
+                if value is _MISSING:
+                    value = seen[row[i]] = convert(row[i])
+                row[i] = value
+        rows = converted_rows
+    names = [*columns, *same]
+    if dialect.name == "postgresql":
+        quote = dialect.identifier_preparer.quote
+        types = [table.c[n].type.dialect_impl(dialect).compile(dialect=dialect) for n in names]
+        arrays = [f"CAST(${i} AS {types[i - 1]}[])" for i in range(1, len(columns) + 1)]
+        scalars = [f"CAST(${i} AS {types[i - 1]})" for i in range(len(columns) + 1, len(names) + 1)]
+        # Names from the schema's metadata, quoted by the dialect; the values are parameters.
+        statement = (
+            f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "  # noqa: S608
+            f"SELECT {', '.join(['u.*', *scalars])} FROM unnest({', '.join(arrays)}) AS u"
+        )
+        for part in chunks(rows, BULK_CHUNK):
+            columnwise = [list(column) for column in zip(*part, strict=True)]
+            await conn.exec_driver_sql(statement, (*columnwise, *constants))
+        return
+    compiled = insert(table).compile(dialect=dialect, column_keys=names)
+    order = [names.index(name) for name in compiled.positiontup or ()]
+    pick = operator.itemgetter(*order)  # the statement's parameters are in the table's order
+    for part in chunks(rows, BULK_CHUNK):
+        if order == list(range(len(names))):
+            params = [(*row, *constants) for row in part]
+        else:
+            params = [pick((*row, *constants)) for row in part]
+        await conn.exec_driver_sql(str(compiled), params)
 
 
 async def claim(
@@ -180,6 +277,29 @@ async def sent(conn: AsyncConnection, *, row_id: int, now: dt.datetime) -> None:
         .where(outbox.c.id == row_id)
         .values(status=SENT, sent_at=now, claimed_by=None, last_error=None)
     )
+
+
+async def sent_many(conn: AsyncConnection, *, row_ids: Sequence[int], now: dt.datetime) -> None:
+    """:func:`sent` for several rows, one statement per chunk of ids."""
+    for part in chunks(list(row_ids)):
+        await conn.execute(
+            update(outbox)
+            .where(outbox.c.id.in_(part))
+            .values(status=SENT, sent_at=now, claimed_by=None, last_error=None)
+        )
+
+
+async def parts_sent_many(
+    conn: AsyncConnection, progress: Sequence[tuple[int, int, str | None]]
+) -> None:
+    """:func:`part_sent` for several rows: ``(row_id, parts_sent, thread_ref)`` each."""
+    if progress:
+        await conn.execute(
+            update(outbox)
+            .where(outbox.c.id == bindparam("row_id"))
+            .values(parts_sent=bindparam("parts"), thread_ref=bindparam("ref")),
+            [{"row_id": row_id, "parts": parts, "ref": ref} for row_id, parts, ref in progress],
+        )
 
 
 async def retry_later(

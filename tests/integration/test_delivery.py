@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import event, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.channels.telegram import TelegramSender, close_bot, make_bot
-from bot.delivery import Delivery
-from bot.models import ChatState, Mode, Platform
+from bot.delivery import PACE_HEADROOM, PACE_LATE_SLOTS, Delivery, Pace
+from bot.models import ChatSettings, ChatState, Mode, Outgoing, Platform
 from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import outbox
@@ -232,3 +232,66 @@ async def test_group_chat_gets_at_most_20_a_minute(
     times = sorted(c.at for c in tg.calls("sendMessage", ok=True))
     assert len(times) == 2
     assert times[1] - times[0] >= 60 / 20
+
+
+class SleepingSender:
+    """Sends nothing: waits as a request would, records the chat, succeeds."""
+
+    platform = Platform.TELEGRAM
+    rate_per_second = None
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+        self.chats: list[str] = []
+
+    def interval(self, chat: ChatSettings) -> float:
+        return 1.0
+
+    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+        await asyncio.sleep(self.latency)
+        self.chats.append(chat_id)
+        return None
+
+
+async def test_records_of_sends_in_flight_share_transactions(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    world = await started(engine, tmp_path)
+    chat_ids = [str(3000 + i) for i in range(30)]
+    for chat_id in chat_ids:
+        await world.chat(chat_id, "rl")
+    await world.publish("p/a", tags="[rl]")
+    assert await world.plan() == 30
+    commits = 0
+
+    def count(_conn: object) -> None:
+        nonlocal commits
+        commits += 1
+
+    event.listen(engine.sync_engine, "commit", count)
+    sender = SleepingSender(latency=0.05)
+    try:
+        await Delivery(engine=engine, senders={Platform.TELEGRAM: sender}, concurrency=16).drain()
+    finally:
+        event.remove(engine.sync_engine, "commit", count)
+    assert sorted(sender.chats) == chat_ids  # each once
+    assert [s for s, _ in await statuses(engine)] == ["sent"] * 30
+    assert commits < 15  # a transaction per send would have made 30, and the claims more
+
+
+async def test_pace_lets_no_burst_out_after_the_loop_stalls() -> None:
+    pace = Pace(50)  # a slot every 20 ms
+    interval = 1 / (50 * PACE_HEADROOM)
+    went: list[float] = []
+
+    async def go() -> None:
+        await pace.acquire()
+        went.append(time.monotonic())
+
+    tasks = [asyncio.create_task(go()) for _ in range(8)]
+    await asyncio.sleep(0)  # each has its slot
+    time.sleep(0.2)  # noqa: ASYNC251 - the event loop is busy past most of the slots
+    await asyncio.gather(*tasks)
+    gaps = [b - a for a, b in itertools.pairwise(sorted(went))]
+    assert sum(1 for gap in gaps if gap < interval / 2) <= PACE_LATE_SLOTS
+    assert went[-1] - went[0] >= 0.2 + 5 * interval * 0.9  # the late ones went one by one

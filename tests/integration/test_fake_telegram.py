@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dtm
 import time
 from collections.abc import AsyncIterator
@@ -468,6 +469,30 @@ async def test_limits_global_rate(tg: FakeTelegram, bot: Bot) -> None:
         await bot.send_message(4, "x")
     assert [(v.rule, v.chat_id) for v in tg.limit_violations] == [("global", 4)]
     assert tg.messages_to(4) == []
+
+
+async def test_stats_are_served_for_a_fake_in_another_process(tg: FakeTelegram, bot: Bot) -> None:
+    tg.enforce_limits = True
+    tg.global_rate = 2
+    tg.fail_next("sendMessage", 500)
+    for chat in (1, 2, 3, 4):
+        with contextlib.suppress(NetworkError, RetryAfter):  # the 500, then the cap's 429
+            await bot.send_message(chat, "x")
+    async with httpx.AsyncClient() as client:
+        answer = await client.get(f"http://127.0.0.1:{tg.port}/_stats")
+    assert answer.status_code == 200
+    assert (
+        answer.json()
+        == tg.stats()
+        == {
+            "requests": {"getMe": 1, "sendMessage": 4},
+            "answers": {"200": 3, "429": 1, "500": 1},  # getMe and two messages
+            "delivered": 2,
+            "rate_limited": 1,
+            "limit_violations": 1,
+            "violations_by_rule": {"global": 1},
+        }
+    )
 
 
 async def test_application_long_polling_answers_start(tg: FakeTelegram) -> None:

@@ -7,10 +7,12 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import filters
+from bot import planner as planner_module
 from bot.models import ChatSettings, ChatState, Mode, Platform
 from bot.planner import Planner
 from bot.poll import Poller
@@ -215,3 +217,20 @@ async def test_filter_change_applies_to_what_comes_next(
     await world.update(record, filter=filters.parse_filter("vision"))
     assert await world.plan() == 1  # p/a came after the cursor and now matches
     assert (await world.messages("1"))[0]["pages"] == [[2, False]]
+
+
+async def test_many_batches_plan_every_chat_once(
+    engine: AsyncEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches of 3 (several at once on PostgreSQL): every chat gets its one digest."""
+    monkeypatch.setattr(planner_module, "BATCH", 3)
+    world = await started(engine, tmp_path)
+    for i in range(1, 11):
+        await world.chat(str(i), "rl vision" if i % 2 else "rl")
+    await world.publish("p/a", tags="[rl]")
+    await world.publish("p/b", tags="[vision]")
+    assert await world.plan() == 10
+    for i in range(1, 11):
+        (message,) = await world.messages(str(i))
+        assert message["pages"] == ([[2, False], [3, False]] if i % 2 else [[2, False]])
+    assert await world.plan() == 0

@@ -1,0 +1,180 @@
+"""python-telegram-bot over aiohttp (``AiohttpRequest``) against the local Bot API server:
+the requests it makes, its timeouts and failures as the delivery engine sees them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.error import NetworkError, TimedOut
+
+from bot.channels.telegram import (
+    TelegramSender,
+    close_bot,
+    make_bot,
+    send_outgoing,
+    translate_error,
+)
+from bot.channels.telegram_request import AiohttpRequest
+from bot.errors import DeliveryError, TransientError
+from bot.models import Outgoing
+from bot.settings import Settings
+from tests.fakes.telegram_api import FakeTelegram
+
+TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
+PRIVATE = 1001
+OTHER = 1002
+
+
+@pytest.fixture(autouse=True)
+def _ptb_timedelta(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")
+
+
+@pytest.fixture
+async def tg() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(token=TOKEN) as server:
+        yield server
+
+
+@pytest.fixture
+async def bot(tg: FakeTelegram) -> AsyncIterator[Bot]:
+    made = make_bot(Settings(telegram_bot_token=TOKEN, telegram_api_base_url=tg.base_url))
+    try:
+        yield made
+    finally:
+        await close_bot(made)
+
+
+async def _error_of(bot: Bot) -> DeliveryError:
+    with pytest.raises(DeliveryError) as caught:
+        await TelegramSender(bot, rate_per_second=30).send(
+            str(PRIVATE), Outgoing(text="hi"), thread=None
+        )
+    return caught.value
+
+
+async def test_make_bot_sends_through_aiohttp(tg: FakeTelegram, bot: Bot) -> None:
+    assert isinstance(bot.request, AiohttpRequest)
+    markup = InlineKeyboardMarkup([[InlineKeyboardButton("Más", callback_data="more:1")]])
+    sent = await bot.send_message(
+        PRIVATE, "<b>Hello</b> & «bye»", parse_mode="HTML", reply_markup=markup
+    )
+    assert sent.text == "Hello & «bye»" and sent.entities[0].type == "bold"
+    edited = await bot.edit_message_text("Changed", chat_id=PRIVATE, message_id=sent.message_id)
+    assert isinstance(edited, type(sent)) and edited.text == "Changed"
+    (call, edit) = tg.sent
+    assert call.params["reply_markup"] == markup.to_dict()
+    assert call.params["chat_id"] == PRIVATE and edit.params["message_id"] == sent.message_id
+
+
+async def test_sender_posts_the_parameters_send_message_posts(tg: FakeTelegram, bot: Bot) -> None:
+    sender = TelegramSender(bot, rate_per_second=30)
+    markup = {"inline_keyboard": [[{"text": "Stop", "callback_data": "stop"}]]}
+    for message in (
+        Outgoing(text="<b>Digest</b> &amp; more"),
+        Outgoing(text="<plain> & text", plain=True, markup=markup),
+    ):
+        ref = await sender.send(str(PRIVATE), message, thread=None)
+        via_bot = await send_outgoing(bot, chat_id=OTHER, message=message)
+        ours, theirs = tg.sent[-2:]
+        assert ref == str(ours.result["message_id"])
+        assert {**ours.params, "chat_id": OTHER} == theirs.params
+        assert ours.result["text"] == via_bot.text
+
+
+async def test_uploads_go_as_multipart() -> None:
+    """Files (not used by the bot today) go as multipart/form-data, as with HTTPXRequest."""
+    seen: dict[str, Any] = {}
+
+    async def echo(request: web.Request) -> web.Response:
+        if request.match_info["method"] == "getMe":
+            me = {"id": 123456789, "is_bot": True, "first_name": "B", "username": "B"}
+            return web.json_response({"ok": True, "result": me})
+        seen["type"] = request.content_type
+        form = await request.post()
+        seen["fields"] = {
+            k: (v.file.read() if isinstance(v, web.FileField) else v) for k, v in form.items()
+        }
+        message = {"message_id": 7, "date": 0, "chat": {"id": PRIVATE, "type": "private"}}
+        return web.json_response({"ok": True, "result": message})
+
+    app = web.Application()
+    app.router.add_post("/bot{token}/{method}", echo)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        async with Bot(
+            TOKEN, base_url=f"http://127.0.0.1:{port}/bot", request=AiohttpRequest()
+        ) as bot:
+            await bot.send_document(PRIVATE, document=b"%PDF-1", filename="a.pdf", caption="c")
+    finally:
+        await runner.cleanup()
+    assert seen["type"] == "multipart/form-data"
+    fields = seen["fields"]
+    assert fields["caption"] == "c" and json.loads(fields["chat_id"]) == PRIVATE
+    assert b"%PDF-1" in next(v for v in fields.values() if isinstance(v, bytes))
+
+
+async def test_read_timeout_is_ambiguous(tg: FakeTelegram) -> None:
+    async with Bot(TOKEN, base_url=tg.base_url, request=AiohttpRequest(read_timeout=0.1)) as bot:
+        tg.latency = 0.5
+        error = await _error_of(bot)
+    assert isinstance(error, TransientError) and error.ambiguous
+    assert error.reason.startswith("timeout")
+
+
+async def test_no_free_connection_is_a_timeout_before_sending(tg: FakeTelegram) -> None:
+    request = AiohttpRequest(connection_pool_size=1, pool_timeout=0.1, connect_timeout=0.1)
+    async with Bot(TOKEN, base_url=tg.base_url, request=request) as bot:
+        tg.latency = 0.6
+        busy = asyncio.create_task(bot.send_message(PRIVATE, "holds the one connection"))
+        await asyncio.sleep(0.05)
+        with pytest.raises(TimedOut) as caught:
+            await bot.send_message(OTHER, "waits for it")
+        await busy
+    error = translate_error(caught.value, token=TOKEN)
+    assert isinstance(error, TransientError) and not error.ambiguous
+    assert [c.chat_id for c in tg.calls("sendMessage")] == [PRIVATE]  # the second never went
+
+
+async def test_refused_connection_is_a_network_error() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    bot = Bot(TOKEN, base_url=f"http://127.0.0.1:{port}/bot", request=AiohttpRequest())
+    try:
+        with pytest.raises(NetworkError) as caught:
+            await bot.send_message(PRIVATE, "hi")
+        error = await _error_of(bot)
+    finally:
+        await close_bot(bot)
+    assert not isinstance(caught.value, TimedOut)
+    assert isinstance(error, TransientError) and not error.ambiguous
+    assert TOKEN not in error.reason
+
+
+async def test_sends_before_initialize_and_none_after_shutdown(tg: FakeTelegram) -> None:
+    request = AiohttpRequest()
+    bot = Bot(TOKEN, base_url=tg.base_url, request=request)
+    sender = TelegramSender(bot, rate_per_second=30)
+    assert await sender.send(str(PRIVATE), Outgoing(text="before"), thread=None) == "1"
+    await close_bot(bot)
+    await close_bot(bot)  # idempotent
+    error = await _error_of(bot)  # the message stays queued, nothing is sent
+    assert isinstance(error, TransientError) and not error.ambiguous
+    assert len(tg.calls("sendMessage")) == 1
+    await request.initialize()
+    try:
+        assert await sender.send(str(PRIVATE), Outgoing(text="again"), thread=None) == "2"
+    finally:
+        await request.shutdown()
