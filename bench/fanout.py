@@ -2,24 +2,33 @@
 
 Part 1, delivery: 10,000 chats each due a digest of 5 new pages (planned with
 ``Planner.plan_now``), sent through ``bot.delivery.Delivery`` and ``TelegramSender`` (cap
-200 messages/s) to ``tests/fakes/serve_telegram.py`` in a process of its own, which adds 100 ms
-to every request and enforces the Bot API limits (1 message/s per chat, 200/s in all). Runs:
-the engine with the aiohttp transport ``make_bot`` uses, the engine with python-telegram-bot's
-default ``HTTPXRequest``, the engine with a sender that only sleeps the latency (the engine's
-own CPU: store, render, scheduling), and the naive loop that awaits each ``bot.send_message``
-in turn (on ``--naive`` messages, as it runs at about 1/latency). Each run is a fresh
-database and a fresh server; the counters (429s answered, limit violations, messages
-received) are read from the server's ``GET /_stats``.
+200 messages/s) to ``tests/fakes/serve_telegram.py`` in a process of its own, which adds
+100 ms to every request and enforces the Bot API limits (1 message/s per chat, 200/s in
+all). Runs (``--runs``):
+
+* ``aiohttp``: the engine as deployed (``make_bot``: python-telegram-bot over aiohttp);
+* ``aiohttp-message``: the same, the sender going through ``Bot.send_message`` (which makes
+  a ``telegram.Message`` of every answer) instead of posting ``sendMessage`` itself;
+* ``httpx``: the engine with python-telegram-bot's default transport, ``HTTPXRequest``;
+* ``none``: the engine with a sender that only sleeps the latency: the engine's own CPU
+  (claims, chat records, rendering, pacing, records of sends);
+* ``naive``: the loop that awaits each ``bot.send_message`` in turn, on ``--naive``
+  messages (it runs at about 1/latency).
+
+Each run gets a fresh database and a fresh server; the counters (429s answered, limit
+violations, messages received) are read from the server's ``GET /_stats``.
 
 Part 2, planning: ``--plan-chats`` chats (1-3 of 14 tags each, some with a required or an
 excluded tag) x ``--plan-pages`` new pages (1-3 tags each), on SQLite and, with
 ``--database-url``, on PostgreSQL: the time ``Planner.plan_now`` takes to plan every digest.
 
 Every measured run is a child process of its own, so its CPU time (``time.process_time``)
-and peak RSS are the bot's alone; setting up the data is not measured.
+and peak RSS are the bot's alone; setting up the data is not measured. Figures depend on
+the machine being otherwise idle: the table's first line gives its load average.
 
     .venv/bin/python bench/fanout.py [--part all|delivery|planning] [--database-url URL]
-        [--chats 10000] [--naive 300] [--plan-chats 100000] [--plan-pages 50]
+        [--runs aiohttp,aiohttp-message,httpx,none,naive] [--chats 10000] [--naive 300]
+        [--plan-chats 100000] [--plan-pages 50] [--profile DIR]
 
 ``--database-url`` (a PostgreSQL server URL, e.g. postgresql+asyncpg://postgres@127.0.0.1/test)
 runs part 1 on PostgreSQL instead of SQLite and part 2 on both; scratch databases are created

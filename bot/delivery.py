@@ -64,6 +64,9 @@ BACKOFF_BASE_SECONDS = 30.0
 BACKOFF_JITTER = 0.2
 # A worker that stops refreshing its claims for this long is presumed dead.
 CLAIM_TTL_SECONDS = 120.0
+# How often a running worker looks for claims of dead workers: those of a process of this
+# host that is gone are requeued at once, others once their claim is older than the TTL.
+SWEEP_EVERY_SECONDS = 5.0
 TOUCH_EVERY_SECONDS = 30.0
 # A 429 asking for a longer wait sends the message back to the queue instead of memory.
 MAX_INLINE_WAIT_SECONDS = 60.0
@@ -330,7 +333,7 @@ class Delivery:
                 async with self._engine.begin() as conn:
                     await outbox.touch_claims(conn, worker=self.worker_id, now=page_store.utcnow())
                 last_touch = now
-            if not drain and now - last_sweep > CLAIM_TTL_SECONDS:
+            if not drain and now - last_sweep > SWEEP_EVERY_SECONDS:
                 await self._requeue_stale()
                 last_sweep = now
             if got and self._held < low_water:

@@ -97,6 +97,8 @@ class Service:
         self._leases = Leases(engine=app.engine, holder=self._delivery.worker_id)
         self._polling_channel: PollingChannel | None = None
         self._jobs = asyncio.Lock()  # a stop waits for a running poll or plan to finish
+        self._renewals = 0  # leases renewed (and replicas counted) by this replica
+        self._renewed = asyncio.Event()  # set on each renewal
         self.http_port: int | None = None
 
     def stop(self) -> None:
@@ -135,6 +137,8 @@ class Service:
         except Exception:  # the database may be briefly away: keep the current role
             log.exception("lease renewal failed")
             return
+        self._renewals += 1
+        self._renewed.set()
         channel = self._polling_channel
         if channel is None:
             return
@@ -147,19 +151,23 @@ class Service:
         """Send from the outbox, from the first message within this replica's share of the
         platforms' caps.
 
-        Replicas already running count a new one at their next renewal; until then their
-        shares leave it out, and a new replica sending at once would take the platforms over
-        their caps (a 429 for every message over). So on a database that replicas share,
-        sending starts one renewal after this replica registered (``run`` does it first),
-        with the count of replicas that all of them have by then.
+        Replicas already sending count a new one at their next renewal (every
+        ``RENEW_SECONDS``); until then their shares leave it out, and a new replica sending
+        at once would take the platforms over their caps (a 429 for every message over).
+        So on a database that replicas share, a replica sends only from its second renewal:
+        the first (``run`` does it) registers it, the second comes ``RENEW_SECONDS`` later
+        from the scheduler, when every replica sending has counted it, and counts them.
         """
         if self._app.engine.dialect.name == "postgresql":
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), timeout=RENEW_SECONDS)
+            stopping = asyncio.create_task(self._stop.wait())
             try:
-                self._delivery.share_caps(await self._leases.live_replicas())
-            except Exception:  # the database may be briefly away: keep the current share
-                log.exception("counting replicas failed")
+                while self._renewals < 2 and not self._stop.is_set():
+                    renewed = asyncio.create_task(self._renewed.wait())
+                    await asyncio.wait({renewed, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                    renewed.cancel()
+                    self._renewed.clear()
+            finally:
+                stopping.cancel()
         await self._delivery.run(self._stop)
 
     async def _plan(self) -> None:

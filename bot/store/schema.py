@@ -172,6 +172,7 @@ outbox = Table(
     Column("sent_at", DateTime, nullable=True),
     Index("ix_outbox_ready", "status", "not_before"),
     Index("ix_outbox_chat", "chat_pk", "status"),
+    Index("ix_outbox_broadcast", "broadcast_id", "status"),
 )
 
 broadcasts = Table(
