@@ -70,7 +70,7 @@ SWEEP_EVERY_SECONDS = 5.0
 TOUCH_EVERY_SECONDS = 30.0
 # A 429 asking for a longer wait sends the message back to the queue instead of memory.
 MAX_INLINE_WAIT_SECONDS = 60.0
-# A send that wakes this many pace intervals after its slot waits for a fresh one (see Pace).
+# A send that wakes over this many pace intervals after its slot moves the schedule (see Pace).
 PACE_LATE_SLOTS = 2
 # A platform cap is paced with this much to spare, so that the few sends a late wake-up lets
 # out together (PACE_LATE_SLOTS) and jitter on the way never add up to more than the cap in
@@ -109,15 +109,17 @@ class Pace:
     """Spaces acquisitions evenly at ``PACE_HEADROOM`` x ``rate`` per second (no bursts),
     across tasks.
 
-    Each task reserves the next slot and sleeps until it. A task that wakes more than
-    ``PACE_LATE_SLOTS`` intervals after its slot (the event loop was busy) takes the next
-    free slot instead: tasks that overslept together go out one interval apart, not as one
-    burst over the platform's cap.
+    Each task reserves the next slot of a schedule and sleeps until it. A task that wakes
+    more than ``PACE_LATE_SLOTS`` intervals after its slot (the event loop was busy) goes at
+    once and moves the rest of the schedule as late: the sends that fell due during the
+    stall then go one interval apart, in their order, instead of together in one burst over
+    the platform's cap; the time lost is not made up.
     """
 
     def __init__(self, rate: float | None) -> None:
         self._interval = 0.0
-        self._next = 0.0
+        self._next = 0.0  # the next free slot, on the schedule's own clock
+        self._shift = 0.0  # how late the schedule runs behind time.monotonic()
         self.set_rate(rate)
 
     def set_rate(self, rate: float | None) -> None:
@@ -126,15 +128,17 @@ class Pace:
     async def acquire(self) -> None:
         if not self._interval:
             return
+        slot = max(time.monotonic() - self._shift, self._next)
+        self._next = slot + self._interval
         while True:
             now = time.monotonic()
-            slot = max(now, self._next)
-            self._next = slot + self._interval
-            if slot <= now:
-                return
-            await asyncio.sleep(slot - now)
-            if time.monotonic() - slot <= PACE_LATE_SLOTS * self._interval:
-                return
+            due = slot + self._shift
+            if now < due:
+                await asyncio.sleep(due - now)
+                continue  # a late task may have moved the schedule meanwhile
+            if now - due > PACE_LATE_SLOTS * self._interval:
+                self._shift += now - due
+            return
 
 
 def backoff(attempt: int, *, base_seconds: float = BACKOFF_BASE_SECONDS) -> float:
