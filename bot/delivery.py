@@ -83,7 +83,7 @@ SHUTDOWN_GRACE_SECONDS = 10.0
 # While other sends are in flight, a send's record waits this long for theirs, to share one
 # transaction with them (group commit): the store's cost per message, not the pace, was what
 # bounded a process. A worker still takes its next message only once the record is durable.
-RECORD_WINDOW_SECONDS = 0.1
+RECORD_WINDOW_SECONDS = 0.05
 
 
 class Sender(Protocol):
