@@ -31,7 +31,7 @@ import random
 import socket
 import time
 import uuid
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -198,8 +198,18 @@ class _Records:
                 await self._commit()
         done.result()  # raises what the transaction raised
 
-    async def _commit(self) -> None:
-        if self._window > 0 and self._in_flight() > len(self._pending):
+    async def flush(self) -> None:
+        """Commit the records still waiting (their senders may have been cancelled)."""
+        async with self._lock:
+            if not self._pending:
+                return
+            try:
+                await self._commit(wait=False)
+            except Exception:
+                log.exception("could not record sends made before the stop")
+
+    async def _commit(self, *, wait: bool = True) -> None:
+        if wait and self._window > 0 and self._in_flight() > len(self._pending):
             await asyncio.sleep(self._window)
         batch, self._pending = self._pending, []
         try:
@@ -252,6 +262,10 @@ class Delivery:
         self._claim_wake = asyncio.Event()
         self._stopping = False
         self._held = 0  # rows in memory
+        # Rows of each broadcast in memory: the broadcast's progress is looked at when this
+        # instance holds none of it any more, not after every row (one aggregate per row
+        # would cost as much as the sends of a large broadcast).
+        self._held_of: Counter[int] = Counter()
         self._only_broadcast: int | None = None
         self.sent = 0  # outbox rows completed by this instance
         self.failed = 0  # outbox rows that failed for good
@@ -301,6 +315,9 @@ class Delivery:
             for task in (*pending, claimer, stopper):
                 task.cancel()
             await asyncio.gather(*pending, claimer, stopper, return_exceptions=True)
+            # Sends that were made but whose records a cancelled worker was waiting on are
+            # recorded now, so that releasing the claims below does not send them again.
+            await self._records.flush()
             for task in done:
                 if task.exception() is not None:
                     log.error("delivery worker failed", exc_info=task.exception())
@@ -312,6 +329,7 @@ class Delivery:
             self._heap.clear()
             self._claimed.clear()
             self._held = 0
+            self._held_of.clear()
 
     async def _requeue_stale(self) -> None:
         cutoff = page_store.utcnow() - dt.timedelta(seconds=CLAIM_TTL_SECONDS)
@@ -377,6 +395,8 @@ class Delivery:
                 self._schedule(queue, time.monotonic())
             queue.rows.append(row)
             self._held += 1
+            if row.broadcast_id is not None:
+                self._held_of[row.broadcast_id] += 1
         return len(rows)
 
     def _schedule(self, queue: _ChatQueue, at: float) -> None:
@@ -432,6 +452,8 @@ class Delivery:
             return
         part = queue.parts[queue.next_part]
         await self._pace[chat.platform].acquire()
+        if self._stopping:  # not begun: it stays queued for later
+            return
         started = time.monotonic()
         try:
             ref = await sender.send(
@@ -514,11 +536,19 @@ class Delivery:
         return list(parts)
 
     def _pop(self, queue: _ChatQueue) -> None:
-        self._claimed.pop(queue.rows.popleft().id, None)
+        row = queue.rows.popleft()
+        self._claimed.pop(row.id, None)
         queue.parts = None
         queue.next_part = 0
         queue.thread = None
+        self._release(row)
+
+    def _release(self, row: OutboxRow) -> None:
         self._held -= 1
+        if row.broadcast_id is not None:
+            self._held_of[row.broadcast_id] -= 1
+            if self._held_of[row.broadcast_id] <= 0:
+                del self._held_of[row.broadcast_id]
 
     async def _finish(self, queue: _ChatQueue) -> None:
         row = queue.rows[0]
@@ -581,18 +611,22 @@ class Delivery:
             )
         metrics.MESSAGES_FAILED.labels(platform, _reason_label(exc.reason)).inc(max(count, 1))
         self.failed += max(count, 1)
-        self._held -= len(queue.rows)
         for row in queue.rows:
             self._claimed.pop(row.id, None)
+            self._release(row)
         queue.rows.clear()
         queue.parts = None
         await self._broadcasts_progressed(broadcasts)
 
     async def _broadcasts_progressed(self, broadcast_ids: Iterable[int | None]) -> None:
+        """Rows of these broadcasts were completed (sent or failed for good): a broadcast
+        of which this instance holds no more rows may be finished. Whichever instance
+        completes the last row looks after it has recorded that row, so one of them sees
+        the broadcast finished."""
         if self._on_broadcast_row is None:
             return
         for broadcast_id in broadcast_ids:
-            if broadcast_id is not None:
+            if broadcast_id is not None and broadcast_id not in self._held_of:
                 try:
                     await self._on_broadcast_row(broadcast_id)
                 except Exception:  # a report must not stop deliveries

@@ -35,6 +35,7 @@ class Leases:
         self._engine = engine
         self.holder = holder
         self.is_leader = False
+        self.registered_at: dt.datetime | None = None  # when this replica's presence began
 
     async def _hold(self, name: str, *, now: dt.datetime) -> bool:
         """Take or renew lease ``name``; True when this holder has it afterwards."""
@@ -76,7 +77,8 @@ class Leases:
     async def tick(self, *, now: dt.datetime | None = None) -> bool:
         """Renew this replica's presence and try for leadership; returns ``is_leader``."""
         now = now or utcnow()
-        await self._hold(REPLICA_PREFIX + self.holder, now=now)
+        if await self._hold(REPLICA_PREFIX + self.holder, now=now) and self.registered_at is None:
+            self.registered_at = now
         was = self.is_leader
         self.is_leader = await self._hold(LEADER, now=now)
         if self.is_leader != was:
@@ -94,6 +96,27 @@ class Leases:
                 )
             ).scalar_one()
         return max(1, int(count))
+
+    async def counted_by_all(self, *, now: dt.datetime | None = None) -> bool:
+        """True once every other live replica has renewed its presence since this one
+        registered, and so counts this one in its share of the caps (each counts the live
+        replicas right after renewing). Until then this replica must not send: the others
+        still send at shares that leave it out. Replicas of this host that are gone are
+        left out (they send nothing)."""
+        if self.registered_at is None:
+            return False
+        now = now or utcnow()
+        async with self._engine.connect() as conn:
+            rows = await conn.execute(
+                select(leases.c.holder, leases.c.expires_at).where(
+                    leases.c.name.like(REPLICA_PREFIX + "%"),
+                    leases.c.holder != self.holder,
+                    leases.c.expires_at >= now,
+                )
+            )
+            others = rows.all()
+        renewed_since = self.registered_at + dt.timedelta(seconds=LEASE_SECONDS)
+        return all(expires > renewed_since or owner_is_dead(holder) for holder, expires in others)
 
     async def release(self) -> None:
         """A clean stop hands leadership over at once instead of after the expiry."""

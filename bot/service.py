@@ -32,6 +32,10 @@ log = logging.getLogger("bot.service")
 
 # Daily digests are due on the minute; planning twice a minute keeps them within ~30 s.
 PLAN_EVERY_SECONDS = 30
+# A new replica on a shared database looks this often whether the others count it yet...
+SHARE_POLL_SECONDS = 0.5
+# ...and then waits this long for the sends they had scheduled at their former shares.
+SHARE_SETTLE_SECONDS = 1.0
 
 
 class Channel(Protocol):
@@ -97,8 +101,6 @@ class Service:
         self._leases = Leases(engine=app.engine, holder=self._delivery.worker_id)
         self._polling_channel: PollingChannel | None = None
         self._jobs = asyncio.Lock()  # a stop waits for a running poll or plan to finish
-        self._renewals = 0  # leases renewed (and replicas counted) by this replica
-        self._renewed = asyncio.Event()  # set on each renewal
         self.http_port: int | None = None
 
     def stop(self) -> None:
@@ -137,8 +139,6 @@ class Service:
         except Exception:  # the database may be briefly away: keep the current role
             log.exception("lease renewal failed")
             return
-        self._renewals += 1
-        self._renewed.set()
         channel = self._polling_channel
         if channel is None:
             return
@@ -154,20 +154,20 @@ class Service:
         Replicas already sending count a new one at their next renewal (every
         ``RENEW_SECONDS``); until then their shares leave it out, and a new replica sending
         at once would take the platforms over their caps (a 429 for every message over).
-        So on a database that replicas share, a replica sends only from its second renewal:
-        the first (``run`` does it) registers it, the second comes ``RENEW_SECONDS`` later
-        from the scheduler, when every replica sending has counted it, and counts them.
+        So on a database that replicas share, a replica sends once every other live replica
+        has renewed since it registered (:meth:`Leases.counted_by_all`), and the sends the
+        others had already scheduled at their former shares are out (``SHARE_SETTLE``).
         """
         if self._app.engine.dialect.name == "postgresql":
-            stopping = asyncio.create_task(self._stop.wait())
-            try:
-                while self._renewals < 2 and not self._stop.is_set():
-                    renewed = asyncio.create_task(self._renewed.wait())
-                    await asyncio.wait({renewed, stopping}, return_when=asyncio.FIRST_COMPLETED)
-                    renewed.cancel()
-                    self._renewed.clear()
-            finally:
-                stopping.cancel()
+            while not self._stop.is_set():
+                with contextlib.suppress(Exception):  # the database may be briefly away
+                    if await self._leases.counted_by_all():
+                        break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), timeout=SHARE_POLL_SECONDS)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=SHARE_SETTLE_SECONDS)
+            self._delivery.share_caps(await self._leases.live_replicas())
         await self._delivery.run(self._stop)
 
     async def _plan(self) -> None:

@@ -48,3 +48,30 @@ async def test_a_killed_local_holder_is_replaced_without_waiting(engine: AsyncEn
     assert await dead.tick()
     alive = Leases(engine=engine, holder=f"{socket.gethostname()}:1:w")  # pid 1 exists
     assert await alive.tick()
+
+
+async def test_a_new_replica_waits_until_every_other_counts_it(engine: AsyncEngine) -> None:
+    a = Leases(engine=engine, holder="host-a:1:x")
+    b = Leases(engine=engine, holder="host-b:1:y")
+    c = Leases(engine=engine, holder="host-c:1:z")
+    now = utcnow()
+    assert not await c.counted_by_all(now=now)  # not registered yet
+    await a.tick(now=now)
+    await b.tick(now=now)
+    joined = now + dt.timedelta(seconds=1)
+    await c.tick(now=joined)
+    assert not await c.counted_by_all(now=joined)  # A and B still send at halves
+    await a.tick(now=joined + dt.timedelta(seconds=2))
+    assert not await c.counted_by_all(now=joined + dt.timedelta(seconds=2))  # B not yet
+    await b.tick(now=joined + dt.timedelta(seconds=4))
+    assert await c.counted_by_all(now=joined + dt.timedelta(seconds=4))
+    assert await c.live_replicas(now=joined + dt.timedelta(seconds=4)) == 3
+
+
+async def test_a_lone_replica_is_counted_at_once(engine: AsyncEngine) -> None:
+    alone = Leases(engine=engine, holder="host-a:1:x")
+    gone = Leases(engine=engine, holder="host-b:1:y")
+    now = utcnow()
+    await gone.tick(now=now - dt.timedelta(seconds=LEASE_SECONDS + 1))  # expired since
+    await alone.tick(now=now)
+    assert await alone.counted_by_all(now=now)
