@@ -250,7 +250,11 @@ class Service:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            self._stop.set()
+            self._stop.set()  # the delivery engine stops claiming, finishes its sends
+            if self._polling_channel is not None:
+                # No more updates taken: the next leader fetches what is left.
+                with contextlib.suppress(Exception):
+                    await self._polling_channel.stop_polling()
             await delivery
             for channel in reversed(channels):
                 with contextlib.suppress(Exception):
