@@ -105,16 +105,12 @@ async def queue_broadcast(url: str, *, chats_count: int, start: int) -> None:
                     for pk in pks[offset : offset + 2000]
                 ],
             )
-        audience = admin_store.Audience(tags=("bench",))
-        broadcast = await admin_store.create_broadcast(
+        await admin_store.broadcast_now(
             conn,
             text="Benchmark",
-            audience=audience,
-            size=len(pks),
+            audience=admin_store.Audience(tags=("bench",)),
             created_by="bench",
-            origin_chat=None,
         )
-        await admin_store.confirm_broadcast(conn, broadcast)
         # The chats are done with: the next run gets its own.
         await conn.execute(text("UPDATE chats SET filter = 'done' WHERE filter = 'bench'"))
         await conn.execute(text("DELETE FROM chat_tags WHERE tag = 'bench'"))

@@ -197,15 +197,9 @@ async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
                 print("Cancelled; nothing was sent.")
                 return EXIT_FAILED
         async with app.engine.begin() as conn:
-            broadcast_id = await admin_store.create_broadcast(
-                conn,
-                text=text,
-                audience=audience,
-                size=size.reach,
-                created_by="shell",
-                origin_chat=None,
+            broadcast_id, queued = await admin_store.broadcast_now(
+                conn, text=text, audience=audience, created_by="shell"
             )
-            queued = await admin_store.confirm_broadcast(conn, broadcast_id) or 0
             await admin_store.audit(
                 conn,
                 actor="shell",

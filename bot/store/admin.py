@@ -121,6 +121,23 @@ async def create_broadcast(
     return int(result.scalar_one())
 
 
+async def broadcast_now(
+    conn: AsyncConnection, *, text: str, audience: Audience, created_by: str
+) -> tuple[int, int]:
+    """A broadcast confirmed as it is created (the shell's ``--yes``): its id and the number
+    of chats queued."""
+    size = await audience_size(conn, audience)
+    broadcast_id = await create_broadcast(
+        conn,
+        text=text,
+        audience=audience,
+        size=size.reach,
+        created_by=created_by,
+        origin_chat=None,
+    )
+    return broadcast_id, await confirm_broadcast(conn, broadcast_id) or 0
+
+
 async def get_broadcast(conn: AsyncConnection, broadcast_id: int) -> Broadcast | None:
     row = (
         (await conn.execute(select(broadcasts).where(broadcasts.c.id == broadcast_id)))

@@ -254,16 +254,13 @@ async def test_broadcast_and_digests_share_the_queue_fairly(
         await world.chat(chat_id, "rl")
     await world.publish("papers/2026/fair", tags="[rl]")
     async with engine.begin() as conn:
-        size = await admin_store.audience_size(conn, admin_store.Audience(tags=("vision",)))
-        broadcast = await admin_store.create_broadcast(
+        _, queued = await admin_store.broadcast_now(
             conn,
             text="Big news",
             audience=admin_store.Audience(tags=("vision",)),
-            size=size.reach,
             created_by="shell",
-            origin_chat=None,
         )
-        assert await admin_store.confirm_broadcast(conn, broadcast) == 2000
+    assert queued == 2000
     assert await world.planner.plan_now() == 200
     async with running(tg, engine) as bot:
         await bot.delivery(rate=400).drain()
@@ -285,15 +282,9 @@ async def test_restart_in_the_middle_of_a_broadcast(tg: FakeTelegram, engine: As
     tg.latency = 0.02
     audience = await subscribers(engine, 300)
     async with engine.begin() as conn:
-        broadcast = await admin_store.create_broadcast(
-            conn,
-            text="Once",
-            audience=admin_store.Audience(),
-            size=300,
-            created_by="shell",
-            origin_chat=None,
+        await admin_store.broadcast_now(
+            conn, text="Once", audience=admin_store.Audience(), created_by="shell"
         )
-        await admin_store.confirm_broadcast(conn, broadcast)
     async with running(tg, engine) as bot:
         stop = asyncio.Event()
         first = bot.delivery(rate=200)

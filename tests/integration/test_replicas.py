@@ -48,19 +48,10 @@ def no_gc_pauses() -> Iterator[None]:
 
 async def broadcast(engine: AsyncEngine, text: str, *, tag: str) -> int:
     async with engine.begin() as conn:
-        audience = admin_store.Audience(tags=(tag,))
-        size = await admin_store.audience_size(conn, audience)
-        broadcast_id = await admin_store.create_broadcast(
-            conn,
-            text=text,
-            audience=audience,
-            size=size.reach,
-            created_by="shell",
-            origin_chat=None,
+        _, queued = await admin_store.broadcast_now(
+            conn, text=text, audience=admin_store.Audience(tags=(tag,)), created_by="shell"
         )
-        queued = await admin_store.confirm_broadcast(conn, broadcast_id)
-    assert queued == size.reach
-    return size.reach
+    return queued
 
 
 async def leader(engine: AsyncEngine) -> str | None:
