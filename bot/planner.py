@@ -34,8 +34,8 @@ log = logging.getLogger("bot.planner")
 # more commits, more WAL checkpoints over the same pages.)
 BATCH = 2000
 # Batches planned at once on PostgreSQL, each in its own transaction: while the server
-# checks one batch's ledger rows (two foreign keys each, most of its time), the next is
-# worked out here. Chats locked by one are skipped by the others, as between replicas.
+# writes one batch's ledger rows (most of its time), the next is worked out here. Chats
+# locked by one are skipped by the others, as between replicas.
 PG_WORKERS = 3
 DIGEST_PRIORITY = 10  # digests and instant pages go before broadcasts within a chat
 
@@ -269,7 +269,9 @@ class Planner:
                     query = query.where(run.where)  # type: ignore[arg-type]
                 if postgres:
                     # Other workers and replicas skip the chats locked here. Only the cursor
-                    # and schedule change: the lock leaves rows that refer to a chat free.
+                    # and schedule change: the lock leaves rows that refer to a chat free,
+                    # and holds off deleting the chat until its ledger rows are committed
+                    # (the delete's trigger then removes them).
                     query = query.with_for_update(skip_locked=True, key_share=True)
                 batch = [
                     _Chat(pk, platform, mode, at, tz, chat_store.filter_of(text), cur, nxt)
