@@ -93,7 +93,13 @@ async def test_a_full_run_serves_http_and_leaks_no_secret(
             )
         try:
             await wait_healthy(client, f"{base}/healthz", process)
-            health = (await client.get(f"{base}/healthz")).json()
+            # Healthy from the start; each source shows once its first poll is recorded.
+            deadline = time.monotonic() + 30
+            while True:
+                health = (await client.get(f"{base}/healthz")).json()
+                if len(health["sources"]) == 2 or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.2)
             assert health["status"] == "ok" and health["database"] == "ok"
             assert health["channels"] == {"telegram": True, "slack": True}
             sources = {s["name"]: s for s in health["sources"]}
