@@ -67,6 +67,9 @@ CLAIM_TTL_SECONDS = 120.0
 # How often a running worker looks for claims of dead workers: those of a process of this
 # host that is gone are requeued at once, others once their claim is older than the TTL.
 SWEEP_EVERY_SECONDS = 5.0
+# A requeued message waits this long (the longest per-chat interval, a Telegram group's):
+# the one its dead worker had in flight may have reached the chat just before.
+REQUEUE_HOLD_SECONDS = 3.0
 TOUCH_EVERY_SECONDS = 30.0
 # A 429 asking for a longer wait sends the message back to the queue instead of memory.
 MAX_INLINE_WAIT_SECONDS = 60.0
@@ -332,11 +335,17 @@ class Delivery:
             self._held_of.clear()
 
     async def _requeue_stale(self) -> None:
-        cutoff = page_store.utcnow() - dt.timedelta(seconds=CLAIM_TTL_SECONDS)
+        now = page_store.utcnow()
+        cutoff = now - dt.timedelta(seconds=CLAIM_TTL_SECONDS)
         async with self._engine.begin() as conn:
             owners = await outbox.claim_owners(conn)
             dead = [owner for owner in owners if owner_is_dead(owner)]
-            count = await outbox.requeue_stale(conn, claimed_before=cutoff, dead_owners=dead)
+            count = await outbox.requeue_stale(
+                conn,
+                claimed_before=cutoff,
+                dead_owners=dead,
+                not_before=now + dt.timedelta(seconds=REQUEUE_HOLD_SECONDS),
+            )
         if count:
             log.warning("requeued %d messages claimed by a worker that stopped", count)
 

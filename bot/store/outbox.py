@@ -364,10 +364,15 @@ async def claim_owners(conn: AsyncConnection) -> list[str]:
 
 
 async def requeue_stale(
-    conn: AsyncConnection, *, claimed_before: dt.datetime, dead_owners: Sequence[str] = ()
+    conn: AsyncConnection,
+    *,
+    claimed_before: dt.datetime,
+    dead_owners: Sequence[str] = (),
+    not_before: dt.datetime | None = None,
 ) -> int:
-    """Rows claimed by a worker that died go back to the queue: a claim older than the
-    cutoff (not refreshed), or one whose owner is known to be gone.
+    """Rows claimed by a worker that died go back to the queue, due at ``not_before`` (or
+    at once): a claim older than the cutoff (not refreshed), or one whose owner is known
+    to be gone.
 
     The message that was in flight when it died may have reached the chat: this is the
     only place a duplicate can come from (see the README's delivery rule).
@@ -378,7 +383,11 @@ async def requeue_stale(
     result = await conn.execute(
         update(outbox)
         .where(outbox.c.status == SENDING, stale)
-        .values(status=QUEUED, claimed_by=None)
+        .values(
+            status=QUEUED,
+            claimed_by=None,
+            **({"not_before": not_before} if not_before is not None else {}),
+        )
     )
     return int(result.rowcount or 0)
 
