@@ -363,6 +363,7 @@ async def run(args: argparse.Namespace) -> bool:
                     gap=(args.min_gap, args.max_gap),
                     seed=args.seed,
                 )
+                counts_before = await fake.ask({"op": "counts"})
                 profiler = _start_profiler(args.cprofile)
                 machine_before = MachineTimes.now()
                 wall_started = time.perf_counter()
@@ -374,6 +375,7 @@ async def run(args: argparse.Namespace) -> bool:
                 wall = time.perf_counter() - wall_started
                 machine_after = MachineTimes.now()
                 _stop_profiler(profiler, args.cprofile)
+                counts_after = await fake.ask({"op": "counts"})
             finally:
                 await channel.stop()
     outcome = match_replies(load, played)
@@ -386,6 +388,7 @@ async def run(args: argparse.Namespace) -> bool:
         load=load,
         outcome=outcome,
         played=played,
+        requests={k: n - counts_before.get(k, 0) for k, n in counts_after.items()},
         cpu=cpu,
         wall=wall,
         machine=(machine_after.since(machine_before) if machine_before and machine_after else None),
@@ -402,6 +405,7 @@ def report(
     load: Load,
     outcome: Outcome,
     played: dict[str, Any],
+    requests: dict[str, int],
     cpu: float,
     wall: float,
     machine: tuple[float, float] | None,
@@ -443,6 +447,13 @@ def report(
         f"{per_cpu:.0f} commands per CPU-second"
     )
     print(f"fake CPU: {played['cpu_seconds']:.2f} s (its own process, not counted)")
+    print(
+        "requests: "
+        + ", ".join(
+            f"{n} {method}" for method, n in sorted(requests.items(), key=lambda x: -x[1]) if n
+        )
+        + f" ({requests.get('getUpdates', 0) / max(1, total):.2f} getUpdates per command)"
+    )
     if outcome.unanswered or outcome.extra_parts:
         print(f"replies:  {outcome.unanswered} unanswered, {outcome.extra_parts} extra parts")
     print(

@@ -15,9 +15,9 @@ import zoneinfo
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import Protocol
+from typing import Protocol, TypeVar
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import filters, metrics
 from bot.errors import FilterError
@@ -37,11 +37,17 @@ from bot.models import (
 from bot.settings import check_timezone, parse_hhmm
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
+from bot.store.engine import reader
 
 log = logging.getLogger("bot.commands")
 
+T = TypeVar("T")
+
 LATEST_DEFAULT = 5
 LATEST_MAX = 20
+# `latest` reads this many newest pages per page it shows, then twice as many each round,
+# until enough match: most filters match within the first round.
+LATEST_SCAN_FACTOR = 4
 # Inline keyboard of `subscribe` with no argument: enough to choose from, few enough to read.
 PICKER_TAGS = 12
 # Telegram callback_data is at most 64 bytes; "tog:" + a 64-character tag could exceed it.
@@ -51,8 +57,11 @@ MAX_COMMAND_CHARS = 4000
 MUTATING = frozenset(
     {"subscribe", "unsubscribe", "mode", "time", "timezone", "lang", "pause", "resume", "digest"}
 )
+# Commands whose handler writes the chat, in the same transaction that reads it.
+WRITING = MUTATING - {"digest"}
 TOGGLE = "tog:"
-KNOWN_COMMANDS = MUTATING | {"start", "help", "tags", "settings", "latest", "broadcast", "stats"}
+ADMIN_COMMANDS = frozenset({"broadcast", "stats"})
+KNOWN_COMMANDS = MUTATING | ADMIN_COMMANDS | {"start", "help", "tags", "settings", "latest"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +69,8 @@ class Caller:
     """Who sent a command, and where.
 
     ``can_manage`` answers whether the user may change a group's subscription (Telegram:
-    the group's administrators); the core calls it only for mutating commands in groups.
+    the group's administrators); the core calls it only for mutating commands in groups
+    (``chat_kind`` is ``GROUP``), before it opens a transaction.
     """
 
     platform: Platform
@@ -138,9 +148,11 @@ class CommandCore:
         admin: AdminPort | None = None,
     ) -> None:
         self._engine = engine
+        self._reader = reader(engine)
         self._defaults = defaults
         self._digests = digests
         self._admin = admin
+        self._handlers = self._handlers_by_name()
 
     # Entry points -----------------------------------------------------------------------
 
@@ -157,44 +169,48 @@ class CommandCore:
 
     async def _handle(self, caller: Caller, text: str, *, prefix: str) -> Reply:
         name, args = split_command(text)
-        record = await self._chat(caller)
-        lang = record.chat.lang
         if len(text) > MAX_COMMAND_CHARS:
-            return Reply(lang, t(lang, "cmd.too_long"))
-        if name in ("broadcast", "stats"):
-            if self._admin is None or not self._admin.is_admin(caller):
-                if self._admin is not None:
-                    await self._admin.refused(caller, name=name)
-                return Reply(lang, t(lang, "cmd.admins_only"))
-            return await self._admin.handle(
-                caller, name=name, args=args, lang=lang, prefix=prefix
-            )
-        handler = self._handlers().get(name)
+            return await self._in_chat(caller, _answer("cmd.too_long"), write=False)
+        if name in ADMIN_COMMANDS:
+            return await self._admin_command(caller, name=name, args=args, prefix=prefix)
+        handler = self._handlers.get(name)
+        if handler is None and name != "digest":
+            unknown = _answer("cmd.unknown", command=name or text.strip()[:40], p=prefix)
+            return await self._in_chat(caller, unknown, write=False)
+        if name in MUTATING and not await self._may_manage(caller):
+            return await self._in_chat(caller, _answer("cmd.group_admins_only"), write=False)
         if handler is None:
-            return Reply(lang, t(lang, "cmd.unknown", command=name or text.strip()[:40], p=prefix))
-        if name in MUTATING and not await self._may_manage(caller, record.chat):
-            return Reply(lang, t(lang, "cmd.group_admins_only"))
-        return await handler(record, args, _Context(caller=caller, prefix=prefix))
+            return await self._digest(caller, prefix=prefix)
+
+        async def run(conn: AsyncConnection, record: chat_store.ChatRecord) -> Reply:
+            return await handler(record, args, _Context(caller=caller, prefix=prefix, conn=conn))
+
+        return await self._in_chat(caller, run, write=name in WRITING)
 
     async def handle_action(
         self, caller: Caller, action: str, *, prefix: str = "/"
     ) -> Reply | None:
         """A button press. Returns the updated message, or None when nothing should change."""
-        record = await self._chat(caller)
-        lang = record.chat.lang
         if action.startswith(TOGGLE):
-            if not await self._may_manage(caller, record.chat):
-                return Reply(lang, t(lang, "cmd.group_admins_only"))
-            return await self._toggle(record, action.removeprefix(TOGGLE), prefix=prefix)
-        if self._admin is not None:
-            return await self._admin.handle_action(caller, action=action, lang=lang)
-        return None
+            if not await self._may_manage(caller):
+                return await self._in_chat(caller, _answer("cmd.group_admins_only"), write=False)
+
+            async def toggle(conn: AsyncConnection, record: chat_store.ChatRecord) -> Reply:
+                tag = action.removeprefix(TOGGLE)
+                return await self._toggle(conn, record, tag, prefix=prefix)
+
+            return await self._in_chat(caller, toggle, write=True)
+        if self._admin is None:
+            return None
+        record = await self._in_chat(caller, _record, write=False)
+        return await self._admin.handle_action(caller, action=action, lang=record.chat.lang)
 
     # Plumbing ---------------------------------------------------------------------------
 
-    def _handlers(
+    def _handlers_by_name(
         self,
     ) -> dict[str, Callable[[chat_store.ChatRecord, str, _Context], Awaitable[Reply]]]:
+        """The commands run in the chat's transaction (``digest`` and the admin's are not)."""
         return {
             "start": self._help,
             "help": self._help,
@@ -209,14 +225,38 @@ class CommandCore:
             "pause": self._pause,
             "resume": self._resume,
             "latest": self._latest,
-            "digest": self._digest,
         }
 
-    async def _chat(self, caller: Caller) -> chat_store.ChatRecord:
+    async def _in_chat(
+        self,
+        caller: Caller,
+        body: Callable[[AsyncConnection, chat_store.ChatRecord], Awaitable[T]],
+        *,
+        write: bool,
+    ) -> T:
+        """``body`` on the caller's chat, in one transaction with reading the chat.
+
+        With ``write`` false the transaction only reads (on SQLite it waits for no writer);
+        a chat seen for the first time is created, in a transaction that writes, either way.
+        """
+        if not write:
+            async with self._reader.connect() as conn:
+                record = await chat_store.get(
+                    conn, platform=caller.platform, chat_id=caller.chat_id
+                )
+                if record is not None:
+                    return await body(conn, record)
+        async with self._engine.begin() as conn:
+            record = await chat_store.ensure(
+                conn, defaults=self._new_chat(caller), title=caller.chat_title
+            )
+            return await body(conn, record)
+
+    def _new_chat(self, caller: Caller) -> ChatSettings:
         lang = self._defaults.lang
         if caller.language_code and caller.language_code.lower().startswith("ko"):
             lang = "ko"
-        defaults = ChatSettings(
+        return ChatSettings(
             platform=caller.platform,
             chat_id=caller.chat_id,
             kind=caller.chat_kind,
@@ -224,27 +264,36 @@ class CommandCore:
             timezone=self._defaults.timezone,
             lang=lang,
         )
-        async with self._engine.begin() as conn:
-            return await chat_store.ensure(conn, defaults=defaults, title=caller.chat_title)
 
-    async def _may_manage(self, caller: Caller, chat: ChatSettings) -> bool:
-        if chat.kind != ChatKind.GROUP or caller.can_manage is None:
+    async def _may_manage(self, caller: Caller) -> bool:
+        if caller.chat_kind != ChatKind.GROUP or caller.can_manage is None:
             return True
         return await caller.can_manage()
 
     async def _save(
-        self, record: chat_store.ChatRecord, after: ChatSettings, *, check_tags: Sequence[str] = ()
+        self,
+        conn: AsyncConnection,
+        record: chat_store.ChatRecord,
+        after: ChatSettings,
+        *,
+        check_tags: Sequence[str] = (),
     ) -> tuple[ChatSettings, tuple[str, ...]]:
-        """Store ``after`` (nothing is written when it equals the chat as read) and, in the
-        same transaction, find which of ``check_tags`` no present page carries."""
-        if after == record.chat and not check_tags:
-            return record.chat, ()
-        async with self._engine.begin() as conn:
-            chat = record.chat
-            if after != record.chat:
-                chat = (await chat_store.save(conn, before=record, after=after)).chat
-            known = await page_store.known_tags(conn, check_tags) if check_tags else set()
+        """Store ``after`` (nothing is written when it equals the chat as read) and find which
+        of ``check_tags`` no present page carries."""
+        chat = record.chat
+        if after != record.chat:
+            chat = (await chat_store.save(conn, before=record, after=after)).chat
+        known = await page_store.known_tags(conn, check_tags) if check_tags else set()
         return chat, tuple(dict.fromkeys(tag for tag in check_tags if tag not in known))
+
+    async def _admin_command(self, caller: Caller, *, name: str, args: str, prefix: str) -> Reply:
+        record = await self._in_chat(caller, _record, write=False)
+        lang = record.chat.lang
+        if self._admin is None or not self._admin.is_admin(caller):
+            if self._admin is not None:
+                await self._admin.refused(caller, name=name)
+            return Reply(lang, t(lang, "cmd.admins_only"))
+        return await self._admin.handle(caller, name=name, args=args, lang=lang, prefix=prefix)
 
     # Commands ---------------------------------------------------------------------------
 
@@ -275,7 +324,7 @@ class CommandCore:
     async def _subscribe(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         if not args:
-            return await self._picker(record, prefix=ctx.prefix)
+            return await self._picker(ctx.conn, record, prefix=ctx.prefix)
         try:
             items = filters.parse_items([args])
             new_filter = filters.add(record.chat.filter, items)
@@ -285,14 +334,14 @@ class CommandCore:
         if after.state == ChatState.INACTIVE:
             after = replace(after, state=ChatState.ACTIVE)
         saved, unknown = await self._save(
-            record, after, check_tags=[i.tag for i in items if i.kind != "everything"]
+            ctx.conn, record, after, check_tags=[i.tag for i in items if i.kind != "everything"]
         )
         return self._filter_reply(saved, unknown=unknown, prefix=ctx.prefix)
 
     async def _unsubscribe(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         if args.strip().lower() == "all":
-            await self._save(record, replace(record.chat, filter=Filter()))
+            await self._save(ctx.conn, record, replace(record.chat, filter=Filter()))
             return Reply(lang, t(lang, "unsubscribe.all", p=ctx.prefix))
         try:
             items = filters.parse_items([args])
@@ -312,7 +361,7 @@ class CommandCore:
                 ]
             )
             return Reply(lang, text)
-        saved, _ = await self._save(record, replace(record.chat, filter=new_filter))
+        saved, _ = await self._save(ctx.conn, record, replace(record.chat, filter=new_filter))
         return self._filter_reply(saved, unknown=(), prefix=ctx.prefix)
 
     def _filter_error(self, lang: str, exc: FilterError, *, command: str, prefix: str) -> Reply:
@@ -329,10 +378,11 @@ class CommandCore:
             parts.append(t(lang, "filter.unknown_tags", tags=", ".join(unknown)))
         return Reply(lang, "\n\n".join(parts))
 
-    async def _picker(self, record: chat_store.ChatRecord, *, prefix: str) -> Reply:
+    async def _picker(
+        self, conn: AsyncConnection, record: chat_store.ChatRecord, *, prefix: str
+    ) -> Reply:
         lang = record.chat.lang
-        async with self._engine.connect() as conn:
-            counts = await page_store.tag_counts(conn)
+        counts = await page_store.tag_counts(conn)
         if not counts:
             return Reply(lang, t(lang, "subscribe.no_tags", p=prefix))
         followed = record.chat.filter.any_of | record.chat.filter.required
@@ -358,11 +408,13 @@ class CommandCore:
         )
         return Reply(lang, text, buttons=rows)
 
-    async def _toggle(self, record: chat_store.ChatRecord, tag: str, *, prefix: str) -> Reply:
+    async def _toggle(
+        self, conn: AsyncConnection, record: chat_store.ChatRecord, tag: str, *, prefix: str
+    ) -> Reply:
         try:
             items = filters.parse_items([tag])
         except FilterError:
-            return await self._picker(record, prefix=prefix)
+            return await self._picker(conn, record, prefix=prefix)
         current = record.chat.filter
         followed = current.any_of | current.required
         try:
@@ -376,14 +428,12 @@ class CommandCore:
         after = replace(record.chat, filter=new_filter)
         if after.state == ChatState.INACTIVE:
             after = replace(after, state=ChatState.ACTIVE)
-        async with self._engine.begin() as conn:
-            saved = await chat_store.save(conn, before=record, after=after)
-        return await self._picker(saved, prefix=prefix)
+        saved = await chat_store.save(conn, before=record, after=after)
+        return await self._picker(conn, saved, prefix=prefix)
 
-    async def _tags(self, record: chat_store.ChatRecord, _args: str, _ctx: _Context) -> Reply:
+    async def _tags(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
-        async with self._engine.connect() as conn:
-            counts = await page_store.tag_counts(conn)
+        counts = await page_store.tag_counts(ctx.conn)
         if not counts:
             return Reply(lang, t(lang, "tags.none"))
         listing = ", ".join(f"{tag} ({count})" for tag, count in counts)
@@ -395,7 +445,7 @@ class CommandCore:
             mode = Mode(args.strip().lower())
         except ValueError:
             return Reply(lang, t(lang, "mode.usage", p=ctx.prefix))
-        chat, _ = await self._save(record, replace(record.chat, mode=mode))
+        chat, _ = await self._save(ctx.conn, record, replace(record.chat, mode=mode))
         return Reply(
             lang,
             t(
@@ -412,7 +462,7 @@ class CommandCore:
             at = parse_hhmm(args)
         except ValueError:
             return Reply(lang, t(lang, "time.usage", p=ctx.prefix))
-        chat, _ = await self._save(record, replace(record.chat, digest_time=at))
+        chat, _ = await self._save(ctx.conn, record, replace(record.chat, digest_time=at))
         return Reply(lang, t(lang, "time.set", time=at.strftime("%H:%M"), timezone=chat.timezone))
 
     async def _timezone(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -427,7 +477,7 @@ class CommandCore:
                 + "\n"
                 + t(lang, "timezone.usage", p=ctx.prefix),
             )
-        chat, _ = await self._save(record, replace(record.chat, timezone=zone))
+        chat, _ = await self._save(ctx.conn, record, replace(record.chat, timezone=zone))
         return Reply(
             lang,
             t(lang, "timezone.set", timezone=zone, time=chat.digest_time.strftime("%H:%M")),
@@ -437,21 +487,21 @@ class CommandCore:
         choice = args.strip().lower()
         if choice not in LANGUAGES:
             return Reply(record.chat.lang, t(record.chat.lang, "lang.usage", p=ctx.prefix))
-        await self._save(record, replace(record.chat, lang=choice))
+        await self._save(ctx.conn, record, replace(record.chat, lang=choice))
         return Reply(choice, t(choice, "lang.set"))
 
     async def _pause(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         if record.chat.state == ChatState.PAUSED:
             return Reply(lang, t(lang, "pause.already", p=ctx.prefix))
-        await self._save(record, replace(record.chat, state=ChatState.PAUSED))
+        await self._save(ctx.conn, record, replace(record.chat, state=ChatState.PAUSED))
         return Reply(lang, t(lang, "pause.done", p=ctx.prefix))
 
     async def _resume(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         if record.chat.state == ChatState.ACTIVE:
             return Reply(lang, t(lang, "resume.already"))
-        await self._save(record, replace(record.chat, state=ChatState.ACTIVE))
+        await self._save(ctx.conn, record, replace(record.chat, state=ChatState.ACTIVE))
         return Reply(lang, t(lang, "resume.done"))
 
     async def _latest(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -467,45 +517,47 @@ class CommandCore:
         chat_filter = record.chat.filter
         if chat_filter.is_empty:
             return Reply(lang, t(lang, "latest.no_filter", p=ctx.prefix))
-        items = await self._newest_matching(chat_filter, count)
+        items = await self._newest_matching(ctx.conn, chat_filter, count)
         if not items:
             return Reply(lang, t(lang, "latest.none"))
         return Reply(lang, t(lang, "latest.header", count=len(items)), items=tuple(items))
 
-    async def _newest_matching(self, chat_filter: Filter, count: int) -> list[DigestItem]:
-        found: list[DigestItem] = []
-        batch = 200
-        offset_ids: set[int] = set()
-        async with self._engine.connect() as conn:
-            limit = batch
-            while len(found) < count:
-                ids = await page_store.newest_page_ids(conn, limit=limit)
-                fresh = [i for i in ids if i not in offset_ids]
-                if not fresh:
-                    break
-                offset_ids.update(fresh)
-                loaded = await page_store.load_pages(conn, fresh)
-                for page_id in fresh:
-                    page = loaded.get(page_id)
-                    if page is not None and filters.matches(chat_filter, page.tags):
-                        found.append(
-                            DigestItem(
-                                page=page, matched=filters.matched_tags(chat_filter, page.tags)
-                            )
-                        )
-                        if len(found) == count:
-                            break
-                if len(ids) < limit:
-                    break
-                limit += batch
-        return found
+    async def _newest_matching(
+        self, conn: AsyncConnection, chat_filter: Filter, count: int
+    ) -> list[DigestItem]:
+        """The ``count`` newest present pages ``chat_filter`` matches, newest first.
 
-    async def _digest(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
+        Pages are read in rounds, newest first: :data:`LATEST_SCAN_FACTOR` per page wanted,
+        then twice as many each round, so a common filter costs one small read and a rare
+        one a few; only a filter that matches almost nothing reads the whole wiki.
+        """
+        found: list[DigestItem] = []
+        seen: set[int] = set()
+        limit = count * LATEST_SCAN_FACTOR
+        while True:
+            ids = await page_store.newest_page_ids(conn, limit=limit)
+            fresh = [i for i in ids if i not in seen]
+            seen.update(fresh)
+            loaded = await page_store.load_pages(conn, fresh) if fresh else {}
+            for page_id in fresh:
+                page = loaded.get(page_id)
+                if page is not None and filters.matches(chat_filter, page.tags):
+                    matched = filters.matched_tags(chat_filter, page.tags)
+                    found.append(DigestItem(page=page, matched=matched))
+                    if len(found) == count:
+                        return found
+            if len(ids) < limit:
+                return found
+            limit *= 2
+
+    async def _digest(self, caller: Caller, *, prefix: str) -> Reply:
+        record = await self._in_chat(caller, _record, write=False)
         lang = record.chat.lang
         if record.chat.state != ChatState.ACTIVE:
-            return Reply(lang, t(lang, "digest.paused", p=ctx.prefix))
+            return Reply(lang, t(lang, "digest.paused", p=prefix))
         if self._digests is None:
             return Reply(lang, t(lang, "digest.unavailable"))
+        # Outside the chat's transaction: planning opens its own, which writes.
         count = await self._digests.send_now(record.pk)
         if count == 0:
             return Reply(lang, t(lang, "digest.nothing"))
@@ -516,6 +568,23 @@ class CommandCore:
 class _Context:
     caller: Caller
     prefix: str
+    conn: AsyncConnection  # the transaction the chat was read in
+
+
+async def _record(_conn: AsyncConnection, record: chat_store.ChatRecord) -> chat_store.ChatRecord:
+    return record
+
+
+def _answer(
+    key: str, **params: object
+) -> Callable[[AsyncConnection, chat_store.ChatRecord], Awaitable[Reply]]:
+    """A reply that needs nothing but the chat's language."""
+
+    async def answer(_conn: AsyncConnection, record: chat_store.ChatRecord) -> Reply:
+        lang = record.chat.lang
+        return Reply(lang, t(lang, key, **params))
+
+    return answer
 
 
 def describe_filter(f: Filter, *, lang: str, prefix: str = "/") -> str:

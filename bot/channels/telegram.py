@@ -51,7 +51,7 @@ from telegram.ext import (
     MessageHandler,
     filters,
 )
-from telegram.request import HTTPXRequest, RequestData
+from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 from telegram.warnings import PTBDeprecationWarning
 
@@ -136,8 +136,9 @@ def make_bot(settings: Settings) -> Bot:
     :data:`CONNECTION_POOL_SIZE` connections over aiohttp (:class:`AiohttpRequest`: httpx,
     python-telegram-bot's default, costs several times the CPU per request and capped a
     process below 200 messages a second; ``bench/fanout.py`` measures both); long polling
-    has its own connection, so it never waits behind sends. The bot is not initialised here
-    (no request is made): :meth:`TelegramChannel.start` does it, and sends work before that.
+    has its own connection, also over aiohttp, so it never waits behind sends. The bot is
+    not initialised here (no request is made): :meth:`TelegramChannel.start` does it, and
+    sends work before that.
     """
     if settings.telegram_bot_token is None:
         raise ValueError("TELEGRAM_BOT_TOKEN is not set")
@@ -149,7 +150,7 @@ def make_bot(settings: Settings) -> Bot:
         pool_timeout=POOL_TIMEOUT,
     )
     # getUpdates adds its long-poll timeout to this read timeout by itself.
-    updates_request = HTTPXRequest(
+    updates_request = AiohttpRequest(
         connection_pool_size=1,
         connect_timeout=CONNECT_TIMEOUT,
         read_timeout=READ_TIMEOUT,
@@ -263,7 +264,7 @@ class TelegramSender:
             DeliveryError: a subclass saying what to do (see :func:`translate_error`).
         """
         try:
-            message_id = await self._send_message(_chat_ref(chat_id), message)
+            message_id = await post_message(self._bot, chat_id=_chat_ref(chat_id), message=message)
         except tg_error.TelegramError as exc:
             raise translate_error(exc, token=self._bot.token) from None
         except RuntimeError as exc:
@@ -273,30 +274,37 @@ class TelegramSender:
             raise TransientError("closed: the Telegram connections are shut down") from None
         return str(message_id)
 
-    async def _send_message(self, chat_id: int | str, message: Outgoing) -> int:
-        """``sendMessage`` with the parameters :func:`send_outgoing` passes, posted through
-        the bot's own request object; returns the message id.
 
-        ``Bot.send_message`` makes a :class:`telegram.Message` of the answer, entities and
-        all, and the sender reads only its id: for a digest that object cost about a third
-        of the CPU of a whole delivery (``bench/fanout.py``). The request and its errors are
-        python-telegram-bot's own (``BaseRequest.post``); a test compares the parameters on
-        the wire with those of ``Bot.send_message``.
-        """
-        parameters = {
-            "chat_id": chat_id,
-            "text": message.text,
-            "parse_mode": None if message.plain else ParseMode.HTML,
-            "link_preview_options": _NO_PREVIEW,
-            "reply_markup": _markup(message.markup),
-        }
-        data = RequestData(
-            [RequestParameter.from_input(k, v) for k, v in parameters.items() if v is not None]
-        )
-        result = await self._bot.request.post(f"{self._bot.base_url}/sendMessage", data)
-        if not isinstance(result, dict):
-            raise tg_error.TelegramError(f"sendMessage answered {type(result).__name__}")
-        return int(result["message_id"])
+async def post_message(
+    bot: Bot, *, chat_id: int | str, message: Outgoing, thread_id: int | None = None
+) -> int:
+    """``sendMessage`` with the parameters :func:`send_outgoing` passes, posted through the
+    bot's own request object; returns the message id.
+
+    ``Bot.send_message`` makes a :class:`telegram.Message` of the answer, entities and all,
+    and the sender and the replies to commands read only its id: for a digest that object
+    cost about a third of the CPU of a whole delivery (``bench/fanout.py``). The request and
+    its errors are python-telegram-bot's own (``BaseRequest.post``); a test compares the
+    parameters on the wire with those of ``Bot.send_message``.
+
+    Raises:
+        telegram.error.TelegramError: as ``Bot.send_message`` raises it.
+    """
+    parameters = {
+        "chat_id": chat_id,
+        "text": message.text,
+        "parse_mode": None if message.plain else ParseMode.HTML,
+        "link_preview_options": _NO_PREVIEW,
+        "reply_markup": _markup(message.markup),
+        "message_thread_id": thread_id,
+    }
+    data = RequestData(
+        [RequestParameter.from_input(k, v) for k, v in parameters.items() if v is not None]
+    )
+    result = await bot.request.post(f"{bot.base_url}/sendMessage", data)
+    if not isinstance(result, dict):
+        raise tg_error.TelegramError(f"sendMessage answered {type(result).__name__}")
+    return int(result["message_id"])
 
 
 async def send_outgoing(
@@ -704,7 +712,7 @@ class TelegramChannel:
     async def _send_reply(self, chat_id: int, part: Outgoing, *, thread_id: int | None) -> None:
         for attempt in (1, 2):
             try:
-                await send_outgoing(self._bot, chat_id=chat_id, message=part, thread_id=thread_id)
+                await post_message(self._bot, chat_id=chat_id, message=part, thread_id=thread_id)
                 return
             except tg_error.TelegramError as exc:
                 error = translate_error(exc, token=self._token)
@@ -795,6 +803,7 @@ __all__ = [
     "close_bot",
     "make_bot",
     "menu_commands",
+    "post_message",
     "redact",
     "send_outgoing",
     "translate_error",

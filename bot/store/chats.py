@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -16,6 +16,16 @@ from bot import filters, schedule
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform
 from bot.store.pages import chunks, utcnow
 from bot.store.schema import chat_tags, chats, page_events
+
+# The statements every command runs, built once: building one and its cache key costs more
+# CPU than SQLite takes to run it.
+_BY_ADDRESS = select(chats).where(
+    chats.c.platform == bindparam("platform"), chats.c.chat_id == bindparam("chat_id")
+)
+_UPDATE = update(chats).where(chats.c.id == bindparam("pk")).returning(chats)  # SET: the values
+_INSERT = insert(chats).returning(chats)
+_DELETE_TAGS = delete(chat_tags).where(chat_tags.c.chat_pk == bindparam("pk"))
+_INSERT_TAGS = insert(chat_tags)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,15 +76,8 @@ async def latest_event_id(conn: AsyncConnection) -> int:
 
 
 async def get(conn: AsyncConnection, *, platform: Platform, chat_id: str) -> ChatRecord | None:
-    row = (
-        (
-            await conn.execute(
-                select(chats).where(chats.c.platform == platform.value, chats.c.chat_id == chat_id)
-            )
-        )
-        .mappings()
-        .first()
-    )
+    result = await conn.execute(_BY_ADDRESS, {"platform": platform.value, "chat_id": chat_id})
+    row = result.mappings().first()
     return record_from_row(row) if row else None
 
 
@@ -118,10 +121,9 @@ async def ensure(
         cursor=await latest_event_id(conn),
         created_at=now,
     )
-    await conn.execute(insert(chats).values(**values))
-    record = await get(conn, platform=defaults.platform, chat_id=defaults.chat_id)
-    assert record is not None
-    await _save_tags(conn, record.pk, defaults.filter)
+    row = (await conn.execute(_INSERT, values)).mappings().one()
+    record = record_from_row(row)
+    await _save_tags(conn, record.pk, defaults.filter, new=True)
     return record
 
 
@@ -165,29 +167,23 @@ async def save(
     if schedule_same and before.next_digest_at is not None:
         values["next_digest_at"] = before.next_digest_at
     # RETURNING: the row as stored, without a second query (SQLite 3.35+, PostgreSQL).
-    row = (
-        (
-            await conn.execute(
-                update(chats).where(chats.c.id == before.pk).values(**values).returning(chats)
-            )
-        )
-        .mappings()
-        .one()
-    )
+    row = (await conn.execute(_UPDATE, {**values, "pk": before.pk})).mappings().one()
     if before.chat.filter != after.filter:
         await _save_tags(conn, before.pk, after.filter)
     return record_from_row(row)
 
 
-async def _save_tags(conn: AsyncConnection, pk: int, f: Filter) -> None:
-    await conn.execute(delete(chat_tags).where(chat_tags.c.chat_pk == pk))
+async def _save_tags(conn: AsyncConnection, pk: int, f: Filter, *, new: bool = False) -> None:
+    """The chat's tags as ``f`` has them; ``new``: the chat has none stored yet."""
+    if not new:
+        await conn.execute(_DELETE_TAGS, {"pk": pk})
     rows = [
         {"chat_pk": pk, "tag": tag, "kind": kind}
         for kind, tags in (("any", f.any_of), ("required", f.required), ("excluded", f.excluded))
         for tag in sorted(tags)
     ]
     if rows:
-        await conn.execute(insert(chat_tags), rows)
+        await conn.execute(_INSERT_TAGS, rows)
 
 
 async def deactivate(

@@ -2,20 +2,42 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
+from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import aiosqlite
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event, text
+from sqlalchemy.dialects.sqlite.aiosqlite import (
+    AsyncAdapt_aiosqlite_connection,
+    AsyncAdapt_aiosqlite_cursor,
+    AsyncAdapt_aiosqlite_dbapi,
+)
 from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Waits for another process's write (a one-shot command beside `run`) instead of failing.
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # Any fixed number: serialises concurrent `db upgrade` runs of several replicas.
 PG_MIGRATION_LOCK = 7_246_016_001
+# SQLite connections kept open: each is a thread of aiosqlite's plus its page cache, and
+# one opened past them is closed on return, costing a thread and the PRAGMAs for each use.
+# Enough for the commands handled at once (the Telegram channel runs 32) beside delivery.
+SQLITE_POOL_SIZE = 16
+SQLITE_MAX_OVERFLOW = 32
+# A pooled connection unused this long is pinged before use (a server restart, or a firewall
+# dropping idle connections); a busy one is not, and a ping costs three round trips.
+IDLE_PING_SECONDS = 30.0
+# The execution option that marks an engine's transactions as read-only (see ``reader``).
+READ_ONLY = "trendbot_read_only"
+_RETURNED_AT = "trendbot_returned_at"
 
 
 def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
@@ -23,21 +45,174 @@ def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
 
     Every SQLite transaction starts with ``BEGIN IMMEDIATE`` so two processes never both
     read and then fail to upgrade to a write lock; they queue on ``busy_timeout`` instead.
+    Transactions that only read may say so (:func:`reader`) and start with a deferred
+    ``BEGIN``, which in WAL mode neither waits for a writer nor holds one up.
+
+    A connection is checked before use only when it has been idle for
+    :data:`IDLE_PING_SECONDS`; one that dropped while in use fails its transaction, and the
+    pool then replaces every connection opened before the failure.
     """
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database or ""
-        if database and database != ":memory:" and not database.startswith("file:"):
+        file_db = bool(database) and database != ":memory:" and not database.startswith("file:")
+        if file_db:
             Path(database).parent.mkdir(parents=True, exist_ok=True)
+            kwargs.setdefault("pool_size", SQLITE_POOL_SIZE)
+            kwargs.setdefault("max_overflow", SQLITE_MAX_OVERFLOW)
         engine = create_async_engine(
-            url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs
+            url,
+            connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+            **({"module": _SQLiteDbapi(aiosqlite, sqlite3)} if fast_sqlite_supported() else {}),
+            **kwargs,
         )
         _configure_sqlite(engine)
         return engine
     kwargs.setdefault("pool_size", 10)
     kwargs.setdefault("max_overflow", 10)
-    kwargs.setdefault("pool_pre_ping", True)
-    return create_async_engine(url, **kwargs)
+    engine = create_async_engine(url, **kwargs)
+    _ping_when_idle(engine)
+    return engine
+
+
+def reader(engine: AsyncEngine) -> AsyncEngine:
+    """``engine`` for transactions that only read, on the same pool of connections.
+
+    On SQLite its transactions start with a deferred ``BEGIN``: in WAL mode they read a
+    snapshot beside a writer and beside each other, where ``BEGIN IMMEDIATE`` would queue
+    every read behind the one write lock. Do not write in them: the upgrade to a write lock
+    fails with ``database is locked`` when another connection wrote since the snapshot.
+    PostgreSQL's transactions are the same either way.
+    """
+    return engine.execution_options(**{READ_ONLY: True})
+
+
+def _ping_when_idle(engine: AsyncEngine) -> None:
+    """Ping a pooled connection on checkout when it has lain idle for a while.
+
+    ``pool_pre_ping`` pings on every checkout: three round trips on asyncpg (``BEGIN``, a
+    query, ``ROLLBACK``), more than a command's own work. A connection in steady use is
+    proven by that use; a failure then invalidates the pool (SQLAlchemy's disconnect
+    handling), so only the transaction that met the dead connection fails.
+    """
+
+    @event.listens_for(engine.sync_engine, "checkin")
+    def _on_checkin(_dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
+        record.info[_RETURNED_AT] = time.monotonic()
+
+    @event.listens_for(engine.sync_engine, "checkout")
+    def _on_checkout(
+        dbapi_connection: Any, record: ConnectionPoolEntry, _proxy: PoolProxiedConnection
+    ) -> None:
+        returned = record.info.get(_RETURNED_AT)
+        if returned is None or time.monotonic() - returned < IDLE_PING_SECONDS:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as exc:
+            # The pool discards the connection and checks out another (up to three tries).
+            raise DisconnectionError(f"an idle connection failed its ping: {exc}") from exc
+
+
+def fast_sqlite_supported() -> bool:
+    """Whether the installed SQLAlchemy and aiosqlite have the internals the adapter below
+    builds on (both pinned to tested ranges); without them the stock adapter is used, which
+    works the same, only with more trips to aiosqlite's thread."""
+    return (
+        hasattr(aiosqlite.Connection, "_execute")
+        and hasattr(AsyncAdapt_aiosqlite_connection, "_handle_exception")
+        and {"await_", "_adapt_connection", "_rows"} <= set(AsyncAdapt_aiosqlite_cursor.__slots__)
+    )
+
+
+class _SQLiteCursor(AsyncAdapt_aiosqlite_cursor):
+    """SQLAlchemy's aiosqlite cursor, running a statement in one trip to aiosqlite's thread.
+
+    SQLAlchemy's takes four (cursor, execute, fetch, close), and each trip costs a thread
+    switch and a wake-up of the event loop: more CPU than SQLite spends on a command's
+    queries. The trip also opens the transaction the statement belongs to (see
+    :meth:`_SQLiteConnection.begin_with_next_statement`).
+    """
+
+    __slots__ = ()
+
+    def execute(self, operation: Any, parameters: Any = None) -> None:
+        self._run(operation, () if parameters is None else parameters, many=False)
+
+    def executemany(self, operation: Any, seq_of_parameters: Any) -> None:
+        self._run(operation, seq_of_parameters, many=True)
+
+    def _run(self, operation: Any, parameters: Any, *, many: bool) -> None:
+        connection = cast(_SQLiteConnection, self._adapt_connection)
+        driver = connection.driver_connection
+        begin = connection.take_begin()
+
+        def run() -> tuple[Any, list[Any] | None, int, int]:  # in aiosqlite's thread
+            sqlite = driver._conn  # aiosqlite's sqlite3 connection, as SQLAlchemy uses it
+            if begin is not None:
+                sqlite.execute(begin)
+            cursor = (sqlite.executemany if many else sqlite.execute)(operation, parameters)
+            try:
+                rows = cursor.fetchall() if cursor.description else None
+                return cursor.description, rows, cursor.lastrowid, cursor.rowcount
+            finally:
+                cursor.close()
+
+        try:
+            description, rows, lastrowid, rowcount = self.await_(driver._execute(run))
+        except Exception as error:
+            connection._handle_exception(error)
+        if description:
+            self.description = description
+            self.lastrowid = self.rowcount = -1
+            self._rows = deque(rows or ())
+        else:
+            self.description = None
+            self.lastrowid = lastrowid
+            self.rowcount = rowcount
+
+
+class _SQLiteConnection(AsyncAdapt_aiosqlite_connection):
+    """SQLAlchemy's aiosqlite connection with :class:`_SQLiteCursor`, a ``BEGIN`` sent with
+    the transaction's first statement, and no trip to aiosqlite's thread for a commit or
+    rollback with no transaction open (the pool rolls back every connection it takes back,
+    after a commit too)."""
+
+    __slots__ = ("_begin",)
+
+    def __init__(self, dbapi: Any, connection: Any) -> None:
+        super().__init__(dbapi, connection)
+        self._begin: str | None = None
+
+    def begin_with_next_statement(self, begin: str) -> None:
+        """Open the transaction with ``begin`` in the same trip as the next statement.
+
+        SQLite's deferred ``BEGIN`` reads nothing until that statement anyway, and
+        ``BEGIN IMMEDIATE`` waits for the write lock there instead of a trip earlier.
+        """
+        self._begin = begin
+
+    def take_begin(self) -> str | None:
+        begin, self._begin = self._begin, None
+        return begin
+
+    def cursor(self, server_side: bool = False) -> AsyncAdapt_aiosqlite_cursor:
+        return super().cursor(server_side) if server_side else _SQLiteCursor(self)
+
+    def commit(self) -> None:
+        self._begin = None
+        if self.driver_connection.in_transaction:
+            super().commit()
+
+    def rollback(self) -> None:
+        self._begin = None
+        if self.driver_connection.in_transaction:
+            super().rollback()
+
+
+class _SQLiteDbapi(AsyncAdapt_aiosqlite_dbapi):
+    def connect(self, *arg: Any, **kw: Any) -> AsyncAdapt_aiosqlite_connection:
+        return _SQLiteConnection(self, super().connect(*arg, **kw).driver_connection)
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:
@@ -53,11 +228,13 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(connection: Connection) -> None:
-        # Straight on the driver's connection (sqlite3's execute shortcut, which aiosqlite
-        # and SQLAlchemy's adapter keep): one trip to aiosqlite's thread, where a statement
-        # through a SQLAlchemy cursor takes three (cursor, execute, close).
         dbapi_connection: Any = connection.connection.dbapi_connection
-        dbapi_connection.execute("BEGIN IMMEDIATE")
+        read_only = connection.get_execution_options().get(READ_ONLY, False)
+        begin = "BEGIN" if read_only else "BEGIN IMMEDIATE"
+        if isinstance(dbapi_connection, _SQLiteConnection):
+            dbapi_connection.begin_with_next_statement(begin)
+        else:  # the stock adapter: sqlite3's execute shortcut, one trip to the thread
+            dbapi_connection.execute(begin)
 
 
 def _alembic_config(connection: Connection) -> Config:

@@ -196,6 +196,55 @@ async def test_subscribe_with_a_bad_tag_changes_nothing(
     assert (await chat_record(engine, PRIVATE)).chat.filter.any_of == {"rl"}
 
 
+async def test_reads_are_answered_while_another_process_writes(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    """Commands that only read wait for no writer (on SQLite: no write lock); a command that
+    writes waits its turn and is answered once the writer commits."""
+    await seed_pages(engine)
+    async with running():
+        await reply_to(tg, PRIVATE, "/subscribe rl")
+        async with engine.begin() as writer:  # e.g. a poll of the wiki in another process
+            await page_store.source(writer, name="other wiki", kind="directory")
+            for command in ("/settings", "/tags", "/latest"):
+                async with asyncio.timeout(2):
+                    await reply_to(tg, PRIVATE, command)
+            tg.message(PRIVATE, "/mode daily")
+            await asyncio.sleep(0.2)
+        await tg.wait_for(sent_to(PRIVATE), count=5)
+
+    texts = [m["text"] for m in tg.messages_to(PRIVATE)]
+    assert "Filter: any of rl" in texts[1] and "rl (2)" in texts[2] and "Paper 1" in texts[3]
+    assert (await chat_record(engine, PRIVATE)).chat.mode.value == "daily"
+
+
+async def test_latest_reaches_past_the_newest_pages_for_a_rare_tag(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    pages = [
+        Page(
+            source="wiki",
+            key=f"papers/2026/n{i:02d}",
+            texts=(PageText("en", f"Note {i:02d}", "tl;dr"),),
+            tags=("rare",) if i < 3 else ("common",),
+            created=dt.date(2026, 1, 1) + dt.timedelta(days=i),
+        )
+        for i in range(50)
+    ]
+    async with engine.begin() as conn:
+        source = await page_store.source(conn, name="wiki", kind="directory")
+        await page_store.record_pages(
+            conn, source=source, found=pages, present_keys=None, now=page_store.utcnow()
+        )
+    async with running():
+        await reply_to(tg, PRIVATE, "/subscribe rare")
+        await reply_to(tg, PRIVATE, "/latest 2")
+
+    text = tg.messages_to(PRIVATE)[-1]["text"]
+    assert text.index("Note 02") < text.index("Note 01")  # newest first
+    assert "Note 00" not in text and "Note 49" not in text
+
+
 async def test_korean_user_gets_korean_and_lang_switches(
     tg: FakeTelegram, running: Running, engine: AsyncEngine
 ) -> None:

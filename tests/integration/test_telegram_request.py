@@ -18,6 +18,7 @@ from bot.channels.telegram import (
     TelegramSender,
     close_bot,
     make_bot,
+    post_message,
     send_outgoing,
     translate_error,
 )
@@ -74,6 +75,33 @@ async def test_make_bot_sends_through_aiohttp(tg: FakeTelegram, bot: Bot) -> Non
     assert call.params["chat_id"] == PRIVATE and edit.params["message_id"] == sent.message_id
 
 
+async def test_get_updates_long_polls_over_aiohttp_past_its_read_timeout() -> None:
+    """python-telegram-bot adds the long-poll timeout to the read timeout of the getUpdates
+    transport: a poll held longer than ``read_timeout`` is not a timeout."""
+    made = make_bot(Settings(telegram_bot_token=TOKEN))
+    # PTB keeps (getUpdates, everything else) here and offers no public accessor.
+    assert isinstance(made._request[0], AiohttpRequest)
+    async with (
+        FakeTelegram(token=TOKEN, long_poll_cap=5.0) as tg,
+        Bot(
+            TOKEN,
+            base_url=tg.base_url,
+            request=AiohttpRequest(),
+            get_updates_request=AiohttpRequest(connection_pool_size=1, read_timeout=0.2),
+        ) as bot,
+    ):
+
+        async def later() -> None:
+            await tg.wait_for_poll()
+            await asyncio.sleep(0.5)
+            tg.message(PRIVATE, "/help")
+
+        sender = asyncio.create_task(later())
+        updates = await bot.get_updates(timeout=3)
+        await sender
+    assert [u.message.text for u in updates if u.message] == ["/help"]
+
+
 async def test_sender_posts_the_parameters_send_message_posts(tg: FakeTelegram, bot: Bot) -> None:
     sender = TelegramSender(bot, rate_per_second=30)
     markup = {"inline_keyboard": [[{"text": "Stop", "callback_data": "stop"}]]}
@@ -87,6 +115,11 @@ async def test_sender_posts_the_parameters_send_message_posts(tg: FakeTelegram, 
         assert ref == str(ours.result["message_id"])
         assert {**ours.params, "chat_id": OTHER} == theirs.params
         assert ours.result["text"] == via_bot.text
+    await post_message(bot, chat_id=PRIVATE, message=message, thread_id=7)
+    await send_outgoing(bot, chat_id=OTHER, message=message, thread_id=7)
+    ours, theirs = tg.sent[-2:]
+    assert ours.params["message_thread_id"] == 7
+    assert {**ours.params, "chat_id": OTHER} == theirs.params
 
 
 async def test_uploads_go_as_multipart() -> None:

@@ -1,0 +1,179 @@
+"""The engine on each backend: read-only transactions beside writers, writers queueing on
+SQLite, failed transactions, and connections the server dropped."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from sqlalchemy import insert, text, update
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from bot.models import ChatSettings, ChatState, Platform
+from bot.store import chats as chat_store
+from bot.store import engine as engine_module
+from bot.store.engine import reader, upgrade
+from bot.store.schema import chat_tags, chats
+
+# Far below SQLite's busy timeout (30 s): a read that queued behind the writer would miss it.
+NOT_BLOCKED = 2.0
+
+
+def _chat(chat_id: str) -> ChatSettings:
+    return ChatSettings(platform=Platform.TELEGRAM, chat_id=chat_id)
+
+
+async def _create(engine: AsyncEngine, chat_id: str) -> chat_store.ChatRecord:
+    async with engine.begin() as conn:
+        return await chat_store.ensure(conn, defaults=_chat(chat_id))
+
+
+async def _get(engine: AsyncEngine, chat_id: str) -> chat_store.ChatRecord | None:
+    async with reader(engine).connect() as conn:
+        return await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id=chat_id)
+
+
+async def test_a_read_waits_for_no_writer_and_holds_none_up(engine: AsyncEngine) -> None:
+    record = await _create(engine, "1")
+    async with engine.begin() as writer:
+        await chat_store.deactivate(writer, pk=record.pk, reason="left")
+        async with asyncio.timeout(NOT_BLOCKED):
+            seen = await _get(engine, "1")
+    assert seen is not None and seen.chat.state == ChatState.ACTIVE  # as committed before
+
+    async with reader(engine).connect() as conn:
+        await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id="1")
+        async with asyncio.timeout(NOT_BLOCKED):
+            await _create(engine, "2")  # a writer beside the open read
+    assert await _get(engine, "2") is not None
+
+
+async def test_two_writers_queue_instead_of_failing(engine: AsyncEngine) -> None:
+    """A transaction that reads and then writes while another writer commits: on SQLite the
+    second waits for the write lock (``BEGIN IMMEDIATE``) rather than failing the first's
+    upgrade from reading to writing."""
+    record = await _create(engine, "1")
+    async with engine.begin() as first:
+        before = await chat_store.get(first, platform=Platform.TELEGRAM, chat_id="1")
+        assert before is not None
+        second = asyncio.create_task(_create(engine, "2"))
+        await asyncio.sleep(0.2)
+        await chat_store.save(first, before=before, after=replace(before.chat, lang="ko"))
+    await second
+    saved = await _get(engine, "1")
+    assert saved is not None and saved.pk == record.pk and saved.chat.lang == "ko"
+    assert await _get(engine, "2") is not None
+
+
+async def test_a_failed_transaction_leaves_nothing_and_the_next_one_works(
+    engine: AsyncEngine,
+) -> None:
+    with pytest.raises(RuntimeError):
+        async with engine.begin() as conn:
+            await chat_store.ensure(conn, defaults=_chat("1"))
+            raise RuntimeError("the command failed")
+    assert await _get(engine, "1") is None
+
+    with pytest.raises(IntegrityError):  # its very first statement fails
+        async with engine.begin() as conn:
+            await conn.execute(insert(chat_tags).values(chat_pk=999_999, tag="rl", kind="any"))
+    async with engine.begin():
+        pass  # a transaction with no statement at all
+    assert (await _create(engine, "2")).chat.chat_id == "2"
+
+
+async def test_row_counts_and_many_rows(engine: AsyncEngine) -> None:
+    for chat_id in ("1", "2", "3"):
+        await _create(engine, chat_id)
+    async with engine.begin() as conn:
+        result = await conn.execute(
+            update(chats).where(chats.c.chat_id.in_(["1", "2"])).values(lang="ko")
+        )
+        assert result.rowcount == 2
+        pks = [r.pk for r in (await chat_store.get_many(conn, [1, 2, 3])).values()]
+        await conn.execute(
+            insert(chat_tags), [{"chat_pk": pk, "tag": "rl", "kind": "any"} for pk in pks]
+        )
+    async with reader(engine).connect() as conn:
+        assert dict(await chat_store.subscriber_counts(conn)) == {"rl": 3}
+
+
+# ---------------------------------------------------------------------- dropped connections
+
+
+@pytest.fixture
+async def postgres(engine: AsyncEngine, database_url: str) -> AsyncIterator[AsyncEngine]:
+    """A second engine on the same PostgreSQL database, to end the first one's connections."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("connections dropped by a server: PostgreSQL only")
+    other = create_async_engine(database_url)
+    try:
+        yield other
+    finally:
+        await other.dispose()
+
+
+async def _backend_pid(engine: AsyncEngine) -> int:
+    async with engine.connect() as conn:
+        return int((await conn.execute(text("SELECT pg_backend_pid()"))).scalar_one())
+
+
+async def _terminate(postgres: AsyncEngine, pid: int) -> None:
+    async with postgres.connect() as conn:
+        await conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        for _ in range(100):
+            gone = await conn.execute(
+                text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid}
+            )
+            if gone.scalar_one() == 0:
+                return
+            await asyncio.sleep(0.02)
+    raise AssertionError(f"backend {pid} did not end")
+
+
+async def test_an_idle_connection_the_server_dropped_is_replaced_unseen(
+    engine: AsyncEngine, postgres: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine_module, "IDLE_PING_SECONDS", 0.0)
+    pid = await _backend_pid(engine)
+    await _terminate(postgres, pid)
+    assert await _backend_pid(engine) != pid  # pinged on checkout, replaced, no error
+
+
+async def test_a_connection_dropped_while_busy_fails_one_transaction(
+    engine: AsyncEngine, postgres: AsyncEngine
+) -> None:
+    pid = await _backend_pid(engine)
+    await _terminate(postgres, pid)  # in use moments ago: not pinged
+    with pytest.raises(DBAPIError) as failed:
+        await _backend_pid(engine)
+    assert failed.value.connection_invalidated
+    assert await _backend_pid(engine) != pid  # the pool has replaced it
+
+
+async def test_the_stock_sqlite_adapter_is_the_fallback_and_behaves_the_same(
+    tmp_path: Path,
+) -> None:
+    # The installed SQLAlchemy and aiosqlite get the one-trip adapter...
+    assert engine_module.fast_sqlite_supported()
+    # ...and without it (other versions) the stock one keeps every rule above.
+    checks = (
+        test_a_read_waits_for_no_writer_and_holds_none_up,
+        test_two_writers_queue_instead_of_failing,
+        test_a_failed_transaction_leaves_nothing_and_the_next_one_works,
+    )
+    for number, check in enumerate(checks):
+        stock = create_async_engine(
+            f"sqlite+aiosqlite:///{tmp_path / f'stock{number}.db'}",
+            connect_args={"timeout": engine_module.SQLITE_BUSY_TIMEOUT_MS / 1000},
+        )
+        engine_module._configure_sqlite(stock)
+        try:
+            await upgrade(stock)
+            await check(stock)
+        finally:
+            await stock.dispose()
