@@ -16,6 +16,7 @@ from bot import __version__, logs
 from bot.errors import ConfigError, DeliveryError
 from bot.models import Platform
 from bot.settings import Settings, load_settings
+from bot.store.engine import reader
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -144,7 +145,7 @@ async def _digest(settings: Settings, args: argparse.Namespace) -> int:
         chat_pks: list[int] | None = None
         if args.chat is not None:
             platform, chat_id = args.chat
-            async with app.engine.connect() as conn:
+            async with reader(app.engine).connect() as conn:
                 record = await chat_store.get(conn, platform=platform, chat_id=chat_id)
             if record is None:
                 print(f"no such chat: {platform.value}:{chat_id}", file=sys.stderr)
@@ -155,7 +156,7 @@ async def _digest(settings: Settings, args: argparse.Namespace) -> int:
         planned = await app.planner.plan_now(chat_pks=chat_pks)
         delivery = app.delivery()
         await delivery.drain(chat_pks=chat_pks)
-        async with app.engine.connect() as conn:
+        async with reader(app.engine).connect() as conn:
             left, _ = await outbox.pending(conn, chat_pks=chat_pks)
     print(
         f"{planned} planned, {retried} retried, {delivery.sent} sent, "
@@ -185,7 +186,7 @@ async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
         return EXIT_CONFIG
     audience = Audience(tags=tags, platform=args.platform, lang=args.lang)
     async with open_app(settings) as app:
-        async with app.engine.connect() as conn:
+        async with reader(app.engine).connect() as conn:
             size = await admin_store.audience_size(conn, audience)
         print(
             f"This broadcast reaches {size.reach} chats "
@@ -210,7 +211,7 @@ async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
             )
         delivery = app.delivery()
         await delivery.drain(broadcast=broadcast_id)
-        async with app.engine.connect() as conn:
+        async with reader(app.engine).connect() as conn:
             state = await admin_store.progress(conn, broadcast_id)
     print(
         f"Broadcast #{broadcast_id}: {queued} queued, {state.sent} sent, {state.failed} failed, "
@@ -230,7 +231,7 @@ async def _audit(settings: Settings, args: argparse.Namespace) -> int:
     from bot.app import open_app
     from bot.store import admin as admin_store
 
-    async with open_app(settings) as app, app.engine.connect() as conn:
+    async with open_app(settings) as app, reader(app.engine).connect() as conn:
         entries = await admin_store.audit_entries(conn, since=args.since)
     for entry in entries:
         verdict = "allowed" if entry["allowed"] else "refused"
@@ -247,7 +248,7 @@ async def _subscribers(settings: Settings, args: argparse.Namespace) -> int:
     from bot.app import open_app
     from bot.store import chats as chat_store
 
-    async with open_app(settings) as app, app.engine.connect() as conn:
+    async with open_app(settings) as app, reader(app.engine).connect() as conn:
         records = await chat_store.listing(conn)
     for record in records:
         fields = chat_store.describe(record)

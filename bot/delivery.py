@@ -54,6 +54,7 @@ from bot.store import chats as chat_store
 from bot.store import outbox
 from bot.store import pages as page_store
 from bot.store.chats import ChatRecord
+from bot.store.engine import reader
 from bot.store.outbox import OutboxRow
 
 log = logging.getLogger("bot.delivery")
@@ -519,7 +520,7 @@ class Delivery:
         entries = tuple((int(page_id), bool(updated)) for page_id, updated in row.payload["pages"])
         claimed = self._claimed.pop(row.id, None)
         if claimed is None:
-            async with self._engine.connect() as conn:
+            async with reader(self._engine).connect() as conn:
                 claimed = _Claimed(
                     await page_store.load_pages(conn, [page_id for page_id, _ in entries])
                 )

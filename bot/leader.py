@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.delivery import owner_is_dead
+from bot.store.engine import reader
 from bot.store.pages import utcnow
 from bot.store.schema import leases
 
@@ -87,7 +88,7 @@ class Leases:
 
     async def live_replicas(self, *, now: dt.datetime | None = None) -> int:
         now = now or utcnow()
-        async with self._engine.connect() as conn:
+        async with reader(self._engine).connect() as conn:
             count = (
                 await conn.execute(
                     select(func.count()).where(
@@ -106,7 +107,7 @@ class Leases:
         if self.registered_at is None:
             return False
         now = now or utcnow()
-        async with self._engine.connect() as conn:
+        async with reader(self._engine).connect() as conn:
             rows = await conn.execute(
                 select(leases.c.holder, leases.c.expires_at).where(
                     leases.c.name.like(REPLICA_PREFIX + "%"),

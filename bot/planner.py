@@ -23,6 +23,7 @@ from bot import filters, schedule
 from bot.models import ChatState, Filter, Mode
 from bot.store import chats as chat_store
 from bot.store import outbox
+from bot.store.engine import reader
 from bot.store.pages import chunks, utcnow
 from bot.store.schema import chat_pages, chats, page_events, page_tags
 
@@ -201,7 +202,7 @@ class Planner:
         Returns the number of outbox rows written.
         """
         now = now or utcnow()
-        async with self._engine.connect() as conn:
+        async with reader(self._engine).connect() as conn:
             latest = await chat_store.latest_event_id(conn)
         due = ((chats.c.mode == Mode.INSTANT.value) & (chats.c.cursor < latest)) | (
             chats.c.next_digest_at <= now

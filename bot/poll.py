@@ -17,6 +17,7 @@ from bot.errors import SourceError
 from bot.sources.directory import scan_directory
 from bot.sources.feed import fetch_feed
 from bot.store import pages as store
+from bot.store.engine import reader
 
 log = logging.getLogger("bot.poll")
 
@@ -133,7 +134,7 @@ class Poller:
             return SourceOutcome(name=name, error=exc.reason)
 
     async def _poll_directory(self, source: store.SourceRow) -> SourceOutcome:
-        async with self._engine.connect() as conn:
+        async with reader(self._engine).connect() as conn:
             known = await store.stamps(conn, source.id)
         scan = await asyncio.to_thread(
             scan_directory,

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot import metrics
 from bot.store import outbox
 from bot.store import pages as page_store
+from bot.store.engine import reader
 
 log = logging.getLogger("bot.web")
 
@@ -39,7 +40,7 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
     async def healthz(_request: web.Request) -> web.Response:
         body: dict[str, object] = {"status": "ok"}
         try:
-            async with engine.connect() as conn:
+            async with reader(engine).connect() as conn:
                 await conn.execute(text("SELECT 1"))
                 depth, _ = await outbox.pending(conn)
                 sources = await page_store.all_sources(conn)
@@ -69,7 +70,7 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
 
     async def metrics_endpoint(_request: web.Request) -> web.Response:
         try:
-            async with engine.connect() as conn:
+            async with reader(engine).connect() as conn:
                 depth, _ = await outbox.pending(conn)
                 oldest = await outbox.oldest_queued_age(conn, now=page_store.utcnow())
             metrics.QUEUE_DEPTH.set(depth)

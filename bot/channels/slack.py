@@ -52,6 +52,7 @@ from bot.models import ChatKind, ChatSettings, ChatState, Outgoing, Platform, Re
 from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store.chats import ChatRecord
+from bot.store.engine import reader
 
 log = logging.getLogger("bot.channels.slack")
 
@@ -579,7 +580,7 @@ class SlackChannel:
             return Reply(lang, t(lang, "cmd.error"))
 
     async def _record(self, chat_id: str) -> ChatRecord | None:
-        async with self._engine.connect() as conn:
+        async with reader(self._engine).connect() as conn:
             return await chat_store.get(conn, platform=Platform.SLACK, chat_id=chat_id)
 
     async def _user_locale(self, user_id: str) -> str | None:

@@ -15,10 +15,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy import delete
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bot import web
 from bot.logs import JSON_KEYS
+from bot.store.schema import audit_log
 from tests.fakes.slack_api import FakeSlack, signed_headers, slash_command_body
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_poll import page, write
@@ -174,3 +176,22 @@ async def test_healthz_is_503_when_the_database_is_away() -> None:
     finally:
         await runner.cleanup()
         await engine.dispose()
+
+
+async def test_healthz_and_metrics_answer_while_a_writer_holds_the_database(
+    engine: AsyncEngine,
+) -> None:
+    """A long write (planning a large fan-out) must not make the probes time out: on SQLite
+    they read beside the writer instead of queueing for its lock."""
+    app = web.make_app(engine=engine, hooks=web.WebHooks())
+    runner, port = await web.start(app, host="127.0.0.1", port=0)
+    try:
+        async with engine.begin() as writer, httpx.AsyncClient() as client:
+            await writer.execute(delete(audit_log))  # the write lock is taken now
+            async with asyncio.timeout(2.0):  # SQLite's busy timeout is 30 s
+                health = await client.get(f"http://127.0.0.1:{port}/healthz")
+                scraped = await client.get(f"http://127.0.0.1:{port}/metrics")
+        assert health.status_code == 200 and health.json()["database"] == "ok"
+        assert scraped.status_code == 200 and "trendbot_queue_depth" in scraped.text
+    finally:
+        await runner.cleanup()
