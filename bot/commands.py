@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Protocol, TypeVar
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import filters, metrics
@@ -246,11 +247,19 @@ class CommandCore:
                 )
                 if record is not None:
                     return await body(conn, record)
-        async with self._engine.begin() as conn:
-            record = await chat_store.ensure(
-                conn, defaults=self._new_chat(caller), title=caller.chat_title
-            )
-            return await body(conn, record)
+        for attempt in (1, 2):
+            try:
+                async with self._engine.begin() as conn:
+                    record = await chat_store.ensure(
+                        conn, defaults=self._new_chat(caller), title=caller.chat_title
+                    )
+                    return await body(conn, record)
+            except IntegrityError:
+                # Another command of the same new chat created it first (PostgreSQL runs
+                # both at once): all of this was rolled back; once more, on that chat.
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     def _new_chat(self, caller: Caller) -> ChatSettings:
         lang = self._defaults.lang
