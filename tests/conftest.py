@@ -29,6 +29,9 @@ NO_POSTGRES = (
 def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in CONTRACT_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+    # As `trendbot` itself sets it (bot/__main__.py): without it python-telegram-bot 22
+    # warns when it builds RetryAfter, and warnings are errors in this suite.
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")
 
 
 @pytest.fixture

@@ -57,6 +57,24 @@ async def make_chats(engine: AsyncEngine, count: int) -> None:
         )
 
 
+def run_env(
+    clean_env: dict[str, str], database_url: str, wiki: Path, tg: FakeTelegram
+) -> dict[str, str]:
+    """The environment of a ``trendbot run`` sending to ``tg`` at 100 messages a second,
+    with no poll of its own during a test."""
+    return dict(
+        clean_env,
+        DATABASE_URL=database_url,
+        WIKI_SOURCES=str(wiki),
+        TELEGRAM_BOT_TOKEN=TOKEN,
+        TELEGRAM_API_BASE_URL=tg.base_url,
+        TELEGRAM_RATE_PER_SECOND="100",
+        HTTP_PORT="0",
+        POLL_INTERVAL_SECONDS="3600",
+        PTB_TIMEDELTA="true",
+    )
+
+
 def start_run(env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
     with (cwd / "run.log").open("ab") as log:
         return subprocess.Popen(
@@ -91,17 +109,7 @@ async def test_sigkill_mid_fanout_loses_nothing(
         tg.latency = 0.05
         tg.enforce_limits = True
         tg.global_rate = 100
-        env = dict(
-            clean_env,
-            DATABASE_URL=database_url,
-            WIKI_SOURCES=str(wiki),
-            TELEGRAM_BOT_TOKEN=TOKEN,
-            TELEGRAM_API_BASE_URL=tg.base_url,
-            TELEGRAM_RATE_PER_SECOND="100",
-            HTTP_PORT="0",
-            POLL_INTERVAL_SECONDS="3600",
-            PTB_TIMEDELTA="true",
-        )
+        env = run_env(clean_env, database_url, wiki, tg)
 
         def delivered() -> int:
             return len(tg.calls("sendMessage", ok=True))

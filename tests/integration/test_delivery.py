@@ -27,11 +27,6 @@ from tests.integration.test_planner import World, started
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 
 
-@pytest.fixture(autouse=True)
-def _ptb_timedelta(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PTB_TIMEDELTA", "true")
-
-
 @pytest.fixture
 async def tg() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(token=TOKEN) as server:

@@ -47,12 +47,6 @@ GROUP = -1001234567890
 fake_telegram = fixtures.fake_telegram
 
 
-@pytest.fixture(autouse=True)
-def _ptb_timedelta(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Without it PTB 22 warns when it builds RetryAfter; the warning is an error in this suite.
-    monkeypatch.setenv("PTB_TIMEDELTA", "true")
-
-
 @pytest.fixture
 async def tg() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(token=TOKEN, long_poll_cap=0.3) as server:

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.delivery import SHUTDOWN_GRACE_SECONDS
 from bot.store.schema import outbox
 from tests.fakes.telegram_api import FakeTelegram
-from tests.integration.test_crash import CHATS, TOKEN, make_chats, start_run, wait_until
+from tests.integration.test_crash import CHATS, TOKEN, make_chats, run_env, start_run, wait_until
 from tests.integration.test_planner import started
 
 # After the grace: the channels and the HTTP server stop, the leases are released.
@@ -38,22 +38,6 @@ async def fan_out(engine: AsyncEngine, tmp_path: Path) -> Path:
     await world.publish("papers/2026/shutdown-test", tags="[rl]")
     assert await world.planner.plan_now() == CHATS
     return wiki
-
-
-def run_env(
-    clean_env: dict[str, str], database_url: str, wiki: Path, tg: FakeTelegram
-) -> dict[str, str]:
-    return dict(
-        clean_env,
-        DATABASE_URL=database_url,
-        WIKI_SOURCES=str(wiki),
-        TELEGRAM_BOT_TOKEN=TOKEN,
-        TELEGRAM_API_BASE_URL=tg.base_url,
-        TELEGRAM_RATE_PER_SECOND="100",
-        HTTP_PORT="0",
-        POLL_INTERVAL_SECONDS="3600",
-        PTB_TIMEDELTA="true",
-    )
 
 
 async def terminate(process: subprocess.Popen[bytes]) -> tuple[int, float]:

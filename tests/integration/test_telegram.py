@@ -53,12 +53,6 @@ WEBHOOK_URL = "https://bot.example.org/telegram/webhook"
 SECRET = "s3cret-Header_value"
 
 
-@pytest.fixture(autouse=True)
-def _ptb_timedelta(monkeypatch: pytest.MonkeyPatch) -> None:
-    # PTB 22 warns on int retry_after unless opted in; warnings are errors in this suite.
-    monkeypatch.setenv("PTB_TIMEDELTA", "true")
-
-
 @pytest.fixture
 async def tg() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(token=TOKEN, long_poll_cap=0.2) as server:
