@@ -25,7 +25,7 @@ TELEGRAM_TOKEN_RE = re.compile(r"^\d{1,20}:[A-Za-z0-9_-]{20,}$")
 # Bot API setWebhook: secret_token is 1-256 characters of A-Z, a-z, 0-9, _ and -.
 TELEGRAM_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 # Bot API FAQ: about 30 messages a second in all; more only with paid broadcasts
-# (https://core.telegram.org/bots/faq#how-can-i-message-all-of-my-bot-39s-subscribers-at-once).
+# (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this).
 TELEGRAM_FREE_RATE_PER_SECOND = 30.0
 # Bot API sendMessage allow_paid_broadcast: up to 1,000 messages a second, charged in Stars
 # (https://core.telegram.org/bots/api#sendmessage).
