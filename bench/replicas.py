@@ -133,6 +133,7 @@ async def run_once(
             TELEGRAM_BOT_TOKEN=TOKEN,
             TELEGRAM_API_BASE_URL=fake["base_url"],
             TELEGRAM_RATE_PER_SECOND=str(cap),
+            TELEGRAM_PAID_BROADCAST="true",  # over 30 a second
             HTTP_PORT="0",
             LOG_LEVEL="WARNING",
             PTB_TIMEDELTA="true",
@@ -191,6 +192,8 @@ async def measure(args: argparse.Namespace) -> None:
             str(LATENCY),
             "--enforce-limits",
             "--global-rate",
+            str(args.cap),
+            "--paid-rate",
             str(args.cap),
         ],
         stdin=subprocess.PIPE,

@@ -62,7 +62,9 @@ def _senders(
     senders: dict[Platform, Sender] = {Platform.CONSOLE: ConsoleSender(out=console_out)}
     if telegram_bot is not None:
         senders[Platform.TELEGRAM] = TelegramSender(
-            telegram_bot, rate_per_second=settings.telegram_rate_per_second
+            telegram_bot,
+            rate_per_second=settings.telegram_rate_per_second,
+            paid_broadcast=settings.telegram_paid_broadcast,
         )
     if slack_client is not None:
         senders[Platform.SLACK] = SlackSender(

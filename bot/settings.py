@@ -24,6 +24,12 @@ SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
 TELEGRAM_TOKEN_RE = re.compile(r"^\d{1,20}:[A-Za-z0-9_-]{20,}$")
 # Bot API setWebhook: secret_token is 1-256 characters of A-Z, a-z, 0-9, _ and -.
 TELEGRAM_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+# Bot API FAQ: about 30 messages a second in all; more only with paid broadcasts
+# (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this).
+TELEGRAM_FREE_RATE_PER_SECOND = 30.0
+# Bot API sendMessage allow_paid_broadcast: up to 1,000 messages a second, charged in Stars
+# (https://core.telegram.org/bots/api#sendmessage).
+TELEGRAM_PAID_RATE_PER_SECOND = 1000.0
 SLACK_USER_ID_RE = re.compile(r"^[UW][A-Z0-9]{2,}$")
 SLACK_COMMAND_RE = re.compile(r"^/[a-z0-9_-]{1,31}$")
 
@@ -76,6 +82,7 @@ class Settings(BaseSettings):
     telegram_webhook_url: str | None = None
     telegram_webhook_secret: SecretStr | None = None
     telegram_admin_ids: Annotated[tuple[int, ...], NoDecode] = ()
+    telegram_paid_broadcast: bool = False
 
     slack_bot_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
@@ -84,7 +91,7 @@ class Settings(BaseSettings):
     slack_command: str = "/trend"
     slack_admin_ids: Annotated[tuple[str, ...], NoDecode] = ()
 
-    telegram_rate_per_second: float = Field(default=30.0, gt=0, le=10_000)
+    telegram_rate_per_second: float = Field(default=30.0, gt=0, le=TELEGRAM_PAID_RATE_PER_SECOND)
     slack_rate_per_second: float = Field(default=1.0, gt=0, le=1_000)
 
     http_host: str = "127.0.0.1"
@@ -237,6 +244,23 @@ class Settings(BaseSettings):
             )
         if self.telegram_webhook_url and self.telegram_bot_token is None:
             raise ValueError("TELEGRAM_BOT_TOKEN: required when TELEGRAM_WEBHOOK_URL is set")
+        if self.telegram_webhook_url and self.telegram_webhook_secret is None:
+            # Without it anyone who finds the URL can post updates posing as any user.
+            raise ValueError(
+                "TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_WEBHOOK_URL is set "
+                "(1-256 characters of A-Z, a-z, 0-9, _ and -)"
+            )
+        if self.telegram_webhook_url and urlsplit(self.telegram_webhook_url).scheme != "https":
+            # Bot API setWebhook takes HTTPS URLs only (https://core.telegram.org/bots/api#setwebhook).
+            raise ValueError("TELEGRAM_WEBHOOK_URL: must be an https:// URL")
+        if (
+            self.telegram_rate_per_second > TELEGRAM_FREE_RATE_PER_SECOND
+            and not self.telegram_paid_broadcast
+        ):
+            raise ValueError(
+                f"TELEGRAM_RATE_PER_SECOND: above {TELEGRAM_FREE_RATE_PER_SECOND:g} needs "
+                "TELEGRAM_PAID_BROADCAST=true (paid broadcasts, charged in Telegram Stars)"
+            )
         return self
 
     # Derived values -----------------------------------------------------------------

@@ -20,7 +20,7 @@ import sys
 import time
 import traceback
 import warnings
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 from urllib.parse import quote
@@ -31,6 +31,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import (
     Bot,
     BotCommand,
+    BotCommandScope,
+    BotCommandScopeAllChatAdministrators,
+    BotCommandScopeAllGroupChats,
+    BotCommandScopeAllPrivateChats,
+    CallbackQuery,
     Chat,
     ChatMember,
     InlineKeyboardMarkup,
@@ -56,8 +61,10 @@ from telegram.request._requestparameter import RequestParameter
 from telegram.warnings import PTBDeprecationWarning
 
 from bot import render
+from bot.admin import CANCEL as BROADCAST_CANCEL
+from bot.admin import SEND as BROADCAST_SEND
 from bot.channels.telegram_request import AiohttpRequest
-from bot.commands import Caller, CommandCore
+from bot.commands import TOGGLE, Caller, CommandCore
 from bot.errors import (
     ChatGone,
     ChatMigrated,
@@ -101,6 +108,14 @@ ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
 COMMAND_NAME_RE = re.compile(r"^[a-z0-9_]{1,32}$")
 MAX_COMMAND_DESCRIPTION = 256  # Bot API BotCommand.description
 MAX_ALERT_CHARS = 200  # Bot API answerCallbackQuery text
+# Webhook update_ids remembered per process, to act once on an update Telegram sends twice
+# (it retries a delivery it did not see answered). Updates arrive in order, a few at a time.
+SEEN_UPDATES_MAX = 10_000
+# A forum topic's chat id: the group's id, this separator, the topic's message_thread_id.
+TOPIC_SEPARATOR = "/"
+# What a group's members see in its menu: the commands that change nothing. Administrators
+# and private chats see every command (https://core.telegram.org/bots/api#determining-list-of-commands).
+GROUP_MENU_COMMANDS = ("help", "settings", "latest", "tags")
 
 # BadRequest texts that mean the chat cannot be reached any more (lower case).
 _GONE_MARKERS = (
@@ -115,6 +130,10 @@ _GONE_MARKERS = (
     "not enough rights to send",
     "need administrator rights in the channel chat",
 )
+# BadRequest texts that mean a forum topic cannot be posted to any more (lower case): the
+# topic was closed, or deleted (tdlib/telegram-bot-api#472, #854).
+_TOPIC_CLOSED_MARKERS = ("topic_closed",)
+_TOPIC_GONE_MARKERS = ("message thread not found", "topic_deleted", "topic_id_invalid")
 _TOKEN_IN_TEXT = re.compile(r"\d{3,20}(?::|%3[aA])[A-Za-z0-9_-]{10,}")
 _REDACTED = "[token]"
 _NOT_MODIFIED = "message is not modified"
@@ -190,6 +209,34 @@ def _chat_ref(chat_id: str) -> int | str:
         return chat_id
 
 
+def split_chat_id(chat_id: str) -> tuple[int | str, int | None]:
+    """A stored chat id as Telegram's ``chat_id`` and ``message_thread_id``.
+
+    A forum topic is a chat of its own, stored as ``-100123/45`` (group ``-100123``, topic
+    45); any other chat has no thread.
+    """
+    head, separator, topic = chat_id.partition(TOPIC_SEPARATOR)
+    if separator and topic.isdigit():
+        return _chat_ref(head), int(topic)
+    return _chat_ref(chat_id), None
+
+
+def topic_chat_id(chat_id: int, thread_id: int | None) -> str:
+    """The stored id of a chat, or of one topic of a forum (``-100123/45``)."""
+    return str(chat_id) if thread_id is None else f"{chat_id}{TOPIC_SEPARATOR}{thread_id}"
+
+
+def _topic_of(message: Message) -> int | None:
+    """The forum topic a message is in; None outside forums and in the General topic.
+
+    Replies in an ordinary supergroup carry a ``message_thread_id`` too; only
+    ``is_topic_message`` says it is a topic (https://core.telegram.org/bots/api#message).
+    """
+    if message.is_topic_message and message.chat.type == Chat.SUPERGROUP:
+        return message.message_thread_id
+    return None
+
+
 def _retry_after_seconds(exc: tg_error.RetryAfter) -> float:
     # PTB 22 gives an int (deprecated, with a warning) or a timedelta (PTB_TIMEDELTA=true).
     with warnings.catch_warnings():
@@ -223,6 +270,11 @@ def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) ->
     if isinstance(exc, tg_error.InvalidToken):
         return PermanentError(f"unauthorized: the bot token was rejected ({text})")
     if isinstance(exc, tg_error.BadRequest):
+        lowered = text.lower()
+        if any(marker in lowered for marker in _TOPIC_CLOSED_MARKERS):
+            return ChatGone(f"topic closed: {text}")
+        if any(marker in lowered for marker in _TOPIC_GONE_MARKERS):
+            return ChatGone(f"topic deleted: {text}")
         if _is_gone(text):
             return ChatGone(f"gone: {text}")
         return PermanentError(f"bad_request: {text}")
@@ -246,9 +298,10 @@ class TelegramSender:
 
     platform = Platform.TELEGRAM
 
-    def __init__(self, bot: Bot, *, rate_per_second: float) -> None:
+    def __init__(self, bot: Bot, *, rate_per_second: float, paid_broadcast: bool = False) -> None:
         self._bot = bot
         self._rate = rate_per_second
+        self._paid = paid_broadcast
 
     @property
     def rate_per_second(self) -> float | None:
@@ -258,13 +311,18 @@ class TelegramSender:
         return GROUP_CHAT_INTERVAL if chat.kind == ChatKind.GROUP else PRIVATE_CHAT_INTERVAL
 
     async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
-        """Send one message; return its message id. ``thread`` is Slack's; Telegram has none.
+        """Send one message; return its message id. ``thread`` is Slack's: on Telegram a
+        forum topic is part of the chat id (:func:`split_chat_id`).
 
         Raises:
-            DeliveryError: a subclass saying what to do (see :func:`translate_error`).
+            DeliveryError: a subclass saying what to do (see :func:`translate_error`); a
+                closed or deleted topic is ``ChatGone`` for that topic alone.
         """
+        chat_ref, topic = split_chat_id(chat_id)
         try:
-            message_id = await post_message(self._bot, chat_id=_chat_ref(chat_id), message=message)
+            message_id = await post_message(
+                self._bot, chat_id=chat_ref, message=message, thread_id=topic, paid=self._paid
+            )
         except tg_error.TelegramError as exc:
             raise translate_error(exc, token=self._bot.token) from None
         except RuntimeError as exc:
@@ -276,7 +334,12 @@ class TelegramSender:
 
 
 async def post_message(
-    bot: Bot, *, chat_id: int | str, message: Outgoing, thread_id: int | None = None
+    bot: Bot,
+    *,
+    chat_id: int | str,
+    message: Outgoing,
+    thread_id: int | None = None,
+    paid: bool = False,
 ) -> int:
     """``sendMessage`` with the parameters :func:`send_outgoing` passes, posted through the
     bot's own request object; returns the message id.
@@ -285,7 +348,8 @@ async def post_message(
     and the sender and the replies to commands read only its id: for a digest that object
     cost about a third of the CPU of a whole delivery (``bench/fanout.py``). The request and
     its errors are python-telegram-bot's own (``BaseRequest.post``); a test compares the
-    parameters on the wire with those of ``Bot.send_message``.
+    parameters on the wire with those of ``Bot.send_message``. ``paid`` sends
+    ``allow_paid_broadcast`` (past 30 messages a second, charged in Stars).
 
     Raises:
         telegram.error.TelegramError: as ``Bot.send_message`` raises it.
@@ -297,6 +361,7 @@ async def post_message(
         "link_preview_options": _NO_PREVIEW,
         "reply_markup": _markup(message.markup),
         "message_thread_id": thread_id,
+        "allow_paid_broadcast": True if paid else None,
     }
     data = RequestData(
         [RequestParameter.from_input(k, v) for k, v in parameters.items() if v is not None]
@@ -386,6 +451,8 @@ class TelegramChannel:
         self._username = ""
         self._admin_cache: dict[tuple[int, int], tuple[float, bool]] = {}
         self._webhook_mode = settings.telegram_webhook_url is not None
+        self._seen_updates: OrderedDict[int, None] = OrderedDict()
+        self._paid = settings.telegram_paid_broadcast
         builder = (
             ApplicationBuilder()
             .bot(bot)
@@ -403,6 +470,7 @@ class TelegramChannel:
                 self._on_text,
             )
         )
+        self.application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, self._on_migrate))
         self.application.add_handler(CallbackQueryHandler(self._on_callback))
         self.application.add_handler(
             ChatMemberHandler(self._on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER)
@@ -488,29 +556,50 @@ class TelegramChannel:
         await self.application.shutdown()
 
     async def process_webhook(self, body: bytes, secret_header: str | None) -> int:
-        """One webhook request: the HTTP status to answer.
+        """One webhook request: the HTTP status to answer. Never raises.
 
-        401 when a secret is configured and the ``X-Telegram-Bot-Api-Secret-Token`` header
-        does not match it (nothing is processed); 400 when the body is not an update; 503
-        when the channel is not running (Telegram retries later); 200 once the update is
-        queued for the handlers.
+        401 when the ``X-Telegram-Bot-Api-Secret-Token`` header does not match the secret
+        (nothing is processed; settings make the secret required in webhook mode); 400 when
+        the body is not an update, whatever is wrong with it (not UTF-8, not JSON, nested too
+        deeply to parse, not an object, no integer ``update_id``, fields of the wrong type);
+        503 when the channel is not running (Telegram retries later); 200 once the update is
+        queued for the handlers, or when its ``update_id`` was already queued by this process
+        (Telegram sends an update again when it did not see an answer: it is acted on once).
+        The update ids seen are kept in memory, the last :data:`SEEN_UPDATES_MAX` of them, per
+        process: a restart or another replica does not know them.
         """
         secret = self._secret
-        if secret is not None and not hmac.compare_digest(
+        if secret is None or not hmac.compare_digest(
             (secret_header or "").encode(), secret.encode()
         ):
             return 401
-        try:
-            data = json.loads(body)
-            if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
-                return 400
-            update = Update.de_json(data, self._bot)
-        except (ValueError, TypeError, KeyError, AttributeError):
+        update = self._parse_update(body)
+        if update is None:
             return 400
         if not self.application.running:
             return 503
+        if update.update_id in self._seen_updates:
+            log.info("telegram: update %d seen before; not acted on again", update.update_id)
+            return 200
+        self._seen_updates[update.update_id] = None
+        while len(self._seen_updates) > SEEN_UPDATES_MAX:
+            self._seen_updates.popitem(last=False)
         await self.application.update_queue.put(update)
         return 200
+
+    def _parse_update(self, body: bytes) -> Update | None:
+        """The update in a webhook body, or None (logged, one line, no traceback)."""
+        try:
+            data = json.loads(body)
+            if not isinstance(data, dict) or type(data.get("update_id")) is not int:
+                raise ValueError("not an update object")
+            return Update.de_json(data, self._bot)
+        except RecursionError:
+            reason = "nested too deeply"
+        except Exception as exc:  # any malformed body is the sender's error, never a 500
+            reason = type(exc).__name__
+        log.warning("telegram: webhook body is not an update (%s); answered 400", reason)
+        return None
 
     @property
     def _token(self) -> str | None:
@@ -523,15 +612,23 @@ class TelegramChannel:
         return secret.get_secret_value() if secret is not None else None
 
     async def _set_commands(self) -> None:
+        """The command menus: every command in private chats and for group administrators,
+        the read-only ones (:data:`GROUP_MENU_COMMANDS`) for other group members; English
+        for every language but Korean."""
         for lang, language_code in (("en", None), ("ko", "ko")):
-            try:
-                await self._bot.set_my_commands(menu_commands(lang), language_code=language_code)
-            except tg_error.TelegramError as exc:
-                log.warning(
-                    "telegram: could not set the command menu (%s): %s",
-                    lang,
-                    redact(str(exc), self._token),
-                )
+            for scope, commands in menu_scopes(lang):
+                try:
+                    await self._bot.set_my_commands(
+                        commands, scope=scope, language_code=language_code
+                    )
+                except tg_error.TelegramError as exc:
+                    log.warning(
+                        "telegram: could not set the command menu (%s, %s): %s",
+                        lang,
+                        scope.type,
+                        redact(str(exc), self._token),
+                    )
+                    break  # the other scopes would fail alike
 
     def _on_polling_error(self, exc: tg_error.TelegramError) -> None:
         log.warning("telegram: polling failed, retrying: %s", redact(str(exc), self._token))
@@ -557,12 +654,15 @@ class TelegramChannel:
 
     async def _run(self, message: Message, command: Callable[[Caller], Awaitable[Reply]]) -> None:
         chat, user = message.chat, message.from_user
+        topic = _topic_of(message)
         if user is None or user.is_bot:  # an anonymous administrator: the group itself
 
             async def group_itself() -> bool:
                 return True
 
-            caller = _caller(chat, user_id=chat.id, language_code=None, can_manage=group_itself)
+            caller = _caller(
+                chat, topic=topic, user_id=chat.id, language_code=None, can_manage=group_itself
+            )
         else:
             user_id = user.id
 
@@ -570,7 +670,11 @@ class TelegramChannel:
                 return await self._can_manage(chat.id, user_id)
 
             caller = _caller(
-                chat, user_id=user_id, language_code=user.language_code, can_manage=can_manage
+                chat,
+                topic=topic,
+                user_id=user_id,
+                language_code=user.language_code,
+                can_manage=can_manage,
             )
         try:
             reply = await command(caller)
@@ -578,53 +682,96 @@ class TelegramChannel:
             self._log_failure("command", chat.id)
             lang = self._fallback_lang(caller)
             reply = Reply(lang, t(lang, "cmd.error"))
-        thread_id = message.message_thread_id if message.is_topic_message else None
-        await self._reply(chat.id, reply, thread_id=thread_id)
+        await self._reply(chat.id, reply, thread_id=topic)
 
     async def _on_callback(self, update: Update, _context: _Context) -> None:
+        """A button press: answered first, then acted on.
+
+        Telegram shows a spinner until the query is answered and refuses an answer that
+        comes too late ("query is too old"), so the answer goes out before any database
+        work or edit. A press the user may not make is refused in that answer, as an alert,
+        and the message stays as it is: whether they may is asked of Telegram (group
+        administrators) or of the settings (broadcast admins), never of the database.
+        """
         query = update.callback_query
         if query is None:
             return
-        answer: dict[str, str] = {}  # an alert to show the user who pressed
+        message = query.message
+        if query.from_user.is_bot or query.data is None or not isinstance(message, Message):
+            await self._answer(query)
+            return
+        data, chat, user = query.data, message.chat, query.from_user
+
+        async def can_manage() -> bool:
+            return await self._can_manage(chat.id, user.id)
+
+        caller = _caller(
+            chat,
+            topic=_topic_of(message),
+            user_id=user.id,
+            language_code=user.language_code,
+            can_manage=can_manage,
+        )
+        lang = self._fallback_lang(caller)
         try:
-            message = query.message
-            if query.from_user.is_bot or query.data is None or message is None:
-                return
-            refused = False
-
-            async def can_manage() -> bool:
-                nonlocal refused
-                allowed = await self._can_manage(message.chat.id, query.from_user.id)
-                refused = not allowed
-                return allowed
-
-            caller = _caller(
-                message.chat,
-                user_id=query.from_user.id,
-                language_code=query.from_user.language_code,
-                can_manage=can_manage,
+            refusal = await self._refusal(caller, data, lang=lang)
+        except Exception:
+            self._log_failure("button", chat.id)
+            await self._answer(query, alert=t(lang, "cmd.error"))
+            return
+        await self._answer(query, alert=refusal)
+        try:
+            reply = await self._core.handle_action(caller, data)
+        except Exception:
+            self._log_failure("button", chat.id)
+            await self._reply(
+                chat.id, Reply(lang, t(lang, "cmd.error")), thread_id=_topic_of(message)
             )
-            try:
-                reply = await self._core.handle_action(caller, query.data)
-            except Exception:
-                self._log_failure("button", message.chat.id)
-                answer = {"text": t(self._fallback_lang(caller), "cmd.error")}
-                return
-            if reply is None:
-                return
-            if refused:
-                # Only this user may not press it: tell them, leave the message as it is.
-                answer = {"text": reply.text}
-                return
-            await self._edit(message.chat.id, message.message_id, reply)
-        finally:
-            try:
-                if answer:
-                    await query.answer(text=answer["text"][:MAX_ALERT_CHARS], show_alert=True)
-                else:
-                    await query.answer()
-            except tg_error.TelegramError as exc:
-                log.info("telegram: could not answer a button: %s", redact(str(exc), self._token))
+            return
+        if reply is None or refusal is not None:
+            return  # refused: the core logged it; the message stays exactly as it was
+        await self._edit(message, reply)
+
+    async def _refusal(self, caller: Caller, data: str, *, lang: str) -> str | None:
+        """The alert refusing this press, or None when the user may press it."""
+        if data.startswith((BROADCAST_SEND, BROADCAST_CANCEL)):
+            admins = {str(admin) for admin in self._settings.telegram_admin_ids}
+            return None if caller.user_id in admins else t(lang, "cmd.admins_only")
+        if data.startswith(TOGGLE) and caller.can_manage is not None:
+            return None if await caller.can_manage() else t(lang, "cmd.group_admins_only")
+        return None
+
+    async def _answer(self, query: CallbackQuery, *, alert: str | None = None) -> None:
+        try:
+            if alert:
+                await query.answer(text=alert[:MAX_ALERT_CHARS], show_alert=True)
+            else:
+                await query.answer()
+        except tg_error.TelegramError as exc:
+            log.info("telegram: could not answer a button: %s", redact(str(exc), self._token))
+
+    async def _on_migrate(self, update: Update, _context: _Context) -> None:
+        """A group became a supergroup: its chat moves to the new id at once.
+
+        Telegram posts two service messages, ``migrate_to_chat_id`` in the old group and
+        ``migrate_from_chat_id`` in the new supergroup (https://core.telegram.org/bots/api#message);
+        either one moves the chat, the second finds nothing left to move.
+        """
+        message = update.message
+        if message is None:
+            return
+        if message.migrate_to_chat_id is not None:
+            old, new = message.chat.id, message.migrate_to_chat_id
+        elif message.migrate_from_chat_id is not None:
+            old, new = message.migrate_from_chat_id, message.chat.id
+        else:
+            return
+        async with self._engine.begin() as conn:
+            record = await chat_store.migrate(
+                conn, platform=Platform.TELEGRAM, old_chat_id=str(old), new_chat_id=str(new)
+            )
+        if record is not None:
+            log.info("telegram: group became supergroup %s; chat moved", new, extra=_ctx(old))
 
     async def _on_my_chat_member(self, update: Update, _context: _Context) -> None:
         change = update.my_chat_member
@@ -635,11 +782,13 @@ class TelegramChannel:
             return  # (re-)added: a later subscribe or resume makes the chat active again
         chat_id = str(change.chat.id)
         async with self._engine.begin() as conn:
-            record = await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id=chat_id)
-            if record is None:
-                return
-            await chat_store.deactivate(conn, pk=record.pk, reason="removed from chat")
-        log.info("telegram: bot removed from chat; chat is now inactive", extra=_ctx(chat_id))
+            records = await chat_store.with_topics(
+                conn, platform=Platform.TELEGRAM, chat_id=chat_id
+            )
+            for record in records:  # the group and each of its forum topics
+                await chat_store.deactivate(conn, pk=record.pk, reason="removed from chat")
+        if records:
+            log.info("telegram: bot removed from chat; chat is now inactive", extra=_ctx(chat_id))
 
     async def _on_error(self, update: object, context: _Context) -> None:
         exc = context.error
@@ -712,7 +861,9 @@ class TelegramChannel:
     async def _send_reply(self, chat_id: int, part: Outgoing, *, thread_id: int | None) -> None:
         for attempt in (1, 2):
             try:
-                await post_message(self._bot, chat_id=chat_id, message=part, thread_id=thread_id)
+                await post_message(
+                    self._bot, chat_id=chat_id, message=part, thread_id=thread_id, paid=self._paid
+                )
                 return
             except tg_error.TelegramError as exc:
                 error = translate_error(exc, token=self._token)
@@ -726,8 +877,9 @@ class TelegramChannel:
             log.warning("telegram: reply not sent: %s", error.reason, extra=_ctx(chat_id))
             return
 
-    async def _edit(self, chat_id: int, message_id: int, reply: Reply) -> None:
+    async def _edit(self, message: Message, reply: Reply) -> None:
         """Show ``reply`` in place of the message; parts beyond the first follow it."""
+        chat_id, message_id = message.chat.id, message.message_id
         parts = render.reply_messages(Platform.TELEGRAM, reply)
         if not parts:
             return
@@ -748,12 +900,13 @@ class TelegramChannel:
         except tg_error.TelegramError as exc:
             log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
         for part in rest:
-            await self._send_reply(chat_id, part, thread_id=None)
+            await self._send_reply(chat_id, part, thread_id=_topic_of(message))
 
 
 def _caller(
     chat: Chat,
     *,
+    topic: int | None,
     user_id: int,
     language_code: str | None,
     can_manage: Callable[[], Awaitable[bool]],
@@ -761,7 +914,7 @@ def _caller(
     group = chat.type != Chat.PRIVATE  # group, supergroup or channel
     return Caller(
         platform=Platform.TELEGRAM,
-        chat_id=str(chat.id),
+        chat_id=topic_chat_id(chat.id, topic),
         user_id=str(user_id),
         chat_kind=ChatKind.GROUP if group else ChatKind.PRIVATE,
         chat_title=chat.title if group else None,
@@ -772,6 +925,18 @@ def _caller(
 
 def _ctx(chat_id: int | str) -> dict[str, object]:
     return {"chat": f"telegram:{chat_id}", "platform": "telegram"}
+
+
+def menu_scopes(lang: str) -> list[tuple[BotCommandScope, list[BotCommand]]]:
+    """Each menu scope with its commands in ``lang`` (Bot API setMyCommands: the narrowest
+    scope that applies to a chat and user wins)."""
+    everything = menu_commands(lang)
+    reading = [command for command in everything if command.command in GROUP_MENU_COMMANDS]
+    return [
+        (BotCommandScopeAllPrivateChats(), everything),
+        (BotCommandScopeAllGroupChats(), reading),
+        (BotCommandScopeAllChatAdministrators(), everything),
+    ]
 
 
 def menu_commands(lang: str) -> list[BotCommand]:
@@ -803,8 +968,11 @@ __all__ = [
     "close_bot",
     "make_bot",
     "menu_commands",
+    "menu_scopes",
     "post_message",
     "redact",
     "send_outgoing",
+    "split_chat_id",
+    "topic_chat_id",
     "translate_error",
 ]

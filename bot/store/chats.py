@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot import filters, schedule
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform
 from bot.store.pages import chunks, utcnow
-from bot.store.schema import chat_tags, chats, page_events
+from bot.store.schema import chat_tags, chats, outbox, page_events
 
 # The statements every command runs, built once: building one and its cache key costs more
 # CPU than SQLite takes to run it.
@@ -196,11 +196,79 @@ async def deactivate(
     )
 
 
-async def migrate_id(conn: AsyncConnection, *, pk: int, new_chat_id: str) -> None:
-    """A Telegram group became a supergroup: the chat keeps its settings under the new id."""
-    await conn.execute(
-        update(chats).where(chats.c.id == pk).values(chat_id=new_chat_id, updated_at=utcnow())
+# What a chat's subscription is: taken from the newer row when a migration merge keeps it.
+_SETTINGS_COLUMNS = (
+    "state", "mode", "digest_time", "timezone", "lang", "filter", "next_digest_at",
+    "inactive_reason",
+)  # fmt: skip
+
+
+async def migrate_id(
+    conn: AsyncConnection, *, pk: int, new_chat_id: str, now: dt.datetime | None = None
+) -> ChatRecord | None:
+    """A Telegram group became a supergroup: chat ``pk`` moves to ``new_chat_id``.
+
+    When a chat already has the new id (someone typed a command in the supergroup before
+    the bot learnt of the migration), the two rows become one, in the caller's transaction:
+
+    * the older row survives (its id, cursor, ledger and queued messages stay), under the
+      new id; the newer row's queued messages move to it, then the newer row is deleted;
+    * the settings (filter, mode, time, zone, language, state) stay the older row's, unless
+      the newer row was changed after it was created (a ``/subscribe``, ``/mode``... in the
+      supergroup): that was said after the migration, so the newer settings are kept. The
+      cursor is then the later of the two, so nothing from before is replayed.
+
+    Returns the chat as stored now; None when ``pk`` does not exist. Calling it again (two
+    replicas seeing the same migration) changes nothing more.
+    """
+    now = now or utcnow()
+    older = (await conn.execute(select(chats).where(chats.c.id == pk))).mappings().first()
+    if older is None:
+        return None
+    params = {"platform": older["platform"], "chat_id": new_chat_id}
+    newer = (await conn.execute(_BY_ADDRESS, params)).mappings().first()
+    values: dict[str, Any] = {"chat_id": new_chat_id, "updated_at": now}
+    new_filter: str | None = None
+    if newer is not None and newer["id"] != pk:
+        if newer["updated_at"] > newer["created_at"]:
+            values.update({name: newer[name] for name in _SETTINGS_COLUMNS})
+            values["cursor"] = max(older["cursor"], newer["cursor"])
+            new_filter = newer["filter"]
+        await conn.execute(update(outbox).where(outbox.c.chat_pk == newer["id"]).values(chat_pk=pk))
+        await conn.execute(delete(chats).where(chats.c.id == newer["id"]))
+    row = (await conn.execute(_UPDATE, {**values, "pk": pk})).mappings().one()
+    if new_filter is not None and new_filter != older["filter"]:
+        await _save_tags(conn, pk, filter_of(new_filter))
+    return record_from_row(row)
+
+
+async def migrate(
+    conn: AsyncConnection, *, platform: Platform, old_chat_id: str, new_chat_id: str
+) -> ChatRecord | None:
+    """:func:`migrate_id` by the old address; None when the old chat was never seen."""
+    old = await get(conn, platform=platform, chat_id=old_chat_id)
+    if old is None:
+        return None
+    return await migrate_id(conn, pk=old.pk, new_chat_id=new_chat_id)
+
+
+def topic_prefix(chat_id: str) -> str:
+    """The start of the ids of a Telegram forum's topics: ``-100123/`` for ``-100123``."""
+    return f"{chat_id}/"
+
+
+async def with_topics(
+    conn: AsyncConnection, *, platform: Platform, chat_id: str
+) -> list[ChatRecord]:
+    """The chat ``chat_id`` and each of its forum topics (``-100123/45``) that the store has."""
+    prefix = topic_prefix(chat_id)
+    rows = await conn.execute(
+        select(chats).where(
+            chats.c.platform == platform.value,
+            (chats.c.chat_id == chat_id) | (func.substr(chats.c.chat_id, 1, len(prefix)) == prefix),
+        )
     )
+    return [record_from_row(r) for r in rows.mappings()]
 
 
 async def listing(conn: AsyncConnection) -> list[ChatRecord]:

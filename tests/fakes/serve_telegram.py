@@ -47,6 +47,7 @@ from tests.fakes.telegram_api import (
     DEFAULT_GLOBAL_RATE,
     DEFAULT_LONG_POLL_CAP,
     DEFAULT_TOKEN,
+    PAID_BROADCAST_RATE,
     FakeTelegram,
 )
 
@@ -118,6 +119,7 @@ async def _serve(args: argparse.Namespace) -> None:
         tg.latency = args.latency
         tg.enforce_limits = args.enforce_limits
         tg.global_rate = args.global_rate
+        tg.paid_rate = args.paid_rate
         tg.chat_interval = args.chat_interval
         freezer = asyncio.create_task(_freeze_gc())
         try:
@@ -158,6 +160,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--enforce-limits", action="store_true")
     parser.add_argument("--global-rate", type=int, default=DEFAULT_GLOBAL_RATE)
+    parser.add_argument("--paid-rate", type=int, default=PAID_BROADCAST_RATE)
     parser.add_argument("--chat-interval", type=float, default=CHAT_INTERVAL_SECONDS)
     asyncio.run(_serve(parser.parse_args()))
 

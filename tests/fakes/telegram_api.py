@@ -9,19 +9,22 @@ sends a form whose non-string values are JSON-encoded); every answer is the Bot 
 Failures are part of the fake's input, set by the test before or while the bot runs:
 
 * ``blocked_chats``, ``missing_chats``, ``migrated_chats`` -- permanent per-chat answers;
+* forum topics (``create_topic``, ``close_topic``, ``delete_topic``) -- sends to a closed or
+  deleted topic are refused as Telegram refuses them;
 * ``fail_next(method, status, ...)`` -- the next calls answer 429/500/502/...;
 * ``drop_next(method)`` -- the next calls lose their connection without an answer;
 * ``latency`` -- seconds added before every answer but ``getUpdates``;
 * ``enforce_limits`` -- the Bot API flood limits on send methods: one message a second in any
-  chat (``chat_interval``), 20 a minute in a group, ``global_rate`` a second in all; a send
-  that breaks one is answered 429 with ``retry_after`` and counted in ``limit_violations``.
+  chat (``chat_interval``), 20 a minute in a group, ``global_rate`` a second in all (sends
+  with ``allow_paid_broadcast``: ``paid_rate``, 1,000 unless set); a send that breaks one is
+  answered 429 with ``retry_after`` and counted in ``limit_violations``.
 
 What the bot sent is in ``sent`` (every call but ``getUpdates``) and ``messages_to(chat_id)``;
 the counters (requests, answers by status, 429s, limit violations) in ``stats()``, also served
 as JSON at ``GET /_stats`` for a fake running in another process;
 ``await wait_for(...)`` blocks until the expected calls arrive. Updates for the bot are queued
-with ``inject_update`` or the builders ``message``, ``callback`` and ``my_chat_member``, and
-served by ``getUpdates`` with real offset and long-polling semantics.
+with ``inject_update`` or the builders ``message``, ``callback``, ``my_chat_member`` and
+``migrate_group``, and served by ``getUpdates`` with real offset and long-polling semantics.
 
 HTML ``parse_mode`` is parsed the way Telegram does it (the supported tags only, balanced, the
 four named entities): the message comes back as plain text with entities, and malformed markup
@@ -58,6 +61,9 @@ CHAT_INTERVAL_SECONDS = 1.0  # Bot API FAQ: about one message per second in one 
 GROUP_WINDOW_SECONDS = 60.0  # Bot API FAQ: at most 20 messages per minute in one group
 GROUP_MESSAGES_PER_WINDOW = 20
 DEFAULT_GLOBAL_RATE = 30  # Bot API FAQ: about 30 messages per second in all
+# sendMessage allow_paid_broadcast: "up to 1000 messages per second, ignoring broadcasting
+# limits for a fee of 0.1 Telegram Stars per message" (https://core.telegram.org/bots/api#sendmessage).
+PAID_BROADCAST_RATE = 1000
 DEFAULT_LONG_POLL_CAP = 1.0  # getUpdates never holds a request longer, to keep tests fast
 DEFAULT_LIMIT_TOLERANCE = 0.05  # seconds of arrival jitter forgiven by the flood limits
 
@@ -217,10 +223,15 @@ class FakeTelegram:
         self.blocked_chats: set[int | str] = set()
         self.missing_chats: set[int | str] = set()
         self.migrated_chats: dict[int | str, int] = {}
+        # Forum supergroups: chat id -> message_thread_id -> {"name", "is_closed"}; a deleted
+        # topic is no longer in it (https://core.telegram.org/bots/api#forumtopic).
+        self.forum_topics: dict[int | str, dict[int, dict[str, Any]]] = {}
+        self.paid_broadcasts = 0  # sends that carried allow_paid_broadcast
         self.fail_set_my_commands = False
         self.latency = 0.0
         self.enforce_limits = False
         self.global_rate = DEFAULT_GLOBAL_RATE
+        self.paid_rate = PAID_BROADCAST_RATE  # the cap of sends with allow_paid_broadcast
         self.chat_interval = CHAT_INTERVAL_SECONDS
         self.limit_tolerance = DEFAULT_LIMIT_TOLERANCE
 
@@ -233,6 +244,7 @@ class FakeTelegram:
         self._failures: dict[str, deque[_Failure]] = {}
         self._drops: dict[str, deque[_Drop]] = {}
         self._limits = _Limits()
+        self._paid_sends: deque[float] = deque()
         self._messages: dict[tuple[int | str, int], dict[str, Any]] = {}
         self._by_chat: dict[int | str, list[dict[str, Any]]] = {}
         self._next_message_id: dict[int | str, int] = {}
@@ -371,12 +383,15 @@ class FakeTelegram:
         username: str | None = None,
         first_name: str | None = None,
         chat_title: str | None = None,
+        thread_id: int | None = None,
     ) -> dict[str, Any]:
         """Queue a text message from a user and return the update.
 
         ``chat_type`` defaults to private for a positive id, supergroup for ``-100...`` and group
         for other negative ids; in a private chat the user is the chat. Every ``/command`` in the
-        text gets a ``bot_command`` entity, as Telegram marks them.
+        text gets a ``bot_command`` entity, as Telegram marks them. ``thread_id`` writes in that
+        topic of a forum (``create_topic``): the message carries ``message_thread_id`` and
+        ``is_topic_message`` (https://core.telegram.org/bots/api#message).
         """
         chat_type = chat_type or _chat_type_of(chat_id)
         if chat_type == "private":
@@ -396,6 +411,10 @@ class FakeTelegram:
             "date": int(time.time()),
             "text": text,
         }
+        if thread_id is not None:
+            if thread_id not in self.forum_topics.get(chat_id, {}):
+                raise ValueError(f"chat {chat_id} has no topic {thread_id}; create_topic it")
+            message.update(message_thread_id=thread_id, is_topic_message=True)
         entities = [
             {
                 "type": "bot_command",
@@ -488,6 +507,54 @@ class FakeTelegram:
         }
         return self.inject_update(update)
 
+    def migrate_group(self, old_id: int, new_id: int, *, user_id: int | None = None) -> None:
+        """Upgrade basic group ``old_id`` to supergroup ``new_id``, as Telegram does.
+
+        Two service messages are queued: ``migrate_to_chat_id`` in the old group and
+        ``migrate_from_chat_id`` in the new supergroup (https://core.telegram.org/bots/api#message),
+        and from now on every call for the old id is refused with 400 and
+        ``parameters.migrate_to_chat_id`` (https://core.telegram.org/bots/api#responseparameters).
+        """
+        if _chat_type_of(old_id) != "group" or _chat_type_of(new_id) != "supergroup":
+            raise ValueError("a basic group (-N) becomes a supergroup (-100N)")
+        user = self._remember_user(user_id or DEFAULT_USER_ID)
+        title = self.chats.get(old_id, {}).get("title")
+        old_chat = self._remember_chat(old_id, chat_type="group", title=title, user=user)
+        new_chat = self._remember_chat(new_id, chat_type="supergroup", title=title, user=user)
+        for chat, key, value in (
+            (old_chat, "migrate_to_chat_id", new_id),
+            (new_chat, "migrate_from_chat_id", old_id),
+        ):
+            message = {
+                "message_id": self._take_message_id(chat["id"]),
+                "from": user,
+                "chat": chat,
+                "date": int(time.time()),
+                key: value,
+            }
+            self.inject_update({"message": message})
+        self.migrated_chats[old_id] = new_id
+        self.chat_admins.setdefault(new_id, set()).update(self.chat_admins.get(old_id, ()))
+
+    def create_topic(self, chat_id: int, name: str) -> int:
+        """Make ``chat_id`` a forum supergroup (``is_forum``) with a new topic; its
+        ``message_thread_id`` is returned (https://core.telegram.org/bots/api#createforumtopic)."""
+        if _chat_type_of(chat_id) != "supergroup":
+            raise ValueError("only supergroups are forums")
+        chat = self.chats.setdefault(chat_id, self._chat_object(chat_id))
+        chat["is_forum"] = True
+        topics = self.forum_topics.setdefault(chat_id, {})
+        thread_id = self._take_message_id(chat_id)  # a topic's id is its creation message's
+        topics[thread_id] = {"name": name, "is_closed": False}
+        return thread_id
+
+    def close_topic(self, chat_id: int, thread_id: int) -> None:
+        """Close a topic: the bot, not an administrator, can no longer post in it."""
+        self.forum_topics[chat_id][thread_id]["is_closed"] = True
+
+    def delete_topic(self, chat_id: int, thread_id: int) -> None:
+        self.forum_topics[chat_id].pop(thread_id)
+
     @property
     def pending_updates(self) -> list[dict[str, Any]]:
         """Updates not yet confirmed by a getUpdates offset."""
@@ -495,9 +562,15 @@ class FakeTelegram:
 
     # ------------------------------------------------------------------ what the bot did
 
-    def messages_to(self, chat_id: int | str) -> list[dict[str, Any]]:
-        """The bot's messages in a chat, oldest first, as they are now (edits applied)."""
-        return list(self._by_chat.get(chat_id, ()))
+    def messages_to(
+        self, chat_id: int | str, *, thread_id: int | None = None, general: bool = False
+    ) -> list[dict[str, Any]]:
+        """The bot's messages in a chat, oldest first, as they are now (edits applied); with
+        ``thread_id`` only those in that forum topic, with ``general`` only those in no topic."""
+        messages = self._by_chat.get(chat_id, ())
+        if thread_id is not None or general:
+            return [m for m in messages if m.get("message_thread_id") == thread_id]
+        return list(messages)
 
     def calls(self, method: str | None = None, *, ok: bool | None = None) -> list[TelegramCall]:
         """Recorded calls, optionally of one method and only the successful or failed ones."""
@@ -655,11 +728,12 @@ class FakeTelegram:
         if chat_id is not None and method not in ("getUpdates", "setMyCommands"):
             self._check_chat(chat_id)
         is_send = method in _SEND_METHODS
+        paid = is_send and params.get("allow_paid_broadcast") is True
         if is_send and self.enforce_limits:
-            self._check_limits(method, chat_id)
+            self._check_limits(method, chat_id, paid=paid)
         result = await handler(params)
         if is_send:
-            self._commit_send(chat_id)
+            self._commit_send(chat_id, paid=paid)
         return result
 
     def _take(self, queues: dict[str, deque[Any]], method: str, chat_id: Any) -> Any:
@@ -695,16 +769,18 @@ class FakeTelegram:
                 raise _ApiError(403, "Forbidden: bot was blocked by the user")
             raise _ApiError(403, f"Forbidden: bot was kicked from the {chat_type} chat")
 
-    def _check_limits(self, method: str, chat_id: int | str | None) -> None:
+    def _check_limits(self, method: str, chat_id: int | str | None, *, paid: bool) -> None:
         now = time.monotonic()
         tolerance = self.limit_tolerance
         limits = self._limits
         rule, wait = "", 0.0
-        all_sends = limits.all_sends
+        # A paid broadcast ignores the free global rate and has one of its own.
+        all_sends = self._paid_sends if paid else limits.all_sends
+        cap = self.paid_rate if paid else self.global_rate
         window = 1.0 - tolerance
         while all_sends and now - all_sends[0] >= window:
             all_sends.popleft()
-        if len(all_sends) >= self.global_rate:
+        if len(all_sends) >= cap:
             rule, wait = "global", window - (now - all_sends[0])
         if chat_id is not None and not rule:
             last = limits.last_in_chat.get(chat_id)
@@ -727,11 +803,13 @@ class FakeTelegram:
                 {"retry_after": retry_after},
             )
 
-    def _commit_send(self, chat_id: int | str | None) -> None:
+    def _commit_send(self, chat_id: int | str | None, *, paid: bool) -> None:
+        if paid:
+            self.paid_broadcasts += 1
         if not self.enforce_limits:
             return
         now = time.monotonic()
-        self._limits.all_sends.append(now)
+        (self._paid_sends if paid else self._limits.all_sends).append(now)
         if chat_id is None:
             return
         self._limits.last_in_chat[chat_id] = now
@@ -819,6 +897,7 @@ class FakeTelegram:
 
     async def _send_message(self, params: dict[str, Any]) -> dict[str, Any]:
         chat_id = _required(params, "chat_id")
+        thread_id = self._check_thread(chat_id, params.get("message_thread_id"))
         text, entities = _parse_text(params)
         markup = _check_markup(params.get("reply_markup"))
         replied = self._replied_message(chat_id, params)
@@ -838,10 +917,28 @@ class FakeTelegram:
             message["reply_markup"] = markup
         if replied is not None:
             message["reply_to_message"] = replied
+        if thread_id is not None:
+            message.update(message_thread_id=thread_id, is_topic_message=True)
         self._messages[(chat_id, message["message_id"])] = message
         self._by_chat.setdefault(chat_id, []).append(message)
         self._delivered += 1
         return dict(message)
+
+    def _check_thread(self, chat_id: int | str, thread_id: Any) -> int | None:
+        """The forum topic a send goes to (https://core.telegram.org/bots/api#sendmessage
+        message_thread_id), or Telegram's refusal: a thread that is not there (deleted, or
+        never a topic) is "message thread not found", a closed topic "TOPIC_CLOSED"
+        (tdlib/telegram-bot-api#472 and #854 show both answers)."""
+        if thread_id is None:
+            return None
+        topic = (
+            self.forum_topics.get(chat_id, {}).get(thread_id) if type(thread_id) is int else None
+        )
+        if topic is None:
+            raise _ApiError(400, "Bad Request: message thread not found")
+        if topic["is_closed"]:
+            raise _ApiError(400, "Bad Request: TOPIC_CLOSED")
+        return thread_id
 
     async def _edit_message_text(self, params: dict[str, Any]) -> dict[str, Any] | bool:
         if "inline_message_id" in params:
@@ -876,7 +973,9 @@ class FakeTelegram:
 
     async def _answer_callback_query(self, params: dict[str, Any]) -> bool:
         query_id = str(_required(params, "callback_query_id"))
-        if query_id not in self._issued_callbacks:
+        # A query is answered once (https://core.telegram.org/bots/api#answercallbackquery);
+        # another answer gets the same refusal as an unknown or expired one.
+        if query_id not in self._issued_callbacks or query_id in self.callback_answers:
             raise _ApiError(
                 400,
                 "Bad Request: query is too old and response timeout expired or query ID is invalid",
@@ -940,7 +1039,7 @@ class FakeTelegram:
         if not url:
             self.webhook = None
             return True
-        if not url.startswith("https://") and not url.startswith("http://"):
+        if not url.startswith("https://"):  # https://core.telegram.org/bots/api#setwebhook
             raise _ApiError(
                 400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
             )
@@ -1036,6 +1135,8 @@ class FakeTelegram:
         else:
             known = self.chats.get(chat_id, {})
             chat["title"] = title or known.get("title") or f"Group {abs(chat_id)}"
+            if known.get("is_forum"):
+                chat["is_forum"] = True
         self.chats[chat_id] = chat
         return dict(chat)
 

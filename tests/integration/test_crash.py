@@ -69,6 +69,7 @@ def run_env(
         TELEGRAM_BOT_TOKEN=TOKEN,
         TELEGRAM_API_BASE_URL=tg.base_url,
         TELEGRAM_RATE_PER_SECOND="100",
+        TELEGRAM_PAID_BROADCAST="true",  # over 30 a second
         HTTP_PORT="0",
         POLL_INTERVAL_SECONDS="3600",
         PTB_TIMEDELTA="true",
@@ -108,7 +109,7 @@ async def test_sigkill_mid_fanout_loses_nothing(
     async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
         tg.latency = 0.05
         tg.enforce_limits = True
-        tg.global_rate = 100
+        tg.global_rate = tg.paid_rate = 100
         env = run_env(clean_env, database_url, wiki, tg)
 
         def delivered() -> int:

@@ -510,3 +510,80 @@ async def test_application_long_polling_answers_start(tg: FakeTelegram) -> None:
     assert reply.result["reply_to_message"]["text"] == "/start"
     assert tg.pending_updates == []  # the updater confirmed what it handled
     assert tg.request_count["deleteWebhook"] == 1
+
+
+# ---------------------------------------------------------------------- forums, migration, paid
+
+
+async def test_forum_topics_take_messages_until_closed_or_deleted(
+    tg: FakeTelegram, bot: Bot
+) -> None:
+    rl = tg.create_topic(GROUP, "RL")
+    robotics = tg.create_topic(GROUP, "Robotics")
+    sent = await bot.send_message(GROUP, "to rl", message_thread_id=rl)
+    assert sent.message_thread_id == rl and sent.is_topic_message
+    general = await bot.send_message(GROUP, "to general")
+    assert general.message_thread_id is None and not general.is_topic_message
+    assert [m["text"] for m in tg.messages_to(GROUP, thread_id=rl)] == ["to rl"]
+    assert [m["text"] for m in tg.messages_to(GROUP, general=True)] == ["to general"]
+
+    tg.close_topic(GROUP, robotics)
+    with pytest.raises(BadRequest, match="Topic_closed"):
+        await bot.send_message(GROUP, "x", message_thread_id=robotics)
+    tg.delete_topic(GROUP, rl)
+    with pytest.raises(BadRequest, match="Message thread not found"):
+        await bot.send_message(GROUP, "x", message_thread_id=rl)
+    with pytest.raises(BadRequest, match="Message thread not found"):
+        await bot.send_message(PRIVATE, "x", message_thread_id=99)
+
+
+async def test_a_message_in_a_topic_says_so(tg: FakeTelegram, bot: Bot) -> None:
+    topic = tg.create_topic(GROUP, "RL")
+    tg.message(GROUP, "/settings", thread_id=topic)
+    (update,) = await bot.get_updates()
+    message = update.message
+    assert message is not None and message.chat.is_forum
+    assert message.is_topic_message and message.message_thread_id == topic
+    with pytest.raises(ValueError, match="no topic"):
+        tg.message(GROUP, "/settings", thread_id=topic + 100)
+
+
+async def test_migration_posts_both_service_messages_and_refuses_the_old_id(
+    tg: FakeTelegram, bot: Bot
+) -> None:
+    tg.migrate_group(-4001, -1004001)
+    updates = await bot.get_updates()
+    old, new = (u.message for u in updates)
+    assert old is not None and new is not None
+    assert old.chat.id == -4001 and old.migrate_to_chat_id == -1004001
+    assert new.chat.id == -1004001 and new.migrate_from_chat_id == -4001
+    with pytest.raises(ChatMigrated) as caught:
+        await bot.send_message(-4001, "x")
+    assert caught.value.new_chat_id == -1004001
+
+
+async def test_paid_broadcasts_pass_the_free_global_rate(tg: FakeTelegram, bot: Bot) -> None:
+    tg.enforce_limits = True
+    tg.global_rate = 5
+    for chat_id in range(1, 11):  # ten chats at once, twice the free rate
+        await bot.send_message(chat_id, "paid", allow_paid_broadcast=True)
+    assert tg.limit_violations == [] and tg.paid_broadcasts == 10
+    for chat_id in range(11, 16):
+        await bot.send_message(chat_id, "free")
+    with pytest.raises(RetryAfter):
+        await bot.send_message(16, "free")
+    assert [v.rule for v in tg.limit_violations] == ["global"]
+
+
+async def test_a_callback_query_is_answered_once(tg: FakeTelegram, bot: Bot) -> None:
+    update = tg.callback(PRIVATE, 1, "x")
+    query_id = update["callback_query"]["id"]
+    assert await bot.answer_callback_query(query_id)
+    with pytest.raises(BadRequest, match="Query is too old"):
+        await bot.answer_callback_query(query_id, text="again")
+
+
+async def test_webhooks_need_https(tg: FakeTelegram, bot: Bot) -> None:
+    with pytest.raises(BadRequest, match="https url must be provided"):
+        await bot.set_webhook("http://bot.example.org/telegram/webhook")
+    assert tg.webhook is None

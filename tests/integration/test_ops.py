@@ -73,7 +73,7 @@ async def test_a_full_run_serves_http_and_leaks_no_secret(
             WIKI_SOURCES=f"{wiki},http://127.0.0.1:1/unreachable.xml",
             TELEGRAM_BOT_TOKEN=TELEGRAM_TOKEN,
             TELEGRAM_API_BASE_URL=tg.base_url,
-            TELEGRAM_WEBHOOK_URL=f"{base}/telegram/webhook",
+            TELEGRAM_WEBHOOK_URL="https://bot.example.org/telegram/webhook",
             TELEGRAM_WEBHOOK_SECRET=WEBHOOK_SECRET,
             SLACK_BOT_TOKEN=SLACK_TOKEN,
             SLACK_SIGNING_SECRET=SIGNING_SECRET,

@@ -88,7 +88,7 @@ async def test_three_replicas_share_the_queue(
     others = await subscribers(engine, 1500, start=90_000, tag="vision")
     async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
         tg.enforce_limits = True
-        tg.global_rate = CAP
+        tg.global_rate = tg.paid_rate = CAP
         tg.latency = 0.02
         env = dict(
             clean_env,
@@ -97,6 +97,7 @@ async def test_three_replicas_share_the_queue(
             TELEGRAM_BOT_TOKEN=TOKEN,
             TELEGRAM_API_BASE_URL=tg.base_url,
             TELEGRAM_RATE_PER_SECOND=str(CAP),
+            TELEGRAM_PAID_BROADCAST="true",  # over 30 a second
             HTTP_PORT="0",
             PTB_TIMEDELTA="true",
         )

@@ -4,18 +4,23 @@ with a real database on each backend."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import datetime as dt
 import json
 import logging
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import Bot
 from telegram.request import HTTPXRequest
 
+from bot.admin import Admin
 from bot.channels.telegram import (
     GROUP_CHAT_INTERVAL,
     PRIVATE_CHAT_INTERVAL,
@@ -26,6 +31,7 @@ from bot.channels.telegram import (
     menu_commands,
 )
 from bot.commands import CommandCore, Defaults
+from bot.delivery import Delivery
 from bot.errors import (
     ChatGone,
     ChatMigrated,
@@ -36,17 +42,23 @@ from bot.errors import (
     TransientError,
 )
 from bot.models import ChatKind, ChatSettings, ChatState, Outgoing, Page, PageText, Platform
-from bot.settings import Settings
+from bot.settings import Settings, load_settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store.chats import ChatRecord
+from bot.store.schema import chats as chats_table
+from bot.store.schema import outbox as outbox_table
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
+from tests.integration.test_planner import started
 
 # Token-shaped (Settings checks the shape) and long enough for any redaction rule to see.
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 PRIVATE = 1001
 KOREAN = 1002
 GROUP = -1001234567890
+FORUM = -1005550001  # a forum supergroup: each topic a chat of its own
+BASIC = -4001  # a basic group, which becomes the supergroup SUPER
+SUPER = -1004001
 ADMIN = 2001
 MEMBER = 2002
 WEBHOOK_URL = "https://bot.example.org/telegram/webhook"
@@ -76,9 +88,10 @@ def running(tg: FakeTelegram, engine: AsyncEngine, database_url: str) -> Running
     """``async with running(**settings) as channel``: a started channel, stopped after."""
 
     @asynccontextmanager
-    async def start(**overrides: Any) -> AsyncIterator[TelegramChannel]:
+    async def start(*, admin: bool = False, **overrides: Any) -> AsyncIterator[TelegramChannel]:
         settings = make_settings(tg, database_url, **overrides)
-        core = CommandCore(engine=engine, defaults=Defaults())
+        admins = Admin(engine=engine, settings=settings) if admin else None
+        core = CommandCore(engine=engine, defaults=Defaults(), admin=admins)
         channel = TelegramChannel(
             settings=settings, core=core, bot=make_bot(settings), engine=engine
         )
@@ -109,7 +122,7 @@ async def seed_pages(engine: AsyncEngine) -> None:
         )
 
 
-async def chat_record(engine: AsyncEngine, chat_id: int) -> ChatRecord:
+async def chat_record(engine: AsyncEngine, chat_id: int | str) -> ChatRecord:
     async with engine.connect() as conn:
         record = await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id=str(chat_id))
     assert record is not None
@@ -153,14 +166,32 @@ async def test_start_in_private_chat_sets_the_menu_and_greets(
     assert call.params["link_preview_options"] == {"is_disabled": True}
     text = tg.messages_to(PRIVATE)[0]["text"]
     assert "Hi!" in text and "/subscribe" in text
-    english = tg.commands_for()
-    korean = tg.commands_for(language_code="ko")
-    assert english is not None and korean is not None
-    assert {"help", "subscribe", "unsubscribe", "pause"} <= {c["command"] for c in english}
-    assert [c["command"] for c in english] == [c["command"] for c in korean]
-    assert english[0]["description"] != korean[0]["description"]
     record = await chat_record(engine, PRIVATE)
     assert record.chat.kind == ChatKind.PRIVATE and record.chat.lang == "en"
+
+
+async def test_command_menus_per_scope_and_language(tg: FakeTelegram, running: Running) -> None:
+    """Private chats and group administrators see every command, other members of a group
+    only those that change nothing; in English, and in Korean for Korean clients."""
+    async with running():
+        pass
+
+    menus: dict[tuple[str, str], list[str]] = {}
+    descriptions: dict[str, list[str]] = {}
+    for language_code in ("", "ko"):
+        for scope in ("all_private_chats", "all_group_chats", "all_chat_administrators"):
+            commands = tg.commands_for(scope={"type": scope}, language_code=language_code)
+            assert commands is not None, (scope, language_code)
+            menus[scope, language_code] = [c["command"] for c in commands]
+            descriptions.setdefault(language_code, []).extend(c["description"] for c in commands)
+    for language_code in ("", "ko"):
+        everything = menus["all_private_chats", language_code]
+        assert {"help", "subscribe", "unsubscribe", "pause", "mode", "time"} <= set(everything)
+        assert menus["all_chat_administrators", language_code] == everything
+        assert menus["all_group_chats", language_code] == ["help", "tags", "settings", "latest"]
+    assert menus["all_private_chats", ""] == menus["all_private_chats", "ko"]
+    assert descriptions[""][0] == "Commands" and descriptions["ko"][0] == "명령어"
+    assert tg.commands_for() is None  # every chat falls under a narrower scope
 
 
 async def test_subscribe_replies_with_the_whole_filter(
@@ -539,14 +570,95 @@ async def test_webhook_mode_registers_and_checks_the_secret(
     assert await ch.process_webhook(body(PRIVATE, "/help"), SECRET) == 503
 
 
-async def test_webhook_without_a_secret_accepts_any_header(
-    tg: FakeTelegram, running: Running
+@pytest.mark.parametrize(
+    ("overrides", "variable"),
+    [
+        ({"telegram_webhook_url": WEBHOOK_URL}, "TELEGRAM_WEBHOOK_SECRET"),
+        (
+            {
+                "telegram_webhook_url": "http://bot.example.org/hook",
+                "telegram_webhook_secret": SECRET,
+            },
+            "TELEGRAM_WEBHOOK_URL",
+        ),
+        ({"telegram_rate_per_second": 31}, "TELEGRAM_RATE_PER_SECOND"),
+        (
+            {"telegram_rate_per_second": 1001, "telegram_paid_broadcast": True},
+            "TELEGRAM_RATE_PER_SECOND",
+        ),
+    ],
+)
+def test_telegram_settings_that_are_configuration_errors(
+    overrides: dict[str, Any], variable: str
 ) -> None:
-    async with running(telegram_webhook_url=WEBHOOK_URL) as channel:
-        update = json.dumps(tg.message(PRIVATE, "/help")).encode()
-        assert await channel.process_webhook(update, None) == 200
+    """A webhook anyone could post to, a webhook Telegram refuses (http), a cap over the
+    free 30 a second without paid broadcasts, or over the paid 1,000."""
+    with pytest.raises(ConfigError) as caught:
+        load_settings(telegram_bot_token=TOKEN, **overrides)
+    assert caught.value.variable == variable
+    assert TOKEN not in str(caught.value)
+    paid = load_settings(
+        telegram_bot_token=TOKEN, telegram_rate_per_second=1000, telegram_paid_broadcast=True
+    )
+    assert paid.telegram_paid_broadcast and paid.telegram_rate_per_second == 1000
+
+
+async def test_a_webhook_update_sent_twice_is_acted_on_once(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    tg.chat_admins[GROUP] = {ADMIN}
+    async with running(telegram_webhook_url=WEBHOOK_URL, telegram_webhook_secret=SECRET) as ch:
+        toggle = json.dumps(tg.message(PRIVATE, "/subscribe rl")).encode()
+        assert await ch.process_webhook(toggle, SECRET) == 200
+        assert await ch.process_webhook(toggle, SECRET) == 200  # Telegram's retry
+        later = json.dumps(tg.message(PRIVATE, "/settings")).encode()
+        assert await ch.process_webhook(later, SECRET) == 200
+        await tg.wait_for(sent_to(PRIVATE), count=2)
+
+    texts = [m["text"] for m in tg.messages_to(PRIVATE)]
+    assert len(texts) == 2 and "any of rl" in texts[0] and "Filter: any of rl" in texts[1]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"\xff\xfe\x00",
+        b"null",
+        b"[]",
+        b'"update"',
+        b'{"update_id": "7"}',
+        b'{"update_id": 7.5}',
+        b'{"update_id": true}',
+        b'{"update_id": 7, "message": "hi"}',
+        b'{"update_id": 7, "message": {"chat": 5}}',
+        b'{"update_id": 7, "callback_query": [1]}',
+        b'{"update_id": 7, "message": {"message_id": 1, "date": "x", "chat": {"id": 1}}}',
+        b'{"update_id": 1' + b"0" * 5000 + b"}",
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"update_id": 7, "message": ' + b'{"a": ' * 50_000 + b"1" + b"}" * 50_001,
+    ],
+    ids=lambda body: repr(body[:40]),
+)
+async def test_a_malformed_webhook_body_is_400_and_changes_nothing(
+    tg: FakeTelegram,
+    running: Running,
+    engine: AsyncEngine,
+    body: bytes,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with running(telegram_webhook_url=WEBHOOK_URL, telegram_webhook_secret=SECRET) as ch:
+        assert await ch.process_webhook(body, SECRET) == 400
+        fine = json.dumps(tg.message(PRIVATE, "/help")).encode()
+        assert await ch.process_webhook(fine, SECRET) == 200
         await tg.wait_for(sent_to(PRIVATE))
-    assert tg.webhook is not None and "secret_token" not in tg.webhook
+
+    assert len(tg.calls("sendMessage")) == 1
+    assert all(r.exc_info is None and "Traceback" not in r.getMessage() for r in caplog.records)
+    assert any("webhook body is not an update" in r.getMessage() for r in caplog.records)
+    async with engine.connect() as conn:
+        count = (await conn.execute(select(func.count()).select_from(chats_table))).scalar_one()
+    assert count == 1  # the chat of /help only
 
 
 # ---------------------------------------------------------------------- start-up
@@ -744,3 +856,309 @@ async def test_sender_reasons_never_carry_the_token(
     finally:
         await close_bot(wrong)
     assert "AAHwrongToken" not in caught.value.reason
+
+
+async def test_sender_posts_to_a_forum_topic_and_a_closed_or_deleted_one_is_gone(
+    tg: FakeTelegram, sender: TelegramSender
+) -> None:
+    rl, closed, deleted = (tg.create_topic(FORUM, name) for name in ("RL", "Old", "Gone"))
+    tg.close_topic(FORUM, closed)
+    tg.delete_topic(FORUM, deleted)
+    assert await sender.send(f"{FORUM}/{rl}", Outgoing(text="to rl"), thread=None)
+    with pytest.raises(ChatGone) as was_closed:
+        await sender.send(f"{FORUM}/{closed}", Outgoing(text="x"), thread=None)
+    with pytest.raises(ChatGone) as was_deleted:
+        await sender.send(f"{FORUM}/{deleted}", Outgoing(text="x"), thread=None)
+
+    assert [m["text"] for m in tg.messages_to(FORUM, thread_id=rl)] == ["to rl"]
+    assert tg.messages_to(FORUM, general=True) == []
+    assert was_closed.value.reason.startswith("topic closed: ")
+    assert was_deleted.value.reason.startswith("topic deleted: ")
+
+
+async def test_paid_broadcasts_carry_allow_paid_broadcast_on_every_send(
+    tg: FakeTelegram, running: Running
+) -> None:
+    settings = Settings(
+        telegram_bot_token=TOKEN,
+        telegram_api_base_url=tg.base_url,
+        telegram_rate_per_second=300,
+        telegram_paid_broadcast=True,
+    )
+    bot = make_bot(settings)
+    try:
+        paid = TelegramSender(bot, rate_per_second=300, paid_broadcast=True)
+        free = TelegramSender(bot, rate_per_second=30)
+        await paid.send(str(PRIVATE), Outgoing(text="paid"), thread=None)
+        await free.send(str(PRIVATE), Outgoing(text="free"), thread=None)
+    finally:
+        await close_bot(bot)
+    async with running(telegram_rate_per_second=300, telegram_paid_broadcast=True):
+        await reply_to(tg, KOREAN, "/help")
+
+    first, second, reply = tg.calls("sendMessage")
+    assert first.params["allow_paid_broadcast"] is True
+    assert "allow_paid_broadcast" not in second.params
+    assert reply.params["allow_paid_broadcast"] is True  # replies to commands too
+    assert tg.paid_broadcasts == 2
+
+
+# ---------------------------------------------------------------------- buttons
+
+
+async def test_a_button_is_answered_before_any_database_work(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    """Telegram shows a spinner until the answer and refuses a late one: while the chat's
+    row is held by another writer, the press is answered all the same, then acted on."""
+    await seed_pages(engine)
+    async with running():
+        await reply_to(tg, PRIVATE, "/subscribe")
+        picker = tg.messages_to(PRIVATE)[0]
+        record = await chat_record(engine, PRIVATE)
+        async with engine.begin() as writer:  # the row (PostgreSQL), the write lock (SQLite)
+            await writer.execute(
+                update(chats_table).where(chats_table.c.id == record.pk).values(title="held")
+            )
+            update_ = tg.callback(PRIVATE, picker["message_id"], "tog:rl")
+            await tg.wait_for(lambda c: c.method == "answerCallbackQuery", timeout=10)
+            assert tg.calls("editMessageText") == []
+        await tg.wait_for(lambda c: c.method == "editMessageText", timeout=10)
+
+    assert update_["callback_query"]["id"] in tg.callback_answers
+    answer, edit = tg.calls("answerCallbackQuery")[0], tg.calls("editMessageText")[0]
+    assert answer.ok and answer.at < edit.at
+    assert (await chat_record(engine, PRIVATE)).chat.filter.any_of == {"rl"}
+
+
+async def test_a_failing_button_is_answered_and_says_so_in_the_chat(
+    tg: FakeTelegram, running: Running
+) -> None:
+    async with running() as channel:
+
+        async def broken(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("the database went away")
+
+        channel._core.handle_action = broken  # type: ignore[method-assign]
+        update_ = tg.callback(PRIVATE, 1, "tog:rl")
+        await tg.wait_for(sent_to(PRIVATE))
+
+    assert tg.callback_answers[update_["callback_query"]["id"]].get("text") is None
+    assert "Something went wrong" in tg.messages_to(PRIVATE)[0]["text"]
+
+
+async def test_a_member_pressing_an_admins_broadcast_buttons_changes_nothing(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    """The refusal is an alert for the member alone; the preview keeps its text and its
+    buttons, and the admin can still use them."""
+    tg.chat_admins[GROUP] = {ADMIN, MEMBER}  # a group admin, but not a broadcast admin
+    async with running(admin=True, telegram_admin_ids=str(ADMIN)):
+        await reply_to(tg, GROUP, "/subscribe rl", user_id=ADMIN)
+        await reply_to(tg, GROUP, "/broadcast Hello, readers", user_id=ADMIN)
+        preview = copy.deepcopy(tg.messages_to(GROUP)[-1])
+        send, cancel = (b["callback_data"] for b in preview["reply_markup"]["inline_keyboard"][0])
+        presses = [
+            tg.callback(GROUP, preview["message_id"], data, user_id=MEMBER)["callback_query"]["id"]
+            for data in (send, cancel)
+        ]
+        await tg.wait_for(lambda c: c.method == "answerCallbackQuery", count=2)
+        assert tg.messages_to(GROUP)[-1] == preview
+        tg.callback(GROUP, preview["message_id"], cancel, user_id=ADMIN)
+        await tg.wait_for(lambda c: c.method == "editMessageText")
+
+    for query_id in presses:
+        answer = tg.callback_answers[query_id]
+        assert answer["show_alert"] is True
+        assert answer["text"] == "This command is for the bot's admins only."
+    assert len(tg.calls("editMessageText")) == 1  # the admin's cancel only
+    async with engine.connect() as conn:
+        queued = await conn.execute(select(func.count()).select_from(outbox_table))
+        assert queued.scalar_one() == 0  # nothing was broadcast
+
+
+# ---------------------------------------------------------------------- forum topics
+
+
+async def test_each_forum_topic_is_a_chat_of_its_own(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    tg.chat_admins[FORUM] = {ADMIN}
+    rl, robotics = tg.create_topic(FORUM, "RL"), tg.create_topic(FORUM, "Robotics")
+    async with running():
+        await reply_to(tg, FORUM, "/subscribe rl", user_id=ADMIN, thread_id=rl)
+        await reply_to(tg, FORUM, "/subscribe robotics", user_id=ADMIN, thread_id=robotics)
+        await reply_to(tg, FORUM, "/mode instant", user_id=ADMIN, thread_id=robotics)
+        await reply_to(tg, FORUM, "/settings", user_id=MEMBER, thread_id=rl)
+        refusal = await reply_to(tg, FORUM, "/pause", user_id=MEMBER, thread_id=rl)
+
+    assert refusal.params["message_thread_id"] == rl
+    in_rl = [m["text"] for m in tg.messages_to(FORUM, thread_id=rl)]
+    in_robotics = [m["text"] for m in tg.messages_to(FORUM, thread_id=robotics)]
+    assert len(in_rl) == 3 and len(in_robotics) == 2
+    assert "Filter: any of rl" in in_rl[1] and "robotics" not in in_rl[1]
+    assert "administrators" in in_rl[2]
+    assert tg.messages_to(FORUM, general=True) == []  # nothing went to General
+    first = await chat_record(engine, f"{FORUM}/{rl}")
+    second = await chat_record(engine, f"{FORUM}/{robotics}")
+    assert first.chat.filter.any_of == {"rl"} and first.chat.mode.value == "daily"
+    assert first.chat.state == ChatState.ACTIVE
+    assert second.chat.filter.any_of == {"robotics"} and second.chat.mode.value == "instant"
+    assert first.chat.kind == second.chat.kind == ChatKind.GROUP
+    async with engine.connect() as conn:
+        assert await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id=str(FORUM)) is None
+
+
+async def test_two_topics_get_different_pages_and_a_closed_topic_stops_alone(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine, database_url: str, tmp_path: Path
+) -> None:
+    world = await started(engine, tmp_path / "wiki")
+    tg.chat_admins[FORUM] = {ADMIN}
+    rl, robotics, vision = (tg.create_topic(FORUM, n) for n in ("RL", "Robotics", "Vision"))
+    async with running():
+        for topic, tag in ((rl, "rl"), (robotics, "robotics"), (vision, "vision")):
+            await reply_to(tg, FORUM, f"/subscribe {tag}", user_id=ADMIN, thread_id=topic)
+    replies = len(tg.calls("sendMessage"))
+    await world.publish("papers/2026/policy-gradients", tags="[rl]")
+    await world.publish("papers/2026/robot-hands", tags="[robotics, vision]")
+    assert await world.plan() == 3
+    tg.close_topic(FORUM, vision)
+    bot = make_bot(make_settings(tg, database_url))
+    try:
+        sender = TelegramSender(bot, rate_per_second=30)
+        await Delivery(engine=engine, senders={Platform.TELEGRAM: sender}, concurrency=4).drain()
+    finally:
+        await close_bot(bot)
+
+    digests = tg.calls("sendMessage")[replies:]
+    assert sorted(c.params.get("message_thread_id") for c in digests if c.ok) == [rl, robotics]
+    to_rl = tg.messages_to(FORUM, thread_id=rl)[-1]["text"]
+    to_robotics = tg.messages_to(FORUM, thread_id=robotics)[-1]["text"]
+    assert "policy-gradients" in to_rl and "robot-hands" not in to_rl
+    assert "robot-hands" in to_robotics and "policy-gradients" not in to_robotics
+    assert tg.messages_to(FORUM, general=True) == []
+    closed = await chat_record(engine, f"{FORUM}/{vision}")
+    assert closed.chat.state == ChatState.INACTIVE
+    assert closed.inactive_reason is not None and closed.inactive_reason.startswith("topic closed")
+    for topic in (rl, robotics):
+        assert (await chat_record(engine, f"{FORUM}/{topic}")).chat.state == ChatState.ACTIVE
+
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "subscribers",
+        env={"DATABASE_URL": database_url, "PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await asyncio.wait_for(process.communicate(), timeout=60)
+    assert process.returncode == 0
+    listing = out.decode().splitlines()
+    assert any(line.startswith(f"telegram:{FORUM}/{rl} state=active ") for line in listing)
+    assert any(line.startswith(f"telegram:{FORUM}/{vision} state=inactive ") for line in listing)
+
+
+async def test_removed_from_a_forum_makes_every_topic_inactive(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    tg.chat_admins[FORUM] = {ADMIN}
+    rl, robotics = tg.create_topic(FORUM, "RL"), tg.create_topic(FORUM, "Robotics")
+    async with running():
+        for topic in (rl, robotics):
+            await reply_to(tg, FORUM, "/subscribe rl", user_id=ADMIN, thread_id=topic)
+        await reply_to(tg, GROUP, "/subscribe rl", user_id=ADMIN)
+        tg.my_chat_member(FORUM, new_status="left")
+
+        async def both_inactive() -> bool:
+            records = [await chat_record(engine, f"{FORUM}/{t}") for t in (rl, robotics)]
+            return all(r.chat.state == ChatState.INACTIVE for r in records)
+
+        await eventually(both_inactive)
+    assert (await chat_record(engine, GROUP)).chat.state == ChatState.ACTIVE
+
+
+# ---------------------------------------------------------------------- migration
+
+
+async def _telegram_chats(engine: AsyncEngine) -> list[str]:
+    async with engine.connect() as conn:
+        return [record.chat.chat_id for record in await chat_store.listing(conn)]
+
+
+async def test_a_group_that_becomes_a_supergroup_keeps_its_subscription(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine
+) -> None:
+    tg.chat_admins[BASIC] = {ADMIN}
+    async with running():
+        await reply_to(tg, BASIC, "/subscribe rl", user_id=ADMIN)
+        before = await chat_record(engine, BASIC)
+        tg.migrate_group(BASIC, SUPER)
+
+        async def moved() -> bool:
+            return await _telegram_chats(engine) == [str(SUPER)]
+
+        await eventually(moved)
+        await reply_to(tg, SUPER, "/settings")
+
+    after = await chat_record(engine, SUPER)
+    assert after.pk == before.pk and after.chat.filter.any_of == {"rl"}
+    assert "Filter: any of rl" in tg.messages_to(SUPER)[-1]["text"]
+
+
+@pytest.mark.parametrize("changed", [False, True], ids=["untouched", "changed"])
+async def test_a_supergroup_row_made_before_the_migration_is_merged(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine, changed: bool
+) -> None:
+    """The older chat's settings win, unless the newer one was changed after the
+    migration: then what was said in the supergroup is kept. One chat remains."""
+    tg.chat_admins[BASIC] = tg.chat_admins[SUPER] = {ADMIN}
+    async with running():
+        await reply_to(tg, BASIC, "/subscribe rl", user_id=ADMIN)
+        await reply_to(tg, BASIC, "/time 07:30", user_id=ADMIN)
+        older = await chat_record(engine, BASIC)
+        first = "/subscribe robotics" if changed else "/settings"
+        await reply_to(tg, SUPER, first, user_id=ADMIN)
+        tg.migrate_group(BASIC, SUPER)
+
+        async def merged() -> bool:
+            return await _telegram_chats(engine) == [str(SUPER)]
+
+        await eventually(merged)
+
+    record = await chat_record(engine, SUPER)
+    assert record.pk == older.pk
+    if changed:
+        assert record.chat.filter.any_of == {"robotics"}
+        assert record.chat.digest_time == dt.time(9, 0)
+    else:
+        assert record.chat.filter.any_of == {"rl"}
+        assert record.chat.digest_time == dt.time(7, 30)
+
+
+async def test_a_send_refused_as_migrated_merges_into_a_supergroup_row(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine, database_url: str, tmp_path: Path
+) -> None:
+    """Telegram answers the old id with migrate_to_chat_id while the supergroup already has
+    a chat row: the message goes to the supergroup once, and one chat remains."""
+    world = await started(engine, tmp_path / "wiki")
+    older = await world.chat(str(BASIC), "rl")
+    async with running():
+        await reply_to(tg, SUPER, "/settings")
+    tg.migrated_chats[BASIC] = SUPER
+    await world.publish("papers/2026/policy-gradients", tags="[rl]")
+    assert await world.plan() == 1
+    bot = make_bot(make_settings(tg, database_url))
+    try:
+        sender = TelegramSender(bot, rate_per_second=30)
+        await Delivery(engine=engine, senders={Platform.TELEGRAM: sender}, concurrency=4).drain()
+    finally:
+        await close_bot(bot)
+
+    digests = [c for c in tg.calls("sendMessage", ok=True) if c.chat_id == SUPER][1:]
+    assert len(digests) == 1 and "policy-gradients" in tg.messages_to(SUPER)[-1]["text"]
+    assert await _telegram_chats(engine) == [str(SUPER)]
+    assert (await chat_record(engine, SUPER)).pk == older.pk
+    async with engine.connect() as conn:
+        statuses = (await conn.execute(select(outbox_table.c.status))).scalars().all()
+    assert statuses == ["sent"]

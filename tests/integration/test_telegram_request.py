@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions
 from telegram.error import NetworkError, TimedOut
 
 from bot.channels.telegram import (
@@ -31,6 +31,8 @@ from tests.fakes.telegram_api import FakeTelegram
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 PRIVATE = 1001
 OTHER = 1002
+FORUM = -1005550001
+OTHER_FORUM = -1005550002
 
 
 @pytest.fixture
@@ -110,10 +112,24 @@ async def test_sender_posts_the_parameters_send_message_posts(tg: FakeTelegram, 
         assert ref == str(ours.result["message_id"])
         assert {**ours.params, "chat_id": OTHER} == theirs.params
         assert ours.result["text"] == via_bot.text
-    await post_message(bot, chat_id=PRIVATE, message=message, thread_id=7)
-    await send_outgoing(bot, chat_id=OTHER, message=message, thread_id=7)
+    # A forum topic of each of two supergroups, the same topic id in both.
+    topic = tg.create_topic(FORUM, "RL")
+    assert tg.create_topic(OTHER_FORUM, "RL") == topic
+    await post_message(bot, chat_id=FORUM, message=message, thread_id=topic)
+    await send_outgoing(bot, chat_id=OTHER_FORUM, message=message, thread_id=topic)
     ours, theirs = tg.sent[-2:]
-    assert ours.params["message_thread_id"] == 7
+    assert ours.ok and ours.params["message_thread_id"] == topic
+    assert {**ours.params, "chat_id": OTHER_FORUM} == theirs.params
+    await post_message(bot, chat_id=PRIVATE, message=message, paid=True)
+    await bot.send_message(
+        OTHER,
+        message.text,
+        link_preview_options=LinkPreviewOptions(is_disabled=True),
+        reply_markup=InlineKeyboardMarkup.de_json(markup, None),
+        allow_paid_broadcast=True,
+    )
+    ours, theirs = tg.sent[-2:]
+    assert ours.params["allow_paid_broadcast"] is True
     assert {**ours.params, "chat_id": OTHER} == theirs.params
 
 
