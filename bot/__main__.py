@@ -10,19 +10,22 @@ import json
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot import __version__, logs
+from bot import __version__
 from bot.errors import ConfigError, DeliveryError
 from bot.models import Platform
-from bot.settings import Settings, load_settings
-from bot.store.engine import reader
+
+# Each command imports what it needs when it runs, so `trendbot --help` and the one-shot
+# reports load no chat library, migration tool or metrics client they do not use.
+if TYPE_CHECKING:
+    from bot.settings import Settings
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_CONFIG = 2
 
-Handler = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
+Handler = Callable[["Settings", argparse.Namespace], Coroutine[Any, Any, int]]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -128,9 +131,9 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
-    from bot.app import open_app
+    from bot.store.engine import open_store
 
-    async with open_app(settings):
+    async with open_store(settings.database_url):
         pass
     print("database is up to date")
     return EXIT_OK
@@ -140,6 +143,7 @@ async def _digest(settings: Settings, args: argparse.Namespace) -> int:
     from bot.app import open_app
     from bot.store import chats as chat_store
     from bot.store import outbox
+    from bot.store.engine import reader
 
     async with open_app(settings) as app:
         chat_pks: list[int] | None = None
@@ -172,6 +176,7 @@ async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
     from bot.filters import normalize_tag
     from bot.store import admin as admin_store
     from bot.store.admin import Audience
+    from bot.store.engine import reader
 
     text = args.text.strip()
     if not text or len(text) > MAX_BROADCAST_CHARS:
@@ -228,10 +233,10 @@ def _ask(prompt: str) -> str:
 
 
 async def _audit(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app import open_app
     from bot.store import admin as admin_store
+    from bot.store.engine import open_store, reader
 
-    async with open_app(settings) as app, reader(app.engine).connect() as conn:
+    async with open_store(settings.database_url) as engine, reader(engine).connect() as conn:
         entries = await admin_store.audit_entries(conn, since=args.since)
     for entry in entries:
         verdict = "allowed" if entry["allowed"] else "refused"
@@ -245,10 +250,10 @@ async def _audit(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _subscribers(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app import open_app
     from bot.store import chats as chat_store
+    from bot.store.engine import open_store, reader
 
-    async with open_app(settings) as app, reader(app.engine).connect() as conn:
+    async with open_store(settings.database_url) as engine, reader(engine).connect() as conn:
         records = await chat_store.listing(conn)
     for record in records:
         fields = chat_store.describe(record)
@@ -317,6 +322,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # python-telegram-bot 22 reports retry_after as a timedelta with this set (its future
     # default) and warns on every rate limit without it.
     os.environ.setdefault("PTB_TIMEDELTA", "true")
+    from bot import logs
+    from bot.settings import load_settings
+
     try:
         settings = load_settings()
     except ConfigError as exc:

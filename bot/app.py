@@ -9,17 +9,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import httpx
-from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncEngine
-from telegram import Bot
 
 from bot.admin import Admin
 from bot.channels.console import ConsoleSender
-from bot.channels.slack import SlackSender, make_client
-from bot.channels.telegram import TelegramSender, close_bot, make_bot
 from bot.commands import CommandCore, Defaults
 from bot.delivery import Delivery, Sender
 from bot.models import Platform
@@ -28,6 +24,11 @@ from bot.poll import Poller
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.store.engine import create_engine, upgrade
+
+# The chat libraries load only where a platform is configured (see ``open_app``).
+if TYPE_CHECKING:
+    from slack_sdk.web.async_client import AsyncWebClient
+    from telegram import Bot
 
 
 @dataclass(slots=True)
@@ -61,12 +62,16 @@ def _senders(
 ) -> dict[Platform, Sender]:
     senders: dict[Platform, Sender] = {Platform.CONSOLE: ConsoleSender(out=console_out)}
     if telegram_bot is not None:
+        from bot.channels.telegram import TelegramSender
+
         senders[Platform.TELEGRAM] = TelegramSender(
             telegram_bot,
             rate_per_second=settings.telegram_rate_per_second,
             paid_broadcast=settings.telegram_paid_broadcast,
         )
     if slack_client is not None:
+        from bot.channels.slack import SlackSender
+
         senders[Platform.SLACK] = SlackSender(
             slack_client, per_channel_rate=settings.slack_rate_per_second
         )
@@ -83,8 +88,16 @@ async def open_app(
     """Open the store (migrated to the latest schema) and build the services on it."""
     engine = create_engine(settings.database_url)
     http = make_feed_client(transport=transport)
-    telegram_bot = make_bot(settings) if settings.telegram_enabled else None
-    slack_client = make_client(settings) if settings.slack_enabled else None
+    telegram_bot: Bot | None = None
+    slack_client: AsyncWebClient | None = None
+    if settings.telegram_enabled:
+        from bot.channels.telegram import make_bot
+
+        telegram_bot = make_bot(settings)
+    if settings.slack_enabled:
+        from bot.channels.slack import make_client
+
+        slack_client = make_client(settings)
     try:
         await upgrade(engine)
         planner = Planner(engine=engine)
@@ -124,6 +137,8 @@ async def open_app(
         yield app
     finally:
         if telegram_bot is not None:
+            from bot.channels.telegram import close_bot
+
             await close_bot(telegram_bot)
         await http.aclose()
         await engine.dispose()

@@ -88,6 +88,14 @@ SHUTDOWN_GRACE_SECONDS = 10.0
 # transaction with them (group commit): the store's cost per message, not the pace, was what
 # bounded a process. A worker still takes its next message only once the record is durable.
 RECORD_WINDOW_SECONDS = 0.05
+# The in-flight window: how many sends may be under way at once. It starts at the
+# ``concurrency`` given (the floor) and follows cap x the measured time a send holds a worker
+# (the request and its record), with this much to spare, up to the ceiling. At 100 ms a cap
+# of 1,000/s needs about 150; 64 fixed workers held one process to 640/s at best.
+WINDOW_HEADROOM = 1.5
+MAX_IN_FLIGHT = 1024
+# The measured time per send is a moving average: each new send weighs this much.
+LATENCY_WEIGHT = 0.05
 
 
 class Sender(Protocol):
@@ -129,6 +137,11 @@ class Pace:
     def set_rate(self, rate: float | None) -> None:
         self._interval = 1.0 / (rate * PACE_HEADROOM) if rate else 0.0
 
+    @property
+    def rate(self) -> float | None:
+        """Acquisitions per second this pace lets through (None: unpaced)."""
+        return 1.0 / self._interval if self._interval else None
+
     async def acquire(self) -> None:
         if not self._interval:
             return
@@ -160,6 +173,7 @@ class _ChatQueue:
     thread: str | None = None
     ready_at: float = 0.0
     busy: bool = False
+    started: float = 0.0  # when the send under way began (0: none), for the window
 
 
 @dataclass(eq=False, slots=True)
@@ -241,6 +255,7 @@ class Delivery:
         engine: AsyncEngine,
         senders: Mapping[Platform, Sender],
         concurrency: int = 64,
+        max_in_flight: int = MAX_IN_FLIGHT,
         claim_batch: int = 500,
         worker_id: str | None = None,
         on_broadcast_row: Callable[[int], Awaitable[None]] | None = None,
@@ -251,6 +266,11 @@ class Delivery:
         self._senders = dict(senders)
         self._pace = {p: Pace(s.rate_per_second) for p, s in self._senders.items()}
         self._concurrency = concurrency
+        self._max_in_flight = max(concurrency, max_in_flight)
+        self._workers: set[asyncio.Task[None]] = set()
+        # Seconds a send holds a worker, per platform (moving average), from which the
+        # window is sized; no guess is made before the first send has been measured.
+        self._hold: dict[Platform, float] = {}
         self._claim_batch = claim_batch
         self._backoff_base = backoff_base
         self.worker_id = worker_id or new_worker_id()
@@ -306,7 +326,8 @@ class Delivery:
         self, *, stop: asyncio.Event, only_chats: Sequence[int] | None, drain: bool
     ) -> None:
         self._stopping = False
-        workers = [asyncio.create_task(self._worker()) for _ in range(self._concurrency)]
+        self._workers.clear()
+        self._grow(self._concurrency)
         claimer = asyncio.create_task(self._claimer(only_chats=only_chats, drain=drain))
         stopper = asyncio.create_task(stop.wait())
         try:
@@ -315,7 +336,7 @@ class Delivery:
             self._stopping = True
             self._wake.set()
             self._claim_wake.set()
-            done, pending = await asyncio.wait(workers, timeout=SHUTDOWN_GRACE_SECONDS)
+            done, pending = await asyncio.wait(self._workers, timeout=SHUTDOWN_GRACE_SECONDS)
             for task in (*pending, claimer, stopper):
                 task.cancel()
             await asyncio.gather(*pending, claimer, stopper, return_exceptions=True)
@@ -335,6 +356,31 @@ class Delivery:
             self._held = 0
             self._held_of.clear()
 
+    @property
+    def window(self) -> int:
+        """Sends that may be under way at once now (the number of workers)."""
+        return len(self._workers)
+
+    def _grow(self, size: int) -> None:
+        while len(self._workers) < size and not self._stopping:
+            self._workers.add(asyncio.create_task(self._worker()))
+
+    def _measured(self, platform: Platform, seconds: float) -> None:
+        """A send of ``platform`` held its worker ``seconds``: widen the window if the caps
+        now need more sends in flight than there are workers (it never narrows: an idle
+        worker costs nothing but its wait)."""
+        held = self._hold.get(platform)
+        self._hold[platform] = (
+            seconds if held is None else held + LATENCY_WEIGHT * (seconds - held)
+        )
+        needed = 0.0
+        for name, hold in self._hold.items():
+            rate = self._pace[name].rate
+            if rate is not None:
+                needed += rate * hold * WINDOW_HEADROOM
+        if needed > len(self._workers):
+            self._grow(min(self._max_in_flight, int(needed) + 1))
+
     async def _requeue_stale(self) -> None:
         now = page_store.utcnow()
         cutoff = now - dt.timedelta(seconds=CLAIM_TTL_SECONDS)
@@ -351,10 +397,11 @@ class Delivery:
             log.warning("requeued %d messages claimed by a worker that stopped", count)
 
     async def _claimer(self, *, only_chats: Sequence[int] | None, drain: bool) -> None:
-        low_water = max(self._claim_batch // 2, self._concurrency * 2)
         last_touch = time.monotonic()
         last_sweep = time.monotonic()
         while not self._stopping:
+            # Enough rows in memory to keep every worker of the window busy.
+            low_water = max(self._claim_batch // 2, self.window * 2)
             got = 0
             if self._held < low_water:
                 got = await self._claim(only_chats=only_chats)
@@ -443,6 +490,9 @@ class Delivery:
                     await self._retry(queue, TransientError("internal error"), count=True)
             finally:
                 self._in_flight -= 1
+                if queue.started:
+                    self._measured(queue.record.chat.platform, time.monotonic() - queue.started)
+                    queue.started = 0.0
                 queue.busy = False
                 if queue.rows:
                     self._schedule(queue, max(queue.ready_at, time.monotonic()))
@@ -464,7 +514,7 @@ class Delivery:
         await self._pace[chat.platform].acquire()
         if self._stopping:  # not begun: it stays queued for later
             return
-        started = time.monotonic()
+        started = queue.started = time.monotonic()
         try:
             ref = await sender.send(
                 chat.chat_id, part, thread=queue.thread if part.in_thread else None

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import re
 import sqlite3
 import time
 from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import aiosqlite
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import event, text
 from sqlalchemy.dialects.sqlite.aiosqlite import (
     AsyncAdapt_aiosqlite_connection,
@@ -21,6 +23,9 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Waits for another process's write (a one-shot command beside `run`) instead of failing.
@@ -238,18 +243,71 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
 
 def _alembic_config(connection: Connection) -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
     return config
 
 
+_REVISION_RE = re.compile(r"^(down_revision|revision)\s*=\s*(None|\"([^\"]*)\")", re.MULTILINE)
+
+
+@functools.cache
+def head_revision() -> str:
+    """The newest migration's id, read from the revision files without importing Alembic.
+
+    Every command checks the schema first; when it is current (the usual case) this saves
+    loading Alembic and its migration environment. Exactly one revision may be a head.
+    """
+    revised: set[str] = set()
+    revisions: set[str] = set()
+    for path in (MIGRATIONS / "versions").glob("*.py"):
+        fields = {m[1]: m[3] for m in _REVISION_RE.finditer(path.read_text(encoding="utf-8"))}
+        if fields.get("revision"):
+            revisions.add(fields["revision"])
+        if fields.get("down_revision"):
+            revised.add(fields["down_revision"])
+    heads = revisions - revised
+    if len(heads) != 1:
+        raise RuntimeError(f"the migrations must have exactly one head, not {sorted(heads)}")
+    return heads.pop()
+
+
+async def _stamped_revision(engine: AsyncEngine) -> str | None:
+    """The revision the database is at, or None for a database Alembic never ran on."""
+    async with reader(engine).connect() as conn:
+        has_table = await conn.run_sync(
+            lambda sync: sync.dialect.has_table(sync, "alembic_version")
+        )
+        if not has_table:
+            return None
+        row = (await conn.execute(text("SELECT version_num FROM alembic_version"))).first()
+        return None if row is None else str(row[0])
+
+
 async def upgrade(engine: AsyncEngine) -> None:
     """Apply every pending migration; safe to run from several processes at once."""
+    if await _stamped_revision(engine) == head_revision():
+        return
+    from alembic import command
+
     async with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             await conn.execute(text(f"SELECT pg_advisory_xact_lock({PG_MIGRATION_LOCK})"))
         await conn.run_sync(lambda sync: command.upgrade(_alembic_config(sync), "head"))
+
+
+@asynccontextmanager
+async def open_store(url: str) -> AsyncIterator[AsyncEngine]:
+    """The database at ``url``, migrated to the latest schema, for commands that only need it."""
+    engine = create_engine(url)
+    try:
+        await upgrade(engine)
+        yield engine
+    finally:
+        await engine.dispose()
 
 
 async def current_revision(engine: AsyncEngine) -> str | None:

@@ -290,3 +290,57 @@ async def test_pace_lets_no_burst_out_after_the_loop_stalls() -> None:
     gaps = [b - a for a, b in itertools.pairwise(sorted(went))]
     assert sum(1 for gap in gaps if gap < interval / 2) <= PACE_LATE_SLOTS
     assert went[-1] - went[0] >= 0.2 + 5 * interval * 0.9  # the late ones went one by one
+
+
+class CappedSleepingSender(SleepingSender):
+    """A :class:`SleepingSender` under a platform cap, counting the sends under way at once."""
+
+    def __init__(self, latency: float, *, rate: float) -> None:
+        super().__init__(latency)
+        self.rate_per_second = rate  # type: ignore[assignment]
+        self.under_way = 0
+        self.most_under_way = 0
+
+    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+        self.under_way += 1
+        self.most_under_way = max(self.most_under_way, self.under_way)
+        try:
+            return await super().send(chat_id, message, thread=thread)
+        finally:
+            self.under_way -= 1
+
+
+@pytest.mark.parametrize(("ceiling", "expected_at_least"), [(1024, 151), (80, 80)])
+async def test_window_follows_cap_times_latency_up_to_its_ceiling(
+    engine: AsyncEngine, tmp_path: Path, ceiling: int, expected_at_least: int
+) -> None:
+    world = await started(engine, tmp_path)
+    for i in range(400):
+        await world.chat(str(5000 + i), "rl")
+    await world.publish("p/a", tags="[rl]")
+    assert await world.plan() == 400
+    # 500 a second, each send holding its worker at least 0.2 s: at least 100 must be under
+    # way at once to keep the cap, 150 with the window's headroom; 16 workers would give 80/s.
+    sender = CappedSleepingSender(latency=0.2, rate=500)
+    engine_ = Delivery(
+        engine=engine, senders={Platform.TELEGRAM: sender}, concurrency=16, max_in_flight=ceiling
+    )
+    await engine_.drain()
+    assert sorted(sender.chats) == sorted(str(5000 + i) for i in range(400))
+    assert expected_at_least <= engine_.window <= ceiling
+    assert sender.most_under_way <= ceiling
+
+
+async def test_window_stays_at_its_floor_without_a_platform_cap(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    world = await started(engine, tmp_path)
+    for i in range(40):
+        await world.chat(str(6000 + i), "rl")
+    await world.publish("p/a", tags="[rl]")
+    assert await world.plan() == 40
+    sender = SleepingSender(latency=0.05)  # no cap: only the per-chat limits pace it
+    engine_ = Delivery(engine=engine, senders={Platform.TELEGRAM: sender}, concurrency=8)
+    await engine_.drain()
+    assert len(sender.chats) == 40
+    assert engine_.window == 8

@@ -1,0 +1,66 @@
+"""The one-shot commands load only the libraries they use (what makes them start fast)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+
+from bot.store.engine import MIGRATIONS, head_revision
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("telegram", "slack_bolt", "slack_sdk", "alembic", "prometheus_client", "apscheduler")
+PROBE = """
+import runpy, sys
+sys.argv = ["trendbot", *sys.argv[1:]]
+try:
+    runpy.run_module("bot", run_name="__main__")
+except SystemExit:
+    pass
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def _imported(args: list[str], env: dict[str, str]) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return set(done.stderr.strip().splitlines()[-1].split())
+
+
+@pytest.mark.parametrize(
+    ("args", "heavy"),
+    [
+        (["--help"], HEAVY + ("sqlalchemy", "pydantic")),
+        (["subscribers"], HEAVY),
+        (["audit"], HEAVY),
+        (["db", "upgrade"], HEAVY),
+    ],
+)
+def test_one_shot_commands_load_only_what_they_use(
+    args: list[str], heavy: tuple[str, ...], clean_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = {**clean_env, "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/trendbot.db"}
+    # The first command creates the schema, which needs Alembic; the ones after it do not.
+    subprocess.run(
+        [sys.executable, "-m", "bot", "db", "upgrade"], env=env, cwd=ROOT, check=True, timeout=60
+    )
+    loaded = _imported(args, env)
+    assert "bot" in loaded
+    assert sorted(name for name in heavy if name in loaded) == []
+
+
+def test_head_revision_is_alembics_head() -> None:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert [head_revision()] == ScriptDirectory.from_config(config).get_heads()
