@@ -41,7 +41,7 @@ def _imported(args: list[str], env: dict[str, str]) -> set[str]:
 @pytest.mark.parametrize(
     ("args", "heavy"),
     [
-        (["--help"], HEAVY + ("sqlalchemy", "pydantic")),
+        (["--help"], (*HEAVY, "sqlalchemy", "pydantic")),
         (["subscribers"], HEAVY),
         (["audit"], HEAVY),
         (["db", "upgrade"], HEAVY),
