@@ -17,8 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import Bot
 
 from bot.admin import Admin
+from bot.alert_service import AlertService
 from bot.channels.console import ConsoleSender
 from bot.channels.slack import SlackSender, make_client
+from bot.channels.slack_dm import SlackDirectMessages
 from bot.channels.telegram import TelegramSender, close_bot, make_bot
 from bot.commands import CommandCore, Defaults
 from bot.delivery import Delivery, Sender
@@ -39,6 +41,7 @@ class App:
     planner: Planner
     core: CommandCore
     admin: Admin
+    alerts: AlertService
     senders: dict[Platform, Sender] = field(default_factory=dict)
     telegram_bot: Bot | None = None
     slack_client: AsyncWebClient | None = None
@@ -49,6 +52,7 @@ class App:
             senders=self.senders,
             concurrency=concurrency,
             on_broadcast_row=self.admin.broadcast_row_done,
+            on_auth_failure=self.alerts.auth_failed,
         )
 
 
@@ -108,8 +112,14 @@ async def open_app(
                 ),
                 digests=planner,
                 admin=admin,
+                public_base_url=settings.public_base_url,
             ),
             admin=admin,
+            alerts=AlertService(
+                engine=engine,
+                settings=settings,
+                slack_dm=SlackDirectMessages(slack_client) if slack_client is not None else None,
+            ),
             senders=_senders(
                 settings,
                 console_out=console_out,

@@ -102,3 +102,11 @@ class TransferError(BotError):
         self.field = field
         self.value = value
         self.detail = detail
+
+
+class AuthFailed(PermanentError):
+    """The platform rejected the bot's own credentials (a revoked or wrong token).
+
+    The delivery engine reports it to the operator alerts (``auth:PLATFORM`` incident)
+    before failing the message as any ``PermanentError``.
+    """

@@ -121,7 +121,7 @@ def render(feed: Feed) -> bytes:
         if not page.url:
             # RFC 4287 4.1.2: an entry without an alternate link must have content.
             sub(element, "content", text.tldr, type="text")
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))
 
 
 def etag(body: bytes) -> str:

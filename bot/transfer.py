@@ -47,6 +47,7 @@ REASON_VALUE = "bad_value"
 
 _TIME = re.compile(r"(\d{2}):(\d{2})")
 _BARE = re.compile(r'[^\s"\\]+')
+_SMART_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +171,7 @@ def _fields(text: str) -> list[tuple[str, str]]:
         if i == end:
             return pairs
         start = i
-        while i < end and text[i] not in "= \t\r\n\"\\":
+        while i < end and text[i] not in '= \t\r\n"\\':
             i += 1
         key = text[start:i]
         if not key or i == end or text[i] != "=":
@@ -213,7 +214,8 @@ def parse_line(text: str) -> dict[str, Any]:
         TransferError: the first thing wrong, with ``reason`` one of the ``REASON_*``,
             ``field`` the field concerned and ``detail`` what was wrong with its value.
     """
-    text = text.strip()
+    # Chat clients may turn typed or pasted quotes into typographic ones.
+    text = text.strip().translate(_SMART_QUOTES)
     if not text:
         raise TransferError(REASON_EMPTY)
     if len(text) > MAX_LINE_CHARS:

@@ -59,6 +59,7 @@ from bot import render
 from bot.channels.telegram_request import AiohttpRequest
 from bot.commands import Caller, CommandCore
 from bot.errors import (
+    AuthFailed,
     ChatGone,
     ChatMigrated,
     ConfigError,
@@ -221,7 +222,7 @@ def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) ->
     if isinstance(exc, tg_error.Forbidden):
         return ChatGone(f"blocked: {text}")
     if isinstance(exc, tg_error.InvalidToken):
-        return PermanentError(f"unauthorized: the bot token was rejected ({text})")
+        return AuthFailed(f"unauthorized: the bot token was rejected ({text})")
     if isinstance(exc, tg_error.BadRequest):
         if _is_gone(text):
             return ChatGone(f"gone: {text}")

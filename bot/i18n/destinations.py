@@ -39,7 +39,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "them there:"
         ),
         "dest.import.usage": (
-            "Give a line from {p}export, e.g. {p}import trendbot:1 filter=\"rl -robotics\" "
+            'Give a line from {p}export, e.g. {p}import trendbot:1 filter="rl -robotics" '
             "mode=daily time=09:00 tz=UTC lang=en"
         ),
         "dest.import.done": "Imported.",
@@ -145,7 +145,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         ),
         "dest.import.usage": (
             "{p}export 명령어로 받은 줄을 적어 주세요. 예: {p}import trendbot:1 "
-            "filter=\"rl -robotics\" mode=daily time=09:00 tz=UTC lang=ko"
+            'filter="rl -robotics" mode=daily time=09:00 tz=UTC lang=ko'
         ),
         "dest.import.done": "가져왔습니다.",
         "dest.import.nothing_changed": "아무것도 바뀌지 않았습니다.",

@@ -92,9 +92,7 @@ async def entries(
             await conn.execute(
                 select(pages.c.id, pages.c.changed_at)
                 .where(pages.c.removed_at.is_(None))
-                .order_by(
-                    date.desc().nulls_last(), pages.c.first_seen_at.desc(), pages.c.id.desc()
-                )
+                .order_by(date.desc().nulls_last(), pages.c.first_seen_at.desc(), pages.c.id.desc())
                 .offset(offset)
                 .limit(limit)
             )
@@ -121,8 +119,6 @@ async def last_change(conn: AsyncConnection) -> dt.datetime:
     """The latest time a page was seen to change or was removed: a feed's content can have
     changed no later than this."""
     newest = (
-        await conn.execute(
-            select(func.max(func.coalesce(pages.c.removed_at, pages.c.changed_at)))
-        )
+        await conn.execute(select(func.max(func.coalesce(pages.c.removed_at, pages.c.changed_at))))
     ).scalar_one()
     return newest or dt.datetime(1970, 1, 1)
