@@ -12,22 +12,26 @@ anything is applied, so a line is taken whole or not at all.
 Adding a setting is one entry in :data:`FIELDS` (how to read it from the chat, write it,
 parse it, and put it back) and one attribute of :class:`ChatSettings`.
 
+The JSON lines of ``trendbot export`` / ``import`` carry one chat each: its address, kind
+and state, and this line.
+
 Pure: imports only ``models``, ``errors``, ``filters`` and the standard library.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 from bot import filters
 from bot.errors import FilterError, TransferError
-from bot.models import LANGUAGES, ChatSettings, Mode
+from bot.models import LANGUAGES, ChatKind, ChatSettings, ChatState, Mode, Platform
 
 FORMAT = "trendbot"
 VERSION = 1
@@ -254,3 +258,103 @@ def import_line(chat: ChatSettings, text: str) -> ChatSettings:
     """``chat`` with the settings of the line ``text``; raises TransferError, changing
     nothing, when any part of it is wrong."""
     return apply(chat, parse_line(text))
+
+
+# ---------------------------------------------------------------------------- JSON lines
+
+# The JSON lines of ``trendbot export``: one chat each, its settings as the line above.
+REASON_JSON = "json"  # not a JSON object
+REASON_CHAT = "chat"  # "chat" is not PLATFORM:CHAT_ID
+REASON_KIND = "kind"
+REASON_STATE = "state"
+RECORD_KEYS = ("chat", "kind", "state", "settings")
+_CHAT_ID = re.compile(r"[A-Za-z0-9_./-]{1,64}")
+
+
+@dataclass(frozen=True, slots=True)
+class ChatEntry:
+    """One chat of an export: where it is, and everything to set on it."""
+
+    platform: Platform
+    chat_id: str
+    kind: ChatKind
+    state: ChatState
+    values: dict[str, Any]
+
+    def settings(self, base: ChatSettings | None = None) -> ChatSettings:
+        """The chat's settings: ``base`` (the chat as stored, if it exists) with the entry's."""
+        chat = base or ChatSettings(platform=self.platform, chat_id=self.chat_id, kind=self.kind)
+        return apply(replace(chat, state=self.state), self.values)
+
+
+def export_record(chat: ChatSettings) -> dict[str, str]:
+    return {
+        "chat": chat.address,
+        "kind": chat.kind.value,
+        "state": chat.state.value,
+        "settings": export_line(chat),
+    }
+
+
+def parse_record(text: str) -> ChatEntry:
+    """One JSON line of ``trendbot export``, every part checked.
+
+    Raises:
+        TransferError: what is wrong; ``reason`` one of the ``REASON_*``.
+    """
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        raise TransferError(REASON_JSON) from None
+    if not isinstance(data, dict):
+        raise TransferError(REASON_JSON)
+    for key in data:
+        if key not in RECORD_KEYS:
+            raise TransferError(REASON_UNKNOWN, field=str(key)[:40])
+    address = data.get("chat")
+    platform_name, _, chat_id = address.partition(":") if isinstance(address, str) else ("", "", "")
+    try:
+        platform = Platform(platform_name)
+    except ValueError:
+        platform = None
+    if platform is None or not _CHAT_ID.fullmatch(chat_id):
+        raise TransferError(REASON_CHAT, value=str(address)[:80])
+    kind = _choice(data, "kind", ChatKind, REASON_KIND, default=ChatKind.PRIVATE)
+    state = _choice(data, "state", ChatState, REASON_STATE, default=ChatState.ACTIVE)
+    line = data.get("settings")
+    if not isinstance(line, str):
+        raise TransferError(REASON_MISSING, field="settings")
+    return ChatEntry(
+        platform=platform, chat_id=chat_id, kind=kind, state=state, values=parse_line(line)
+    )
+
+
+E = TypeVar("E", ChatKind, ChatState)
+
+
+def _choice(data: dict[str, Any], key: str, enum: type[E], reason: str, *, default: E) -> E:
+    if key not in data:
+        return default
+    try:
+        return enum(data[key])
+    except (ValueError, TypeError):
+        raise TransferError(reason, field=key, value=str(data[key])[:40]) from None
+
+
+def describe_error(exc: TransferError) -> str:
+    """What is wrong, in English, for the command line."""
+    messages = {
+        REASON_EMPTY: "the settings line is empty",
+        REASON_TOO_LONG: f"the settings line is over {MAX_LINE_CHARS} characters",
+        REASON_HEADER: f"the settings line does not start with {HEADER} ({exc.field!r})",
+        REASON_SYNTAX: f"the settings line cannot be read near {exc.field!r}",
+        REASON_UNKNOWN: f"{exc.field!r} is not a known key",
+        REASON_DUPLICATE: f"{exc.field} is given twice",
+        REASON_MISSING: f"{exc.field} is missing",
+        REASON_VALUE: f"{exc.field}={exc.value!r}: {exc.detail}",
+        REASON_JSON: "not a JSON object",
+        REASON_CHAT: f"chat {exc.value!r} is not PLATFORM:CHAT_ID (telegram, slack or console)",
+        REASON_KIND: f"kind {exc.value!r} is not one of " + ", ".join(k.value for k in ChatKind),
+        REASON_STATE: f"state {exc.value!r} is not one of " + ", ".join(s.value for s in ChatState),
+    }
+    return messages.get(exc.reason, exc.reason)
