@@ -48,8 +48,8 @@ LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 def check_public_base_url(value: str) -> str:
     """The bot's public base: ``https://host[:port][/path]``, or ``http://`` on localhost for
     development; no query or fragment. Returned without a trailing slash."""
-    parts = urlsplit(value.strip())
     try:
+        parts = urlsplit(value.strip())
         host = parts.hostname
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number
     except ValueError:
