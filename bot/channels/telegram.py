@@ -781,7 +781,7 @@ def menu_commands(lang: str) -> list[BotCommand]:
     Each help line ``/name ARGS — description`` (or ``/a | /b — description``) gives its
     commands; ``/help`` takes the help's heading.
     """
-    help_text = t(lang, "cmd.help", p="/")
+    help_text = t(lang, "cmd.help", p="/") + "\n" + t(lang, "dest.help", p="/")
     heading, *lines = help_text.splitlines()
     commands = [BotCommand("help", heading.rstrip(":："))]
     for line in lines:

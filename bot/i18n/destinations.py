@@ -3,7 +3,7 @@
 MESSAGES: dict[str, dict[str, str]] = {
     "en": {
         "dest.help": (
-            "{p}feed | {p}feed reset — this chat's private Atom feed, or a new address for it\n"
+            "{p}feed [reset] — this chat's private Atom feed, or a new address for it\n"
             "{p}export — this chat's settings as one line\n"
             "{p}import LINE — apply such a line here (all of it or nothing)"
         ),
@@ -107,7 +107,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "ko": {
         "dest.help": (
-            "{p}feed | {p}feed reset — 이 채팅의 개인 Atom 피드, 또는 새 피드 주소\n"
+            "{p}feed [reset] — 이 채팅의 개인 Atom 피드, 또는 새 피드 주소\n"
             "{p}export — 이 채팅의 설정을 한 줄로 보기\n"
             "{p}import 설정줄 — 그 한 줄의 설정을 이 채팅에 적용 (전부 적용하거나 전혀 적용하지 않음)"
         ),

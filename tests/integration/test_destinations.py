@@ -746,3 +746,13 @@ async def test_a_rejected_token_is_an_incident_until_a_send_succeeds(
         await bot.deliver()
         changes = await bot.alerts.check()
         assert [(c.key, c.started) for c in changes] == [("auth:telegram", False)]
+
+
+def test_the_telegram_menu_has_the_destination_commands_once() -> None:
+    from bot.channels.telegram import menu_commands
+
+    for lang in ("en", "ko"):
+        names = [c.command for c in menu_commands(lang)]
+        assert len(names) == len(set(names))
+        assert {"feed", "export", "import"} <= set(names)
+        assert "alerts" not in names  # admins only: in the admin help, not the menu
