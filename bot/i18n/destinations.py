@@ -152,7 +152,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "dest.import.error.empty": "빈 줄입니다.",
         "dest.import.error.too_long": "내보낸 설정 줄이라고 보기에는 너무 깁니다.",
         "dest.import.error.header": (
-            "“{field}” 부분은 설정 줄의 시작이 아닙니다. 설정 줄은 trendbot:1 로 시작합니다."
+            "“{field}” 부분은 설정 줄의 시작이 아닙니다. 설정 줄은 trendbot:1로 시작합니다."
         ),
         "dest.import.error.syntax": (
             "“{field}” 부분 근처를 읽을 수 없습니다. 설정은 키=값 형식이며, 공백이 있는 값은 "
@@ -165,11 +165,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "dest.import.error.missing_field": "{field} 설정이 빠졌습니다.",
         "dest.import.error.bad_value": "{field}=“{value}” 값이 올바르지 않습니다.",
         "dest.import.bad.filter": (
-            "filter=“{value}” 값은 필터가 아닙니다. 문자, 숫자, - _ . 로 된 태그, "
+            "filter=“{value}” 값은 필터가 아닙니다. 문자, 숫자와 - _ . 기호로 된 태그, "
             "+태그 (필수), -태그 (제외), * 를 쓸 수 있습니다."
         ),
         "dest.import.bad.mode": "mode=“{value}” 값은 방식이 아닙니다. 쓸 수 있는 값: {accepted}",
-        "dest.import.bad.time": "time=“{value}” 값은 24시간제 시각 HH:MM 이 아닙니다. 예: 09:00",
+        "dest.import.bad.time": "time=“{value}” 값은 24시간제 HH:MM 형식의 시각이 아닙니다. 예: 09:00",
         "dest.import.bad.tz": "tz=“{value}” 값은 IANA 시간대가 아닙니다. 예: Asia/Seoul",
         "dest.import.bad.lang": "lang=“{value}” 값은 언어가 아닙니다. 쓸 수 있는 값: en, ko",
         # alerts
