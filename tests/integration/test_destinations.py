@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -19,6 +20,7 @@ from typing import Any
 import aiohttp
 import feedparser
 import pytest
+from hypothesis import HealthCheck, given, settings
 from multidict import CIMultiDict
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -37,7 +39,7 @@ from bot.settings import Settings
 from bot.store import alerts as alert_store
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
-from bot.store.engine import create_engine
+from bot.store.engine import create_engine, upgrade
 from bot.store.pages import utcnow
 from bot.store.schema import audit_log, chat_feeds, outbox
 from bot.web import WebHooks, make_app
@@ -45,6 +47,7 @@ from bot.web import start as start_web
 from tests.fakes.slack_api import DEFAULT_TOKEN, FakeSlack, signed_headers, slash_command_body
 from tests.fakes.telegram_api import FakeTelegram
 from tests.unit.test_feeds import check_atom
+from tests.unit.test_transfer import chats as transfer_chats
 
 TG_TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -756,3 +759,39 @@ def test_the_telegram_menu_has_the_destination_commands_once() -> None:
         assert len(names) == len(set(names))
         assert {"feed", "export", "import"} <= set(names)
         assert "alerts" not in names  # admins only: in the admin help, not the menu
+
+
+async def _round_trip(database_url: str, chat: ChatSettings) -> None:
+    engine = create_engine(database_url)
+    try:
+        await upgrade(engine)
+        core = CommandCore(engine=engine, defaults=Defaults())
+        # One database for every example: each one's chats are new.
+        first, second = (f"{uuid.uuid4().hex[:16]}{suffix}" for suffix in ("a", "b"))
+        async with engine.begin() as conn:
+            await chat_store.ensure(
+                conn, defaults=replace(chat, platform=Platform.TELEGRAM, chat_id=first)
+            )
+        a = Caller(platform=Platform.TELEGRAM, chat_id=first, user_id="1")
+        b = Caller(platform=Platform.TELEGRAM, chat_id=second, user_id="1")
+        line = (await core.handle(a, "/export")).text.splitlines()[-1]
+        await core.handle(b, f"/import {line}")
+        async with engine.connect() as conn:
+            moved = await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id=second)
+        assert moved is not None
+        assert replace(moved.chat, chat_id=first, kind=chat.kind, state=chat.state) == replace(
+            chat, platform=Platform.TELEGRAM, chat_id=first
+        )
+    finally:
+        await engine.dispose()
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(chat=transfer_chats())
+def test_export_then_import_through_the_store_is_lossless(
+    database_url: str, chat: ChatSettings
+) -> None:
+    """What `export` reads from the store and `import` writes back, on each backend."""
+    asyncio.run(_round_trip(database_url, chat))
