@@ -206,3 +206,12 @@ def test_the_schema_check_rejects_what_rfc_4287_forbids(broken: object) -> None:
     broken(root)  # type: ignore[operator]
     with pytest.raises(etree.DocumentInvalid):
         SCHEMA.assertValid(root)
+
+
+def test_feed_addresses_are_redacted_from_logs() -> None:
+    from bot.logs import Redactor
+
+    token = feeds.new_token()
+    url = feeds.feed_url(BASE, token)
+    text = Redactor(()).redact(f"sendMessage with parameters {{'text': 'feed: {url}'}}")
+    assert token not in text and "/feeds/[redacted].atom" in text
