@@ -45,7 +45,10 @@ class FeedServer:
         except Exception as exc:  # the database is away: unavailable, never a 500
             log.warning("feed: database unavailable: %s", type(exc).__name__)
             return web.Response(status=503, headers={"Retry-After": "60"})
-        updated = feeds.newest(entries, floor=max(changed, owner.created_at, owner.chat_updated_at))
+        # The latest moment the store changed in a way that can change this document: any
+        # page seen to change or removed, the chat's settings, the token. (Not the pages' own
+        # wiki dates: a date ahead of the clock must not make Last-Modified lie.)
+        updated = max(changed, owner.created_at, owner.chat_updated_at)
         lang = chat.lang
         body = feeds.render(
             feeds.Feed(

@@ -14,7 +14,6 @@ import re
 import secrets
 import uuid
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.models import DigestItem
@@ -158,6 +157,3 @@ def not_modified(
         since = since.replace(tzinfo=dt.UTC)
     return last_modified.replace(microsecond=0, tzinfo=dt.UTC) <= since
 
-
-def newest(entries: Sequence[FeedEntry], *, floor: dt.datetime) -> dt.datetime:
-    return max([floor, *(e.updated for e in entries)])

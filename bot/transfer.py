@@ -319,8 +319,8 @@ def parse_record(text: str) -> ChatEntry:
         platform = None
     if platform is None or not _CHAT_ID.fullmatch(chat_id):
         raise TransferError(REASON_CHAT, value=str(address)[:80])
-    kind = _choice(data, "kind", ChatKind, REASON_KIND, default=ChatKind.PRIVATE)
-    state = _choice(data, "state", ChatState, REASON_STATE, default=ChatState.ACTIVE)
+    kind = _choice(data, "kind", enum=ChatKind, reason=REASON_KIND, default=ChatKind.PRIVATE)
+    state = _choice(data, "state", enum=ChatState, reason=REASON_STATE, default=ChatState.ACTIVE)
     line = data.get("settings")
     if not isinstance(line, str):
         raise TransferError(REASON_MISSING, field="settings")
@@ -332,7 +332,7 @@ def parse_record(text: str) -> ChatEntry:
 E = TypeVar("E", ChatKind, ChatState)
 
 
-def _choice(data: dict[str, Any], key: str, enum: type[E], reason: str, *, default: E) -> E:
+def _choice(data: dict[str, Any], key: str, *, enum: type[E], reason: str, default: E) -> E:
     if key not in data:
         return default
     try:
