@@ -28,6 +28,7 @@ from bot.store import alerts as store
 from bot.store import chats as chat_store
 from bot.store import outbox
 from bot.store.chats import ChatRecord
+from bot.store.engine import reader
 from bot.store.pages import utcnow
 
 log = logging.getLogger("bot.alerts")
@@ -78,7 +79,7 @@ class AlertService:
         now = self._clock()
         sources = self._settings.wiki_sources
         failures = self._settings.alert_source_failures
-        async with self._engine.begin() as conn:
+        async with reader(self._engine).connect() as conn:
             observed = await store.observe(
                 conn, sources=sources, now=now, window=alerts.SEND_WINDOW
             )
@@ -87,7 +88,9 @@ class AlertService:
             return []
         await self._open_slack_dms()
         async with self._engine.begin() as conn:
-            # Again in the transaction that writes: another check may have run meanwhile.
+            # Again in the transaction that writes, which checks take one at a time: another
+            # replica's check may have run meanwhile (while the leadership moved).
+            await store.lock_incidents(conn)
             opened = await store.open_incidents(conn)
             changes = alerts.transitions(observed, open_keys=set(opened), source_failures=failures)
             recipients = await self._recipients(conn)

@@ -156,4 +156,3 @@ def not_modified(
     if since.tzinfo is None:
         since = since.replace(tzinfo=dt.UTC)
     return last_modified.replace(microsecond=0, tzinfo=dt.UTC) <= since
-

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy import and_, delete, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.alerts import AuthState, Observation, SendCounts
@@ -118,6 +118,17 @@ async def observe(
         queue_depth=int(depth or 0),
         auth=auth,
     )
+
+
+# Any fixed number: the key of the PostgreSQL advisory lock that serialises incident checks.
+_INCIDENTS_LOCK = 0x74726E64
+
+
+async def lock_incidents(conn: AsyncConnection) -> None:
+    """Hold, until the transaction ends, the right to start and end incidents. (SQLite's
+    writing transactions already run one at a time.)"""
+    if conn.dialect.name == "postgresql":
+        await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _INCIDENTS_LOCK})
 
 
 async def open_incidents(conn: AsyncConnection) -> dict[str, int]:
