@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot import __version__
@@ -73,6 +74,13 @@ def _parser() -> argparse.ArgumentParser:
 
     subscribers = commands.add_parser("subscribers", help="list chats and their settings")
     subscribers.add_argument("--json", action="store_true", help="one JSON object per line")
+
+    export = commands.add_parser("export", help="every chat's settings as JSON lines")
+    export.add_argument(
+        "--chat", type=_chat_address, metavar="PLATFORM:CHAT_ID", help="only this chat"
+    )
+    import_ = commands.add_parser("import", help="apply the JSON lines of export")
+    import_.add_argument("file", metavar="FILE", help="a file written by export; - for stdin")
 
     db = commands.add_parser("db", help="database maintenance")
     db_commands = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
@@ -267,6 +275,62 @@ async def _subscribers(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _export(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.store import chats as chat_store
+    from bot.store.engine import open_store, reader
+    from bot.transfer import export_record
+
+    async with open_store(settings.database_url) as engine, reader(engine).connect() as conn:
+        if args.chat is not None:
+            platform, chat_id = args.chat
+            found = await chat_store.get(conn, platform=platform, chat_id=chat_id)
+            if found is None:
+                print(f"no such chat: {platform.value}:{chat_id}", file=sys.stderr)
+                return EXIT_FAILED
+            records = [found]
+        else:
+            records = await chat_store.listing(conn)
+    for record in records:
+        print(json.dumps(export_record(record.chat), ensure_ascii=False))
+    return EXIT_OK
+
+
+async def _import(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.errors import TransferError
+    from bot.store import chats as chat_store
+    from bot.store.engine import open_store
+    from bot.transfer import describe_error, parse_record
+
+    try:
+        if args.file == "-":
+            text = await asyncio.to_thread(sys.stdin.read)
+        else:
+            text = await asyncio.to_thread(Path(args.file).read_text, encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"trendbot import: cannot read {args.file}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    imported = skipped = 0
+    async with open_store(settings.database_url) as engine:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                entry = parse_record(line)
+            except TransferError as exc:
+                print(f"line {number}: skipped: {describe_error(exc)}", file=sys.stderr)
+                skipped += 1
+                continue
+            async with engine.begin() as conn:  # the whole line, or none of it
+                found = await chat_store.get(conn, platform=entry.platform, chat_id=entry.chat_id)
+                if found is None:
+                    await chat_store.ensure(conn, defaults=entry.settings())
+                else:
+                    await chat_store.save(conn, before=found, after=entry.settings(found.chat))
+            imported += 1
+    print(f"imported: {imported}, skipped: {skipped}")
+    return EXIT_FAILED if skipped else EXIT_OK
+
+
 async def _serve(
     settings: Settings, *, console: bool, http: bool, channels: bool, lock: bool
 ) -> int:
@@ -314,6 +378,8 @@ HANDLERS: dict[str, Handler] = {
     "broadcast": _broadcast,
     "audit": _audit,
     "db": _db_upgrade,
+    "export": _export,
+    "import": _import,
 }
 
 

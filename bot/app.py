@@ -15,6 +15,7 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.admin import Admin
+from bot.alert_service import AlertService
 from bot.channels.console import ConsoleSender
 from bot.commands import CommandCore, Defaults
 from bot.delivery import Delivery, Sender
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from slack_sdk.web.async_client import AsyncWebClient
     from telegram import Bot
 
+    from bot.channels.slack_dm import SlackDirectMessages
+
 
 @dataclass(slots=True)
 class App:
@@ -40,6 +43,7 @@ class App:
     planner: Planner
     core: CommandCore
     admin: Admin
+    alerts: AlertService
     senders: dict[Platform, Sender] = field(default_factory=dict)
     telegram_bot: Bot | None = None
     slack_client: AsyncWebClient | None = None
@@ -50,6 +54,7 @@ class App:
             senders=self.senders,
             concurrency=concurrency,
             on_broadcast_row=self.admin.broadcast_row_done,
+            on_auth_failure=self.alerts.auth_failed,
         )
 
 
@@ -76,6 +81,14 @@ def _senders(
             slack_client, per_channel_rate=settings.slack_rate_per_second
         )
     return senders
+
+
+def _slack_dm(slack_client: AsyncWebClient | None) -> SlackDirectMessages | None:
+    if slack_client is None:
+        return None
+    from bot.channels.slack_dm import SlackDirectMessages
+
+    return SlackDirectMessages(slack_client)
 
 
 @asynccontextmanager
@@ -123,8 +136,10 @@ async def open_app(
                 ),
                 digests=planner,
                 admin=admin,
+                public_base_url=settings.public_base_url,
             ),
             admin=admin,
+            alerts=AlertService(engine=engine, settings=settings, slack_dm=_slack_dm(slack_client)),
             senders=_senders(
                 settings,
                 console_out=console_out,

@@ -20,8 +20,9 @@ from typing import Protocol, TypeVar
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import filters, metrics
-from bot.errors import FilterError
+from bot import feeds, filters, metrics, transfer
+from bot.errors import FilterError, TransferError
+from bot.i18n import has as has_message
 from bot.i18n import t
 from bot.models import (
     LANGUAGES,
@@ -36,7 +37,10 @@ from bot.models import (
     Reply,
 )
 from bot.settings import check_timezone, parse_hhmm
+from bot.store import admin as admin_store
+from bot.store import alerts as alert_store
 from bot.store import chats as chat_store
+from bot.store import feeds as feed_store
 from bot.store import pages as page_store
 from bot.store.engine import reader
 
@@ -63,6 +67,12 @@ WRITING = MUTATING - {"digest"}
 TOGGLE = "tog:"
 ADMIN_COMMANDS = frozenset({"broadcast", "stats"})
 KNOWN_COMMANDS = MUTATING | ADMIN_COMMANDS | {"start", "help", "tags", "settings", "latest"}
+# Destinations: the private feed and the settings line change the chat (in a group, its
+# administrators only); `alerts` changes an admin's own choice, in their private chat.
+DESTINATION_COMMANDS = frozenset({"feed", "import"})
+MUTATING = MUTATING | DESTINATION_COMMANDS
+WRITING = WRITING | DESTINATION_COMMANDS | {"alerts"}
+KNOWN_COMMANDS = KNOWN_COMMANDS | DESTINATION_COMMANDS | {"export", "alerts"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,8 +157,10 @@ class CommandCore:
         defaults: Defaults,
         digests: DigestPort | None = None,
         admin: AdminPort | None = None,
+        public_base_url: str | None = None,
     ) -> None:
         self._engine = engine
+        self._public_base_url = public_base_url
         self._reader = reader(engine)
         self._defaults = defaults
         self._digests = digests
@@ -226,6 +238,10 @@ class CommandCore:
             "pause": self._pause,
             "resume": self._resume,
             "latest": self._latest,
+            "feed": self._feed,
+            "export": self._export,
+            "import": self._import,
+            "alerts": self._alerts,
         }
 
     async def _in_chat(
@@ -309,8 +325,10 @@ class CommandCore:
     async def _help(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         parts = [t(lang, "cmd.greeting"), t(lang, "cmd.help", p=ctx.prefix)]
+        parts[-1] += "\n" + t(lang, "dest.help", p=ctx.prefix)
         if self._admin is not None and self._admin.is_admin(ctx.caller):
             parts.append(t(lang, "cmd.help_admin", p=ctx.prefix))
+            parts[-1] += "\n" + t(lang, "dest.help_admin", p=ctx.prefix)
         parts.append(self._describe_settings(record.chat, prefix=ctx.prefix))
         return Reply(lang, "\n\n".join(parts))
 
@@ -572,6 +590,83 @@ class CommandCore:
             return Reply(lang, t(lang, "digest.nothing"))
         return Reply(lang, t(lang, "digest.queued", count=count))
 
+    # Destinations -----------------------------------------------------------------------
+
+    async def _feed(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        """``feed``: the chat's private feed URL, shown once (only its hash is stored);
+        ``feed reset``: a new one, and the old one answers 404."""
+        lang = record.chat.lang
+        choice = args.strip().lower()
+        if choice not in ("", "reset"):
+            return Reply(lang, t(lang, "dest.feed.usage", p=ctx.prefix))
+        if self._public_base_url is None:
+            return Reply(lang, t(lang, "dest.feed.no_base"))
+        had = await feed_store.has_feed(ctx.conn, record.pk)
+        if had and not choice:
+            return Reply(lang, t(lang, "dest.feed.exists", p=ctx.prefix))
+        token = await feed_store.issue(ctx.conn, chat_pk=record.pk)
+        url = feeds.feed_url(self._public_base_url, token)
+        parts = [t(lang, "dest.feed.reset" if had else "dest.feed.new", url=url, p=ctx.prefix)]
+        if record.chat.filter.is_empty:
+            parts.append(t(lang, "dest.feed.empty_filter", p=ctx.prefix))
+        return Reply(lang, "\n\n".join(parts))
+
+    async def _export(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        line = transfer.export_line(record.chat)
+        return Reply(lang, t(lang, "dest.export.line", p=ctx.prefix) + "\n" + line)
+
+    async def _import(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        """``import LINE``: every setting of the line, checked first, in this transaction."""
+        lang = record.chat.lang
+        if not args.strip():
+            return Reply(lang, t(lang, "dest.import.usage", p=ctx.prefix))
+        try:
+            after = transfer.import_line(record.chat, args)
+        except TransferError as exc:
+            text = "\n".join(
+                [transfer_error_text(lang, exc), t(lang, "dest.import.nothing_changed")]
+            )
+            return Reply(lang, text)
+        saved, _ = await self._save(ctx.conn, record, after)
+        lang = saved.lang
+        done = t(lang, "dest.import.done")
+        return Reply(lang, done + "\n\n" + self._describe_settings(saved, prefix=ctx.prefix))
+
+    async def _alerts(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        """``alerts on|off``: an admin's operator alerts, in their private chat."""
+        lang = record.chat.lang
+        caller = ctx.caller
+        if self._admin is None or not self._admin.is_admin(caller):
+            await admin_store.audit(
+                ctx.conn,
+                actor=f"{caller.platform.value}:{caller.user_id}",
+                chat=record.chat.address,
+                action="alerts.refused",
+                allowed=False,
+            )
+            return Reply(lang, t(lang, "cmd.admins_only"))
+        if caller.chat_kind != ChatKind.PRIVATE:
+            return Reply(lang, t(lang, "dest.alerts.private_only", p=ctx.prefix))
+        choice = args.strip().lower()
+        if choice not in ("on", "off"):
+            choices = await alert_store.admin_choices(ctx.conn)
+            current = choices.get((caller.platform.value, caller.user_id))
+            state = "on" if current is None or current.enabled else "off"
+            text = t(
+                lang, "dest.alerts.usage", p=ctx.prefix, state=t(lang, f"dest.alerts.state.{state}")
+            )
+            return Reply(lang, text)
+        await alert_store.choose(
+            ctx.conn,
+            platform=caller.platform.value,
+            user_id=caller.user_id,
+            chat_pk=record.pk,
+            enabled=choice == "on",
+            now=page_store.utcnow(),
+        )
+        return Reply(lang, t(lang, f"dest.alerts.{choice}", p=ctx.prefix))
+
 
 @dataclass(frozen=True, slots=True)
 class _Context:
@@ -610,3 +705,16 @@ def describe_filter(f: Filter, *, lang: str, prefix: str = "/") -> str:
     if f.excluded:
         parts.append(t(lang, "filter.excluded", tags=", ".join(sorted(f.excluded))))
     return "; ".join(parts)
+
+
+def transfer_error_text(lang: str, exc: TransferError) -> str:
+    """What is wrong with an ``import`` line, in words."""
+    if exc.reason == transfer.REASON_VALUE:
+        key = f"dest.import.bad.{exc.field}"
+        if has_message(key):
+            accepted = ", ".join(m.value for m in Mode)
+            return t(lang, key, value=exc.value, accepted=accepted)
+    fields = ", ".join(spec.name for spec in transfer.FIELDS)
+    return t(
+        lang, f"dest.import.error.{exc.reason}", field=exc.field, value=exc.value, fields=fields
+    )

@@ -41,6 +41,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot import digest as digest_stage
 from bot import metrics, render
 from bot.errors import (
+    AuthFailed,
     ChatGone,
     ChatMigrated,
     DeliveryError,
@@ -260,8 +261,10 @@ class Delivery:
         worker_id: str | None = None,
         on_broadcast_row: Callable[[int], Awaitable[None]] | None = None,
         backoff_base: float = BACKOFF_BASE_SECONDS,
+        on_auth_failure: Callable[[Platform, str], Awaitable[None]] | None = None,
     ) -> None:
         self._engine = engine
+        self._on_auth_failure = on_auth_failure
         self._on_broadcast_row = on_broadcast_row
         self._senders = dict(senders)
         self._pace = {p: Pace(s.rate_per_second) for p, s in self._senders.items()}
@@ -541,6 +544,11 @@ class Delivery:
             await self._chat_gone(queue, exc, state=ChatState.PAUSED)
             return
         except PermanentError as exc:
+            if isinstance(exc, AuthFailed) and self._on_auth_failure is not None:
+                try:
+                    await self._on_auth_failure(chat.platform, exc.reason)
+                except Exception:  # an alert must not stop deliveries
+                    log.exception("could not record an authentication failure")
             await self._fail_row(queue, exc.reason)
             return
         except TransientError as exc:

@@ -88,3 +88,25 @@ class NotInChannel(DeliveryError):
 
 class PermanentError(DeliveryError):
     """Any other failure that a retry will not fix (a malformed message, bad auth)."""
+
+
+class TransferError(BotError):
+    """An ``import`` line is malformed: ``reason`` says how, ``field`` where.
+
+    ``value`` is the offending value as written and ``detail`` what is wrong with it.
+    """
+
+    def __init__(self, reason: str, *, field: str = "", value: str = "", detail: str = "") -> None:
+        super().__init__(f"{reason}: {field} {value!r} {detail}".strip())
+        self.reason = reason
+        self.field = field
+        self.value = value
+        self.detail = detail
+
+
+class AuthFailed(PermanentError):
+    """The platform rejected the bot's own credentials (a revoked or wrong token).
+
+    The delivery engine reports it to the operator alerts (``auth:PLATFORM`` incident)
+    before failing the message as any ``PermanentError``.
+    """

@@ -16,6 +16,8 @@ REDACTED = "[redacted]"
 # A Telegram bot token anywhere in a URL or message (the library logs request URLs).
 TELEGRAM_TOKEN_IN_TEXT = re.compile(r"\b\d{5,20}:[A-Za-z0-9_-]{30,}\b")
 SLACK_TOKEN_IN_TEXT = re.compile(r"\bxox[abpr]-[A-Za-z0-9-]+|\bxapp-[A-Za-z0-9-]+")
+# A chat's private feed address (a reply carries it; the libraries log requests at DEBUG).
+FEED_TOKEN_IN_TEXT = re.compile(r"/feeds/[A-Za-z0-9_-]{43}\.atom")
 
 
 class Redactor(logging.Filter):
@@ -29,6 +31,7 @@ class Redactor(logging.Filter):
         for secret in self._secrets:
             text = text.replace(secret, REDACTED)
         text = TELEGRAM_TOKEN_IN_TEXT.sub(REDACTED, text)
+        text = FEED_TOKEN_IN_TEXT.sub(f"/feeds/{REDACTED}.atom", text)
         return SLACK_TOKEN_IN_TEXT.sub(REDACTED, text)
 
     def filter(self, record: logging.LogRecord) -> bool:

@@ -22,10 +22,11 @@ from typing import IO, Protocol
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.engine import make_url
 
-from bot import metrics, web
+from bot import alert_service, metrics, web
 from bot.app import App
 from bot.channels.console import ConsoleChannel
 from bot.errors import BotError
+from bot.feed_server import FeedServer
 from bot.leader import RENEW_SECONDS, Leases
 
 log = logging.getLogger("bot.service")
@@ -122,7 +123,27 @@ class Service:
             metrics.POLL_DURATION.labels(outcome.name).observe(outcome.seconds)
             if outcome.error:
                 metrics.POLL_ERRORS.labels(outcome.name).inc()
+        try:
+            await self._app.alerts.after_poll([(o.name, o.error) for o in summary.outcomes])
+        except Exception:
+            log.exception("could not record the poll for alerts")
         await self._plan()
+        await self._check_alerts()
+
+    async def check_alerts(self) -> None:
+        if not self._leases.is_leader:
+            return
+        async with self._jobs:
+            await self._check_alerts()
+
+    async def _check_alerts(self) -> None:
+        try:
+            changes = await self._app.alerts.check()
+        except Exception:
+            log.exception("incident check failed")
+            return
+        if changes:
+            self._delivery.notify()
 
     async def plan(self) -> None:
         if not self._leases.is_leader:
@@ -213,6 +234,14 @@ class Service:
             coalesce=True,
             id="plan",
         )
+        scheduler.add_job(
+            self.check_alerts,
+            "interval",
+            seconds=alert_service.CHECK_EVERY_SECONDS,
+            max_instances=1,
+            coalesce=True,
+            id="alerts",
+        )
         delivery = asyncio.create_task(self._deliver())
         runner = None
         tasks: list[asyncio.Task[None]] = []
@@ -220,6 +249,9 @@ class Service:
         try:
             await self.lease()
             hooks = web.WebHooks()
+            hooks.feeds = FeedServer(
+                engine=self._app.engine, public_base_url=settings.public_base_url
+            ).handle
             for channel in self._make_channels(hooks):
                 if channel is self._polling_channel:
                     await self._polling_channel.start(poll=self._leases.is_leader)

@@ -47,6 +47,26 @@ def _check_http_url(value: str) -> str:
     return value
 
 
+# Hosts a development deployment may serve plain http:// on (the URL leaves no machine).
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def check_public_base_url(value: str) -> str:
+    """The bot's public base: ``https://host[:port][/path]``, or ``http://`` on localhost for
+    development; no query or fragment. Returned without a trailing slash."""
+    try:
+        parts = urlsplit(value.strip())
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        host = None
+    if not host or parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError("must be an https:// URL such as https://bot.example.com")
+    if parts.scheme != "https" and not (parts.scheme == "http" and host in LOCAL_HOSTS):
+        raise ValueError("must be https:// (http:// only for localhost, in development)")
+    return value.strip().rstrip("/")
+
+
 def parse_hhmm(value: str) -> dt.time:
     """``HH:MM`` (24-hour) to a time; raises ValueError otherwise."""
     match = re.fullmatch(r"(\d{1,2}):(\d{2})", value.strip())
@@ -93,6 +113,9 @@ class Settings(BaseSettings):
 
     telegram_rate_per_second: float = Field(default=30.0, gt=0, le=TELEGRAM_PAID_RATE_PER_SECOND)
     slack_rate_per_second: float = Field(default=1.0, gt=0, le=1_000)
+
+    public_base_url: str | None = None
+    alert_source_failures: int = Field(default=3, ge=1, le=1000)
 
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=0, le=65535)
@@ -142,6 +165,13 @@ class Settings(BaseSettings):
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         return None if value in (None, "") else _check_http_url(value or "")
+
+    @field_validator("public_base_url")
+    @classmethod
+    def _public_base_url(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        return check_public_base_url(value or "")
 
     @field_validator("default_digest_time")
     @classmethod

@@ -23,6 +23,7 @@ MAX_BODY_BYTES = 1024 * 1024
 
 TelegramHook = Callable[[bytes, str | None], Awaitable[int]]
 SlackHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
+FeedHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @dataclass(slots=True)
@@ -32,6 +33,7 @@ class WebHooks:
     telegram: TelegramHook | None = None
     slack: SlackHook | None = None
     channels: dict[str, Callable[[], bool]] = field(default_factory=dict)
+    feeds: FeedHook | None = None
 
 
 def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
@@ -94,10 +96,16 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
             raise web.HTTPNotFound()
         return await hooks.slack(request)
 
+    async def feed(request: web.Request) -> web.StreamResponse:
+        if hooks.feeds is None:
+            raise web.HTTPNotFound()
+        return await hooks.feeds(request)
+
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_endpoint)
     app.router.add_post("/telegram/webhook", telegram_webhook)
     app.router.add_post("/slack/events", slack_events)
+    app.router.add_get("/feeds/{name}", feed)
     return app
 
 

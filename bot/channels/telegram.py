@@ -66,6 +66,7 @@ from bot.admin import SEND as BROADCAST_SEND
 from bot.channels.telegram_request import AiohttpRequest
 from bot.commands import TOGGLE, Caller, CommandCore
 from bot.errors import (
+    AuthFailed,
     ChatGone,
     ChatMigrated,
     ConfigError,
@@ -268,7 +269,7 @@ def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) ->
     if isinstance(exc, tg_error.Forbidden):
         return ChatGone(f"blocked: {text}")
     if isinstance(exc, tg_error.InvalidToken):
-        return PermanentError(f"unauthorized: the bot token was rejected ({text})")
+        return AuthFailed(f"unauthorized: the bot token was rejected ({text})")
     if isinstance(exc, tg_error.BadRequest):
         lowered = text.lower()
         if any(marker in lowered for marker in _TOPIC_CLOSED_MARKERS):
@@ -945,7 +946,7 @@ def menu_commands(lang: str) -> list[BotCommand]:
     Each help line ``/name ARGS — description`` (or ``/a | /b — description``) gives its
     commands; ``/help`` takes the help's heading.
     """
-    help_text = t(lang, "cmd.help", p="/")
+    help_text = t(lang, "cmd.help", p="/") + "\n" + t(lang, "dest.help", p="/")
     heading, *lines = help_text.splitlines()
     commands = [BotCommand("help", heading.rstrip(":："))]
     for line in lines:

@@ -257,3 +257,54 @@ leases = Table(
     Column("holder", String(128), nullable=False),
     Column("expires_at", DateTime, nullable=False),
 )
+
+# A chat's private Atom feed: only a hash of its secret token is kept (``feed``).
+chat_feeds = Table(
+    "chat_feeds",
+    metadata,
+    Column("chat_pk", ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True),
+    Column("token_hash", String(64), nullable=False, unique=True),  # sha256, hex
+    Column("created_at", DateTime, nullable=False),
+)
+
+# Operator alerts: each admin's choice (``alerts on|off``) and private chat with the bot.
+alert_admins = Table(
+    "alert_admins",
+    metadata,
+    Column("platform", String(16), primary_key=True),
+    Column("user_id", String(64), primary_key=True),
+    Column("chat_pk", ForeignKey("chats.id", ondelete="SET NULL"), nullable=True),
+    Column("enabled", Boolean, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+)
+
+# Incidents the admins were told of; an open one has no ``cleared_at``.
+incidents = Table(
+    "incidents",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("key", String(2100), nullable=False),  # e.g. source:examples/wiki, sends:slack
+    Column("detail", Text, nullable=False),  # JSON: what the start alert said
+    Column("started_at", DateTime, nullable=False),
+    Column("cleared_at", DateTime, nullable=True),
+    Index("ix_incidents_open", "cleared_at"),
+)
+
+# Failed polls in a row per source, and the last authentication failure per platform:
+# what the incident checks read.
+source_streaks = Table(
+    "source_streaks",
+    metadata,
+    Column("name", String(2000), primary_key=True),
+    Column("failures", Integer, nullable=False),
+    Column("last_error", Text, nullable=True),
+    Column("updated_at", DateTime, nullable=False),
+)
+
+auth_failures = Table(
+    "auth_failures",
+    metadata,
+    Column("platform", String(16), primary_key=True),
+    Column("reason", Text, nullable=False),
+    Column("failed_at", DateTime, nullable=False),
+)

@@ -714,6 +714,9 @@ def test_menu_commands_follow_the_help_text() -> None:
         "resume",
         "latest",
         "digest",
+        "feed",
+        "export",
+        "import",
     }
     assert english["pause"] == english["resume"] == "stop or restart deliveries"
     assert english["help"] == "Commands" and korean["help"] == "명령어"

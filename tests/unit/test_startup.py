@@ -44,6 +44,7 @@ def _imported(args: list[str], env: dict[str, str]) -> set[str]:
         (["--help"], (*HEAVY, "sqlalchemy", "pydantic")),
         (["subscribers"], HEAVY),
         (["audit"], HEAVY),
+        (["export"], HEAVY),
         (["db", "upgrade"], HEAVY),
     ],
 )

@@ -1,0 +1,181 @@
+"""Operator alerts: the checks of :mod:`bot.alerts` run against the store, and their
+messages queued for the admins.
+
+Recipients are the ``TELEGRAM_ADMIN_IDS`` who have a private chat with the bot (in
+Telegram a private chat's id is the user's) and the ``SLACK_ADMIN_IDS``, in their direct
+message with the app (opened with ``conversations.open`` the first time), unless they
+said ``alerts off``. Alerts are ordinary outbox rows, so the platforms' rate limits apply,
+with a priority above digests: an alert is the next message its chat gets.
+
+Only the leader runs the checks. An incident and its alerts are written in one
+transaction, so each incident is announced once when it starts and once when it ends.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from bot import alerts
+from bot.i18n import t
+from bot.models import ChatKind, ChatSettings, ChatState, Platform
+from bot.settings import Settings
+from bot.store import alerts as store
+from bot.store import chats as chat_store
+from bot.store import outbox
+from bot.store.chats import ChatRecord
+from bot.store.engine import reader
+from bot.store.pages import utcnow
+
+log = logging.getLogger("bot.alerts")
+
+# Above digests (10) and broadcast reports (20): an alert goes before anything else queued.
+ALERT_PRIORITY = 30
+# How often ``run`` checks for incidents (the checks read a few aggregates).
+CHECK_EVERY_SECONDS = 60
+
+
+class DirectMessages(Protocol):
+    """Opens (or finds) the direct-message conversation with a user; None when it cannot."""
+
+    async def open(self, user_id: str) -> str | None: ...
+
+
+class AlertService:
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        settings: Settings,
+        slack_dm: DirectMessages | None = None,
+        clock: Callable[[], dt.datetime] = utcnow,
+    ) -> None:
+        self._engine = engine
+        self._settings = settings
+        self._slack_dm = slack_dm
+        self._clock = clock
+
+    async def after_poll(self, outcomes: Sequence[tuple[str, str | None]]) -> None:
+        """A poll's sources: ``(name, error)``, error None when the source was read."""
+        async with self._engine.begin() as conn:
+            await store.record_poll(conn, outcomes, now=self._clock())
+
+    async def auth_failed(self, platform: Platform, reason: str) -> None:
+        """The hook for a platform that rejected the bot's credentials (a revoked token):
+        the next check opens an ``auth:PLATFORM`` incident, which ends at the next
+        successful send to that platform. ``reason`` must hold no secret."""
+        log.error("%s rejected the bot's credentials: %s", platform.value, reason)
+        async with self._engine.begin() as conn:
+            await store.record_auth_failure(
+                conn, platform=platform.value, reason=reason, now=self._clock()
+            )
+
+    async def check(self) -> list[alerts.Transition]:
+        """Look once; store what started or ended and queue its alerts. Returns the changes."""
+        now = self._clock()
+        sources = self._settings.wiki_sources
+        failures = self._settings.alert_source_failures
+        async with reader(self._engine).connect() as conn:
+            observed = await store.observe(
+                conn, sources=sources, now=now, window=alerts.SEND_WINDOW
+            )
+            opened = await store.open_incidents(conn)
+        if not alerts.transitions(observed, open_keys=set(opened), source_failures=failures):
+            return []
+        await self._open_slack_dms()
+        async with self._engine.begin() as conn:
+            # Again in the transaction that writes, which checks take one at a time: another
+            # replica's check may have run meanwhile (while the leadership moved).
+            await store.lock_incidents(conn)
+            opened = await store.open_incidents(conn)
+            changes = alerts.transitions(observed, open_keys=set(opened), source_failures=failures)
+            recipients = await self._recipients(conn)
+            for change in changes:
+                if change.started:
+                    await store.start_incident(conn, key=change.key, detail=change.params, now=now)
+                else:
+                    await store.clear_incident(conn, incident_id=opened[change.key], now=now)
+                await outbox.enqueue(
+                    conn,
+                    [
+                        outbox.row_values(
+                            chat_pk=record.pk,
+                            platform=record.chat.platform.value,
+                            kind="alert",
+                            payload={"text": t(record.chat.lang, change.message, **change.params)},
+                            now=now,
+                            priority=ALERT_PRIORITY,
+                        )
+                        for record in recipients
+                    ],
+                )
+                log.warning(
+                    "incident %s: %s (%d admins told)",
+                    "started" if change.started else "ended",
+                    change.key,
+                    len(recipients),
+                )
+        return changes
+
+    async def _recipients(self, conn: AsyncConnection) -> list[ChatRecord]:
+        choices = await store.admin_choices(conn)
+        found: list[ChatRecord] = []
+        admins: list[tuple[Platform, str]] = []
+        if self._settings.telegram_enabled:
+            admins += [(Platform.TELEGRAM, str(i)) for i in self._settings.telegram_admin_ids]
+        if self._settings.slack_enabled:
+            admins += [(Platform.SLACK, user) for user in self._settings.slack_admin_ids]
+        for platform, user_id in admins:
+            choice = choices.get((platform.value, user_id))
+            if choice is not None and not choice.enabled:
+                continue
+            record = None
+            if choice is not None and choice.chat_pk is not None:
+                record = await chat_store.get_by_pk(conn, choice.chat_pk)
+            elif platform == Platform.TELEGRAM:
+                record = await chat_store.get(conn, platform=platform, chat_id=user_id)
+            if (
+                record is not None
+                and record.chat.kind == ChatKind.PRIVATE
+                and record.chat.state != ChatState.INACTIVE
+            ):
+                found.append(record)
+        return found
+
+    async def _open_slack_dms(self) -> None:
+        """Slack admins whose direct message with the app is not known yet get one."""
+        if self._slack_dm is None or not self._settings.slack_enabled:
+            return
+        async with self._engine.begin() as conn:
+            choices = await store.admin_choices(conn)
+        for user_id in self._settings.slack_admin_ids:
+            choice = choices.get((Platform.SLACK.value, user_id))
+            if choice is not None and (choice.chat_pk is not None or not choice.enabled):
+                continue
+            channel = await self._slack_dm.open(user_id)
+            if channel is None:
+                continue
+            async with self._engine.begin() as conn:
+                record = await chat_store.ensure(
+                    conn,
+                    defaults=ChatSettings(
+                        platform=Platform.SLACK,
+                        chat_id=channel,
+                        kind=ChatKind.PRIVATE,
+                        digest_time=self._settings.digest_time,
+                        timezone=self._settings.default_timezone,
+                        lang=self._settings.default_language,
+                    ),
+                )
+                await store.choose(
+                    conn,
+                    platform=Platform.SLACK.value,
+                    user_id=user_id,
+                    chat_pk=record.pk,
+                    enabled=True,
+                    now=self._clock(),
+                )

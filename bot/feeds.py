@@ -1,0 +1,158 @@
+"""A chat's private feed as Atom 1.0 (RFC 4287), and the conditional GET rules (RFC 9110).
+
+Pure: the store gives the entries, this module writes the document and decides between
+200 and 304. The document is a function of its input only (no clock), so the same pages
+give the same bytes and the same ETag.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import hashlib
+import re
+import secrets
+import uuid
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+from bot.models import DigestItem
+
+ATOM_NS = "http://www.w3.org/2005/Atom"
+MAX_ENTRIES = 50  # CONTRACT.md: the newest 50 pages the filter matches
+# 32 random bytes, URL-safe base64 without padding: 43 characters, 256 bits.
+TOKEN_BYTES = 32
+TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{43}")
+SUFFIX = ".atom"
+# XML 1.0 forbids these characters anywhere in a document (section 2.2, "Char").
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_ENTRY_NS = uuid.UUID("6f1f1b52-7a3e-4d0e-9a55-2f0c3e0f5a10")
+
+ET.register_namespace("", ATOM_NS)
+
+
+def new_token() -> str:
+    """A feed token: random, 256 bits, safe in a URL path."""
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def token_hash(token: str) -> str:
+    """What the store keeps of a token: its SHA-256 (a token is random, so no salt)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def token_from_path(name: str) -> str | None:
+    """``TOKEN.atom`` -> TOKEN; None for anything that cannot be a token."""
+    if not name.endswith(SUFFIX):
+        return None
+    token = name[: -len(SUFFIX)]
+    return token if TOKEN_RE.fullmatch(token) else None
+
+
+def feed_url(base: str, token: str) -> str:
+    return f"{base.rstrip('/')}/feeds/{token}{SUFFIX}"
+
+
+@dataclass(frozen=True, slots=True)
+class FeedEntry:
+    item: DigestItem
+    updated: dt.datetime  # naive UTC: the page's date, or when it was last seen to change
+
+
+@dataclass(frozen=True, slots=True)
+class Feed:
+    """What the document says; ``feed_id`` is stable for one token."""
+
+    feed_id: str
+    title: str
+    author: str
+    self_url: str
+    lang: str
+    updated: dt.datetime  # naive UTC, the newest change the feed reflects
+    entries: tuple[FeedEntry, ...]
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub("", text)
+
+
+def _stamp(moment: dt.datetime) -> str:
+    """RFC 3339 date-time in UTC, as Atom's date constructs require (RFC 4287 3.3)."""
+    return moment.replace(microsecond=0, tzinfo=None).isoformat() + "Z"
+
+
+def entry_id(source: str, key: str) -> str:
+    """A page's permanent Atom id: the same page has it in every chat's feed."""
+    return uuid.uuid5(_ENTRY_NS, f"{source}\0{key}").urn
+
+
+def feed_id(hashed_token: str) -> str:
+    return uuid.uuid5(_ENTRY_NS, f"feed\0{hashed_token}").urn
+
+
+def render(feed: Feed) -> bytes:
+    """The Atom document, UTF-8, with its XML declaration."""
+
+    def sub(parent: ET.Element, name: str, text: str | None = None, **attrs: str) -> ET.Element:
+        element = ET.SubElement(parent, f"{{{ATOM_NS}}}{name}", attrs)
+        if text is not None:
+            element.text = _clean(text)
+        return element
+
+    root = ET.Element(f"{{{ATOM_NS}}}feed", {"xml:lang": feed.lang})
+    sub(root, "id", feed.feed_id)
+    sub(root, "title", feed.title, type="text")
+    sub(root, "updated", _stamp(feed.updated))
+    sub(sub(root, "author"), "name", feed.author)
+    sub(root, "link", rel="self", type="application/atom+xml", href=feed.self_url)
+    for entry in feed.entries:
+        page = entry.item.page
+        text = page.text(feed.lang)
+        element = sub(root, "entry", **{"xml:lang": text.lang})
+        sub(element, "id", entry_id(page.source, page.key))
+        sub(element, "title", text.title, type="text")
+        sub(element, "updated", _stamp(entry.updated))
+        if page.url:
+            sub(element, "link", rel="alternate", type="text/html", href=_clean(page.url))
+        for tag in entry.item.matched:
+            sub(element, "category", term=_clean(tag))
+        sub(element, "summary", text.tldr, type="text")
+        if not page.url:
+            # RFC 4287 4.1.2: an entry without an alternate link must have content.
+            sub(element, "content", text.tldr, type="text")
+    return bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))
+
+
+def etag(body: bytes) -> str:
+    """A strong entity tag of the document."""
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+def http_date(moment: dt.datetime) -> str:
+    return email.utils.format_datetime(moment.replace(microsecond=0, tzinfo=dt.UTC), usegmt=True)
+
+
+def not_modified(
+    *,
+    tag: str,
+    last_modified: dt.datetime,
+    if_none_match: str | None,
+    if_modified_since: str | None,
+) -> bool:
+    """Whether a GET with these headers gets 304 (RFC 9110 13.1.2, 13.1.3, 13.2.2).
+
+    ``If-None-Match`` wins when present (weak comparison, ``*`` matches); otherwise
+    ``If-Modified-Since``, when it parses, against ``last_modified`` to the second.
+    """
+    if if_none_match is not None:
+        wanted = {part.strip().removeprefix("W/") for part in if_none_match.split(",")}
+        return "*" in wanted or tag in wanted
+    if not if_modified_since:
+        return False
+    try:
+        since = email.utils.parsedate_to_datetime(if_modified_since)
+    except (TypeError, ValueError, IndexError):
+        return False
+    if since.tzinfo is None:
+        since = since.replace(tzinfo=dt.UTC)
+    return last_modified.replace(microsecond=0, tzinfo=dt.UTC) <= since

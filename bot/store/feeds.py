@@ -1,0 +1,124 @@
+"""Chats' private feeds: hashed tokens, and the pages a feed shows."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hmac
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot import feeds, filters
+from bot.models import DigestItem, Filter
+from bot.store import chats as chat_store
+from bot.store.chats import ChatRecord
+from bot.store.pages import load_pages, utcnow
+from bot.store.schema import chat_feeds, chats, pages
+
+# Pages are read newest first, this many per entry wanted, then twice as many each round.
+SCAN_FACTOR = 4
+
+
+@dataclass(frozen=True, slots=True)
+class FeedOwner:
+    record: ChatRecord
+    token_hash: str
+    created_at: dt.datetime
+    chat_updated_at: dt.datetime
+
+
+async def has_feed(conn: AsyncConnection, chat_pk: int) -> bool:
+    row = await conn.execute(select(chat_feeds.c.chat_pk).where(chat_feeds.c.chat_pk == chat_pk))
+    return row.first() is not None
+
+
+async def issue(conn: AsyncConnection, *, chat_pk: int, now: dt.datetime | None = None) -> str:
+    """A new token for the chat's feed; the one it had stops working. Only its hash is kept."""
+    token = feeds.new_token()
+    await conn.execute(delete(chat_feeds).where(chat_feeds.c.chat_pk == chat_pk))
+    await conn.execute(
+        insert(chat_feeds).values(
+            chat_pk=chat_pk, token_hash=feeds.token_hash(token), created_at=now or utcnow()
+        )
+    )
+    return token
+
+
+async def owner(conn: AsyncConnection, token: str) -> FeedOwner | None:
+    """The chat whose feed ``token`` opens, or None.
+
+    The lookup is by the token's hash (an index), so the time it takes says nothing about
+    the token; the hash found is compared once more in constant time all the same.
+    """
+    wanted = feeds.token_hash(token)
+    row = (
+        (
+            await conn.execute(
+                select(
+                    chats,
+                    chat_feeds.c.token_hash,
+                    chat_feeds.c.created_at.label("feed_created_at"),
+                )
+                .join(chat_feeds, chat_feeds.c.chat_pk == chats.c.id)
+                .where(chat_feeds.c.token_hash == wanted)
+            )
+        )
+        .mappings()
+        .first()
+    )
+    if row is None or not hmac.compare_digest(row["token_hash"], wanted):
+        return None
+    return FeedOwner(
+        record=chat_store.record_from_row(row),
+        token_hash=row["token_hash"],
+        created_at=row["feed_created_at"],
+        chat_updated_at=row["updated_at"],
+    )
+
+
+async def entries(
+    conn: AsyncConnection, chat_filter: Filter, *, count: int = feeds.MAX_ENTRIES
+) -> list[feeds.FeedEntry]:
+    """The ``count`` newest present pages ``chat_filter`` matches, newest first (the order of
+    ``latest``: wiki date, then first seen)."""
+    if chat_filter.is_empty:
+        return []
+    date = func.coalesce(pages.c.updated, pages.c.created)
+    found: list[feeds.FeedEntry] = []
+    offset, limit = 0, count * SCAN_FACTOR
+    while True:
+        rows = (
+            await conn.execute(
+                select(pages.c.id, pages.c.changed_at)
+                .where(pages.c.removed_at.is_(None))
+                .order_by(date.desc().nulls_last(), pages.c.first_seen_at.desc(), pages.c.id.desc())
+                .offset(offset)
+                .limit(limit)
+            )
+        ).all()
+        loaded = await load_pages(conn, [page_id for page_id, _ in rows])
+        for page_id, changed_at in rows:
+            page = loaded.get(page_id)
+            if page is None or not filters.matches(chat_filter, page.tags):
+                continue
+            updated = (
+                dt.datetime.combine(page.date, dt.time()) if page.date is not None else changed_at
+            )
+            item = DigestItem(page=page, matched=filters.matched_tags(chat_filter, page.tags))
+            found.append(feeds.FeedEntry(item=item, updated=updated))
+            if len(found) == count:
+                return found
+        if len(rows) < limit:
+            return found
+        offset += limit
+        limit *= 2
+
+
+async def last_change(conn: AsyncConnection) -> dt.datetime:
+    """The latest time a page was seen to change or was removed: a feed's content can have
+    changed no later than this."""
+    newest = (
+        await conn.execute(select(func.max(func.coalesce(pages.c.removed_at, pages.c.changed_at))))
+    ).scalar_one()
+    return newest or dt.datetime(1970, 1, 1)
