@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from bot import __version__, logs
 from bot.errors import ConfigError, DeliveryError
@@ -24,11 +24,20 @@ EXIT_CONFIG = 2
 
 Handler = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
 
+# Bounds of the options: past them a date or an age no longer fits a datetime.
+MAX_BACKFILL_DAYS = 36_500  # a hundred years: every page a wiki can date
+MAX_AGE_DAYS = 36_500  # the oldest ``audit --since`` age
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument error is one line, naming the option and what it accepts; exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_CONFIG, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="trendbot", description="TL;DR digests of new AI research wiki pages."
-    )
+    parser = _Parser(prog="trendbot", description="TL;DR digests of new AI research wiki pages.")
     parser.add_argument("--version", action="version", version=f"trendbot {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -54,7 +63,11 @@ def _parser() -> argparse.ArgumentParser:
     broadcast = commands.add_parser("broadcast", help="send a message to many chats")
     broadcast.add_argument("--text", required=True, help="the message, sent as plain text")
     broadcast.add_argument(
-        "--tag", action="append", default=[], help="only chats following TAG (repeatable)"
+        "--tag",
+        action="append",
+        default=[],
+        type=_tag,
+        help="only chats following TAG (repeatable)",
     )
     broadcast.add_argument("--platform", choices=["telegram", "slack"], help="only this platform")
     broadcast.add_argument("--lang", choices=["en", "ko"], help="only chats in this language")
@@ -78,28 +91,53 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _non_negative_int(value: str) -> int:
+    accepted = f"a whole number of days from 0 to {MAX_BACKFILL_DAYS}"
     try:
         number = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of days") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more days")
+        raise argparse.ArgumentTypeError(f"{_shown(value)} is not {accepted}") from None
+    if not 0 <= number <= MAX_BACKFILL_DAYS:
+        raise argparse.ArgumentTypeError(f"must be {accepted}")
     return number
 
 
 def _since(value: str) -> dt.datetime:
+    accepted = (
+        f"an ISO date or time (UTC), or an age such as 24h or 7d of at most {MAX_AGE_DAYS} days"
+    )
     text = value.strip().lower()
     units = {"m": 60, "h": 3600, "d": 86400}
-    if text[:-1].isdigit() and text[-1:] in units:
-        age = dt.timedelta(seconds=int(text[:-1]) * units[text[-1]])
-        return dt.datetime.now(dt.UTC).replace(tzinfo=None) - age
+    if text[:-1].isascii() and text[:-1].isdigit() and text[-1:] in units:
+        seconds = int(text[:-1]) * units[text[-1]]
+        if seconds > MAX_AGE_DAYS * 86400:
+            raise argparse.ArgumentTypeError(f"{_shown(value)} is too old; must be {accepted}")
+        return dt.datetime.now(dt.UTC).replace(tzinfo=None) - dt.timedelta(seconds=seconds)
     try:
         moment = dt.datetime.fromisoformat(value.strip())
-    except ValueError:
+        return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"{_shown(value)} is not {accepted}") from None
+
+
+def _tag(value: str) -> str:
+    from bot.errors import FilterError
+    from bot.filters import parse_items
+
+    try:
+        items = parse_items([value])
+    except FilterError:
+        items = ()
+    if len(items) != 1 or items[0].kind != "any":
         raise argparse.ArgumentTypeError(
-            f"{value!r} is neither an ISO date/time nor an age such as 24h or 7d"
-        ) from None
-    return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
+            f"{_shown(value)} is not a tag; a tag is 1-64 letters, digits, '-', '_' or '.', e.g. rl"
+        )
+    return items[0].tag
+
+
+def _shown(value: str) -> str:
+    """An argument as an error line echoes it: quoted, on one line, not too long."""
+    text = value if len(value) <= 40 else value[:39] + "…"
+    return repr(text)
 
 
 def _chat_address(value: str) -> tuple[Platform, str]:
@@ -122,7 +160,7 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
         summary = await app.poller.poll(backfill_days=args.backfill)
     for outcome in summary.outcomes:
         if outcome.error:
-            print(f"source failed: {outcome.name}: {outcome.error}", file=sys.stderr)
+            print(f"source failed: {outcome.shown}: {outcome.error}", file=sys.stderr)
     print(summary.line(), flush=True)
     return EXIT_FAILED if summary.all_failed else EXIT_OK
 

@@ -381,9 +381,9 @@ async def test_a_url_httpx_cannot_fetch_fails_the_source(url: str, reason: str) 
 async def test_the_client_is_configured() -> None:
     async with make_feed_client() as client:
         assert client.timeout == FEED_TIMEOUT
-        assert client.follow_redirects is True
-        assert client.max_redirects == MAX_REDIRECTS
+        assert client.follow_redirects is False  # fetch_feed follows them, checking each hop
         assert client.headers["User-Agent"] == f"ai-trend-notifier/{bot.__version__}"
+        assert client.headers["Accept-Encoding"] == "gzip, deflate"
 
 
 # --- a real server on 127.0.0.1 ---------------------------------------------------------------
