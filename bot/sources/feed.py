@@ -216,17 +216,20 @@ async def _redirect_target(
             f"redirect to another host ({target.host}) refused; "
             "FEED_ALLOW_CROSS_HOST_REDIRECTS=true allows it",
         )
-    if await _is_internal(target) and not await _is_internal(origin):
+    if await _is_internal(target, unresolved=True) and not await _is_internal(
+        origin, unresolved=False
+    ):
         raise SourceError(
             url, f"redirect to a loopback, link-local or private address ({target.host}) refused"
         )
     return target
 
 
-async def _is_internal(url: httpx.URL) -> bool:
+async def _is_internal(url: httpx.URL, *, unresolved: bool) -> bool:
     """True when ``url``'s host is, or resolves to, an address that is not public.
 
-    A host that does not resolve counts as internal: nothing is known of where it leads.
+    A host that does not resolve counts as ``unresolved`` says: internal for a redirect's
+    target (nothing is known of where it leads), public for the configured URL.
     """
     host = url.host
     if is_internal_address(host):
@@ -236,7 +239,7 @@ async def _is_internal(url: httpx.URL) -> bool:
             host, url.port or (443 if url.scheme == "https" else 80), type=socket.SOCK_STREAM
         )
     except (OSError, UnicodeError):
-        return True
+        return unresolved
     return any(is_internal_address(str(info[4][0])) for info in infos)
 
 

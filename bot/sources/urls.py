@@ -111,14 +111,8 @@ def is_internal_address(host: str) -> bool:
         return False
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
-    return (
-        address.is_loopback
-        or address.is_link_local
-        or address.is_private
-        or address.is_unspecified
-        or address.is_reserved
-        or address.is_multicast
-    )
+    # Not global: loopback, link-local, private, shared (100.64/10), reserved, unspecified.
+    return not address.is_global or address.is_multicast
 
 
 def scrub(text: str, url: str) -> str:
