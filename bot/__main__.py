@@ -350,8 +350,29 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
+def _undecodable(argv: Sequence[str]) -> str | None:
+    """The option whose value (or the argument) is not UTF-8 text, as the shell gave it.
+
+    Python hands such bytes over as lone surrogates, which no database or chat accepts.
+    """
+    for index, arg in enumerate(argv):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            previous = argv[index - 1] if index else ""
+            if arg.startswith("--"):
+                return arg.encode("utf-8", "replace").decode().split("=", 1)[0]
+            return previous if previous.startswith("--") else f"argument {index + 1}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    bad = _undecodable(arguments)
+    if bad is not None:
+        print(f"trendbot: {bad}: must be valid UTF-8 text", file=sys.stderr)
+        return EXIT_CONFIG
+    args = _parser().parse_args(arguments)
     # python-telegram-bot 22 reports retry_after as a timedelta with this set (its future
     # default) and warns on every rate limit without it.
     os.environ.setdefault("PTB_TIMEDELTA", "true")
