@@ -28,6 +28,7 @@ class FeedServer:
     def __init__(self) -> None:
         self._served: dict[str, Served] = {}
         self._hanging: set[str] = set()
+        self._redirects: dict[str, str] = {}
         self._release = asyncio.Event()
         self._changed = asyncio.Condition()
         self.in_flight = 0  # requests hanging now
@@ -39,6 +40,11 @@ class FeedServer:
     def serve(self, path: str, served: Served) -> str:
         """Answer GET ``path`` with ``served``; returns its URL."""
         self._served[path] = served
+        return self.base_url + path
+
+    def redirect(self, path: str, location: str) -> str:
+        """GET ``path`` answers ``302 Found`` to ``location`` (RFC 9110, section 15.4.3)."""
+        self._redirects[path] = location
         return self.base_url + path
 
     def hang(self, path: str) -> str:
@@ -66,6 +72,8 @@ class FeedServer:
             finally:
                 self.in_flight -= 1
             return web.Response(status=503)
+        if request.path in self._redirects:
+            return web.Response(status=302, headers={"Location": self._redirects[request.path]})
         served = self._served.get(request.path)
         if served is None:
             return web.Response(status=404)

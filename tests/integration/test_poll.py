@@ -22,7 +22,7 @@ from bot.sources.feed import make_feed_client
 from bot.store import pages as page_store
 from bot.store.schema import page_events, pages, sources
 from tests.conftest import ROOT
-from tests.fakes.feed_server import FeedServer
+from tests.fakes.feed_server import FeedServer, Served
 
 
 def page(
@@ -365,3 +365,41 @@ async def test_no_more_sources_than_the_bound_are_fetched_at_once(engine: AsyncE
     assert server.most_in_flight == POLL_CONCURRENCY
     assert [o.error for o in summary.outcomes] == ["HTTP 503 Service Unavailable"] * len(hanging)
     assert len(server.paths) == POLL_CONCURRENCY + 2
+
+
+async def test_feed_allow_cross_host_redirects_reaches_the_poll(
+    clean_env: dict[str, str], tmp_path: Path
+) -> None:
+    async with FeedServer() as server:
+        server.serve(
+            "/feed.json",
+            Served(
+                body=json_feed_body([{"id": "urn:1", "title": "One"}]),
+                content_type="application/feed+json",
+            ),
+        )
+        # 127.0.0.1 -> localhost: another host name, both internal.
+        moved = server.redirect(
+            "/old", server.base_url.replace("127.0.0.1", "localhost") + "/feed.json"
+        )
+        env = dict(
+            clean_env,
+            WIKI_SOURCES=moved,
+            DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/trendbot.db",
+        )
+        refused = await asyncio.to_thread(run_cli, ["poll"], env=env, cwd=tmp_path)
+        allowed = await asyncio.to_thread(
+            run_cli, ["poll"], env=dict(env, FEED_ALLOW_CROSS_HOST_REDIRECTS="true"), cwd=tmp_path
+        )
+        bad = await asyncio.to_thread(
+            run_cli, ["poll"], env=dict(env, FEED_ALLOW_CROSS_HOST_REDIRECTS="maybe"), cwd=tmp_path
+        )
+    assert refused.returncode == 1
+    assert "redirect to another host (localhost) refused" in refused.stderr
+    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.stdout.strip().splitlines()[-1].startswith("1 new")
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        "configuration error: FEED_ALLOW_CROSS_HOST_REDIRECTS: must be a valid boolean, "
+        "unable to interpret input"
+    ]

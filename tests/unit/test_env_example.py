@@ -23,6 +23,8 @@ def test_every_variable_is_listed_once_with_its_default() -> None:
         default = field.default
         if default is None or default == ():
             expected = ""
+        elif isinstance(default, bool):
+            expected = str(default).lower()
         elif isinstance(default, tuple):
             expected = ",".join(str(x) for x in default)
         elif isinstance(default, float) and default.is_integer():
