@@ -287,6 +287,17 @@ def bound_page(page: Page) -> tuple[Page, int]:
     return bounded, max(0, len(page.tags) - MAX_PAGE_TAGS)
 
 
+def too_many_tags(over: list[tuple[str, int]]) -> str | None:
+    """The one log line for the pages of a scan that lost tags: ``(key, dropped)`` each."""
+    if not over:
+        return None
+    first = over[0][0] if len(over[0][0]) <= 80 else over[0][0][:79] + "…"
+    return (
+        f"pages with more than {MAX_PAGE_TAGS} tags: {len(over)}, the first {MAX_PAGE_TAGS} of "
+        f"each kept, {sum(n for _, n in over)} tags dropped (first page: {first})"
+    )
+
+
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 

@@ -23,13 +23,13 @@ from bot.errors import ParseError, SourceError
 from bot.models import Page, Skipped
 from bot.pages import (
     MAX_PAGE_BYTES,
-    MAX_PAGE_TAGS,
     MAX_PATH_CHARS,
     PageFile,
     bound_page,
     merge_translations,
     parse_page_file,
     split_path,
+    too_many_tags,
 )
 
 log = logging.getLogger("bot.sources")
@@ -150,17 +150,14 @@ def scan_directory(
                 stamps[rel] = FileStamp(stamp.mtime_ns, stamp.size)
 
     pages = []
+    over: list[tuple[str, int]] = []
     for page in merge_translations(parsed, source=source, base_url=base_url):
         bounded, dropped = bound_page(page)
         if dropped:
-            log.warning(
-                "%s: %s: %d tags dropped, the first %d kept",
-                source,
-                page.key,
-                dropped,
-                MAX_PAGE_TAGS,
-            )
+            over.append((page.key, dropped))
         pages.append(bounded)
+    if (line := too_many_tags(over)) is not None:
+        log.warning("%s: %s", source, line)
     return DirectoryScan(
         stamps=stamps,
         pages=pages,

@@ -34,11 +34,11 @@ from bot import __version__
 from bot.errors import SourceError
 from bot.models import Page, PageText, Skipped
 from bot.pages import (
-    MAX_PAGE_TAGS,
     bound_page,
     normalize_lang,
     normalize_paragraphs,
     normalize_tags,
+    too_many_tags,
 )
 from bot.sources.urls import is_internal_address, redact_url
 
@@ -351,20 +351,17 @@ def parse_feed(
         del entries[MAX_FEED_ENTRIES:]
     pages: dict[str, Page] = {}
     skipped: list[Skipped] = []
+    over: list[tuple[str, int]] = []
     for entry in entries:
         if isinstance(entry, Skipped):
             skipped.append(entry)
             continue
         page, dropped = bound_page(entry)
         if dropped:
-            log.warning(
-                "%s: entry %s: %d tags dropped, the first %d kept",
-                redact_url(source),
-                _short(page.key, 80),
-                dropped,
-                MAX_PAGE_TAGS,
-            )
+            over.append((page.key, dropped))
         pages.setdefault(page.key, page)
+    if (line := too_many_tags(over)) is not None:
+        log.warning("%s: %s", redact_url(source), line)
     return list(pages.values()), skipped
 
 

@@ -701,7 +701,8 @@ async def test_an_entry_with_too_many_tags_keeps_fifty(caplog: pytest.LogCapture
         (only,) = (await fetch(respond(body, "application/feed+json"))).pages
     assert only.tags == tuple(f"t{n}" for n in range(50))
     assert [r.getMessage() for r in caplog.records if r.name == "bot.sources"] == [
-        f"{URL}: entry urn:entry:0: 9950 tags dropped, the first 50 kept"
+        f"{URL}: pages with more than 50 tags: 1, the first 50 of each kept, 9950 tags dropped "
+        "(first page: urn:entry:0)"
     ]
 
 

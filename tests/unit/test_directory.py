@@ -333,17 +333,21 @@ def test_scanning_random_files_never_raises(
         assert {p.key for p in after.pages} <= after.present_keys
 
 
-def test_a_page_with_too_many_tags_keeps_fifty_and_says_so_once(
+def test_pages_with_too_many_tags_keep_fifty_and_one_line_says_so(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     tags = ", ".join(f"t{i}" for i in range(10_000))
     write(tmp_path, "many.md", page("Many", tags=f"[{tags}]"))
+    write(tmp_path, "more.md", page("More", tags="[" + ", ".join(f"m{i}" for i in range(60)) + "]"))
     with caplog.at_level(logging.WARNING, logger="bot.sources"):
         result = scan(tmp_path)
-    (only,) = result.pages
-    assert only.tags == tuple(f"t{i}" for i in range(MAX_PAGE_TAGS))
+    many = next(p for p in result.pages if p.key == "many")
+    assert many.tags == tuple(f"t{i}" for i in range(MAX_PAGE_TAGS))
     lines = [r.getMessage() for r in caplog.records if r.name == "bot.sources"]
-    assert lines == ["wiki: many: 9950 tags dropped, the first 50 kept"]
+    assert lines == [
+        "wiki: pages with more than 50 tags: 2, the first 50 of each kept, 9960 tags dropped "
+        "(first page: many)"
+    ]
 
 
 def test_a_long_type_is_cut_to_its_column(tmp_path: Path) -> None:
