@@ -18,6 +18,8 @@ from pathlib import Path
 import feedparser.http
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bot
 from bot.errors import SourceError
@@ -31,6 +33,7 @@ from bot.sources.feed import (
     FeedResult,
     fetch_feed,
     make_feed_client,
+    parse_feed,
 )
 
 FEEDS = Path(__file__).parents[1] / "fixtures" / "feeds"
@@ -712,3 +715,52 @@ async def test_a_huge_entry_id_becomes_a_bounded_stable_key() -> None:
     again = (await fetch(respond(body, "application/feed+json"))).pages
     assert len(first[0].key) == 1000 and first[0].key == again[0].key
     assert first[0].url is None
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+_ITEM_KEYS = st.sampled_from(
+    [
+        "id",
+        "url",
+        "title",
+        "summary",
+        "content_text",
+        "content_html",
+        "tags",
+        "language",
+        "date_published",
+        "date_modified",
+    ]
+)
+
+
+@given(
+    items=st.lists(
+        st.dictionaries(_ITEM_KEYS, _JSON_VALUES, max_size=8) | _JSON_VALUES, max_size=6
+    ),
+    raw=st.binary(max_size=300),
+)
+@settings(max_examples=150, deadline=None)
+def test_parsing_any_body_gives_bounded_pages_or_a_source_error(
+    items: list[object], raw: bytes
+) -> None:
+    document = json.dumps({"version": "https://jsonfeed.org/version/1.1", "items": items})
+    for body, content_type in (
+        (document.encode(), "application/feed+json"),
+        (raw, "application/xml"),
+    ):
+        try:
+            found, _ = parse_feed(
+                body, source=URL, content_type=content_type, location=URL, default_lang="en"
+            )
+        except SourceError:
+            continue
+        for page in found:
+            assert len(page.key) <= 1000 and len(page.tags) <= 50
+            assert page.url is None or len(page.url) <= 2000
