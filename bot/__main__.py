@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from bot import __version__
 from bot.errors import ConfigError, DeliveryError
@@ -28,11 +28,20 @@ EXIT_CONFIG = 2
 
 Handler = Callable[["Settings", argparse.Namespace], Coroutine[Any, Any, int]]
 
+# Bounds of the options: past them a date or an age no longer fits a datetime.
+MAX_BACKFILL_DAYS = 36_500  # a hundred years: every page a wiki can date
+MAX_AGE_DAYS = 36_500  # the oldest ``audit --since`` age
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument error is one line, naming the option and what it accepts; exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_CONFIG, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="trendbot", description="TL;DR digests of new AI research wiki pages."
-    )
+    parser = _Parser(prog="trendbot", description="TL;DR digests of new AI research wiki pages.")
     parser.add_argument("--version", action="version", version=f"trendbot {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -58,7 +67,11 @@ def _parser() -> argparse.ArgumentParser:
     broadcast = commands.add_parser("broadcast", help="send a message to many chats")
     broadcast.add_argument("--text", required=True, help="the message, sent as plain text")
     broadcast.add_argument(
-        "--tag", action="append", default=[], help="only chats following TAG (repeatable)"
+        "--tag",
+        action="append",
+        default=[],
+        type=_tag,
+        help="only chats following TAG (repeatable)",
     )
     broadcast.add_argument("--platform", choices=["telegram", "slack"], help="only this platform")
     broadcast.add_argument("--lang", choices=["en", "ko"], help="only chats in this language")
@@ -89,28 +102,53 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _non_negative_int(value: str) -> int:
+    accepted = f"a whole number of days from 0 to {MAX_BACKFILL_DAYS}"
     try:
         number = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of days") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more days")
+        raise argparse.ArgumentTypeError(f"{_shown(value)} is not {accepted}") from None
+    if not 0 <= number <= MAX_BACKFILL_DAYS:
+        raise argparse.ArgumentTypeError(f"must be {accepted}")
     return number
 
 
 def _since(value: str) -> dt.datetime:
+    accepted = (
+        f"an ISO date or time (UTC), or an age such as 24h or 7d of at most {MAX_AGE_DAYS} days"
+    )
     text = value.strip().lower()
     units = {"m": 60, "h": 3600, "d": 86400}
-    if text[:-1].isdigit() and text[-1:] in units:
-        age = dt.timedelta(seconds=int(text[:-1]) * units[text[-1]])
-        return dt.datetime.now(dt.UTC).replace(tzinfo=None) - age
+    if text[:-1].isascii() and text[:-1].isdigit() and text[-1:] in units:
+        seconds = int(text[:-1]) * units[text[-1]]
+        if seconds > MAX_AGE_DAYS * 86400:
+            raise argparse.ArgumentTypeError(f"{_shown(value)} is too old; must be {accepted}")
+        return dt.datetime.now(dt.UTC).replace(tzinfo=None) - dt.timedelta(seconds=seconds)
     try:
         moment = dt.datetime.fromisoformat(value.strip())
-    except ValueError:
+        return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"{_shown(value)} is not {accepted}") from None
+
+
+def _tag(value: str) -> str:
+    from bot.errors import FilterError
+    from bot.filters import parse_items
+
+    try:
+        items = parse_items([value])
+    except FilterError:
+        items = ()
+    if len(items) != 1 or items[0].kind != "any":
         raise argparse.ArgumentTypeError(
-            f"{value!r} is neither an ISO date/time nor an age such as 24h or 7d"
-        ) from None
-    return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
+            f"{_shown(value)} is not a tag; a tag is 1-64 letters, digits, '-', '_' or '.', e.g. rl"
+        )
+    return items[0].tag
+
+
+def _shown(value: str) -> str:
+    """An argument as an error line echoes it: quoted, on one line, not too long."""
+    text = value if len(value) <= 40 else value[:39] + "…"
+    return repr(text)
 
 
 def _chat_address(value: str) -> tuple[Platform, str]:
@@ -133,7 +171,7 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
         summary = await app.poller.poll(backfill_days=args.backfill)
     for outcome in summary.outcomes:
         if outcome.error:
-            print(f"source failed: {outcome.name}: {outcome.error}", file=sys.stderr)
+            print(f"source failed: {outcome.shown}: {outcome.error}", file=sys.stderr)
     print(summary.line(), flush=True)
     return EXIT_FAILED if summary.all_failed else EXIT_OK
 
@@ -383,8 +421,29 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
+def _undecodable(argv: Sequence[str]) -> str | None:
+    """The option whose value (or the argument) is not UTF-8 text, as the shell gave it.
+
+    Python hands such bytes over as lone surrogates, which no database or chat accepts.
+    """
+    for index, arg in enumerate(argv):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            previous = argv[index - 1] if index else ""
+            if arg.startswith("--"):
+                return arg.encode("utf-8", "replace").decode().split("=", 1)[0]
+            return previous if previous.startswith("--") else f"argument {index + 1}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    bad = _undecodable(arguments)
+    if bad is not None:
+        print(f"trendbot: {bad}: must be valid UTF-8 text", file=sys.stderr)
+        return EXIT_CONFIG
+    args = _parser().parse_args(arguments)
     # python-telegram-bot 22 reports retry_after as a timedelta with this set (its future
     # default) and warns on every rate limit without it.
     os.environ.setdefault("PTB_TIMEDELTA", "true")

@@ -125,6 +125,7 @@ async def open_app(
                 base_url=settings.wiki_base_url,
                 default_lang=settings.default_language,
                 http=http,
+                allow_cross_host_redirects=settings.feed_allow_cross_host_redirects,
             ),
             planner=planner,
             core=CommandCore(

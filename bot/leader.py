@@ -37,6 +37,7 @@ class Leases:
         self.holder = holder
         self.is_leader = False
         self.registered_at: dt.datetime | None = None  # when this replica's presence began
+        self._leader_until: dt.datetime | None = None  # expiry of the leader lease held
 
     async def _hold(self, name: str, *, now: dt.datetime) -> bool:
         """Take or renew lease ``name``; True when this holder has it afterwards."""
@@ -82,9 +83,20 @@ class Leases:
             self.registered_at = now
         was = self.is_leader
         self.is_leader = await self._hold(LEADER, now=now)
+        if self.is_leader:
+            self._leader_until = now + dt.timedelta(seconds=LEASE_SECONDS)
         if self.is_leader != was:
             log.info("this replica is %s", "now the leader" if self.is_leader else "a follower")
         return self.is_leader
+
+    def step_down_if_expired(self, *, now: dt.datetime | None = None) -> None:
+        """After a failed renewal: stop acting as leader once the lease held has expired,
+        since another replica may hold it by now."""
+        if self.is_leader and (
+            self._leader_until is None or (now or utcnow()) >= self._leader_until
+        ):
+            self.is_leader = False
+            log.warning("leader lease expired without renewal: acting as a follower")
 
     async def live_replicas(self, *, now: dt.datetime | None = None) -> int:
         now = now or utcnow()

@@ -1,4 +1,11 @@
-"""One poll: scan every source, record new and changed pages, queue their notifications."""
+"""One poll: scan every source, record new and changed pages, queue their notifications.
+
+Sources are polled concurrently, at most :data:`POLL_CONCURRENCY` at once, and each within
+:data:`SOURCE_DEADLINE_SECONDS` (fetch or scan, parse and record), so one slow or hanging
+feed delays neither the others nor the next poll by more than that. Whatever goes wrong
+with one source, an unexpected error included, fails that source alone: it is logged with
+the source's name, recorded on the source (``/healthz`` shows it) and counted.
+"""
 
 from __future__ import annotations
 
@@ -16,14 +23,18 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.errors import SourceError
 from bot.sources.directory import scan_directory
 from bot.sources.feed import fetch_feed
+from bot.sources.urls import is_feed_url, redact_url, scrub
 from bot.store import pages as store
 from bot.store.engine import reader
 
 log = logging.getLogger("bot.poll")
 
+POLL_CONCURRENCY = 4  # sources fetched at once: enough to hide a slow one, polite to hosts
+SOURCE_DEADLINE_SECONDS = 60.0  # one source's whole poll; past it the source fails this time
+
 
 def is_feed(source: str) -> bool:
-    return source.startswith(("http://", "https://"))
+    return is_feed_url(source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +49,11 @@ class SourceOutcome:
     baseline: bool = False
     error: str | None = None
     seconds: float = 0.0
+
+    @property
+    def shown(self) -> str:
+        """The source's name as logs, metrics and replies show it (no credentials)."""
+        return redact_url(self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,24 +106,26 @@ class Poller:
         base_url: str | None,
         default_lang: str,
         http: httpx.AsyncClient,
+        allow_cross_host_redirects: bool = False,
     ) -> None:
         self._engine = engine
         self._sources = tuple(sources)
         self._base_url = base_url
         self._default_lang = default_lang
         self._http = http
+        self._allow_cross_host = allow_cross_host_redirects
         self._lock = asyncio.Lock()
+        self._limit = asyncio.Semaphore(POLL_CONCURRENCY)
+        # Failed polls of each source since this process started, by shown name (/healthz).
+        self.failures: dict[str, int] = {}
 
     async def poll(
         self, *, backfill_days: int | None = None, today: dt.date | None = None
     ) -> PollSummary:
         async with self._lock:
-            outcomes = []
-            for name in self._sources:
-                started = time.perf_counter()
-                outcome = await self._poll_one(name)
-                seconds = time.perf_counter() - started
-                outcomes.append(replace(outcome, seconds=seconds))
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self._timed(name)) for name in self._sources]
+            outcomes = [task.result() for task in tasks]
             backfilled = None
             if backfill_days is not None:
                 since = (today or dt.date.today()) - dt.timedelta(days=backfill_days)
@@ -117,21 +135,45 @@ class Poller:
             log.info("poll finished: %s", summary.line())
             return summary
 
+    async def _timed(self, name: str) -> SourceOutcome:
+        async with self._limit:
+            started = time.perf_counter()
+            outcome = await self._poll_one(name)
+            outcome = replace(outcome, seconds=time.perf_counter() - started)
+        if outcome.error is not None:
+            self.failures[outcome.shown] = self.failures.get(outcome.shown, 0) + 1
+        return outcome
+
     async def _poll_one(self, name: str) -> SourceOutcome:
         kind = "feed" if is_feed(name) else "directory"
-        async with self._engine.begin() as conn:
-            source = await store.source(conn, name=name, kind=kind)
+        shown = redact_url(name)
+        source_id: int | None = None
         try:
-            if kind == "feed":
-                return await self._poll_feed(source)
-            return await self._poll_directory(source)
+            async with asyncio.timeout(SOURCE_DEADLINE_SECONDS):
+                async with self._engine.begin() as conn:
+                    source = await store.source(conn, name=name, kind=kind)
+                source_id = source.id
+                if kind == "feed":
+                    return await self._poll_feed(source)
+                return await self._poll_directory(source)
         except SourceError as exc:
-            log.warning("source failed: %s: %s", name, exc.reason)
-            async with self._engine.begin() as conn:
-                await store.record_failure(
-                    conn, source_id=source.id, error=exc.reason, now=store.utcnow()
-                )
-            return SourceOutcome(name=name, error=exc.reason)
+            reason = scrub(exc.reason, name)
+            log.warning("source failed: %s: %s", shown, reason)
+        except TimeoutError:
+            reason = f"took longer than {SOURCE_DEADLINE_SECONDS:g} s"
+            log.warning("source failed: %s: %s", shown, reason)
+        except Exception as exc:  # a bug or a database error: this source fails, not the poll
+            reason = f"unexpected error: {type(exc).__name__}"
+            log.error("source failed: %s: %s", shown, reason, exc_info=True)
+        if source_id is not None:
+            try:
+                async with self._engine.begin() as conn:
+                    await store.record_failure(
+                        conn, source_id=source_id, error=reason, now=store.utcnow()
+                    )
+            except Exception:
+                log.error("source failed: %s: its failure could not be recorded", shown)
+        return SourceOutcome(name=name, error=reason)
 
     async def _poll_directory(self, source: store.SourceRow) -> SourceOutcome:
         async with reader(self._engine).connect() as conn:
@@ -169,6 +211,7 @@ class Poller:
             etag=source.etag,
             last_modified=source.last_modified,
             default_lang=self._default_lang,
+            allow_cross_host=self._allow_cross_host,
         )
         async with self._engine.begin() as conn:
             recorded = await store.record_pages(
@@ -182,7 +225,9 @@ class Poller:
                 conn, source_id=source.id, etag=result.etag, last_modified=result.last_modified
             )
         for skipped in result.skipped:
-            log.warning("entry skipped: %s: %s: %s", source.name, skipped.path, skipped.reason)
+            log.warning(
+                "entry skipped: %s: %s: %s", redact_url(source.name), skipped.path, skipped.reason
+            )
         return SourceOutcome(
             name=source.name,
             new=recorded.new,

@@ -101,34 +101,38 @@ class Service:
         self._delivery = app.delivery()
         self._leases = Leases(engine=app.engine, holder=self._delivery.worker_id)
         self._polling_channel: PollingChannel | None = None
-        self._jobs = asyncio.Lock()  # a stop waits for a running poll or plan to finish
+        self._jobs = asyncio.Lock()  # a stop waits for a running plan to finish
+        self._first_poll = asyncio.Event()  # set once the first poll has run (or was skipped)
         self.http_port: int | None = None
 
     def stop(self) -> None:
         self._stop.set()
 
     async def poll_and_plan(self) -> None:
+        """Poll the sources (the leader only), then plan what they made due.
+
+        A poll holds no lock that planning, delivery or lease renewal wait for: it runs
+        beside them, and a stop cancels it (each source is recorded in one transaction,
+        so a cancelled poll leaves every source as it was or as fully recorded).
+        """
         if not self._leases.is_leader:
             return
-        async with self._jobs:
-            await self._poll_and_plan()
-
-    async def _poll_and_plan(self) -> None:
         try:
             summary = await self._app.poller.poll()
         except Exception:
             log.exception("poll failed")
             return
         for outcome in summary.outcomes:
-            metrics.POLL_DURATION.labels(outcome.name).observe(outcome.seconds)
+            metrics.POLL_DURATION.labels(outcome.shown).observe(outcome.seconds)
             if outcome.error:
-                metrics.POLL_ERRORS.labels(outcome.name).inc()
+                metrics.POLL_ERRORS.labels(outcome.shown).inc()
         try:
-            await self._app.alerts.after_poll([(o.name, o.error) for o in summary.outcomes])
+            # Sources are named as everywhere outside the fetch: without their credentials.
+            await self._app.alerts.after_poll([(o.shown, o.error) for o in summary.outcomes])
         except Exception:
             log.exception("could not record the poll for alerts")
-        await self._plan()
-        await self._check_alerts()
+        await self.plan()
+        await self.check_alerts()
 
     async def check_alerts(self) -> None:
         if not self._leases.is_leader:
@@ -145,6 +149,17 @@ class Service:
         if changes:
             self._delivery.notify()
 
+    async def _poll_loop(self) -> None:
+        """Poll now, then every ``POLL_INTERVAL_SECONDS``, until the service stops."""
+        interval = self._app.settings.poll_interval_seconds
+        while not self._stop.is_set():
+            try:
+                await self.poll_and_plan()
+            finally:
+                self._first_poll.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=interval)
+
     async def plan(self) -> None:
         if not self._leases.is_leader:
             return
@@ -157,8 +172,9 @@ class Service:
         try:
             leader = await self._leases.tick()
             self._delivery.share_caps(await self._leases.live_replicas())
-        except Exception:  # the database may be briefly away: keep the current role
+        except Exception:  # the database may be briefly away: keep the role the lease holds
             log.exception("lease renewal failed")
+            self._leases.step_down_if_expired()
             return
         channel = self._polling_channel
         if channel is None:
@@ -210,14 +226,6 @@ class Service:
         scheduler = AsyncIOScheduler(timezone=dt.UTC)
         now = dt.datetime.now(dt.UTC)
         scheduler.add_job(
-            self.poll_and_plan,
-            "interval",
-            seconds=settings.poll_interval_seconds,
-            max_instances=1,
-            coalesce=True,
-            id="poll",
-        )
-        scheduler.add_job(
             self.lease,
             "interval",
             seconds=RENEW_SECONDS,
@@ -248,7 +256,7 @@ class Service:
         channels: list[Channel] = []
         try:
             await self.lease()
-            hooks = web.WebHooks()
+            hooks = web.WebHooks(source_failures=self._app.poller.failures)
             hooks.feeds = FeedServer(
                 engine=self._app.engine, public_base_url=settings.public_base_url
             ).handle
@@ -265,10 +273,11 @@ class Service:
                     port=settings.http_port,
                 )
                 log.info("HTTP server on %s:%s", settings.http_host, self.http_port)
-            # The first poll runs before the console opens, so its first command sees the
-            # wiki; the scheduler takes over from there.
-            await self.poll_and_plan()
+            # Polls run beside everything else: a slow source delays neither planning nor
+            # delivery nor lease renewal. The console opens after the first poll, so its
+            # first command sees the wiki.
             scheduler.start()
+            tasks.append(asyncio.create_task(self._poll_loop()))
             if self._console:
                 console = ConsoleChannel(core=self._app.core, on_command=self._delivery.notify)
                 tasks.append(asyncio.create_task(self._run_console(console)))
@@ -329,6 +338,7 @@ class Service:
 
     async def _run_console(self, console: ConsoleChannel) -> None:
         try:
+            await self._first_poll.wait()
             await console.run()
         finally:
             self.stop()

@@ -19,6 +19,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from bot.errors import ConfigError
+from bot.sources.urls import url_secrets
 
 SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
 TELEGRAM_TOKEN_RE = re.compile(r"^\d{1,20}:[A-Za-z0-9_-]{20,}$")
@@ -32,6 +33,7 @@ TELEGRAM_FREE_RATE_PER_SECOND = 30.0
 TELEGRAM_PAID_RATE_PER_SECOND = 1000.0
 SLACK_USER_ID_RE = re.compile(r"^[UW][A-Z0-9]{2,}$")
 SLACK_COMMAND_RE = re.compile(r"^/[a-z0-9_-]{1,31}$")
+MAX_SOURCE_CHARS = 2000  # sources.name, String(2000) in bot/store/schema.py
 
 
 def _split_csv(value: Any) -> Any:
@@ -116,6 +118,7 @@ class Settings(BaseSettings):
 
     public_base_url: str | None = None
     alert_source_failures: int = Field(default=3, ge=1, le=1000)
+    feed_allow_cross_host_redirects: bool = False
 
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=0, le=65535)
@@ -150,12 +153,15 @@ class Settings(BaseSettings):
         if not value:
             raise ValueError("needs at least one directory or http(s) feed URL")
         for source in value:
+            if len(source) > MAX_SOURCE_CHARS:
+                raise ValueError(f"a source is longer than {MAX_SOURCE_CHARS} characters")
             if "://" in source:
                 try:
                     _check_http_url(source)
                 except ValueError:
                     raise ValueError(
-                        f"{source!r} is neither a directory nor an http(s) feed URL"
+                        f"{source.split('://', 1)[0]}://... is neither a directory nor an "
+                        "http(s) feed URL"
                     ) from None
         return value
 
@@ -320,7 +326,12 @@ class Settings(BaseSettings):
             self.slack_signing_secret,
             self.slack_app_token,
         ]
-        return tuple(v.get_secret_value() for v in values if v is not None)
+        feed_credentials = [
+            secret for source in self.wiki_sources for secret in url_secrets(source)
+        ]
+        return tuple(v.get_secret_value() for v in values if v is not None) + tuple(
+            feed_credentials
+        )
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -12,6 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import metrics
+from bot.sources.urls import redact_url, scrub
 from bot.store import outbox
 from bot.store import pages as page_store
 from bot.store.engine import reader
@@ -34,6 +35,8 @@ class WebHooks:
     slack: SlackHook | None = None
     channels: dict[str, Callable[[], bool]] = field(default_factory=dict)
     feeds: FeedHook | None = None
+    # Failed polls of each source in this process, by shown name (the poller's counters).
+    source_failures: Mapping[str, int] = field(default_factory=dict)
 
 
 def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
@@ -59,10 +62,11 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
             queue={"depth": depth, "oldest_age_seconds": round(oldest, 1)},
             sources=[
                 {
-                    "name": s.name,
+                    "name": redact_url(s.name),
                     "last_poll_at": s.last_poll_at.isoformat() + "Z" if s.last_poll_at else None,
                     "last_ok_at": s.last_ok_at.isoformat() + "Z" if s.last_ok_at else None,
-                    "error": s.last_error,
+                    "error": scrub(s.last_error, s.name) if s.last_error else None,
+                    "failed_polls": hooks.source_failures.get(redact_url(s.name), 0),
                 }
                 for s in sources
             ],

@@ -83,9 +83,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "digest.paused": "Deliveries are paused here; {p}resume first.",
         "digest.unavailable": "Digests are not available right now; try again in a minute.",
         "cmd.unknown": "I don't know “{command}”. {p}help lists the commands.",
-        "cmd.group_admins_only": (
-            "Only this group's administrators can change its subscription."
-        ),
+        "cmd.group_admins_only": ("Only this group's administrators can change its subscription."),
         "cmd.admins_only": "This command is for the bot's admins only.",
         "cmd.too_long": "That message is too long for a command.",
         "cmd.error": "Something went wrong on my side; nothing was changed. Please try again.",

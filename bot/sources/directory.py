@@ -21,7 +21,16 @@ from pathlib import Path
 
 from bot.errors import ParseError, SourceError
 from bot.models import Page, Skipped
-from bot.pages import MAX_PAGE_BYTES, PageFile, merge_translations, parse_page_file, split_path
+from bot.pages import (
+    MAX_PAGE_BYTES,
+    MAX_PATH_CHARS,
+    PageFile,
+    bound_page,
+    merge_translations,
+    parse_page_file,
+    split_path,
+    too_many_tags,
+)
 
 log = logging.getLogger("bot.sources")
 
@@ -101,7 +110,13 @@ def scan_directory(
     stamps: dict[str, FileStamp] = {}
     files_by_key: dict[str, list[str]] = {}
     changed_keys: set[str] = set()
+    too_long: list[Skipped] = []
     for rel, mtime_ns, size in sorted(_walk(root_path, source=source)):
+        if len(rel) > MAX_PATH_CHARS:  # the store could not remember it; not a page
+            reason = f"path longer than {MAX_PATH_CHARS} characters"
+            log.warning("%s: skipped %s…: %s", source, rel[:80], reason)
+            too_long.append(Skipped(source=source, path=rel[:MAX_PATH_CHARS], reason=reason))
+            continue
         key = split_path(rel)[0]
         files_by_key.setdefault(key, []).append(rel)
         old = known.get(rel)
@@ -126,15 +141,29 @@ def scan_directory(
             old = known.get(rel)
             if old is None or not old.same_file(stamp) or old.error != exc.reason:
                 log.warning("%s: skipped %s: %s", source, rel, exc.reason)
+        except Exception as exc:  # a parser bug must cost one file, never the whole scan
+            reason = f"unexpected error: {type(exc).__name__}"
+            stamps[rel] = FileStamp(stamp.mtime_ns, stamp.size, reason)
+            log.error("%s: skipped %s: %s", source, rel, reason, exc_info=True)
         else:
             if stamp.error is not None:
                 stamps[rel] = FileStamp(stamp.mtime_ns, stamp.size)
 
+    pages = []
+    over: list[tuple[str, int]] = []
+    for page in merge_translations(parsed, source=source, base_url=base_url):
+        bounded, dropped = bound_page(page)
+        if dropped:
+            over.append((page.key, dropped))
+        pages.append(bounded)
+    if (line := too_many_tags(over)) is not None:
+        log.warning("%s: %s", source, line)
     return DirectoryScan(
         stamps=stamps,
-        pages=merge_translations(parsed, source=source, base_url=base_url),
+        pages=pages,
         present_keys=frozenset(files_by_key),
-        skipped=[
+        skipped=too_long
+        + [
             Skipped(source=source, path=rel, reason=stamp.error)
             for rel, stamp in stamps.items()
             if stamp.error is not None

@@ -1,10 +1,15 @@
 """Atom, RSS 2.0 and JSON Feed 1.1 sources over HTTP(S).
 
 A fetch is conditional (``If-None-Match`` / ``If-Modified-Since``): an unchanged feed
-answers 304 and nothing is parsed. The body is streamed and cut off at
-:data:`MAX_FEED_BYTES`; XML is parsed by feedparser from the bytes we fetched (feedparser
-never fetches anything itself), JSON Feed by hand. Each entry becomes a one-language
-:class:`bot.models.Page` keyed by its id (or link).
+answers 304 and nothing is parsed. Redirects are followed here, not by httpx, so each hop
+is checked: it stays on the configured host unless cross-host redirects are allowed, and
+never leads from a public host to a loopback, link-local or private address. The body is
+streamed and cut off at :data:`MAX_FEED_BYTES`, counted after gzip or deflate, which is
+undone here a bounded piece at a time (a gzip bomb never inflates past the cap). XML is
+parsed by feedparser from the bytes we fetched (feedparser never fetches anything
+itself), JSON Feed by hand. Each entry becomes a one-language :class:`bot.models.Page`
+keyed by its id (or link), bounded by :func:`bot.pages.bound_page`; a feed keeps at most
+:data:`MAX_FEED_ENTRIES` entries.
 """
 
 from __future__ import annotations
@@ -13,7 +18,10 @@ import asyncio
 import datetime as dt
 import io
 import json
+import logging
+import socket
 import time
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -25,14 +33,31 @@ import httpx
 from bot import __version__
 from bot.errors import SourceError
 from bot.models import Page, PageText, Skipped
-from bot.pages import normalize_lang, normalize_paragraphs, normalize_tags
+from bot.pages import (
+    bound_page,
+    normalize_lang,
+    normalize_paragraphs,
+    normalize_tags,
+    too_many_tags,
+)
+from bot.sources.urls import is_internal_address, redact_url
+
+log = logging.getLogger("bot.sources")
 
 MAX_FEED_BYTES = 10 * 1024 * 1024  # real feeds are well under 1 MB; more is a wrong URL
+MAX_FEED_ENTRIES = 2000  # a wiki feed is a window of recent pages; the rest is dropped
 FEED_TIMEOUT = httpx.Timeout(20.0, connect=10.0)  # per network operation
-FEED_DEADLINE_SECONDS = 120.0  # a whole fetch, so a server trickling bytes cannot stall a poll
+FEED_DEADLINE_SECONDS = 60.0  # a whole fetch, so a server trickling bytes cannot stall a poll
 MAX_REDIRECTS = 5  # http -> https -> canonical host leaves room; more is a loop
 USER_AGENT = f"ai-trend-notifier/{__version__}"
+ACCEPT_ENCODING = "gzip, deflate"  # the encodings undone here, each against the cap
+INFLATE_PIECE = 64 * 1024  # most bytes one step of decompression may produce
+# sources.etag and sources.last_modified (bot/store/schema.py): a longer validator from
+# the server is not kept, and the next fetch is unconditional.
+MAX_ETAG_CHARS = 1000
+MAX_LAST_MODIFIED_CHARS = 200
 
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _JSON_TYPES = frozenset({"application/feed+json", "application/json"})
 _BLOCK_TAGS = frozenset(
     {"p", "div", "li", "ul", "ol", "blockquote", "pre", "tr", "table", "section", "article"}
@@ -69,9 +94,9 @@ def make_feed_client(*, transport: httpx.AsyncBaseTransport | None = None) -> ht
     return httpx.AsyncClient(
         transport=transport,
         timeout=FEED_TIMEOUT,
-        follow_redirects=True,
+        follow_redirects=False,  # followed by fetch_feed, which checks every hop
         max_redirects=MAX_REDIRECTS,
-        headers={"User-Agent": USER_AGENT},
+        headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
     )
 
 
@@ -82,8 +107,9 @@ async def fetch_feed(
     etag: str | None,
     last_modified: str | None,
     default_lang: str,
+    allow_cross_host: bool = False,
 ) -> FeedResult:
-    """Fetch and parse one feed, conditionally.
+    """Fetch and parse one feed, conditionally, within :data:`FEED_DEADLINE_SECONDS`.
 
     Args:
         client: The HTTP client (see :func:`make_feed_client`).
@@ -91,6 +117,7 @@ async def fetch_feed(
         etag: The ``ETag`` of the previous fetch, if any.
         last_modified: The ``Last-Modified`` of the previous fetch, if any.
         default_lang: The language of entries whose feed names none of the bot's.
+        allow_cross_host: Follow a redirect to another host (``FEED_ALLOW_CROSS_HOST_REDIRECTS``).
 
     Returns:
         On 304, ``not_modified`` and no pages; else the feed's pages and the entries
@@ -107,18 +134,18 @@ async def fetch_feed(
         headers["If-Modified-Since"] = last_modified
     try:
         async with asyncio.timeout(FEED_DEADLINE_SECONDS):
-            response, body = await _get(client, url, headers=headers)
+            response, body = await _get(
+                client, url, headers=headers, allow_cross_host=allow_cross_host
+            )
     except (TimeoutError, httpx.TimeoutException):
         raise SourceError(url, "timed out") from None
-    except httpx.TooManyRedirects:
-        raise SourceError(url, f"more than {MAX_REDIRECTS} redirects") from None
     except httpx.HTTPError as exc:
         raise SourceError(url, f"cannot fetch: {_describe(exc)}") from None
     except httpx.InvalidURL as exc:
         raise SourceError(url, f"invalid URL: {exc}") from None
 
-    new_etag = response.headers.get("ETag")
-    new_last_modified = response.headers.get("Last-Modified")
+    new_etag = _validator(response.headers.get("ETag"), MAX_ETAG_CHARS)
+    new_last_modified = _validator(response.headers.get("Last-Modified"), MAX_LAST_MODIFIED_CHARS)
     if response.status_code == httpx.codes.NOT_MODIFIED:
         return FeedResult(
             not_modified=True,
@@ -145,23 +172,144 @@ async def fetch_feed(
 
 
 async def _get(
-    client: httpx.AsyncClient, url: str, *, headers: Mapping[str, str]
+    client: httpx.AsyncClient, url: str, *, headers: Mapping[str, str], allow_cross_host: bool
 ) -> tuple[httpx.Response, bytes]:
-    async with client.stream("GET", url, headers=headers) as response:
-        if response.status_code == httpx.codes.NOT_MODIFIED:
-            return response, b""
-        if not response.is_success:
-            phrase = response.reason_phrase or "error"
-            raise SourceError(url, f"HTTP {response.status_code} {phrase}")
-        declared = response.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > MAX_FEED_BYTES:
+    origin = httpx.URL(url)
+    target = origin
+    for _hop in range(MAX_REDIRECTS + 1):
+        request = client.build_request("GET", target, headers=headers)
+        response = await client.send(request, stream=True, follow_redirects=False)
+        try:
+            if response.status_code in _REDIRECTS and "Location" in response.headers:
+                target = await _redirect_target(
+                    url, origin, response, allow_cross_host=allow_cross_host
+                )
+                continue
+            if response.status_code == httpx.codes.NOT_MODIFIED:
+                return response, b""
+            if not response.is_success:
+                phrase = response.reason_phrase or "error"
+                raise SourceError(url, f"HTTP {response.status_code} {phrase}")
+            return response, await _read_body(url, response)
+        finally:
+            await response.aclose()
+    raise SourceError(url, f"more than {MAX_REDIRECTS} redirects")
+
+
+async def _redirect_target(
+    url: str, origin: httpx.URL, response: httpx.Response, *, allow_cross_host: bool
+) -> httpx.URL:
+    """Where a redirect leads, once it is allowed; a SourceError says why it is not."""
+    try:
+        target = response.url.join(response.headers["Location"])
+    except (httpx.InvalidURL, ValueError):
+        raise SourceError(url, "redirect to an invalid URL") from None
+    if target.scheme not in ("http", "https") or not target.host:
+        raise SourceError(url, "redirect to a URL that is not http(s)")
+    if target.host.lower() == origin.host.lower():
+        if origin.userinfo and not target.userinfo:  # the same server: the same credentials
+            target = target.copy_with(username=origin.username, password=origin.password)
+        return target
+    if not allow_cross_host:
+        raise SourceError(
+            url,
+            f"redirect to another host ({target.host}) refused; "
+            "FEED_ALLOW_CROSS_HOST_REDIRECTS=true allows it",
+        )
+    if await _is_internal(target, unresolved=True) and not await _is_internal(
+        origin, unresolved=False
+    ):
+        raise SourceError(
+            url, f"redirect to a loopback, link-local or private address ({target.host}) refused"
+        )
+    return target
+
+
+async def _is_internal(url: httpx.URL, *, unresolved: bool) -> bool:
+    """True when ``url``'s host is, or resolves to, an address that is not public.
+
+    A host that does not resolve counts as ``unresolved`` says: internal for a redirect's
+    target (nothing is known of where it leads), public for the configured URL.
+    """
+    host = url.host
+    if is_internal_address(host):
+        return True
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(
+            host, url.port or (443 if url.scheme == "https" else 80), type=socket.SOCK_STREAM
+        )
+    except (OSError, UnicodeError):
+        return unresolved
+    return any(is_internal_address(str(info[4][0])) for info in infos)
+
+
+async def _read_body(url: str, response: httpx.Response) -> bytes:
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > MAX_FEED_BYTES:
+        raise SourceError(url, _too_large())
+    if response.is_stream_consumed:  # a transport that hands over a body held in memory
+        if len(response.content) > MAX_FEED_BYTES:
             raise SourceError(url, _too_large())
-        body = bytearray()
-        async for chunk in response.aiter_bytes():  # decoded: the cap holds after gzip too
-            body += chunk
-            if len(body) > MAX_FEED_BYTES:
-                raise SourceError(url, _too_large())
-        return response, bytes(body)
+        return response.content
+    inflater = _Inflater.for_encoding(url, response.headers.get("Content-Encoding", ""))
+    body = bytearray()
+    received = 0
+    async for chunk in response.aiter_raw():  # as sent: decoded below, a piece at a time
+        received += len(chunk)
+        if received > MAX_FEED_BYTES:
+            raise SourceError(url, _too_large())
+        body += chunk if inflater is None else inflater.feed(chunk, room=MAX_FEED_BYTES - len(body))
+        if len(body) > MAX_FEED_BYTES:
+            raise SourceError(url, _too_large())
+    if inflater is not None:
+        inflater.finish()
+    return bytes(body)
+
+
+class _Inflater:
+    """gzip or deflate undone incrementally: no step yields more than the room left + 1."""
+
+    def __init__(self, url: str, encoding: str) -> None:
+        self._url = url
+        self._deflate = encoding == "deflate"
+        self._wbits = zlib.MAX_WBITS if self._deflate else 16 + zlib.MAX_WBITS
+        self._inflate = zlib.decompressobj(self._wbits)
+        self._started = False
+
+    @classmethod
+    def for_encoding(cls, url: str, header: str) -> _Inflater | None:
+        codings = [c.strip().lower() for c in header.split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        if not codings:
+            return None
+        if len(codings) == 1 and codings[0] in ("gzip", "x-gzip", "deflate"):
+            return cls(url, codings[0])
+        raise SourceError(url, f"unsupported Content-Encoding: {_short(header, 40)}")
+
+    def feed(self, data: bytes, *, room: int) -> bytes:
+        out = bytearray()
+        while data and len(out) <= room:
+            try:
+                piece = self._inflate.decompress(data, min(INFLATE_PIECE, room + 1 - len(out)))
+            except zlib.error:
+                if self._deflate and not self._started:  # raw deflate, without the zlib header
+                    self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
+                    self._started = True
+                    continue
+                raise SourceError(self._url, "invalid compressed body") from None
+            self._started = True
+            out += piece
+            if self._inflate.eof:  # a gzip body may hold several members
+                data = self._inflate.unused_data
+                if data:
+                    self._inflate = zlib.decompressobj(self._wbits)
+            else:
+                data = self._inflate.unconsumed_tail
+        return bytes(out)
+
+    def finish(self) -> None:
+        if not self._inflate.eof and self._started:
+            raise SourceError(self._url, "invalid compressed body: cut short")
 
 
 def parse_feed(
@@ -193,13 +341,27 @@ def parse_feed(
             location=location,
             default_lang=default_lang,
         )
+    if len(entries) > MAX_FEED_ENTRIES:
+        log.warning(
+            "%s: %d entries dropped, the first %d kept",
+            redact_url(source),
+            len(entries) - MAX_FEED_ENTRIES,
+            MAX_FEED_ENTRIES,
+        )
+        del entries[MAX_FEED_ENTRIES:]
     pages: dict[str, Page] = {}
     skipped: list[Skipped] = []
+    over: list[tuple[str, int]] = []
     for entry in entries:
         if isinstance(entry, Skipped):
             skipped.append(entry)
-        else:
-            pages.setdefault(entry.key, entry)
+            continue
+        page, dropped = bound_page(entry)
+        if dropped:
+            over.append((page.key, dropped))
+        pages.setdefault(page.key, page)
+    if (line := too_many_tags(over)) is not None:
+        log.warning("%s: %s", redact_url(source), line)
     return list(pages.values()), skipped
 
 
@@ -402,6 +564,10 @@ def _iso_date(value: object) -> dt.date | None:
     if moment.tzinfo is not None:
         moment = moment.astimezone(dt.UTC)
     return moment.date()
+
+
+def _validator(value: str | None, limit: int) -> str | None:
+    return value if value is not None and len(value) <= limit else None
 
 
 def _describe(exc: httpx.HTTPError) -> str:

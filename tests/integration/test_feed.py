@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import gzip
+import json
+import logging
 import socket
 import threading
+import tracemalloc
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,17 +18,22 @@ from pathlib import Path
 import feedparser.http
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bot
 from bot.errors import SourceError
 from bot.models import Page, PageText, Skipped
 from bot.sources.feed import (
     FEED_TIMEOUT,
+    MAX_ETAG_CHARS,
     MAX_FEED_BYTES,
+    MAX_FEED_ENTRIES,
     MAX_REDIRECTS,
     FeedResult,
     fetch_feed,
     make_feed_client,
+    parse_feed,
 )
 
 FEEDS = Path(__file__).parents[1] / "fixtures" / "feeds"
@@ -42,16 +52,24 @@ async def fetch(
     etag: str | None = None,
     last_modified: str | None = None,
     default_lang: str = "en",
+    allow_cross_host: bool = False,
 ) -> FeedResult:
     async with make_feed_client(transport=httpx.MockTransport(handler)) as client:
         return await fetch_feed(
-            client, url, etag=etag, last_modified=last_modified, default_lang=default_lang
+            client,
+            url,
+            etag=etag,
+            last_modified=last_modified,
+            default_lang=default_lang,
+            allow_cross_host=allow_cross_host,
         )
 
 
-async def fetch_error(handler: Handler, *, url: str = URL) -> SourceError:
+async def fetch_error(
+    handler: Handler, *, url: str = URL, allow_cross_host: bool = False
+) -> SourceError:
     with pytest.raises(SourceError) as caught:
-        await fetch(handler, url=url)
+        await fetch(handler, url=url, allow_cross_host=allow_cross_host)
     assert caught.value.source == url
     return caught.value
 
@@ -381,9 +399,9 @@ async def test_a_url_httpx_cannot_fetch_fails_the_source(url: str, reason: str) 
 async def test_the_client_is_configured() -> None:
     async with make_feed_client() as client:
         assert client.timeout == FEED_TIMEOUT
-        assert client.follow_redirects is True
-        assert client.max_redirects == MAX_REDIRECTS
+        assert client.follow_redirects is False  # fetch_feed follows them, checking each hop
         assert client.headers["User-Agent"] == f"ai-trend-notifier/{bot.__version__}"
+        assert client.headers["Accept-Encoding"] == "gzip, deflate"
 
 
 # --- a real server on 127.0.0.1 ---------------------------------------------------------------
@@ -503,3 +521,246 @@ async def test_connection_refused() -> None:
                 default_lang="en",
             )
     assert caught.value.reason.startswith("cannot fetch: ")
+
+
+# --- redirects: same host, never from public to internal ------------------------------------
+
+
+def redirect_to(location: str, *, status: int = 302) -> Handler:
+    """The configured URL redirects to ``location``; anything else is the JSON feed."""
+    seen: list[httpx.URL] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url)
+        if request.url.path == "/feed":
+            return httpx.Response(status, headers={"Location": location})
+        return httpx.Response(200, content=JSON_FEED, headers={"Content-Type": "application/json"})
+
+    handler.seen = seen  # type: ignore[attr-defined]
+    return handler
+
+
+async def test_a_redirect_to_another_host_is_refused_by_default() -> None:
+    handler = redirect_to("https://elsewhere.example.net/feed.json")
+    error = await fetch_error(handler)
+    assert error.reason == (
+        "redirect to another host (elsewhere.example.net) refused; "
+        "FEED_ALLOW_CROSS_HOST_REDIRECTS=true allows it"
+    )
+    assert [u.host for u in handler.seen] == ["feeds.example.org"]  # type: ignore[attr-defined]
+
+
+async def test_a_redirect_to_another_public_host_is_followed_when_allowed() -> None:
+    handler = redirect_to("https://93.184.216.34/feed.json")  # an address literal: no DNS
+    result = await fetch(handler, allow_cross_host=True)
+    assert len(result.pages) == 2
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "http://127.0.0.1:8080/admin",
+        "http://[::1]/feed",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.5/feed",
+        "http://192.168.1.1/feed",
+        "http://localhost/feed",  # a name that resolves to loopback
+    ],
+)
+async def test_a_redirect_to_an_internal_address_is_refused_even_when_cross_host_is_allowed(
+    location: str,
+) -> None:
+    handler = redirect_to(location)
+    error = await fetch_error(handler, url="https://93.184.216.34/feed", allow_cross_host=True)
+    assert "loopback, link-local or private address" in error.reason
+    assert len(handler.seen) == 1  # type: ignore[attr-defined]
+
+
+async def test_a_feed_configured_on_an_internal_address_may_redirect_to_another() -> None:
+    handler = redirect_to("http://127.0.0.2/feed.json")
+    result = await fetch(handler, url="http://127.0.0.1/feed", allow_cross_host=True)
+    assert len(result.pages) == 2
+
+
+async def test_a_redirect_to_another_scheme_is_refused() -> None:
+    error = await fetch_error(redirect_to("file:///etc/passwd"))
+    assert error.reason == "redirect to a URL that is not http(s)"
+
+
+async def test_a_same_host_redirect_keeps_the_credentials_and_https() -> None:
+    handler = redirect_to("/feed.json", status=301)
+    await fetch(handler, url="https://reader:pa55@feeds.example.org/feed")
+    final = handler.seen[-1]  # type: ignore[attr-defined]
+    assert (final.path, final.username, final.password) == ("/feed.json", "reader", "pa55")
+
+
+async def test_a_cross_host_redirect_does_not_carry_the_credentials() -> None:
+    handler = redirect_to("https://93.184.216.34/feed.json")
+    await fetch(handler, url="https://reader:pa55@feeds.example.org/feed", allow_cross_host=True)
+    assert handler.seen[-1].userinfo == b""  # type: ignore[attr-defined]
+
+
+# --- compressed bodies: inflated a piece at a time against the cap ----------------------------
+
+
+def streamed(body: bytes, encoding: str) -> Handler:
+    """A response streamed as a server sends it (so the client reads it chunk by chunk)."""
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 65536):
+            yield body[start : start + 65536]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200,
+            content=chunks(),
+            headers={"Content-Type": "application/feed+json", "Content-Encoding": encoding},
+        )
+
+    return handler
+
+
+def gzip_bomb(inflated: int) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = b"\0" * (1024 * 1024)
+    return b"".join(packer.compress(block) for _ in range(inflated // len(block))) + packer.flush()
+
+
+async def test_a_gzip_bomb_never_inflates_past_the_cap() -> None:
+    bomb = gzip_bomb(256 * 1024 * 1024)  # 256 MB of zeros in about 250 KB
+    tracemalloc.start()
+    try:
+        error = await fetch_error(streamed(bomb, "gzip"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert error.reason == "feed larger than 10 MB"
+    # The body held up to the cap, one piece and the compressed input; a single 64 KB chunk
+    # of this bomb inflates to about 64 MB.
+    assert peak < 3 * MAX_FEED_BYTES
+
+
+@pytest.mark.parametrize(
+    ("encoding", "pack"),
+    [
+        ("gzip", lambda b: gzip.compress(b)),
+        ("x-gzip", lambda b: gzip.compress(b)),
+        ("deflate", lambda b: zlib.compress(b)),  # zlib-wrapped, as RFC 9110 says
+        ("deflate", lambda b: zlib.compress(b, wbits=-zlib.MAX_WBITS)),  # raw, as some send
+        ("gzip", lambda b: gzip.compress(b[:100]) + gzip.compress(b[100:])),  # two members
+        ("identity", lambda b: b),
+    ],
+)
+async def test_compressed_feeds_are_read(encoding: str, pack: Callable[[bytes], bytes]) -> None:
+    result = await fetch(streamed(pack(JSON_FEED), encoding))
+    assert len(result.pages) == 2
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body", "reason"),
+    [
+        ("br", b"\x0b\x02\x80", "unsupported Content-Encoding: br"),
+        ("gzip, gzip", gzip.compress(gzip.compress(JSON_FEED)), "unsupported Content-Encoding"),
+        ("gzip", b"not gzip at all", "invalid compressed body"),
+        ("gzip", gzip.compress(JSON_FEED)[:-20], "invalid compressed body: cut short"),
+    ],
+)
+async def test_a_body_that_cannot_be_inflated_fails_the_source(
+    encoding: str, body: bytes, reason: str
+) -> None:
+    error = await fetch_error(streamed(body, encoding))
+    assert error.reason.startswith(reason)
+
+
+# --- sizes: validators and entries ----------------------------------------------------------
+
+
+async def test_an_oversized_etag_is_not_kept() -> None:
+    result = await fetch(
+        respond(JSON_FEED, "application/json", ETag='"' + "e" * MAX_ETAG_CHARS + '"')
+    )
+    assert result.etag is None and len(result.pages) == 2
+
+
+def json_feed(count: int, **item: object) -> bytes:
+    items = [{"id": f"urn:entry:{n}", "title": f"Entry {n}", **item} for n in range(count)]
+    return json.dumps({"version": "https://jsonfeed.org/version/1.1", "items": items}).encode()
+
+
+async def test_a_feed_keeps_its_first_entries_and_says_so_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    url = "https://reader:pa55@feeds.example.org/big?token=T0K3N"
+    with caplog.at_level(logging.WARNING, logger="bot.sources"):
+        result = await fetch(respond(json_feed(5000), "application/feed+json"), url=url)
+    assert [p.key for p in result.pages] == [f"urn:entry:{n}" for n in range(MAX_FEED_ENTRIES)]
+    lines = [r.getMessage() for r in caplog.records if r.name == "bot.sources"]
+    assert lines == ["https://feeds.example.org/big: 3000 entries dropped, the first 2000 kept"]
+
+
+async def test_an_entry_with_too_many_tags_keeps_fifty(caplog: pytest.LogCaptureFixture) -> None:
+    body = json_feed(1, tags=[f"t{n}" for n in range(10_000)])
+    with caplog.at_level(logging.WARNING, logger="bot.sources"):
+        (only,) = (await fetch(respond(body, "application/feed+json"))).pages
+    assert only.tags == tuple(f"t{n}" for n in range(50))
+    assert [r.getMessage() for r in caplog.records if r.name == "bot.sources"] == [
+        f"{URL}: pages with more than 50 tags: 1, the first 50 of each kept, 9950 tags dropped "
+        "(first page: urn:entry:0)"
+    ]
+
+
+async def test_a_huge_entry_id_becomes_a_bounded_stable_key() -> None:
+    body = json_feed(1, id="urn:" + "i" * 5000, url="https://w/" + "u" * 3000)
+    first = (await fetch(respond(body, "application/feed+json"))).pages
+    again = (await fetch(respond(body, "application/feed+json"))).pages
+    assert len(first[0].key) == 1000 and first[0].key == again[0].key
+    assert first[0].url is None
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+_ITEM_KEYS = st.sampled_from(
+    [
+        "id",
+        "url",
+        "title",
+        "summary",
+        "content_text",
+        "content_html",
+        "tags",
+        "language",
+        "date_published",
+        "date_modified",
+    ]
+)
+
+
+@given(
+    items=st.lists(
+        st.dictionaries(_ITEM_KEYS, _JSON_VALUES, max_size=8) | _JSON_VALUES, max_size=6
+    ),
+    raw=st.binary(max_size=300),
+)
+@settings(max_examples=150, deadline=None)
+def test_parsing_any_body_gives_bounded_pages_or_a_source_error(
+    items: list[object], raw: bytes
+) -> None:
+    document = json.dumps({"version": "https://jsonfeed.org/version/1.1", "items": items})
+    for body, content_type in (
+        (document.encode(), "application/feed+json"),
+        (raw, "application/xml"),
+    ):
+        try:
+            found, _ = parse_feed(
+                body, source=URL, content_type=content_type, location=URL, default_lang="en"
+            )
+        except SourceError:
+            continue
+        for page in found:
+            assert len(page.key) <= 1000 and len(page.tags) <= 50
+            assert page.url is None or len(page.url) <= 2000

@@ -75,3 +75,20 @@ async def test_a_lone_replica_is_counted_at_once(engine: AsyncEngine) -> None:
     await gone.tick(now=now - dt.timedelta(seconds=LEASE_SECONDS + 1))  # expired since
     await alone.tick(now=now)
     assert await alone.counted_by_all(now=now)
+
+
+async def test_a_leader_that_cannot_renew_steps_down_when_its_lease_expires(
+    engine: AsyncEngine,
+) -> None:
+    a = Leases(engine=engine, holder="host-a:1:x")
+    b = Leases(engine=engine, holder="host-b:1:y")
+    now = utcnow()
+    assert await a.tick(now=now)
+    # A's renewals fail (its database connection is away): within the lease it leads on...
+    a.step_down_if_expired(now=now + dt.timedelta(seconds=LEASE_SECONDS - 1))
+    assert a.is_leader
+    # ...and once the lease has expired it no longer acts as leader, as B may take it.
+    expired = now + dt.timedelta(seconds=LEASE_SECONDS + 1)
+    a.step_down_if_expired(now=expired)
+    assert not a.is_leader
+    assert await b.tick(now=expired)

@@ -5,6 +5,8 @@ output at DEBUG level."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import datetime as dt
 import json
 import signal
 import socket
@@ -15,12 +17,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bot import web
+from bot.leader import LEADER
 from bot.logs import JSON_KEYS
-from bot.store.schema import audit_log
+from bot.store.schema import audit_log, leases
+from tests.fakes.feed_server import FeedServer, Served
 from tests.fakes.slack_api import FakeSlack, signed_headers, slash_command_body
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_poll import page, write
@@ -30,6 +34,13 @@ WEBHOOK_SECRET = "webhookSecretForLeakTest_42"
 SLACK_TOKEN = "xoxb-1-test-token"
 SIGNING_SECRET = "signingSecretForLeakTest0123456789"
 SECRETS = (TELEGRAM_TOKEN, WEBHOOK_SECRET, SLACK_TOKEN, SIGNING_SECRET)
+SHUTDOWN_TOTAL_SECONDS = 15.0  # README: a stop takes at most 15 s in all
+JSON_FEED_BODY = json.dumps(
+    {
+        "version": "https://jsonfeed.org/version/1.1",
+        "items": [{"id": "urn:entry:1", "title": "One", "tags": ["rl"]}],
+    }
+).encode()
 
 
 def free_port() -> int:
@@ -195,3 +206,160 @@ async def test_healthz_and_metrics_answer_while_a_writer_holds_the_database(
         assert scraped.status_code == 200 and "trendbot_queue_depth" in scraped.text
     finally:
         await runner.cleanup()
+
+
+# --- feeds with credentials, hanging feeds ---------------------------------------------------
+
+FEED_PASSWORD = "feedPassw0rdForLeakTest"
+FEED_API_KEY = "feedApiKeyForLeakTest123"
+FEED_TOKEN = "feedTokenForLeakTest456"
+FEED_SECRETS = (FEED_PASSWORD, FEED_API_KEY, FEED_TOKEN)
+
+
+def start_run(env: dict[str, str], tmp_path: Path, *args: str) -> subprocess.Popen[bytes]:
+    with (tmp_path / "out.log").open("ab") as out, (tmp_path / "err.log").open("ab") as err:
+        return subprocess.Popen(
+            [sys.executable, "-m", "bot", *(args or ("run",))],
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+        )
+
+
+def with_credentials(url: str, path: str) -> str:
+    return url.replace("http://", f"http://reader:{FEED_PASSWORD}@") + (
+        f"{path}?api_key={FEED_API_KEY}&token={FEED_TOKEN}&page=1"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_feed_credentials_never_leave_the_feed_request(
+    tmp_path: Path, clean_env: dict[str, str], database_url: str
+) -> None:
+    """Credentials in feed URLs appear in no log line (DEBUG, text and JSON), no /healthz
+    field and no metric label of a real run, nor in the output of ``poll``."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    async with FeedServer() as feeds, httpx.AsyncClient(timeout=10) as client:
+        feeds.serve("/ok.json", Served(body=JSON_FEED_BODY, content_type="application/feed+json"))
+        ok = with_credentials(feeds.base_url, "/ok.json")
+        missing = with_credentials(feeds.base_url, "/missing.json")  # 404: an error path
+        unreachable = with_credentials("http://127.0.0.1:1", "/nothing")
+        env = dict(
+            clean_env,
+            DATABASE_URL=database_url,
+            WIKI_SOURCES=f"{ok},{missing},{unreachable}",
+            HTTP_PORT=str(port),
+            LOG_LEVEL="DEBUG",
+        )
+        poll = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "bot", "poll"],
+            env=dict(env, LOG_FORMAT="json"),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert poll.returncode == 0, poll.stderr
+        process = start_run(env, tmp_path)
+        try:
+            await wait_healthy(client, f"{base}/healthz", process)
+            deadline = time.monotonic() + 30
+            while True:  # until the run's own first poll is recorded
+                health = await client.get(f"{base}/healthz")
+                failed = [s for s in health.json()["sources"] if s["failed_polls"]]
+                if len(failed) == 2 or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.2)
+            metrics_text = (await client.get(f"{base}/metrics")).text
+        finally:
+            process.send_signal(signal.SIGTERM)
+            await asyncio.to_thread(process.wait, 60)
+    everything = "\n".join(
+        [
+            poll.stdout,
+            poll.stderr,
+            (tmp_path / "out.log").read_text(),
+            (tmp_path / "err.log").read_text(),
+            health.text,
+            metrics_text,
+        ]
+    )
+    assert process.returncode == 0
+    for secret in FEED_SECRETS:
+        assert secret not in everything, f"{secret} reached the output"
+    assert base64.b64encode(f"reader:{FEED_PASSWORD}".encode()).decode() not in everything
+    names = sorted(s["name"] for s in health.json()["sources"])
+    assert names == sorted(
+        [
+            f"{feeds.base_url}/missing.json",
+            f"{feeds.base_url}/ok.json",
+            "http://127.0.0.1:1/nothing",
+        ]
+    )
+    assert f'source="{feeds.base_url}/ok.json"' in metrics_text
+    assert "HTTP Request: GET" in everything  # DEBUG did log the requests, redacted
+    # The server did get the credentials: redaction is of what is shown, not what is sent.
+    assert any(FEED_API_KEY in path for path in feeds.paths)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_a_hanging_feed_delays_nothing_and_sigterm_still_exits_in_the_grace(
+    tmp_path: Path, clean_env: dict[str, str], database_url: str
+) -> None:
+    wiki = tmp_path / "wiki"
+    write(wiki, *page("papers/2026/beside-a-hanging-feed", tags="[rl]"))
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    engine = create_async_engine(database_url)
+    async with FeedServer() as feeds, httpx.AsyncClient(timeout=10) as client:
+        hanging = feeds.hang("/hang.xml")
+        env = dict(
+            clean_env,
+            DATABASE_URL=database_url,
+            WIKI_SOURCES=f"{hanging},{wiki}",
+            HTTP_PORT=str(port),
+        )
+        process = start_run(env, tmp_path)
+        try:
+            await feeds.wait_in_flight(1, seconds=60)
+            await wait_healthy(client, f"{base}/healthz", process)
+            # While the feed hangs: the directory beside it is recorded...
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                sources = (await client.get(f"{base}/healthz")).json()["sources"]
+                if any(s["name"] == str(wiki) and s["last_ok_at"] for s in sources):
+                    break
+                await asyncio.sleep(0.2)
+            else:
+                raise AssertionError("the directory was not polled beside the hanging feed")
+            # ...and the leader lease is renewed on its own schedule.
+            first = await lease_expiry(engine)
+            deadline = time.monotonic() + 30
+            while await lease_expiry(engine) <= first:
+                assert time.monotonic() < deadline, "the leader lease was not renewed"
+                await asyncio.sleep(0.5)
+            assert feeds.in_flight == 1  # still hanging
+        finally:
+            process.send_signal(signal.SIGTERM)
+            signalled = time.monotonic()
+            code = await asyncio.to_thread(process.wait, 60)
+            took = time.monotonic() - signalled
+    await engine.dispose()
+    log = (tmp_path / "err.log").read_text()
+    assert code == 0, log[-3000:]
+    assert took < SHUTDOWN_TOTAL_SECONDS, f"took {took:.1f} s"
+    assert "Traceback" not in log
+
+
+async def lease_expiry(engine: AsyncEngine) -> dt.datetime:
+    async with engine.connect() as conn:
+        value = (
+            await conn.execute(select(leases.c.expires_at).where(leases.c.name == LEADER))
+        ).scalar_one_or_none()
+    return value or dt.datetime.min

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import json
+import logging
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import httpx
+import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.poll import Poller
+from bot import poll as poll_module
+from bot.poll import POLL_CONCURRENCY, Poller
 from bot.sources.feed import make_feed_client
 from bot.store import pages as page_store
 from bot.store.schema import page_events, pages, sources
 from tests.conftest import ROOT
+from tests.fakes.feed_server import FeedServer, Served
 
 
 def page(
@@ -232,3 +238,170 @@ def test_poll_rejects_a_bad_backfill(clean_env: dict[str, str], tmp_path: Path) 
     result = run_cli(["poll", "--backfill", "soon"], env=clean_env, cwd=tmp_path)
     assert result.returncode == 2
     assert "whole number of days" in result.stderr
+
+
+# --- hostile sizes, one failing source, slow sources ----------------------------------------
+
+
+async def test_long_fields_are_bounded_and_every_source_still_polls(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    """A 65-character ``type`` and a 5,000-character entry id stopped every poll on
+    PostgreSQL (StringDataRightTruncationError); now they are recorded within bounds."""
+    wiki = tmp_path / "wiki"
+    write(
+        wiki,
+        "papers/2026/long-type.md",
+        page("x")[1].replace("created:", f"type: {'t' * 65}\ncreated:"),
+    )
+    long_id = "urn:entry:" + "i" * 5000
+    body = json_feed_body([{"id": long_id, "title": "Long id", "tags": ["rl"]}])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body, headers={"content-type": "application/feed+json"})
+
+    url = "https://feeds.example.org/long.json"
+    poller = await make_poller(engine, str(wiki), url, transport=httpx.MockTransport(handler))
+    first = await poller.poll()
+    assert [o.error for o in first.outcomes] == [None, None]
+    assert first.new == 2
+    again = await poller.poll()  # the same long id is the same page: a stable key
+    assert (again.new, again.updated) == (0, 0)
+    async with engine.connect() as conn:
+        rows = dict((await conn.execute(select(pages.c.key, pages.c.type))).all())
+    # The two sources are polled at once: the order their rows were written in is not fixed.
+    assert rows.pop("papers/2026/long-type") == "t" * 63 + "…"
+    ((long_key, _),) = rows.items()
+    assert len(long_key) == 1000 and long_key.startswith("urn:entry:iii")
+
+
+def json_feed_body(items: list[dict[str, object]]) -> bytes:
+    return json.dumps({"version": "https://jsonfeed.org/version/1.1", "items": items}).encode()
+
+
+async def poison(engine: AsyncEngine, word: str) -> None:
+    """A database that refuses any page whose key holds ``word``, as a constraint would:
+    the error the poller sees is the database's own."""
+    async with engine.begin() as conn:
+        if engine.dialect.name == "sqlite":
+            await conn.exec_driver_sql(
+                "CREATE TRIGGER poison BEFORE INSERT ON pages "
+                f"WHEN NEW.key LIKE '%{word}%' BEGIN SELECT RAISE(ABORT, 'poisoned'); END"
+            )
+        else:
+            await conn.exec_driver_sql(
+                "CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                f"IF NEW.key LIKE '%{word}%' THEN RAISE EXCEPTION 'poisoned'; END IF; "
+                "RETURN NEW; END $$"
+            )
+            await conn.exec_driver_sql(
+                "CREATE TRIGGER poison BEFORE INSERT ON pages "
+                "FOR EACH ROW EXECUTE FUNCTION poison()"
+            )
+
+
+async def test_an_unexpected_error_fails_that_source_alone(
+    engine: AsyncEngine, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    bad, good = tmp_path / "bad", tmp_path / "good"
+    write(bad, *page("papers/2026/poisoned-page"))
+    write(good, *page("papers/2026/fine-page"))
+    await poison(engine, "poisoned")
+    poller = await make_poller(engine, str(bad), str(good))
+    with caplog.at_level(logging.ERROR, logger="bot.poll"):
+        summary = await poller.poll()
+    by_name = {o.name: o for o in summary.outcomes}
+    assert by_name[str(good)].new == 1 and by_name[str(good)].error is None
+    assert by_name[str(bad)].error is not None
+    assert by_name[str(bad)].error.startswith("unexpected error: ")
+    assert poller.failures == {str(bad): 1}
+    (logged,) = [r for r in caplog.records if r.name == "bot.poll"]
+    assert logged.getMessage().startswith(f"source failed: {bad}: unexpected error: ")
+    async with engine.connect() as conn:
+        rows = {r.name: r for r in await page_store.all_sources(conn)}
+    assert rows[str(bad)].last_error == by_name[str(bad)].error  # /healthz shows it
+    assert rows[str(good)].last_error is None
+    await poller.poll()
+    assert poller.failures == {str(bad): 2}
+
+
+async def test_sources_are_polled_at_once_and_a_hanging_one_meets_its_deadline(
+    engine: AsyncEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(poll_module, "SOURCE_DEADLINE_SECONDS", 2.0)
+    write(tmp_path, *page("papers/2026/a-one"))
+    async with FeedServer() as server:
+        hanging = [server.hang(f"/hang{n}") for n in range(3)]
+        poller = Poller(
+            engine=engine,
+            sources=[*hanging, str(tmp_path)],
+            base_url=None,
+            default_lang="en",
+            http=make_feed_client(),
+        )
+        polled = asyncio.create_task(poller.poll())
+        await server.wait_in_flight(3)  # all three hang at the same time
+        summary = await polled
+    assert server.most_in_flight == 3
+    assert [o.error for o in summary.outcomes] == ["took longer than 2 s"] * 3 + [None]
+    assert summary.new == 1
+
+
+async def test_no_more_sources_than_the_bound_are_fetched_at_once(engine: AsyncEngine) -> None:
+    async with FeedServer() as server:
+        hanging = [server.hang(f"/hang{n}") for n in range(POLL_CONCURRENCY + 2)]
+        poller = Poller(
+            engine=engine,
+            sources=hanging,
+            base_url=None,
+            default_lang="en",
+            http=make_feed_client(),
+        )
+        polled = asyncio.create_task(poller.poll())
+        await server.wait_in_flight(POLL_CONCURRENCY)
+        # Without the bound the other two would be hanging too within this second.
+        with pytest.raises(TimeoutError):
+            await server.wait_in_flight(POLL_CONCURRENCY + 1, seconds=1.0)
+        server.release_all()
+        summary = await polled
+    assert server.most_in_flight == POLL_CONCURRENCY
+    assert [o.error for o in summary.outcomes] == ["HTTP 503 Service Unavailable"] * len(hanging)
+    assert len(server.paths) == POLL_CONCURRENCY + 2
+
+
+async def test_feed_allow_cross_host_redirects_reaches_the_poll(
+    clean_env: dict[str, str], tmp_path: Path
+) -> None:
+    async with FeedServer() as server:
+        server.serve(
+            "/feed.json",
+            Served(
+                body=json_feed_body([{"id": "urn:1", "title": "One"}]),
+                content_type="application/feed+json",
+            ),
+        )
+        # 127.0.0.1 -> localhost: another host name, both internal.
+        moved = server.redirect(
+            "/old", server.base_url.replace("127.0.0.1", "localhost") + "/feed.json"
+        )
+        env = dict(
+            clean_env,
+            WIKI_SOURCES=moved,
+            DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/trendbot.db",
+        )
+        refused = await asyncio.to_thread(run_cli, ["poll"], env=env, cwd=tmp_path)
+        allowed = await asyncio.to_thread(
+            run_cli, ["poll"], env=dict(env, FEED_ALLOW_CROSS_HOST_REDIRECTS="true"), cwd=tmp_path
+        )
+        bad = await asyncio.to_thread(
+            run_cli, ["poll"], env=dict(env, FEED_ALLOW_CROSS_HOST_REDIRECTS="maybe"), cwd=tmp_path
+        )
+    assert refused.returncode == 1
+    assert "redirect to another host (localhost) refused" in refused.stderr
+    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.stdout.strip().splitlines()[-1].startswith("1 new")
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        "configuration error: FEED_ALLOW_CROSS_HOST_REDIRECTS: must be a valid boolean, "
+        "unable to interpret input"
+    ]

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from bot.errors import SourceError
 from bot.models import Skipped
+from bot.pages import MAX_PAGE_TAGS, MAX_PATH_CHARS, MAX_TYPE_CHARS
 from bot.sources import directory
 from bot.sources.directory import DirectoryScan, FileStamp, scan_directory
 
@@ -330,3 +331,38 @@ def test_scanning_random_files_never_raises(
             r for r, s in after.stamps.items() if s.error is not None
         }
         assert {p.key for p in after.pages} <= after.present_keys
+
+
+def test_pages_with_too_many_tags_keep_fifty_and_one_line_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    tags = ", ".join(f"t{i}" for i in range(10_000))
+    write(tmp_path, "many.md", page("Many", tags=f"[{tags}]"))
+    write(tmp_path, "more.md", page("More", tags="[" + ", ".join(f"m{i}" for i in range(60)) + "]"))
+    with caplog.at_level(logging.WARNING, logger="bot.sources"):
+        result = scan(tmp_path)
+    many = next(p for p in result.pages if p.key == "many")
+    assert many.tags == tuple(f"t{i}" for i in range(MAX_PAGE_TAGS))
+    lines = [r.getMessage() for r in caplog.records if r.name == "bot.sources"]
+    assert lines == [
+        "wiki: pages with more than 50 tags: 2, the first 50 of each kept, 9960 tags dropped "
+        "(first page: many)"
+    ]
+
+
+def test_a_long_type_is_cut_to_its_column(tmp_path: Path) -> None:
+    write(tmp_path, "typed.md", page("Typed", type="x" * 65))
+    (only,) = scan(tmp_path).pages
+    assert only.type is not None and len(only.type) == MAX_TYPE_CHARS
+
+
+def test_a_path_longer_than_its_column_is_skipped(tmp_path: Path) -> None:
+    # Directory names of 200 characters, nested past 1,000 characters in all.
+    deep = "/".join("d" * 200 for _ in range(5))
+    write(tmp_path, f"{deep}/page.md", page("Deep"))
+    write(tmp_path, "good.md", page("Good"))
+    result = scan(tmp_path)
+    assert [p.key for p in result.pages] == ["good"]
+    (skipped,) = result.skipped
+    assert skipped.reason == f"path longer than {MAX_PATH_CHARS} characters"
+    assert all(len(path) <= MAX_PATH_CHARS for path in result.stamps)

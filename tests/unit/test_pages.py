@@ -13,8 +13,16 @@ from hypothesis import strategies as st
 from bot.errors import ParseError
 from bot.models import Page, PageText
 from bot.pages import (
+    MAX_KEY_CHARS,
     MAX_PAGE_BYTES,
+    MAX_PAGE_TAGS,
+    MAX_TITLE_CHARS,
+    MAX_TLDR_CHARS,
+    MAX_TYPE_CHARS,
+    MAX_URL_CHARS,
     PageFile,
+    bound_key,
+    bound_page,
     merge_translations,
     normalize_lang,
     normalize_tags,
@@ -498,3 +506,81 @@ def test_merge_keeps_distinct_keys_apart_in_first_seen_order() -> None:
 def test_merge_builds_urls(base_url: str | None, key: str, url: str | None) -> None:
     [page] = merge_translations([page_file(key, "en")], source="s", base_url=base_url)
     assert page.url == url
+
+
+# --- bounds: every field fits its column -----------------------------------------------------
+
+
+def test_the_bounds_are_the_columns_sizes() -> None:
+    from bot import pages as bounds
+    from bot.store import schema
+
+    assert schema.pages.c.key.type.length == bounds.MAX_KEY_CHARS
+    assert schema.pages.c.url.type.length == bounds.MAX_URL_CHARS
+    assert schema.pages.c.type.type.length == bounds.MAX_TYPE_CHARS
+    assert schema.pages.c.arxiv.type.length == bounds.MAX_ARXIV_CHARS
+    assert schema.page_tags.c.tag.type.length == bounds.MAX_TAG_CHARS
+    assert schema.source_files.c.path.type.length == bounds.MAX_PATH_CHARS
+
+
+def _page(**fields: object) -> Page:
+    values: dict[str, object] = {
+        "source": "wiki",
+        "key": "papers/2026/x",
+        "texts": (PageText(lang="en", title="T", tldr="S"),),
+    }
+    values.update(fields)
+    return Page(**values)  # type: ignore[arg-type]
+
+
+def test_a_page_within_bounds_is_unchanged() -> None:
+    page = _page(tags=("rl",), url="https://w/x", type="paper", arxiv="2608.27351")
+    assert bound_page(page) == (page, 0)
+
+
+def test_a_long_id_becomes_a_stable_hash_that_fits() -> None:
+    long_id = "urn:entry:" + "x" * 5000
+    bounded, _ = bound_page(_page(key=long_id))
+    assert len(bounded.key) == MAX_KEY_CHARS
+    assert bounded.key.startswith("urn:entry:xxx")
+    assert bound_key(long_id) == bounded.key  # the same id, the same key, every poll
+    assert bound_key(long_id + "y") != bounded.key  # same prefix, another entry
+    assert bound_key("k" * MAX_KEY_CHARS) == "k" * MAX_KEY_CHARS
+
+
+def test_oversized_fields_are_cut_or_dropped() -> None:
+    page = _page(
+        texts=(PageText(lang="en", title="t" * 5000, tldr="s" * 50_000),),
+        tags=tuple(f"tag{i}" for i in range(10_000)),
+        url="https://w/" + "u" * 3000,
+        type="p" * 65,
+        arxiv="2608." + "9" * 100,
+    )
+    bounded, dropped = bound_page(page)
+    assert dropped == 10_000 - MAX_PAGE_TAGS
+    assert bounded.tags == tuple(f"tag{i}" for i in range(MAX_PAGE_TAGS))
+    assert len(bounded.texts[0].title) == MAX_TITLE_CHARS
+    assert len(bounded.texts[0].tldr) == MAX_TLDR_CHARS
+    assert bounded.texts[0].title.endswith("…")
+    assert bounded.url is None  # a cut link would be a broken one
+    assert bounded.type == "p" * (MAX_TYPE_CHARS - 1) + "…"
+    assert bounded.arxiv is None
+
+
+@given(
+    key=st.text(max_size=3000),
+    title=st.text(max_size=3000),
+    kind=st.none() | st.text(max_size=200),
+    url=st.none() | st.text(max_size=2500),
+)
+@settings(max_examples=60, deadline=None)
+def test_bound_page_always_fits_the_columns(
+    key: str, title: str, kind: str | None, url: str | None
+) -> None:
+    bounded, _ = bound_page(
+        _page(key=key, texts=(PageText(lang="en", title=title, tldr=title),), type=kind, url=url)
+    )
+    assert len(bounded.key) <= MAX_KEY_CHARS
+    assert bounded.type is None or len(bounded.type) <= MAX_TYPE_CHARS
+    assert bounded.url is None or len(bounded.url) <= MAX_URL_CHARS
+    assert len(bounded.texts[0].title) <= MAX_TITLE_CHARS
