@@ -68,7 +68,7 @@ from bot.errors import (
     TransientError,
 )
 from bot.i18n import t
-from bot.models import ChatKind, ChatSettings, Outgoing, Platform, Reply
+from bot.models import ChatKind, ChatSettings, Outgoing, Platform, Reply, Toast
 from bot.settings import Settings
 from bot.store import chats as chat_store
 
@@ -586,6 +586,7 @@ class TelegramChannel:
         if query is None:
             return
         answer: dict[str, str] = {}  # an alert to show the user who pressed
+        toast = ""  # a notification at the top of the chat screen, for a vote
         try:
             message = query.message
             if query.from_user.is_bot or query.data is None or message is None:
@@ -612,6 +613,9 @@ class TelegramChannel:
                 return
             if reply is None:
                 return
+            if isinstance(reply, Toast):  # a vote: acknowledged, the message stays
+                toast = reply.text
+                return
             if refused:
                 # Only this user may not press it: tell them, leave the message as it is.
                 answer = {"text": reply.text}
@@ -621,6 +625,8 @@ class TelegramChannel:
             try:
                 if answer:
                     await query.answer(text=answer["text"][:MAX_ALERT_CHARS], show_alert=True)
+                elif toast:
+                    await query.answer(text=toast[:MAX_ALERT_CHARS])
                 else:
                     await query.answer()
             except tg_error.TelegramError as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.i18n import admin, commands, render, slack
+from bot.i18n import admin, commands, digestq, render, slack
 
 LANGUAGES = ("en", "ko")
 
@@ -28,7 +28,9 @@ def _merge(*catalogues: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, 
     return merged
 
 
-CATALOGUE = _merge(commands.MESSAGES, render.MESSAGES, admin.MESSAGES, slack.MESSAGES)
+CATALOGUE = _merge(
+    commands.MESSAGES, render.MESSAGES, admin.MESSAGES, slack.MESSAGES, digestq.MESSAGES
+)
 
 
 def t(lang: str, key: str, /, **params: Any) -> str:

@@ -121,7 +121,7 @@ def _voted_messages(
             current, rows = groups[-1]
             candidate = f"{current}{_SEPARATOR}{block}"
             if utf16_len(candidate) <= _BLOCK_LIMIT and len(rows) + bool(row) <= MAX_VOTE_ROWS:
-                groups[-1] = (candidate, rows + [row] if row else rows)
+                groups[-1] = (candidate, [*rows, row] if row else rows)
                 continue
         groups.append((block, [row] if row else []))
     total = len(groups)

@@ -35,6 +35,7 @@ class ChatRecord:
     cursor: int
     next_digest_at: dt.datetime | None
     inactive_reason: str | None = None
+    held_until: dt.datetime | None = None  # instant pages held by quiet hours until then
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -69,6 +70,7 @@ def record_from_row(row: RowMapping) -> ChatRecord:
         cursor=row["cursor"],
         next_digest_at=row["next_digest_at"],
         inactive_reason=row["inactive_reason"],
+        held_until=row["held_until"],
     )
 
 
