@@ -84,10 +84,10 @@ def test_order_is_by_score_and_ties_keep_the_usual_order(
     found = ranking.weights(cast, now=NOW)
     ranked = ranking.order(pages, found)
     scores = [ranking.score(found, pages[i]) for i in ranked]
-    for (a, sa), (b, sb) in zip(zip(ranked, scores), zip(ranked[1:], scores[1:]), strict=False):
-        assert sa >= sb
-        if sa == sb:
-            assert a < b
+    for i in range(len(ranked) - 1):
+        assert scores[i] >= scores[i + 1]
+        if scores[i] == scores[i + 1]:
+            assert ranked[i] < ranked[i + 1]
 
 
 @given(st.lists(VOTE, max_size=20), st.integers(min_value=0, max_value=400))
