@@ -544,7 +544,10 @@ class Delivery:
             )
             if built:
                 built = digest_stage.as_planned(
-                    built, page_ids=[pid for pid, _ in entries], pages=loaded, ranked=ranked,
+                    built,
+                    page_ids=[pid for pid, _ in entries],
+                    pages=loaded,
+                    ranked=ranked,
                     more=more,
                 )
             parts = tuple(render.digest_messages(chat.platform, built)) if built else ()

@@ -148,9 +148,7 @@ def as_planned(
     """``d`` with each item's store id, in the order planning ranked them (``ranked``) or
     in its own, and with ``more`` pages the chat's limit left out."""
     ids = {(pages[pid].source, pages[pid].key): pid for pid in page_ids if pid in pages}
-    items = [
-        replace(item, page_id=ids.get((item.page.source, item.page.key))) for item in d.items
-    ]
+    items = [replace(item, page_id=ids.get((item.page.source, item.page.key))) for item in d.items]
     if ranked:
         position = {pid: i for i, pid in enumerate(page_ids)}
         items.sort(key=lambda item: position.get(item.page_id or -1, len(position)))

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, literal_column, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -317,14 +318,7 @@ class Planner:
                     # and holds off deleting the chat until its ledger rows are committed
                     # (the delete's trigger then removes them).
                     query = query.with_for_update(skip_locked=True, key_share=True)
-                batch = [
-                    _Chat(
-                        pk, platform, mode, at, tz, chat_store.filter_of(text), cur, nxt,
-                        day, schedule.quiet_of(quiet), limit, held,
-                    )
-                    for pk, platform, mode, at, tz, text, cur, nxt, day, quiet, limit, held
-                    in await conn.execute(query)
-                ]
+                batch = [_chat_of(row) for row in await conn.execute(query)]
                 if not batch:
                     return
                 run.after_pk = max(run.after_pk, batch[-1].pk)  # the next batch goes on from here
@@ -438,6 +432,30 @@ class Planner:
         if rows:
             log.info("planned %d messages for %d chats", len(rows), len(batch))
         return pages_planned if count_pages else len(rows)
+
+
+def _chat_of(row: Sequence[Any]) -> _Chat:
+    """A :class:`_Chat` of a row of ``_CHAT_COLUMNS``."""
+    pk, platform, mode, at, tz, text, cursor, next_at, weekday, quiet, limit, held = row
+    return _Chat(
+        pk,
+        platform,
+        mode,
+        at,
+        tz,
+        chat_store.filter_of(text),
+        cursor,
+        next_at,
+        weekday,
+        _quiet_of(quiet),
+        limit,
+        held,
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _quiet_of(text: str | None) -> QuietHours | None:
+    return schedule.quiet_of(text)
 
 
 async def _dates(conn: AsyncConnection, window: _Window) -> dict[int, int]:

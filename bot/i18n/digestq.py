@@ -15,9 +15,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "{p}feedback | {p}feedback reset — what your 👍 and 👎 taught the ranking / forget it\n"
             "{p}why PAGE — arXiv id, wiki path or link: why this chat got it or not"
         ),
-        "digestq.mode.usage": (
-            "Use {p}mode daily, {p}mode weekly [mon…sun] or {p}mode instant."
-        ),
+        "digestq.mode.usage": ("Use {p}mode daily, {p}mode weekly [mon…sun] or {p}mode instant."),
         "digestq.weekday.usage": (
             "Name the day as mon, tue, wed, thu, fri, sat or sun, e.g. {p}mode weekly fri."
         ),
@@ -135,8 +133,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "{p}mode daily, {p}mode weekly [mon…sun], {p}mode instant 중 하나를 쓰세요."
         ),
         "digestq.weekday.usage": (
-            "요일은 mon, tue, wed, thu, fri, sat, sun 중 하나로 적어 주세요. "
-            "예: {p}mode weekly fri"
+            "요일은 mon, tue, wed, thu, fri, sat, sun 중 하나로 적어 주세요. 예: {p}mode weekly fri"
         ),
         "digestq.mode.weekly": "일주일에 한 번, {day} {time}({timezone})에 요약을 보내 드립니다.",
         **{f"digestq.weekday.{k}": name for k, name in zip(_KEYS, _DAYS_KO, strict=True)},

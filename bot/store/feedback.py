@@ -127,9 +127,7 @@ async def vote_of(conn: AsyncConnection, *, chat_pk: int, page_id: int) -> tuple
 async def count(conn: AsyncConnection, *, chat_pk: int) -> int:
     """How many votes the chat's users have given."""
     return int(
-        (
-            await conn.execute(select(func.count()).where(votes.c.chat_pk == chat_pk))
-        ).scalar_one()
+        (await conn.execute(select(func.count()).where(votes.c.chat_pk == chat_pk))).scalar_one()
     )
 
 

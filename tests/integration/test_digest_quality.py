@@ -439,9 +439,7 @@ async def test_why_for_an_unknown_page_suggests_latest(bot: Bot, ref: str) -> No
 @pytest.mark.parametrize("args", ["", "two words", "x" * 501, "bad\x00ref", "%%%"])
 async def test_why_with_a_malformed_page_gets_the_usage(bot: Bot, args: str) -> None:
     text = (await bot.say("1", f"/why {args}")).text
-    assert text == (
-        "Give a page: an arXiv id (/why 2608.27351), a wiki path or slug, or a link."
-    )
+    assert text == ("Give a page: an arXiv id (/why 2608.27351), a wiki path or slug, or a link.")
 
 
 async def test_why_says_what_happened_for_every_outcome(bot: Bot) -> None:
@@ -477,9 +475,10 @@ async def test_why_says_what_happened_for_every_outcome(bot: Bot) -> None:
     rows = await bot.outbox_rows("3")
     async with world.engine.begin() as conn:
         await outbox.sent(conn, row_id=rows[-1][0], now=dt.datetime(2026, 12, 3, 9, 0))
-    assert "Sent 2026-12-03 09:00 (UTC) as a message of its own." in (
-        await bot.say("3", "/why p/b")
-    ).text
+    assert (
+        "Sent 2026-12-03 09:00 (UTC) as a message of its own."
+        in (await bot.say("3", "/why p/b")).text
+    )
 
     # Left out by the filter.
     await bot.say("4", "/subscribe rl -robotics")
@@ -495,21 +494,24 @@ async def test_why_says_what_happened_for_every_outcome(bot: Bot) -> None:
     await bot.say("5", "/subscribe rl")
     await bot.say("5", "/pause")
     await world.publish("p/c", tags="[rl]")
-    assert "Not sent: deliveries are paused here; /resume restarts them." in (
-        await bot.say("5", "/why p/c")
-    ).text
+    assert (
+        "Not sent: deliveries are paused here; /resume restarts them."
+        in (await bot.say("5", "/why p/c")).text
+    )
     await bot.say("5", "/resume")
-    assert "Skipped: it came while deliveries here were paused or off" in (
-        await bot.say("5", "/why p/c")
-    ).text
+    assert (
+        "Skipped: it came while deliveries here were paused or off"
+        in (await bot.say("5", "/why p/c")).text
+    )
     await bot.say("6", "/subscribe rl")
     await world.publish("p/d", tags="[rl]")
     record = await bot.record("6")
     async with world.engine.begin() as conn:
         await chat_store.deactivate(conn, pk=record.pk, reason="blocked by the user")
-    assert "Not sent: the bot could not reach this chat (blocked by the user)" in (
-        await bot.say("6", "/why p/d")
-    ).text
+    assert (
+        "Not sent: the bot could not reach this chat (blocked by the user)"
+        in (await bot.say("6", "/why p/d")).text
+    )
 
     # Korean: the same facts, in Korean.
     await bot.say("4", "/lang ko")

@@ -85,13 +85,21 @@ def test_quiet_hours_end(zone: str, quiet: str, moment: str, ends: str | None) -
         ("UTC", "23:00", None, "22:00-07:00", "2026-12-04T07:00:00", "2026-12-05T07:00:00"),
         # Berlin, daily 23:00, quiet to 07:00 across spring forward: 07:00 CEST.
         (
-            "Europe/Berlin", "23:00", None, "22:00-07:00",
-            "2026-03-28T12:00:00", "2026-03-29T05:00:00",
+            "Europe/Berlin",
+            "23:00",
+            None,
+            "22:00-07:00",
+            "2026-03-28T12:00:00",
+            "2026-03-29T05:00:00",
         ),
         # New York, weekly Saturday 23:30, quiet 23:00-06:00 across fall back: Sunday 06:00 EST.
         (
-            "America/New_York", "23:30", 5, "23:00-06:00",
-            "2026-10-31T12:00:00", "2026-11-01T11:00:00",
+            "America/New_York",
+            "23:30",
+            5,
+            "23:00-06:00",
+            "2026-10-31T12:00:00",
+            "2026-11-01T11:00:00",
         ),
         # A time outside the quiet hours is not moved.
         ("UTC", "09:00", 0, "22:00-07:00", "2026-12-03T10:00:00", "2026-12-07T09:00:00"),
@@ -112,9 +120,9 @@ def test_weekly_and_quiet_due_times(
 
 ZONES = st.sampled_from(["UTC", "America/New_York", "Europe/Berlin", "Asia/Seoul"])
 TIMES = st.builds(dt.time, st.integers(0, 23), st.sampled_from([0, 15, 30, 45]))
-MOMENTS = st.datetimes(
-    min_value=dt.datetime(2026, 1, 1), max_value=dt.datetime(2027, 12, 31)
-).map(lambda d: d.replace(tzinfo=UTC))
+MOMENTS = st.datetimes(min_value=dt.datetime(2026, 1, 1), max_value=dt.datetime(2027, 12, 31)).map(
+    lambda d: d.replace(tzinfo=UTC)
+)
 
 
 @given(ZONES, TIMES, st.one_of(st.none(), st.integers(0, 6)), TIMES, TIMES, MOMENTS)
