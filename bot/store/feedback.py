@@ -76,7 +76,7 @@ async def refresh(conn: AsyncConnection, *, chat_pk: int, now: dt.datetime) -> d
     await conn.execute(delete(chat_weights).where(chat_weights.c.chat_pk == chat_pk))
     if found:
         await conn.execute(
-            insert(chat_weights).values(chat_pk=chat_pk, weights=_encode(found), based_at=now)
+            insert(chat_weights).values(chat_pk=chat_pk, weights=encode(found), based_at=now)
         )
     return found
 
@@ -139,7 +139,8 @@ async def reset(conn: AsyncConnection, *, chat_pk: int) -> int:
     return gone
 
 
-def _encode(found: Mapping[str, float]) -> str:
+def encode(found: Mapping[str, float]) -> str:
+    """Weights as ``chat_weights`` keeps them: compact JSON, tags sorted, 6 decimals."""
     return json.dumps(
         {tag: round(w, 6) for tag, w in sorted(found.items())},
         separators=(",", ":"),
