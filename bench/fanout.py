@@ -247,14 +247,15 @@ async def insert_chats(
         for start in range(0, len(tag_rows), INSERT_CHUNK):
             await conn.execute(insert(chat_tags), tag_rows[start : start + INSERT_CHUNK])
         if voted_tags:
+            votes_rng = random.Random(len(chat_filters))  # the other data stay as without
             vocabulary = [*TAGS, *(f"topic-{n:02d}" for n in range(20))]
             weight_rows = [
                 {
                     "chat_pk": pk,
                     "weights": feedback.encode(
                         {
-                            tag: rng.choice([-1, 1]) * rng.uniform(0.1, 3.0)
-                            for tag in rng.sample(vocabulary, voted_tags)
+                            tag: votes_rng.choice([-1, 1]) * votes_rng.uniform(0.1, 3.0)
+                            for tag in votes_rng.sample(vocabulary, voted_tags)
                         }
                     ),
                     "based_at": now,

@@ -144,9 +144,9 @@ class _Offers:
             tuple[int, Filter], tuple[list[tuple[Event, bool]], tuple[Offer, ...]]
         ] = {}
         self.dates: dict[int, int] = {}  # page -> ordinal of its date (0: undated)
-        # (filter, offers) -> the offers in the usual digest order, and their pages' tags
+        # (filter, offers) -> the offers in the usual digest order, and where each tag is
         self._usual: dict[
-            tuple[Filter, tuple[Offer, ...]], tuple[list[Offer], list[tuple[str, ...]]]
+            tuple[Filter, tuple[Offer, ...]], tuple[list[Offer], dict[str, list[int]]]
         ] = {}
 
     def ranked(
@@ -167,10 +167,16 @@ class _Offers:
                     o[0],
                 ),
             )
-            usual = self._usual[key] = (in_order, [tags.get(o[0], ()) for o in in_order])
-        in_order, pages_tags = usual
-        positions = ranking.order(pages_tags, found or {})
-        ranked = [in_order[i] for i in positions]
+            usual = self._usual[key] = (
+                in_order,
+                ranking.index([tags.get(o[0], ()) for o in in_order]),
+            )
+        in_order, positions_of = usual
+        if not found:
+            ranked = in_order
+        else:
+            positions = ranking.order_indexed(positions_of, len(in_order), found)
+            ranked = [in_order[i] for i in positions]
         cut = len(ranked) if chat.limit is None else chat.limit
         return tuple(ranked[:cut]), tuple(ranked[cut:])
 

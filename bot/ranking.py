@@ -75,12 +75,40 @@ def order(
 
     Equal scores keep the given order. With ``limit``, only the first ``limit`` positions.
     """
-    if not found:
-        positions = list(range(len(pages_tags)))
-    else:
-        scores = [score(found, tags) for tags in pages_tags]
-        positions = sorted(range(len(pages_tags)), key=lambda i: -scores[i])
-    return positions if limit is None else positions[:limit]
+    return order_indexed(index(pages_tags), len(pages_tags), found, limit=limit)
+
+
+def index(pages_tags: Sequence[Collection[str]]) -> dict[str, list[int]]:
+    """Each tag's positions in ``pages_tags``: what :func:`order_indexed` scores with."""
+    found: dict[str, list[int]] = {}
+    for position, tags in enumerate(pages_tags):
+        for tag in set(tags):
+            found.setdefault(tag, []).append(position)
+    return found
+
+
+def order_indexed(
+    positions_of: Mapping[str, Sequence[int]],
+    count: int,
+    found: Mapping[str, float],
+    *,
+    limit: int | None = None,
+) -> list[int]:
+    """:func:`order` for ``count`` pages given by :func:`index`: a planning run ranks the
+    same pages for many chats, each with its own weights, and adds up only the weights of
+    tags the pages carry."""
+    ranked: Sequence[int] = range(count)
+    if found:
+        scores = [0.0] * count
+        weight_of = found.get
+        for tag, positions in positions_of.items():
+            weight = weight_of(tag)
+            if weight:
+                for position in positions:
+                    scores[position] += weight
+        # Sorting is stable, reversed too: equal scores keep the usual order.
+        ranked = sorted(ranked, key=scores.__getitem__, reverse=True)
+    return list(ranked if limit is None else ranked[:limit])
 
 
 def top_tags(found: Mapping[str, float], *, count: int) -> tuple[list[tuple[str, float]], ...]:
