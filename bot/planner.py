@@ -148,6 +148,9 @@ class _Offers:
         self._usual: dict[
             tuple[Filter, tuple[Offer, ...]], tuple[list[Offer], dict[str, list[int]]]
         ] = {}
+        self._usual_of: dict[
+            int, tuple[tuple[Offer, ...], Filter, tuple[list[Offer], dict[str, list[int]]]]
+        ] = {}
 
     def ranked(
         self, chat: _Chat, offers: tuple[Offer, ...], found: Mapping[str, float] | None
@@ -155,10 +158,30 @@ class _Offers:
         """``(shown, left out)``: ``offers`` best ranked first (``bot.ranking``) and cut at
         the chat's limit. The usual order, the ranking's tie-break, is the digest's own:
         more matched tags first, then newest."""
-        key = (chat.filter, offers)
+        # Chats with the same cursor and filter that never had these pages share one
+        # ``offers`` tuple (see ``__call__``): found by identity, without hashing it.
+        shared = self._usual_of.get(id(offers))
+        if shared is not None and shared[0] is offers and shared[1] is chat.filter:
+            usual = shared[2]
+        else:
+            usual = self._usual_for(chat.filter, offers)
+        in_order, positions_of = usual
+        if not found:
+            ranked = in_order
+        else:
+            positions = ranking.order_indexed(positions_of, len(in_order), found)
+            ranked = [in_order[i] for i in positions]
+        cut = len(ranked) if chat.limit is None else chat.limit
+        return tuple(ranked[:cut]), tuple(ranked[cut:])
+
+    def _usual_for(
+        self, f: Filter, offers: tuple[Offer, ...]
+    ) -> tuple[list[Offer], dict[str, list[int]]]:
+        """``offers`` in the usual digest order, and where each of their tags is."""
+        key = (f, offers)
         usual = self._usual.get(key)
         if usual is None:
-            tags, dates, f = self.window.tags, self.dates, chat.filter
+            tags, dates = self.window.tags, self.dates
             in_order = sorted(
                 offers,
                 key=lambda o: (
@@ -171,14 +194,8 @@ class _Offers:
                 in_order,
                 ranking.index([tags.get(o[0], ()) for o in in_order]),
             )
-        in_order, positions_of = usual
-        if not found:
-            ranked = in_order
-        else:
-            positions = ranking.order_indexed(positions_of, len(in_order), found)
-            ranked = [in_order[i] for i in positions]
-        cut = len(ranked) if chat.limit is None else chat.limit
-        return tuple(ranked[:cut]), tuple(ranked[cut:])
+            self._usual_of[id(offers)] = (offers, f, usual)
+        return usual
 
     def __call__(self, chat: _Chat, ledger: dict[int, str] | None) -> tuple[Offer, ...]:
         """The offers to ``chat``, in event order; ``ledger``: the fingerprints it had.
@@ -384,8 +401,11 @@ class Planner:
                 released.append(chat.pk)
             if offers:
                 if daily or chat.held_until is not None:
-                    shown, rest = offers_for.ranked(chat, offers, weights.get(chat.pk))
-                    rows.append(messages.digest(chat, shown, stamp=stamp, rest=rest))
+                    found = weights.get(chat.pk)
+                    shown, rest = offers_for.ranked(chat, offers, found)
+                    rows.append(
+                        messages.digest(chat, shown, stamp=stamp, rest=rest, shared=not found)
+                    )
                 else:
                     rows.extend(messages.pages(chat, offers, stamp=stamp))
                 pages_planned += len(offers)
@@ -521,13 +541,18 @@ class _Messages:
         *,
         stamp: dt.datetime,
         rest: tuple[Offer, ...] = (),
+        shared: bool = True,
     ) -> dict[str, object]:
-        """A digest of ``offers`` in their order (ranked); ``rest``: left out by the limit."""
+        """A digest of ``offers`` in their order (ranked); ``rest``: left out by the limit.
+
+        ``shared``: other chats may well get the same (not so when the order is the chat's
+        own, from its votes: then keeping the payload for them would only cost memory).
+        """
         day = self._days.get(chat.timezone)
         if day is None:
             day = self._days[chat.timezone] = schedule.local_date(self._now, chat.timezone)
         key = (chat.platform, offers, rest, day)
-        template = self._digests.get(key)
+        template = self._digests.get(key) if shared else None
         if template is None:
             payload: dict[str, object] = {
                 "pages": [[p, u] for p, u, _ in offers],
@@ -536,7 +561,7 @@ class _Messages:
             }
             if rest:
                 payload["rest"] = [p for p, _, _ in rest]
-            template = self._digests[key] = outbox.row_values(
+            template = outbox.row_values(
                 chat_pk=chat.pk,
                 platform=chat.platform,
                 kind="digest",
@@ -544,6 +569,8 @@ class _Messages:
                 now=stamp,
                 priority=DIGEST_PRIORITY,
             )
+            if shared:
+                self._digests[key] = template
         return outbox.row_for(template, chat_pk=chat.pk, now=stamp)
 
     def pages(

@@ -148,6 +148,11 @@ def encode(found: Mapping[str, float]) -> str:
     )
 
 
+_DECODER = json.JSONDecoder()
+
+
 def _decode(text: str) -> dict[str, float]:
-    data = json.loads(text)  # written by :func:`encode`: tags to numbers
+    # Written by :func:`encode`: tags to numbers. Planning decodes one per chat, so past
+    # ``json.loads``' own wrappers.
+    data, _ = _DECODER.raw_decode(text)
     return data if isinstance(data, dict) else {}
