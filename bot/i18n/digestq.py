@@ -20,6 +20,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "Name the day as mon, tue, wed, thu, fri, sat or sun, e.g. {p}mode weekly fri."
         ),
         "digestq.mode.weekly": "You will get one digest a week: {day} at {time} ({timezone}).",
+        "cmd.mode.weekly": "weekly digest",
         **{f"digestq.weekday.{k}": name for k, name in zip(_KEYS, _DAYS_EN, strict=True)},
         "digestq.limit.set": (
             "Pages per digest: at most {count}, best ranked first; the digest ends with how "
@@ -136,6 +137,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "요일은 mon, tue, wed, thu, fri, sat, sun 중 하나로 적어 주세요. 예: {p}mode weekly fri"
         ),
         "digestq.mode.weekly": "일주일에 한 번, {day} {time}({timezone})에 요약을 보내 드립니다.",
+        "cmd.mode.weekly": "일주일에 한 번 요약",
         **{f"digestq.weekday.{k}": name for k, name in zip(_KEYS, _DAYS_KO, strict=True)},
         "digestq.limit.set": (
             "요약 한 번에 페이지 최대 {count}개를 순위가 높은 것부터 보여 드립니다. "

@@ -108,14 +108,15 @@ async def test_mode_weekly_sets_the_day_and_settings_show_it(bot: Bot) -> None:
     assert record.next_digest_at is not None
     assert record.next_digest_at.weekday() == 4 and record.next_digest_at.time() == dt.time(9)
     settings = (await bot.say("1", "/settings")).text
-    assert "Weekly digest day: Friday" in settings
+    assert "Mode: weekly digest" in settings and "Weekly digest day: Friday" in settings
     assert f"Next digest: {record.next_digest_at:%Y-%m-%d} 09:00 (UTC), in " in settings
 
     await bot.say("1", "/lang ko")
     reply = await bot.say("1", "/mode weekly")
     assert reply.text == "일주일에 한 번, 월요일 09:00(UTC)에 요약을 보내 드립니다."
     assert (await bot.record("1")).chat.weekday == 0
-    assert "주간 요약 요일: 월요일" in (await bot.say("1", "/settings")).text
+    settings = (await bot.say("1", "/settings")).text
+    assert "방식: 일주일에 한 번 요약" in settings and "주간 요약 요일: 월요일" in settings
 
 
 @pytest.mark.parametrize(
