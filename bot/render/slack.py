@@ -109,9 +109,12 @@ def _entry_mrkdwn(e: text.Entry) -> str:
     return "\n".join(lines)
 
 
-def _entry_blocks(item: DigestItem, lang: str, number: int | None = None) -> list[dict[str, Any]]:
-    """A page's section and context blocks; with ``number``, the page is numbered and its
-    👍/👎 buttons follow in an actions block of its own."""
+def _entry_blocks(
+    item: DigestItem, lang: str, number: int | None = None, *, small_print: bool = True
+) -> list[dict[str, Any]]:
+    """A page's section and context blocks (without ``small_print``, no context block);
+    with ``number``, the page is numbered and its 👍/👎 buttons follow in an actions block
+    of its own."""
     row = votes.buttons(number, item) if number is not None else ()
     prefix = votes.numbered(number, "") if row and number is not None else ""
     e = text.entry(item, lang=lang)
@@ -122,7 +125,7 @@ def _entry_blocks(item: DigestItem, lang: str, number: int | None = None) -> lis
         e = text.entry(item, lang=lang, detail=detail)
         body = prefix + _entry_mrkdwn(e)
     blocks = [_section(body)]
-    if e.context:
+    if e.context and small_print:
         blocks.append(_context(_fit(" · ".join(e.context), MAX_CONTEXT_TEXT)))
     if row:
         up, down = row
@@ -262,7 +265,15 @@ def render_reply(r: Reply) -> SlackMessage:
     room = MAX_BLOCKS - len(actions)
     groups: list[list[dict[str, Any]]] = [[section] for section in _text_sections(r.text)]
     first_item = len(groups)
-    groups += [_entry_blocks(item, r.lang, n) for n, item in enumerate(r.items, start=1)]
+    entries = [_entry_blocks(item, r.lang, n) for n, item in enumerate(r.items, start=1)]
+    voted = any(item.page_id is not None for item in r.items)
+    if voted and len(groups) + sum(len(g) for g in entries) > room:
+        # Pages with their buttons before their small print (date, arXiv id, host).
+        entries = [
+            _entry_blocks(item, r.lang, n, small_print=False)
+            for n, item in enumerate(r.items, start=1)
+        ]
+    groups += entries
 
     body: list[dict[str, Any]] = []
     if sum(len(g) for g in groups) <= room:

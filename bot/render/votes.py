@@ -11,6 +11,7 @@ from bot.models import Button, DigestItem
 VOTE = "vote:"
 UP, DOWN = "+", "-"
 UP_MARK, DOWN_MARK = "👍", "👎"
+MAX_PAGE_ID = 2**31 - 1  # pages.id is a 32-bit integer column; a larger id is no page
 
 
 def action(page_id: int, *, up: bool) -> str:
@@ -23,9 +24,12 @@ def parse(data: str) -> tuple[int, bool] | None:
     if not data.startswith(VOTE):
         return None
     sign, _, rest = data.removeprefix(VOTE).partition(":")
-    if sign not in (UP, DOWN) or not rest.isascii() or not rest.isdigit() or len(rest) > 18:
+    if sign not in (UP, DOWN) or not rest.isascii() or not rest.isdigit():
         return None
-    return int(rest), sign == UP
+    page_id = int(rest[:12])
+    if len(rest) > 12 or page_id > MAX_PAGE_ID:
+        return None
+    return page_id, sign == UP
 
 
 def buttons(number: int, item: DigestItem) -> tuple[Button, ...]:

@@ -127,6 +127,8 @@ def test_top_tags_strongest_first_each_sign() -> None:
         ("vote:+:1e3", None),
         ("vote:+:١٢", None),  # Arabic-Indic digits are digits to str.isdigit
         ("vote:+:" + "9" * 19, None),
+        ("vote:+:2147483647", (2147483647, True)),
+        ("vote:+:2147483648", None),  # past pages.id's 32 bits
         ("vote+12", None),
         ("tog:rl", None),
         ("", None),
@@ -138,7 +140,7 @@ def test_vote_actions_parse_only_when_well_formed(
     assert votes.parse(data) == parsed
 
 
-@given(st.integers(min_value=0, max_value=10**18 - 1), st.booleans())
+@given(st.integers(min_value=0, max_value=votes.MAX_PAGE_ID), st.booleans())
 def test_vote_actions_round_trip_within_telegram_callback_data(page_id: int, up: bool) -> None:
     data = votes.action(page_id, up=up)
     assert len(data.encode()) <= 64

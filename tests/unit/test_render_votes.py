@@ -105,3 +105,12 @@ def test_console_shows_numbered_pages_with_their_buttons_and_the_more_line() -> 
     shown = text.render_digest(digest(2, more=3))
     assert "1. Paper 0" in shown and "[1 👍] [1 👎]" in shown and "[2 👍] [2 👎]" in shown
     assert shown.endswith("…and 3 more: /latest")
+
+
+def test_slack_latest_of_twenty_pages_keeps_every_page_and_its_buttons() -> None:
+    reply = Reply("en", "The newest 20 pages for your filter:", items=tuple(map(item, range(20))))
+    message = slack.render_reply(reply)
+    assert len(message.blocks) <= slack.MAX_BLOCKS
+    actions = [b for b in message.blocks if b["type"] == "actions"]
+    assert len(actions) == 20
+    assert not any("more" in str(b) for b in message.blocks if b["type"] == "context")
