@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot import ranking
@@ -49,6 +49,7 @@ def test_an_up_and_a_down_on_the_same_tags_cancel_out() -> None:
     assert found == {}
 
 
+@settings(deadline=None)  # timing on a busy machine is no failure
 @given(st.lists(VOTE, max_size=20), st.lists(PAGE_TAGS, min_size=1, max_size=8), VOTE)
 def test_scores_are_monotonic_in_votes(
     before: list[ranking.Vote], pages: list[tuple[str, ...]], extra: ranking.Vote
@@ -68,6 +69,7 @@ def test_scores_are_monotonic_in_votes(
         assert moved * extra.value > 0
 
 
+@settings(deadline=None)  # timing on a busy machine is no failure
 @given(st.lists(VOTE, max_size=20), st.lists(PAGE_TAGS, max_size=12))
 def test_a_reset_returns_the_usual_order(
     cast: list[ranking.Vote], pages: list[tuple[str, ...]]
@@ -77,6 +79,7 @@ def test_a_reset_returns_the_usual_order(
     assert sorted(ranked) == list(range(len(pages)))  # every page once, whatever the votes
 
 
+@settings(deadline=None)  # timing on a busy machine is no failure
 @given(st.lists(VOTE, max_size=20), st.lists(PAGE_TAGS, max_size=12))
 def test_order_is_by_score_and_ties_keep_the_usual_order(
     cast: list[ranking.Vote], pages: list[tuple[str, ...]]
@@ -90,6 +93,7 @@ def test_order_is_by_score_and_ties_keep_the_usual_order(
             assert ranked[i] < ranked[i + 1]
 
 
+@settings(deadline=None)  # timing on a busy machine is no failure
 @given(st.lists(VOTE, max_size=20), st.integers(min_value=0, max_value=400))
 def test_decaying_stored_weights_equals_working_them_out_later(
     cast: list[ranking.Vote], days: int
@@ -140,6 +144,7 @@ def test_vote_actions_parse_only_when_well_formed(
     assert votes.parse(data) == parsed
 
 
+@settings(deadline=None)  # timing on a busy machine is no failure
 @given(st.integers(min_value=0, max_value=votes.MAX_PAGE_ID), st.booleans())
 def test_vote_actions_round_trip_within_telegram_callback_data(page_id: int, up: bool) -> None:
     data = votes.action(page_id, up=up)
