@@ -20,6 +20,7 @@ UP = 1
 DOWN = -1
 # Weights closer to 0 than this are dropped: a vote's share after about 20 half-lives.
 NEGLIGIBLE = 1e-6
+SCORE_DIGITS = 6  # decimals that tell two scores apart (weights are stored with as many)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +62,9 @@ def decayed(
 
 
 def score(found: Mapping[str, float], tags: Collection[str]) -> float:
-    """A page's score: the sum of the weights of its (distinct) tags."""
-    return sum(found.get(tag, 0.0) for tag in set(tags))
+    """A page's score: the sum of the weights of its (distinct) tags, to
+    :data:`SCORE_DIGITS` decimals."""
+    return round(sum(found.get(tag, 0.0) for tag in set(tags)), SCORE_DIGITS)
 
 
 def order(
@@ -106,8 +108,11 @@ def order_indexed(
             if weight:
                 for position in positions:
                     scores[position] += weight
-        # Sorting is stable, reversed too: equal scores keep the usual order.
-        ranked = sorted(ranked, key=scores.__getitem__, reverse=True)
+        # Sums of the same weights in another order may differ in the last bits: scores
+        # equal to SCORE_DIGITS are equal. Sorting is stable, reversed too: equal scores
+        # keep the usual order.
+        rounded = [round(score, SCORE_DIGITS) for score in scores]
+        ranked = sorted(ranked, key=rounded.__getitem__, reverse=True)
     return list(ranked if limit is None else ranked[:limit])
 
 
