@@ -153,7 +153,7 @@ class _Offers:
         ] = {}
 
     def ranked(
-        self, chat: _Chat, offers: tuple[Offer, ...], found: Mapping[str, float] | None
+        self, chat: _Chat, offers: tuple[Offer, ...], found: Mapping[str, int] | None
     ) -> tuple[tuple[Offer, ...], tuple[Offer, ...]]:
         """``(shown, left out)``: ``offers`` best ranked first (``bot.ranking``) and cut at
         the chat's limit. The usual order, the ranking's tie-break, is the digest's own:
@@ -460,6 +460,16 @@ class Planner:
         return pages_planned if count_pages else len(rows)
 
 
+def _digest_payload(offers: tuple[Offer, ...], rest: tuple[Offer, ...], day: dt.date) -> str:
+    """A digest's outbox payload, as JSON: ``pages`` (``[page_id, is_update]`` in the order
+    shown), ``date``, ``ranked`` and the ``rest`` the limit left out. Built here rather
+    than by ``json.dumps``: a ranked digest is a chat's own, made once per chat, and this
+    is a third of the time (ids are ints, the date ISO digits: nothing to escape)."""
+    pages = ",".join([f"[{p},true]" if u else f"[{p},false]" for p, u, _ in offers])
+    tail = f',"rest":[{",".join([str(p) for p, _, _ in rest])}]' if rest else ""
+    return f'{{"pages":[{pages}],"date":"{day.isoformat()}","ranked":true{tail}}}'
+
+
 def _chat_of(row: Sequence[Any]) -> _Chat:
     """A :class:`_Chat` of a row of ``_CHAT_COLUMNS``."""
     pk, platform, mode, at, tz, text, cursor, next_at, weekday, quiet, limit, held = row
@@ -554,18 +564,11 @@ class _Messages:
         key = (chat.platform, offers, rest, day)
         template = self._digests.get(key) if shared else None
         if template is None:
-            payload: dict[str, object] = {
-                "pages": [[p, u] for p, u, _ in offers],
-                "date": day.isoformat(),
-                "ranked": True,
-            }
-            if rest:
-                payload["rest"] = [p for p, _, _ in rest]
             template = outbox.row_values(
                 chat_pk=chat.pk,
                 platform=chat.platform,
                 kind="digest",
-                payload=payload,
+                payload=_digest_payload(offers, rest, day),
                 now=stamp,
                 priority=DIGEST_PRIORITY,
             )

@@ -20,7 +20,9 @@ UP = 1
 DOWN = -1
 # Weights closer to 0 than this are dropped: a vote's share after about 20 half-lives.
 NEGLIGIBLE = 1e-6
-SCORE_DIGITS = 6  # decimals that tell two scores apart (weights are stored with as many)
+# Weights are counted in millionths (``UNIT``) when pages are ranked: sums of integers are
+# exact in any order, so equal scores are equal and keep the usual order.
+UNIT = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +63,16 @@ def decayed(
     return {tag: w * factor for tag, w in found.items() if abs(w * factor) >= NEGLIGIBLE}
 
 
+def units(found: Mapping[str, float]) -> dict[str, int]:
+    """Weights in millionths: what :func:`order_indexed` adds up."""
+    return {tag: round(w * UNIT) for tag, w in found.items()}
+
+
 def score(found: Mapping[str, float], tags: Collection[str]) -> float:
-    """A page's score: the sum of the weights of its (distinct) tags, to
-    :data:`SCORE_DIGITS` decimals."""
-    return round(sum(found.get(tag, 0.0) for tag in set(tags)), SCORE_DIGITS)
+    """A page's score: the sum of the weights of its (distinct) tags, each to the
+    millionth, as pages are ranked."""
+    counted = units(found)
+    return sum(counted.get(tag, 0) for tag in set(tags)) / UNIT
 
 
 def order(
@@ -77,7 +85,7 @@ def order(
 
     Equal scores keep the given order. With ``limit``, only the first ``limit`` positions.
     """
-    return order_indexed(index(pages_tags), len(pages_tags), found, limit=limit)
+    return order_indexed(index(pages_tags), len(pages_tags), units(found), limit=limit)
 
 
 def index(pages_tags: Sequence[Collection[str]]) -> dict[str, list[int]]:
@@ -92,27 +100,24 @@ def index(pages_tags: Sequence[Collection[str]]) -> dict[str, list[int]]:
 def order_indexed(
     positions_of: Mapping[str, Sequence[int]],
     count: int,
-    found: Mapping[str, float],
+    found: Mapping[str, int],
     *,
     limit: int | None = None,
 ) -> list[int]:
-    """:func:`order` for ``count`` pages given by :func:`index`: a planning run ranks the
-    same pages for many chats, each with its own weights, and adds up only the weights of
-    tags the pages carry."""
+    """:func:`order` for ``count`` pages given by :func:`index`, with weights in
+    :func:`units`: a planning run ranks the same pages for many chats, each with its own
+    weights, and adds up only the weights of tags the pages carry."""
     ranked: Sequence[int] = range(count)
     if found:
-        scores = [0.0] * count
+        scores = [0] * count
         weight_of = found.get
         for tag, positions in positions_of.items():
             weight = weight_of(tag)
             if weight:
                 for position in positions:
                     scores[position] += weight
-        # Sums of the same weights in another order may differ in the last bits: scores
-        # equal to SCORE_DIGITS are equal. Sorting is stable, reversed too: equal scores
-        # keep the usual order.
-        rounded = [round(score, SCORE_DIGITS) for score in scores]
-        ranked = sorted(ranked, key=rounded.__getitem__, reverse=True)
+        # Sorting is stable, reversed too: equal scores keep the usual order.
+        ranked = sorted(ranked, key=scores.__getitem__, reverse=True)
     return list(ranked if limit is None else ranked[:limit])
 
 

@@ -94,13 +94,15 @@ async def weights_of(
     ).first()
     if row is None:
         return {}
-    return ranking.decayed(_decode(row[0]), based_at=row[1], now=now or utcnow())
+    found = {tag: units / ranking.UNIT for tag, units in _decode(row[0]).items()}
+    return ranking.decayed(found, based_at=row[1], now=now or utcnow())
 
 
 async def weights_in_range(
     conn: AsyncConnection, *, first: int, last: int, wanted: Sequence[int]
-) -> dict[int, Mapping[str, float]]:
-    """The stored weights of the chats ``wanted`` (primary keys from ``first`` to ``last``).
+) -> dict[int, Mapping[str, int]]:
+    """The stored weights of the chats ``wanted`` (primary keys from ``first`` to ``last``),
+    in millionths (``ranking.units``), as pages are ranked with them.
 
     Not decayed: decay scales all of a chat's weights alike and changes no order.
     """
@@ -140,19 +142,16 @@ async def reset(conn: AsyncConnection, *, chat_pk: int) -> int:
 
 
 def encode(found: Mapping[str, float]) -> str:
-    """Weights as ``chat_weights`` keeps them: compact JSON, tags sorted, 6 decimals."""
-    return json.dumps(
-        {tag: round(w, 6) for tag, w in sorted(found.items())},
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
+    """Weights as ``chat_weights`` keeps them: compact JSON of each tag's weight in
+    millionths (``ranking.units``), tags sorted."""
+    return json.dumps(dict(sorted(ranking.units(found).items())), separators=(",", ":"))
 
 
 _DECODER = json.JSONDecoder()
 
 
-def _decode(text: str) -> dict[str, float]:
-    # Written by :func:`encode`: tags to numbers. Planning decodes one per chat, so past
+def _decode(text: str) -> dict[str, int]:
+    # Written by :func:`encode`: tags to integers. Planning decodes one per chat, so past
     # ``json.loads``' own wrappers.
     data, _ = _DECODER.raw_decode(text)
     return data if isinstance(data, dict) else {}
