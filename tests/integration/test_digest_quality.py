@@ -6,14 +6,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import schedule
 from bot.commands import Caller, CommandCore, Defaults
 from bot.models import ChatKind, ChatState, Mode, Platform, QuietHours, Reply, Toast
 from bot.render import votes
@@ -217,14 +216,14 @@ async def test_a_daily_digest_due_in_quiet_hours_goes_out_when_they_end(
     await bot.say("1", "/quiet 22:00-07:00")
     due = (await bot.record("1")).next_digest_at
     assert due is not None
-    local = due.replace(tzinfo=dt.UTC).astimezone(schedule.ZoneInfo(zone))
+    local = due.replace(tzinfo=dt.UTC).astimezone(ZoneInfo(zone))
     assert local.time() == dt.time(7, 0)
     await world.publish("p/a", tags="[rl]")
     assert await world.planner.plan_due(now=due - dt.timedelta(minutes=1)) == 0
     assert await world.planner.plan_due(now=due) == 1
     after = (await bot.record("1")).next_digest_at
     assert after is not None
-    assert after.replace(tzinfo=dt.UTC).astimezone(schedule.ZoneInfo(zone)).time() == dt.time(7)
+    assert after.replace(tzinfo=dt.UTC).astimezone(ZoneInfo(zone)).time() == dt.time(7)
     assert dt.timedelta(hours=22) < after - due < dt.timedelta(hours=26)
 
 
@@ -537,4 +536,4 @@ async def test_settings_in_korean_show_the_next_digest_and_how_long(bot: Bot) ->
     assert "주간 요약 요일: 일요일" in text
     assert "다음 요약: " in text and "(UTC), " in text and "후" in text
     assert "방해 금지 시간: 꺼짐" in text and "요약당 페이지: 제한 없음" in text
-    assert replace(record.chat, weekday=6) == record.chat
+    assert record.chat.weekday == 6
