@@ -21,6 +21,9 @@ violations, messages received) are read from the server's ``GET /_stats``.
 Part 2, planning: ``--plan-chats`` chats (1-3 of 14 tags each, some with a required or an
 excluded tag) x ``--plan-pages`` new pages (1-3 tags each), on SQLite and, with
 ``--database-url``, on PostgreSQL: the time ``Planner.plan_now`` takes to plan every digest.
+With ``--plan-voted-tags N`` every chat has weights (from -3 to 3) for N tags its votes
+taught, drawn from the 14 page tags and 20 others, so its digest is ranked; with
+``--plan-limit N`` every chat's digest is cut at its N best pages.
 
 Every measured run is a child process of its own, so its CPU time (``time.process_time``)
 and peak RSS are the bot's alone; setting up the data is not measured. Figures depend on
@@ -28,7 +31,8 @@ the machine being otherwise idle: the table's first line gives its load average.
 
     .venv/bin/python bench/fanout.py [--part all|delivery|planning] [--database-url URL]
         [--runs aiohttp,aiohttp-message,httpx,none,naive] [--chats 10000] [--naive 300]
-        [--plan-chats 100000] [--plan-pages 50] [--profile DIR]
+        [--plan-chats 100000] [--plan-pages 50] [--plan-voted-tags 20] [--plan-limit 10]
+        [--profile DIR]
 
 ``--database-url`` (a PostgreSQL server URL, e.g. postgresql+asyncpg://postgres@127.0.0.1/test)
 runs part 1 on PostgreSQL instead of SQLite and part 2 on both; scratch databases are created
@@ -79,10 +83,10 @@ from bot.poll import Poller
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.store import chats as chat_store
-from bot.store import outbox
+from bot.store import feedback, outbox
 from bot.store import pages as page_store
 from bot.store.engine import create_engine, upgrade
-from bot.store.schema import chat_pages, chat_tags, chats
+from bot.store.schema import chat_pages, chat_tags, chat_weights, chats
 from bot.store.schema import outbox as outbox_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,10 +142,19 @@ def planning_filter(rng: random.Random) -> Filter:
 
 
 async def seed(
-    url: str, *, chat_count: int, page_count: int, delivery: bool, plan: bool, salt: int = 1
+    url: str,
+    *,
+    chat_count: int,
+    page_count: int,
+    delivery: bool,
+    plan: bool,
+    salt: int = 1,
+    voted_tags: int = 0,
+    limit: int | None = None,
 ) -> None:
     """A migrated database with a baseline wiki, ``chat_count`` chats (bulk inserts), then
-    ``page_count`` new pages polled from a generated wiki directory; planned if ``plan``."""
+    ``page_count`` new pages polled from a generated wiki directory; planned if ``plan``.
+    Each chat has weights for ``voted_tags`` tags and a digest ``limit``."""
     rng = random.Random(salt)
     engine = create_engine(url)
     await upgrade(engine)
@@ -159,7 +172,13 @@ async def seed(
         )
         await poller.poll()  # the baseline scan: no events
         make_filter = delivery_filter if delivery else planning_filter
-        await insert_chats(engine, [make_filter(rng) for _ in range(chat_count)], rng=rng)
+        await insert_chats(
+            engine,
+            [make_filter(rng) for _ in range(chat_count)],
+            rng=rng,
+            voted_tags=voted_tags,
+            limit=limit,
+        )
         for i in range(1, page_count + 1):
             tags = (
                 ["rl", *rng.sample(TAGS[1:], 2)]
@@ -180,7 +199,14 @@ async def seed(
     await engine.dispose()
 
 
-async def insert_chats(engine: Any, chat_filters: list[Filter], *, rng: random.Random) -> None:
+async def insert_chats(
+    engine: Any,
+    chat_filters: list[Filter],
+    *,
+    rng: random.Random,
+    voted_tags: int = 0,
+    limit: int | None = None,
+) -> None:
     now = page_store.utcnow()
     async with engine.begin() as conn:
         cursor = await chat_store.latest_event_id(conn)
@@ -201,6 +227,7 @@ async def insert_chats(engine: Any, chat_filters: list[Filter], *, rng: random.R
                 "inactive_reason": None,
                 "created_at": now,
                 "updated_at": now,
+                "digest_limit": limit,
             }
             for i, f in enumerate(chat_filters)
         ]
@@ -219,6 +246,24 @@ async def insert_chats(engine: Any, chat_filters: list[Filter], *, rng: random.R
         ]
         for start in range(0, len(tag_rows), INSERT_CHUNK):
             await conn.execute(insert(chat_tags), tag_rows[start : start + INSERT_CHUNK])
+        if voted_tags:
+            votes_rng = random.Random(len(chat_filters))  # the other data stay as without
+            vocabulary = [*TAGS, *(f"topic-{n:02d}" for n in range(20))]
+            weight_rows = [
+                {
+                    "chat_pk": pk,
+                    "weights": feedback.encode(
+                        {
+                            tag: votes_rng.choice([-1, 1]) * votes_rng.uniform(0.1, 3.0)
+                            for tag in votes_rng.sample(vocabulary, voted_tags)
+                        }
+                    ),
+                    "based_at": now,
+                }
+                for pk in pks.values()
+            ]
+            for start in range(0, len(weight_rows), INSERT_CHUNK):
+                await conn.execute(insert(chat_weights), weight_rows[start : start + INSERT_CHUNK])
 
 
 # ------------------------------------------------------------------------------ databases
@@ -633,11 +678,15 @@ async def part_planning(args: argparse.Namespace, rows: list[Row]) -> None:
                 page_count=args.plan_pages,
                 delivery=False,
                 plan=False,
+                voted_tags=args.plan_voted_tags,
+                limit=args.plan_limit or None,
             )
             result = await in_child("plan", url, profile=args.profile)
         finally:
             await databases.close()
         run = f"plan_now, {args.plan_chats:,} chats x {args.plan_pages} pages [{databases.backend}]"
+        if args.plan_voted_tags or args.plan_limit:
+            run += f", {args.plan_voted_tags} voted tags, limit {args.plan_limit or 'off'}"
         rows += [
             Row(
                 "2 planning",
@@ -686,6 +735,10 @@ def main() -> None:
     )
     parser.add_argument("--plan-chats", type=int, default=100_000)
     parser.add_argument("--plan-pages", type=int, default=50)
+    parser.add_argument(
+        "--plan-voted-tags", type=int, default=0, help="tags with vote weights, per chat"
+    )
+    parser.add_argument("--plan-limit", type=int, default=0, help="pages per digest; 0: none")
     parser.add_argument("--profile", default=None, help="write a cProfile of each run here")
     # A measured run in a child process (internal).
     parser.add_argument("--phase", choices=("deliver", "naive", "plan"), help=argparse.SUPPRESS)

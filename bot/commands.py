@@ -20,7 +20,7 @@ from typing import Protocol, TypeVar
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import feeds, filters, metrics, transfer
+from bot import feeds, filters, metrics, ranking, transfer, why
 from bot.errors import FilterError, TransferError
 from bot.i18n import has as has_message
 from bot.i18n import t
@@ -34,12 +34,16 @@ from bot.models import (
     Filter,
     Mode,
     Platform,
+    QuietHours,
     Reply,
+    Toast,
 )
+from bot.render import votes
 from bot.settings import check_timezone, parse_hhmm
 from bot.store import admin as admin_store
 from bot.store import alerts as alert_store
 from bot.store import chats as chat_store
+from bot.store import feedback as feedback_store
 from bot.store import feeds as feed_store
 from bot.store import pages as page_store
 from bot.store.engine import reader
@@ -73,6 +77,14 @@ DESTINATION_COMMANDS = frozenset({"feed", "import"})
 MUTATING = MUTATING | DESTINATION_COMMANDS
 WRITING = WRITING | DESTINATION_COMMANDS | {"alerts"}
 KNOWN_COMMANDS = KNOWN_COMMANDS | DESTINATION_COMMANDS | {"export", "alerts"}
+# Digest quality: ranking limit, quiet hours, feedback and `why`.
+MUTATING |= {"limit", "quiet"}
+WRITING |= {"limit", "quiet"}
+KNOWN_COMMANDS |= {"limit", "quiet", "feedback", "why"}
+LIMIT_MAX = 50
+FEEDBACK_TOP = 5  # liked and disliked tags `feedback` shows, each
+FEEDBACK_RESET = "fbreset:"
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,8 +214,13 @@ class CommandCore:
 
     async def handle_action(
         self, caller: Caller, action: str, *, prefix: str = "/"
-    ) -> Reply | None:
-        """A button press. Returns the updated message, or None when nothing should change."""
+    ) -> Reply | Toast | None:
+        """A button press. Returns the updated message, a :class:`Toast` for the one who
+        pressed (the message stays), or None when nothing should change."""
+        if action.startswith(votes.VOTE):
+            return await self._vote(caller, action)
+        if action.startswith(FEEDBACK_RESET):
+            return await self._feedback_reset(caller, action, prefix=prefix)
         if action.startswith(TOGGLE):
             if not await self._may_manage(caller):
                 return await self._in_chat(caller, _answer("cmd.group_admins_only"), write=False)
@@ -242,6 +259,10 @@ class CommandCore:
             "export": self._export,
             "import": self._import,
             "alerts": self._alerts,
+            "limit": self._limit,
+            "quiet": self._quiet,
+            "feedback": self._feedback,
+            "why": self._why,
         }
 
     async def _in_chat(
@@ -326,6 +347,7 @@ class CommandCore:
         lang = record.chat.lang
         parts = [t(lang, "cmd.greeting"), t(lang, "cmd.help", p=ctx.prefix)]
         parts[-1] += "\n" + t(lang, "dest.help", p=ctx.prefix)
+        parts.append(t(lang, "digestq.help", p=ctx.prefix))
         if self._admin is not None and self._admin.is_admin(ctx.caller):
             parts.append(t(lang, "cmd.help_admin", p=ctx.prefix))
             parts[-1] += "\n" + t(lang, "dest.help_admin", p=ctx.prefix)
@@ -333,7 +355,8 @@ class CommandCore:
         return Reply(lang, "\n\n".join(parts))
 
     async def _settings(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
-        return Reply(record.chat.lang, self._describe_settings(record.chat, prefix=ctx.prefix))
+        text = self._describe_settings(record.chat, prefix=ctx.prefix)
+        return Reply(record.chat.lang, f"{text}\n{describe_schedule(record)}")
 
     def _describe_settings(self, chat: ChatSettings, *, prefix: str) -> str:
         lang = chat.lang
@@ -468,10 +491,12 @@ class CommandCore:
 
     async def _mode(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
+        if not args.strip() or args.split()[0].lower() == Mode.WEEKLY.value:
+            return await self._weekly(record, args, ctx)
         try:
             mode = Mode(args.strip().lower())
         except ValueError:
-            return Reply(lang, t(lang, "mode.usage", p=ctx.prefix))
+            return Reply(lang, t(lang, "digestq.mode.usage", p=ctx.prefix))
         chat, _ = await self._save(ctx.conn, record, replace(record.chat, mode=mode))
         return Reply(
             lang,
@@ -570,12 +595,121 @@ class CommandCore:
                 page = loaded.get(page_id)
                 if page is not None and filters.matches(chat_filter, page.tags):
                     matched = filters.matched_tags(chat_filter, page.tags)
-                    found.append(DigestItem(page=page, matched=matched))
+                    found.append(DigestItem(page=page, matched=matched, page_id=page_id))
                     if len(found) == count:
                         return found
             if len(ids) < limit:
                 return found
             limit *= 2
+
+    # Digest quality: weekly mode, quiet hours, limit, feedback, why ---------------------
+
+    async def _weekly(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        words = args.split()
+        if not words or len(words) > 2:
+            return Reply(lang, t(lang, "digestq.mode.usage", p=ctx.prefix))
+        day = parse_weekday(words[1]) if len(words) == 2 else 0
+        if day is None:
+            return Reply(lang, t(lang, "digestq.weekday.usage", p=ctx.prefix))
+        after = replace(record.chat, mode=Mode.WEEKLY, weekday=day)
+        chat, _ = await self._save(ctx.conn, record, after)
+        return Reply(
+            lang,
+            t(
+                lang,
+                "digestq.mode.weekly",
+                day=weekday_name(lang, day),
+                time=chat.digest_time.strftime("%H:%M"),
+                timezone=chat.timezone,
+            ),
+        )
+
+    async def _limit(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        word = args.strip().lower()
+        if word == "off":
+            await self._save(ctx.conn, record, replace(record.chat, limit=None))
+            return Reply(lang, t(lang, "digestq.limit.off"))
+        if not (word.isascii() and word.isdigit() and 1 <= int(word) <= LIMIT_MAX):
+            return Reply(lang, t(lang, "digestq.limit.usage", p=ctx.prefix, most=LIMIT_MAX))
+        count = int(word)
+        await self._save(ctx.conn, record, replace(record.chat, limit=count))
+        return Reply(lang, t(lang, "digestq.limit.set", count=count, p=ctx.prefix))
+
+    async def _quiet(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        if args.strip().lower() == "off":
+            await self._save(ctx.conn, record, replace(record.chat, quiet=None))
+            return Reply(lang, t(lang, "digestq.quiet.off"))
+        quiet = parse_quiet(args)
+        if quiet is None:
+            return Reply(lang, t(lang, "digestq.quiet.usage", p=ctx.prefix))
+        chat, _ = await self._save(ctx.conn, record, replace(record.chat, quiet=quiet))
+        return Reply(lang, t(lang, "digestq.quiet.set", quiet=str(quiet), timezone=chat.timezone))
+
+    async def _feedback(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        lang = record.chat.lang
+        word = args.strip().lower()
+        if word == "reset":
+            buttons = (
+                Button(t(lang, "digestq.feedback.reset_yes"), FEEDBACK_RESET + "yes"),
+                Button(t(lang, "digestq.feedback.reset_no"), FEEDBACK_RESET + "no"),
+            )
+            return Reply(lang, t(lang, "digestq.feedback.reset_ask"), buttons=(buttons,))
+        if word:
+            return Reply(lang, t(lang, "digestq.feedback.usage", p=ctx.prefix))
+        found = await feedback_store.weights_of(ctx.conn, chat_pk=record.pk)
+        liked, disliked = ranking.top_tags(found, count=FEEDBACK_TOP)
+        lines = [t(lang, "digestq.feedback.header")]
+        if not liked and not disliked:
+            lines.append(t(lang, "digestq.feedback.none"))
+        if liked:
+            lines.append(t(lang, "digestq.feedback.liked", tags=_weights_text(liked)))
+        if disliked:
+            lines.append(t(lang, "digestq.feedback.disliked", tags=_weights_text(disliked)))
+        lines.append(t(lang, "digestq.feedback.rule", p=ctx.prefix))
+        return Reply(lang, "\n".join(lines))
+
+    async def _feedback_reset(self, caller: Caller, action: str, *, prefix: str) -> Reply:
+        choice = action.removeprefix(FEEDBACK_RESET)
+        if choice == "yes" and not await self._may_manage(caller):
+            return await self._in_chat(caller, _answer("cmd.group_admins_only"), write=False)
+
+        async def body(conn: AsyncConnection, record: chat_store.ChatRecord) -> Reply:
+            lang = record.chat.lang
+            if choice != "yes":
+                return Reply(lang, t(lang, "digestq.feedback.reset_kept"))
+            gone = await feedback_store.reset(conn, chat_pk=record.pk)
+            return Reply(lang, t(lang, "digestq.feedback.reset_done", count=gone, p=prefix))
+
+        return await self._in_chat(caller, body, write=choice == "yes")
+
+    async def _vote(self, caller: Caller, action: str) -> Toast:
+        parsed = votes.parse(action)
+        if parsed is None or not caller.user_id:
+            record = await self._in_chat(caller, _record, write=False)
+            return Toast(record.chat.lang, t(record.chat.lang, "digestq.vote.invalid"))
+        page_id, up = parsed
+
+        async def body(conn: AsyncConnection, record: chat_store.ChatRecord) -> Toast:
+            lang = record.chat.lang
+            now = await feedback_store.press(
+                conn,
+                chat_pk=record.pk,
+                page_id=page_id,
+                user_id=caller.user_id,
+                value=ranking.UP if up else ranking.DOWN,
+            )
+            if now is None:
+                return Toast(lang, t(lang, "digestq.vote.gone"))
+            key = {ranking.UP: "up", ranking.DOWN: "down"}.get(now, "undone")
+            return Toast(lang, t(lang, f"digestq.vote.{key}"))
+
+        return await self._in_chat(caller, body, write=True)
+
+    async def _why(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        return await why.answer(ctx.conn, record, args, prefix=ctx.prefix)
 
     async def _digest(self, caller: Caller, *, prefix: str) -> Reply:
         record = await self._in_chat(caller, _record, write=False)
@@ -718,3 +852,79 @@ def transfer_error_text(lang: str, exc: TransferError) -> str:
     return t(
         lang, f"dest.import.error.{exc.reason}", field=exc.field, value=exc.value, fields=fields
     )
+def weekday_name(lang: str, day: int) -> str:
+    return t(lang, f"digestq.weekday.{WEEKDAYS[day]}")
+
+
+def _weights_text(found: Sequence[tuple[str, float]]) -> str:
+    return ", ".join(f"{tag} {weight:+.1f}" for tag, weight in found)
+
+
+def _duration(lang: str, delta: dt.timedelta) -> str:
+    """``2 d 3 h``, ``3 h 20 min``, ``5 min``: how long until something, to the minute."""
+    minutes = max(0, int(delta.total_seconds() // 60))
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    if days:
+        return t(lang, "digestq.in.days", days=days, hours=hours)
+    if hours:
+        return t(lang, "digestq.in.hours", hours=hours, minutes=minutes)
+    return t(lang, "digestq.in.minutes", minutes=minutes)
+
+
+def describe_schedule(record: chat_store.ChatRecord, *, now: dt.datetime | None = None) -> str:
+    """The lines `settings` adds: weekday, next digest and how long until it, quiet hours,
+    limit, and pages held by the quiet hours."""
+    chat = record.chat
+    lang = chat.lang
+    zone = zoneinfo.ZoneInfo(chat.timezone)
+    moment = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    lines = []
+    if chat.mode == Mode.WEEKLY:
+        lines.append(t(lang, "digestq.settings.weekly", day=weekday_name(lang, chat.weekday)))
+    if chat.mode != Mode.INSTANT and record.next_digest_at is not None:
+        due = record.next_digest_at.replace(tzinfo=dt.UTC)
+        lines.append(
+            t(
+                lang,
+                "digestq.settings.next",
+                when=due.astimezone(zone).strftime("%Y-%m-%d %H:%M"),
+                timezone=chat.timezone,
+                wait=_duration(lang, due - moment),
+            )
+        )
+    if chat.quiet is not None:
+        lines.append(t(lang, "digestq.settings.quiet", quiet=str(chat.quiet)))
+    else:
+        lines.append(t(lang, "digestq.settings.quiet_off"))
+    if chat.limit is not None:
+        lines.append(t(lang, "digestq.settings.limit", count=chat.limit))
+    else:
+        lines.append(t(lang, "digestq.settings.limit_off"))
+    if chat.mode == Mode.INSTANT and record.held_until is not None:
+        until = record.held_until.replace(tzinfo=dt.UTC).astimezone(zone)
+        lines.append(t(lang, "digestq.settings.held", when=until.strftime("%H:%M")))
+    return "\n".join(lines)
+
+
+def parse_weekday(text: str) -> int | None:
+    """``mon``..``sun`` (or the whole English name, any case) -> 0..6."""
+    word = text.strip().lower()
+    for day, name in enumerate(WEEKDAYS):
+        full = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")[day]
+        if word in (name, full):
+            return day
+    return None
+
+
+def parse_quiet(text: str) -> QuietHours | None:
+    """``22:00-07:00`` (spaces around the dash allowed, an en dash too) -> QuietHours;
+    None when malformed or empty (start equal to end)."""
+    start, sep, end = text.replace("–", "-").partition("-")
+    if not sep:
+        return None
+    try:
+        quiet = QuietHours(parse_hhmm(start.strip()), parse_hhmm(end.strip()))
+    except ValueError:
+        return None
+    return quiet if quiet.start != quiet.end else None

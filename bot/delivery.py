@@ -588,7 +588,8 @@ class Delivery:
             else row.created_at.date()
         )
         # Everything the (pure) digest and render stages read: equal keys, equal messages.
-        key = (chat.platform, chat.lang, chat.filter, entries, day, row.kind)
+        ranked, more = bool(row.payload.get("ranked")), len(row.payload.get("rest", ()))
+        key = (chat.platform, chat.lang, chat.filter, entries, day, row.kind, ranked, more)
         parts = claimed.rendered.get(key)
         if parts is None:
             loaded = claimed.pages
@@ -599,6 +600,14 @@ class Delivery:
                 today=day,
                 instant=row.kind == "page",
             )
+            if built:
+                built = digest_stage.as_planned(
+                    built,
+                    page_ids=[pid for pid, _ in entries],
+                    pages=loaded,
+                    ranked=ranked,
+                    more=more,
+                )
             parts = tuple(render.digest_messages(chat.platform, built)) if built else ()
             claimed.rendered[key] = parts
         return list(parts)

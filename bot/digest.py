@@ -10,7 +10,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from bot import filters
 from bot.models import Digest, DigestItem, Filter, Page
@@ -139,3 +140,16 @@ def build_digest(
         return None
     items.sort(key=_sort_key)
     return Digest(lang=lang, date=today, items=tuple(items), instant=instant)
+
+
+def as_planned(
+    d: Digest, *, page_ids: Sequence[int], pages: Mapping[int, Page], ranked: bool, more: int = 0
+) -> Digest:
+    """``d`` with each item's store id, in the order planning ranked them (``ranked``) or
+    in its own, and with ``more`` pages the chat's limit left out."""
+    ids = {(pages[pid].source, pages[pid].key): pid for pid in page_ids if pid in pages}
+    items = [replace(item, page_id=ids.get((item.page.source, item.page.key))) for item in d.items]
+    if ranked:
+        position = {pid: i for i, pid in enumerate(page_ids)}
+        items.sort(key=lambda item: position.get(item.page_id or -1, len(position)))
+    return replace(d, items=tuple(items), more=more)

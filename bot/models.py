@@ -30,6 +30,7 @@ class ChatState(enum.StrEnum):
 class Mode(enum.StrEnum):
     DAILY = "daily"
     INSTANT = "instant"
+    WEEKLY = "weekly"  # one digest a week, on ``ChatSettings.weekday``
 
 
 class ChatKind(enum.StrEnum):
@@ -128,6 +129,17 @@ class Filter:
 
 
 @dataclass(frozen=True, slots=True)
+class QuietHours:
+    """Local wall-clock hours in which nothing is sent; ``end`` before ``start`` wraps midnight."""
+
+    start: dt.time
+    end: dt.time
+
+    def __str__(self) -> str:
+        return f"{self.start:%H:%M}-{self.end:%H:%M}"
+
+
+@dataclass(frozen=True, slots=True)
 class ChatSettings:
     """A chat's subscription and preferences, as the store holds them."""
 
@@ -140,6 +152,9 @@ class ChatSettings:
     timezone: str = "UTC"
     lang: str = "en"
     filter: Filter = field(default_factory=Filter)
+    weekday: int = 0  # weekly mode's day, 0 = Monday (``datetime.date.weekday``)
+    quiet: QuietHours | None = None
+    limit: int | None = None  # at most this many pages a digest, best ranked first
 
     @property
     def address(self) -> str:
@@ -151,6 +166,7 @@ class DigestItem:
     page: Page
     matched: tuple[str, ...]
     updated: bool = False
+    page_id: int | None = None  # the store's id: what a feedback button refers to
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +177,7 @@ class Digest:
     date: dt.date
     items: tuple[DigestItem, ...]
     instant: bool = False
+    more: int = 0  # pages left out by the chat's limit, reachable with ``latest``
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +201,15 @@ class Reply:
     text: str
     items: tuple[DigestItem, ...] = ()
     buttons: tuple[tuple[Button, ...], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Toast:
+    """A short acknowledgement of a button press, shown to the one who pressed; the message
+    with the button stays as it is."""
+
+    lang: str
+    text: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,21 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, literal_column, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import filters, schedule
-from bot.models import ChatState, Filter, Mode
+from bot import filters, ranking, schedule
+from bot.models import ChatState, Filter, Mode, QuietHours
 from bot.store import chats as chat_store
-from bot.store import outbox
+from bot.store import feedback, outbox
 from bot.store.engine import reader
 from bot.store.pages import chunks, utcnow
-from bot.store.schema import chat_pages, chats, page_events, page_tags
+from bot.store.schema import chat_pages, chats, page_events, page_tags, pages
 
 log = logging.getLogger("bot.planner")
 
@@ -94,6 +95,15 @@ class _Chat(NamedTuple):
     filter: Filter
     cursor: int
     next_digest_at: dt.datetime | None
+    weekday: int = 0
+    quiet: QuietHours | None = None
+    limit: int | None = None
+    held_until: dt.datetime | None = None  # instant pages held by quiet hours until then
+
+    @property
+    def digests(self) -> bool:
+        """Whether the chat gets digests on a schedule (daily or weekly), not instant pages."""
+        return self.mode != Mode.INSTANT.value
 
 
 _CHAT_COLUMNS = (
@@ -105,6 +115,10 @@ _CHAT_COLUMNS = (
     chats.c.filter,
     chats.c.cursor,
     chats.c.next_digest_at,
+    chats.c.weekday,
+    chats.c.quiet,
+    chats.c.digest_limit,
+    chats.c.held_until,
 )
 
 Offer = tuple[int, bool, str]  # (page_id, is_update, fingerprint)
@@ -129,6 +143,59 @@ class _Offers:
         self._matching: dict[
             tuple[int, Filter], tuple[list[tuple[Event, bool]], tuple[Offer, ...]]
         ] = {}
+        self.dates: dict[int, int] = {}  # page -> ordinal of its date (0: undated)
+        # (filter, offers) -> the offers in the usual digest order, and where each tag is
+        self._usual: dict[
+            tuple[Filter, tuple[Offer, ...]], tuple[list[Offer], dict[str, list[int]]]
+        ] = {}
+        self._usual_of: dict[
+            int, tuple[tuple[Offer, ...], Filter, tuple[list[Offer], dict[str, list[int]]]]
+        ] = {}
+
+    def ranked(
+        self, chat: _Chat, offers: tuple[Offer, ...], found: Mapping[str, int] | None
+    ) -> tuple[tuple[Offer, ...], tuple[Offer, ...]]:
+        """``(shown, left out)``: ``offers`` best ranked first (``bot.ranking``) and cut at
+        the chat's limit. The usual order, the ranking's tie-break, is the digest's own:
+        more matched tags first, then newest."""
+        # Chats with the same cursor and filter that never had these pages share one
+        # ``offers`` tuple (see ``__call__``): found by identity, without hashing it.
+        shared = self._usual_of.get(id(offers))
+        if shared is not None and shared[0] is offers and shared[1] is chat.filter:
+            usual = shared[2]
+        else:
+            usual = self._usual_for(chat.filter, offers)
+        in_order, positions_of = usual
+        if not found:
+            ranked = in_order
+        else:
+            positions = ranking.order_indexed(positions_of, len(in_order), found)
+            ranked = [in_order[i] for i in positions]
+        cut = len(ranked) if chat.limit is None else chat.limit
+        return tuple(ranked[:cut]), tuple(ranked[cut:])
+
+    def _usual_for(
+        self, f: Filter, offers: tuple[Offer, ...]
+    ) -> tuple[list[Offer], dict[str, list[int]]]:
+        """``offers`` in the usual digest order, and where each of their tags is."""
+        key = (f, offers)
+        usual = self._usual.get(key)
+        if usual is None:
+            tags, dates = self.window.tags, self.dates
+            in_order = sorted(
+                offers,
+                key=lambda o: (
+                    -len(filters.matched_tags(f, tags.get(o[0], ()))),
+                    -dates.get(o[0], 0),
+                    o[0],
+                ),
+            )
+            usual = self._usual[key] = (
+                in_order,
+                ranking.index([tags.get(o[0], ()) for o in in_order]),
+            )
+            self._usual_of[id(offers)] = (offers, f, usual)
+        return usual
 
     def __call__(self, chat: _Chat, ledger: dict[int, str] | None) -> tuple[Offer, ...]:
         """The offers to ``chat``, in event order; ``ledger``: the fingerprints it had.
@@ -274,16 +341,14 @@ class Planner:
                     # and holds off deleting the chat until its ledger rows are committed
                     # (the delete's trigger then removes them).
                     query = query.with_for_update(skip_locked=True, key_share=True)
-                batch = [
-                    _Chat(pk, platform, mode, at, tz, chat_store.filter_of(text), cur, nxt)
-                    for pk, platform, mode, at, tz, text, cur, nxt in await conn.execute(query)
-                ]
+                batch = [_chat_of(row) for row in await conn.execute(query)]
                 if not batch:
                     return
                 run.after_pk = max(run.after_pk, batch[-1].pk)  # the next batch goes on from here
                 window = await _window(conn, min(c.cursor for c in batch))
                 if run.offers is None or run.offers.window != window:
                     run.offers = _Offers(window)
+                    run.offers.dates = await _dates(conn, window)
                 written = await self._plan_batch(
                     conn,
                     batch,
@@ -308,6 +373,11 @@ class Planner:
     ) -> int:
         window = offers_for.window
         ledger = await _ledger(conn, batch, window)
+        weights = await feedback.weights_in_range(
+            conn, first=batch[0].pk, last=batch[-1].pk, wanted=[c.pk for c in batch if c.digests]
+        )
+        held: dict[dt.datetime, list[int]] = {}  # quiet hours' end -> instant chats held
+        released: list[int] = []  # instant chats whose held pages go out now
         stamp = utcnow()  # when rows are written; ``now`` is the clock the schedule runs on
         rows: list[dict[str, object]] = []
         new_ledger: list[tuple[int, int, str]] = []
@@ -317,10 +387,25 @@ class Planner:
         for chat in batch:
             offers = offers_for(chat, ledger.get(chat.pk))
             ledger_before = len(new_ledger)
-            daily = chat.mode == Mode.DAILY.value
+            daily = chat.digests
+            if offers and not daily and advance_schedule:
+                quiet_ends = (
+                    schedule.quiet_end(now, quiet=chat.quiet, timezone=chat.timezone)
+                    if chat.quiet
+                    else None
+                )
+                if quiet_ends is not None:  # held, cursor and all, until the quiet hours end
+                    held.setdefault(schedule.naive_utc(quiet_ends), []).append(chat.pk)
+                    continue
+            if chat.held_until is not None and not daily:
+                released.append(chat.pk)
             if offers:
-                if daily:
-                    rows.append(messages.digest(chat, offers, stamp=stamp))
+                if daily or chat.held_until is not None:
+                    found = weights.get(chat.pk)
+                    shown, rest = offers_for.ranked(chat, offers, found)
+                    rows.append(
+                        messages.digest(chat, shown, stamp=stamp, rest=rest, shared=not found)
+                    )
                 else:
                     rows.extend(messages.pages(chat, offers, stamp=stamp))
                 pages_planned += len(offers)
@@ -352,8 +437,9 @@ class Planner:
             )
         # Every chat of the batch has now seen the window: its cursor moves to the window's
         # end (never back), in one statement per chunk rather than one row at a time.
+        held_pks = {pk for pks in held.values() for pk in pks}
         if window.last_id:
-            for pk_part in chunks([c.pk for c in batch]):
+            for pk_part in chunks([c.pk for c in batch if c.pk not in held_pks]):
                 await conn.execute(
                     update(chats)
                     .where(chats.c.id.in_(pk_part), chats.c.cursor < window.last_id)
@@ -364,9 +450,62 @@ class Planner:
                 await conn.execute(
                     update(chats).where(chats.c.id.in_(pk_part)).values(next_digest_at=due)
                 )
+        for until, until_pks in [*held.items(), (None, released)]:
+            for pk_part in chunks(until_pks):
+                await conn.execute(
+                    update(chats).where(chats.c.id.in_(pk_part)).values(held_until=until)
+                )
         if rows:
             log.info("planned %d messages for %d chats", len(rows), len(batch))
         return pages_planned if count_pages else len(rows)
+
+
+def _digest_payload(offers: tuple[Offer, ...], rest: tuple[Offer, ...], day: dt.date) -> str:
+    """A digest's outbox payload, as JSON: ``pages`` (``[page_id, is_update]`` in the order
+    shown), ``date``, ``ranked`` and the ``rest`` the limit left out. Built here rather
+    than by ``json.dumps``: a ranked digest is a chat's own, made once per chat, and this
+    is a third of the time (ids are ints, the date ISO digits: nothing to escape)."""
+    pages = ",".join([f"[{p},true]" if u else f"[{p},false]" for p, u, _ in offers])
+    tail = f',"rest":[{",".join([str(p) for p, _, _ in rest])}]' if rest else ""
+    return f'{{"pages":[{pages}],"date":"{day.isoformat()}","ranked":true{tail}}}'
+
+
+def _chat_of(row: Sequence[Any]) -> _Chat:
+    """A :class:`_Chat` of a row of ``_CHAT_COLUMNS``."""
+    pk, platform, mode, at, tz, text, cursor, next_at, weekday, quiet, limit, held = row
+    return _Chat(
+        pk,
+        platform,
+        mode,
+        at,
+        tz,
+        chat_store.filter_of(text),
+        cursor,
+        next_at,
+        weekday,
+        _quiet_of(quiet),
+        limit,
+        held,
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _quiet_of(text: str | None) -> QuietHours | None:
+    return schedule.quiet_of(text)
+
+
+async def _dates(conn: AsyncConnection, window: _Window) -> dict[int, int]:
+    """The ordinal of each window page's date (``updated``, else ``created``): the
+    ranking's tie-break, as in the digest."""
+    found: dict[int, int] = {}
+    for part in chunks(sorted(window.tags.keys() | {e.page_id for e in window.events})):
+        rows = await conn.execute(
+            select(pages.c.id, pages.c.updated, pages.c.created).where(pages.c.id.in_(part))
+        )
+        for page_id, updated, created in rows:
+            date = updated or created
+            found[page_id] = date.toordinal() if date else 0
+    return found
 
 
 async def _ledger(
@@ -400,26 +539,41 @@ class _Messages:
     def __init__(self, now: dt.datetime) -> None:
         self._now = now
         self._days: dict[str, dt.date] = {}  # the date ``now`` is, by time zone
-        self._next_dues: dict[tuple[str, str], dt.datetime] = {}
-        self._digests: dict[tuple[str, tuple[Offer, ...], dt.date], dict[str, object]] = {}
+        self._next_dues: dict[tuple[str, str, int | None, QuietHours | None], dt.datetime] = {}
+        self._digests: dict[
+            tuple[str, tuple[Offer, ...], tuple[Offer, ...], dt.date], dict[str, object]
+        ] = {}
 
     def digest(
-        self, chat: _Chat, offers: tuple[Offer, ...], *, stamp: dt.datetime
+        self,
+        chat: _Chat,
+        offers: tuple[Offer, ...],
+        *,
+        stamp: dt.datetime,
+        rest: tuple[Offer, ...] = (),
+        shared: bool = True,
     ) -> dict[str, object]:
+        """A digest of ``offers`` in their order (ranked); ``rest``: left out by the limit.
+
+        ``shared``: other chats may well get the same (not so when the order is the chat's
+        own, from its votes: then keeping the payload for them would only cost memory).
+        """
         day = self._days.get(chat.timezone)
         if day is None:
             day = self._days[chat.timezone] = schedule.local_date(self._now, chat.timezone)
-        key = (chat.platform, offers, day)
-        template = self._digests.get(key)
+        key = (chat.platform, offers, rest, day)
+        template = self._digests.get(key) if shared else None
         if template is None:
-            template = self._digests[key] = outbox.row_values(
+            template = outbox.row_values(
                 chat_pk=chat.pk,
                 platform=chat.platform,
                 kind="digest",
-                payload={"pages": [[p, u] for p, u, _ in offers], "date": day.isoformat()},
+                payload=_digest_payload(offers, rest, day),
                 now=stamp,
                 priority=DIGEST_PRIORITY,
             )
+            if shared:
+                self._digests[key] = template
         return outbox.row_for(template, chat_pk=chat.pk, now=stamp)
 
     def pages(
@@ -440,11 +594,18 @@ class _Messages:
 
     def next_due(self, chat: _Chat) -> dt.datetime:
         """When the chat's next digest is due after this one, as naive UTC."""
-        key = (chat.digest_time, chat.timezone)
+        weekday = chat.weekday if chat.mode == Mode.WEEKLY.value else None
+        key = (chat.digest_time, chat.timezone, weekday, chat.quiet)
         due = self._next_dues.get(key)
         if due is None:
             hour, minute = (int(x) for x in chat.digest_time.split(":"))
             due = self._next_dues[key] = schedule.naive_utc(
-                schedule.next_due(at=dt.time(hour, minute), timezone=chat.timezone, after=self._now)
+                schedule.next_due(
+                    at=dt.time(hour, minute),
+                    timezone=chat.timezone,
+                    after=self._now,
+                    weekday=weekday,
+                    quiet=chat.quiet,
+                )
             )
         return due

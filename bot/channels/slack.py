@@ -48,7 +48,7 @@ from bot.errors import (
     TransientError,
 )
 from bot.i18n import t
-from bot.models import ChatKind, ChatSettings, ChatState, Outgoing, Platform, Reply
+from bot.models import ChatKind, ChatSettings, ChatState, Outgoing, Platform, Reply, Toast
 from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store.chats import ChatRecord
@@ -71,8 +71,9 @@ LOCALE_TIMEOUT_SECONDS = 1.0
 DEFAULT_RETRY_AFTER_SECONDS = 1.0
 # stop() lets commands being answered finish for this long, then cancels them.
 SHUTDOWN_GRACE_SECONDS = 5.0
-# The action_id of every button the Slack renderer makes (``trend:{index}``).
-ACTION_ID_RE = re.compile(r"^trend:\d+$")
+# The action_id of every button the Slack renderer makes (``trend:{index}``, and
+# ``trend:vote-{n}-up|down`` for the 👍/👎 of page n).
+ACTION_ID_RE = re.compile(r"^trend:(?:\d+|vote-\d+-(?:up|down))$")
 # A direct message with the bot: its channel id starts with D; Slack names it so.
 DM_CHANNEL_PREFIX = "D"
 DM_CHANNEL_NAME = "directmessage"
@@ -515,14 +516,21 @@ class SlackChannel:
             chat_id=chat_id, channel_name=channel.get("name"), user_id=str(user.get("id") or "")
         )
 
-        def run(c: Caller) -> Awaitable[Reply | None]:
-            return self._core.handle_action(c, value, prefix=self._prefix)
+        toasts: list[Toast] = []
+
+        async def run(c: Caller) -> Reply | None:
+            answer = await self._core.handle_action(c, value, prefix=self._prefix)
+            if isinstance(answer, Toast):  # a vote: Slack has no toast; a note to the presser
+                toasts.append(answer)
+                return Reply(answer.lang, answer.text)
+            return answer
 
         failed: list[bool] = []
         reply = await self._answer(caller, run, failed=failed)
         if reply is not None:
             # A failure leaves the buttons as they were and tells the caller beside them.
-            await self._respond(respond, reply, chat_id=chat_id, replace_original=not failed)
+            keep = bool(failed or toasts)
+            await self._respond(respond, reply, chat_id=chat_id, replace_original=not keep)
 
     # Helpers ----------------------------------------------------------------------------
 

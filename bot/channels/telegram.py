@@ -64,7 +64,7 @@ from bot import render
 from bot.admin import CANCEL as BROADCAST_CANCEL
 from bot.admin import SEND as BROADCAST_SEND
 from bot.channels.telegram_request import AiohttpRequest
-from bot.commands import TOGGLE, Caller, CommandCore
+from bot.commands import FEEDBACK_RESET, TOGGLE, Caller, CommandCore
 from bot.errors import (
     AuthFailed,
     ChatGone,
@@ -76,7 +76,8 @@ from bot.errors import (
     TransientError,
 )
 from bot.i18n import t
-from bot.models import ChatKind, ChatSettings, Outgoing, Platform, Reply
+from bot.models import ChatKind, ChatSettings, Outgoing, Platform, Reply, Toast
+from bot.render import votes
 from bot.settings import Settings
 from bot.store import chats as chat_store
 
@@ -109,6 +110,9 @@ ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
 COMMAND_NAME_RE = re.compile(r"^[a-z0-9_]{1,32}$")
 MAX_COMMAND_DESCRIPTION = 256  # Bot API BotCommand.description
 MAX_ALERT_CHARS = 200  # Bot API answerCallbackQuery text
+# A vote's toast says what the press did, which only the store knows: the answer waits this
+# long for it, then goes plain (Telegram refuses answers that come too late).
+VOTE_TOAST_WAIT_SECONDS = 2.0
 # Webhook update_ids remembered per process, to act once on an update Telegram sends twice
 # (it retries a delivery it did not see answered). Updates arrive in order, a few at a time.
 SEEN_UPDATES_MAX = 10_000
@@ -714,6 +718,9 @@ class TelegramChannel:
             can_manage=can_manage,
         )
         lang = self._fallback_lang(caller)
+        if data.startswith(votes.VOTE):
+            await self._on_vote(query, caller, data, chat_id=chat.id, lang=lang)
+            return
         try:
             refusal = await self._refusal(caller, data, lang=lang)
         except Exception:
@@ -729,23 +736,54 @@ class TelegramChannel:
                 chat.id, Reply(lang, t(lang, "cmd.error")), thread_id=_topic_of(message)
             )
             return
-        if reply is None or refusal is not None:
+        if reply is None or refusal is not None or isinstance(reply, Toast):
             return  # refused: the core logged it; the message stays exactly as it was
         await self._edit(message, reply)
+
+    async def _on_vote(
+        self, query: CallbackQuery, caller: Caller, data: str, *, chat_id: int, lang: str
+    ) -> None:
+        """A 👍 or 👎: the answer is the toast saying what the press did ("Noted: more like
+        this", or the vote taken back), when the vote is stored within
+        ``VOTE_TOAST_WAIT_SECONDS``; otherwise a plain answer goes first and the vote is
+        stored after it, so that the press never ends in "query is too old"."""
+        vote = asyncio.ensure_future(self._core.handle_action(caller, data))
+        done, _ = await asyncio.wait({vote}, timeout=VOTE_TOAST_WAIT_SECONDS)
+        if not done:
+            await self._answer(query)
+        try:
+            reply = await vote
+        except Exception:
+            self._log_failure("vote", chat_id)
+            if done:
+                await self._answer(query, alert=t(lang, "cmd.error"))
+            return
+        if not done:
+            return
+        if isinstance(reply, Toast):
+            await self._answer(query, toast=reply.text)
+        elif reply is not None:  # refused (a malformed or forged vote): said as an alert
+            await self._answer(query, alert=reply.text)
+        else:
+            await self._answer(query)
 
     async def _refusal(self, caller: Caller, data: str, *, lang: str) -> str | None:
         """The alert refusing this press, or None when the user may press it."""
         if data.startswith((BROADCAST_SEND, BROADCAST_CANCEL)):
             admins = {str(admin) for admin in self._settings.telegram_admin_ids}
             return None if caller.user_id in admins else t(lang, "cmd.admins_only")
-        if data.startswith(TOGGLE) and caller.can_manage is not None:
+        if data.startswith((TOGGLE, FEEDBACK_RESET)) and caller.can_manage is not None:
             return None if await caller.can_manage() else t(lang, "cmd.group_admins_only")
         return None
 
-    async def _answer(self, query: CallbackQuery, *, alert: str | None = None) -> None:
+    async def _answer(
+        self, query: CallbackQuery, *, alert: str | None = None, toast: str | None = None
+    ) -> None:
         try:
             if alert:
                 await query.answer(text=alert[:MAX_ALERT_CHARS], show_alert=True)
+            elif toast:
+                await query.answer(text=toast[:MAX_ALERT_CHARS])
             else:
                 await query.answer()
         except tg_error.TelegramError as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.i18n import admin, commands, destinations, render, slack
+from bot.i18n import admin, commands, destinations, digestq, render, slack
 
 LANGUAGES = ("en", "ko")
 
@@ -29,7 +29,12 @@ def _merge(*catalogues: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, 
 
 
 CATALOGUE = _merge(
-    commands.MESSAGES, render.MESSAGES, admin.MESSAGES, slack.MESSAGES, destinations.MESSAGES
+    commands.MESSAGES,
+    render.MESSAGES,
+    admin.MESSAGES,
+    slack.MESSAGES,
+    destinations.MESSAGES,
+    digestq.MESSAGES,
 )
 
 

@@ -13,7 +13,7 @@ from bot.render import slack, telegram, text
 
 def digest_messages(platform: Platform, digest: Digest) -> list[Outgoing]:
     if platform == Platform.TELEGRAM:
-        return [Outgoing(text=html) for html in telegram.render_digest(digest)]
+        return [Outgoing(text=h, markup=m) for h, m in telegram.render_digest_parts(digest)]
     if platform == Platform.SLACK:
         summary, replies = slack.render_digest(digest)
         return [Outgoing(text=summary.text, blocks=summary.blocks)] + [
@@ -24,12 +24,7 @@ def digest_messages(platform: Platform, digest: Digest) -> list[Outgoing]:
 
 def reply_messages(platform: Platform, reply: Reply) -> list[Outgoing]:
     if platform == Platform.TELEGRAM:
-        parts = telegram.render_reply(reply)
-        markup = telegram.reply_markup(reply)
-        return [
-            Outgoing(text=html, markup=markup if i == len(parts) - 1 else None)
-            for i, html in enumerate(parts)
-        ]
+        return [Outgoing(text=h, markup=m) for h, m in telegram.render_reply_parts(reply)]
     if platform == Platform.SLACK:
         message = slack.render_reply(reply)
         return [Outgoing(text=message.text, blocks=message.blocks)]

@@ -15,7 +15,7 @@ from typing import Any
 from bot import digest
 from bot.i18n import t
 from bot.models import Button, Digest, DigestItem, Reply
-from bot.render import text
+from bot.render import text, votes
 
 MAX_BLOCKS = 50  # blocks per message; chat.postMessage rejects more
 MAX_SECTION_TEXT = 3000  # characters of a section block's text
@@ -109,18 +109,41 @@ def _entry_mrkdwn(e: text.Entry) -> str:
     return "\n".join(lines)
 
 
-def _entry_blocks(item: DigestItem, lang: str) -> list[dict[str, Any]]:
+def _entry_blocks(
+    item: DigestItem, lang: str, number: int | None = None, *, small_print: bool = True
+) -> list[dict[str, Any]]:
+    """A page's section and context blocks (without ``small_print``, no context block);
+    with ``number``, the page is numbered and its 👍/👎 buttons follow in an actions block
+    of its own."""
+    row = votes.buttons(number, item) if number is not None else ()
+    prefix = votes.numbered(number, "") if row and number is not None else ""
     e = text.entry(item, lang=lang)
-    body = _entry_mrkdwn(e)
+    body = prefix + _entry_mrkdwn(e)
     for detail in text.DETAIL_LEVELS[1:]:
         if _u16(body) <= MAX_SECTION_TEXT:
             break
         e = text.entry(item, lang=lang, detail=detail)
-        body = _entry_mrkdwn(e)
+        body = prefix + _entry_mrkdwn(e)
     blocks = [_section(body)]
-    if e.context:
+    if e.context and small_print:
         blocks.append(_context(_fit(" · ".join(e.context), MAX_CONTEXT_TEXT)))
+    if row:
+        up, down = row
+        blocks.append(
+            {
+                "type": "actions",
+                "elements": [
+                    _button(up, f"vote-{number}-up"),
+                    _button(down, f"vote-{number}-down"),
+                ],
+            }
+        )
     return blocks
+
+
+def _more(lang: str, more: int) -> list[dict[str, Any]]:
+    """The last block of a digest cut by the chat's limit: ``…and 7 more: latest``."""
+    return [_context(escape(t(lang, "digestq.more", count=more, p="")))] if more else []
 
 
 def _fallback(lines: Sequence[str]) -> str:
@@ -160,8 +183,9 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
     head = text.header(d)
     if len(d.items) <= THREAD_THRESHOLD:
         blocks = [_header(head)]
-        for item in d.items:
-            blocks += _entry_blocks(item, d.lang)
+        for number, item in enumerate(d.items, start=1):
+            blocks += _entry_blocks(item, d.lang, number)
+        blocks += _more(d.lang, d.more)
         return SlackMessage(_fallback([head, *_titles(d.items, d.lang)]), tuple(blocks)), ()
 
     summary = SlackMessage(
@@ -170,11 +194,12 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
             _header(head),
             _summary_section(d.items, d.lang),
             _context(escape(t(d.lang, "render.thread_hint", count=len(d.items)))),
+            *_more(d.lang, d.more),
         ),
     )
     groups: list[tuple[list[DigestItem], list[dict[str, Any]]]] = []
-    for item in d.items:
-        blocks = _entry_blocks(item, d.lang)
+    for number, item in enumerate(d.items, start=1):
+        blocks = _entry_blocks(item, d.lang, number)
         if groups and len(groups[-1][1]) + len(blocks) <= REPLY_BLOCKS:
             groups[-1][0].append(item)
             groups[-1][1].extend(blocks)
@@ -195,7 +220,7 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
     return summary, replies
 
 
-def _button(button: Button, index: int) -> dict[str, Any]:
+def _button(button: Button, index: int | str) -> dict[str, Any]:
     label = digest.truncate(button.label, MAX_BUTTON_TEXT, cost=_u16_cost) or digest.ELLIPSIS
     return {
         "type": "button",
@@ -240,7 +265,15 @@ def render_reply(r: Reply) -> SlackMessage:
     room = MAX_BLOCKS - len(actions)
     groups: list[list[dict[str, Any]]] = [[section] for section in _text_sections(r.text)]
     first_item = len(groups)
-    groups += [_entry_blocks(item, r.lang) for item in r.items]
+    entries = [_entry_blocks(item, r.lang, n) for n, item in enumerate(r.items, start=1)]
+    voted = any(item.page_id is not None for item in r.items)
+    if voted and len(groups) + sum(len(g) for g in entries) > room:
+        # Pages with their buttons before their small print (date, arXiv id, host).
+        entries = [
+            _entry_blocks(item, r.lang, n, small_print=False)
+            for n, item in enumerate(r.items, start=1)
+        ]
+    groups += entries
 
     body: list[dict[str, Any]] = []
     if sum(len(g) for g in groups) <= room:

@@ -12,8 +12,9 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from bot.models import Digest, DigestItem, Reply
-from bot.render import text
+from bot.i18n import t
+from bot.models import Button, Digest, DigestItem, Reply
+from bot.render import text, votes
 
 # Bot API sendMessage text limit, counted after entity parsing. We count the HTML source in
 # UTF-16 code units instead: never less than what Telegram counts, so always accepted.
@@ -22,6 +23,9 @@ MAX_MESSAGE_CHARS = 4096
 _LABEL_ROOM = 32
 _BLOCK_LIMIT = MAX_MESSAGE_CHARS - _LABEL_ROOM
 _SEPARATOR = "\n\n"
+# Pages with 👍/👎 rows in one message: the Bot API documents no cap on an inline keyboard,
+# but clients show a long one as a wall; 20 rows (40 buttons) still reads as a list.
+MAX_VOTE_ROWS = 20
 
 
 def utf16_len(s: str) -> int:
@@ -62,10 +66,11 @@ def _entry_html(e: text.Entry) -> str:
     return "\n".join(lines)
 
 
-def _item_block(item: DigestItem, lang: str) -> str:
+def _item_block(item: DigestItem, lang: str, number: int | None = None) -> str:
     block = ""
+    prefix = f"{votes.numbered(number, '')}" if number is not None else ""
     for detail in text.DETAIL_LEVELS:
-        block = _entry_html(text.entry(item, lang=lang, detail=detail))
+        block = prefix + _entry_html(text.entry(item, lang=lang, detail=detail))
         if utf16_len(block) <= _BLOCK_LIMIT:
             break
     return block
@@ -93,6 +98,78 @@ def _messages(blocks: Sequence[str], lang: str) -> list[str]:
 
 def _items(items: Iterable[DigestItem], lang: str) -> list[str]:
     return [_item_block(item, lang) for item in items]
+
+
+def _voted_messages(
+    head: Sequence[str], items: Sequence[DigestItem], tail: Sequence[str], lang: str
+) -> list[tuple[str, list[list[Button]]]]:
+    """``head`` blocks, a block per page (numbered, when it can be voted on), ``tail``
+    blocks, packed into messages; each message with a 👍/👎 row per page it holds."""
+    blocks: list[tuple[str, list[Button]]] = [(b, []) for b in head]
+    for number, item in enumerate(items, start=1):
+        row = list(votes.buttons(number, item))
+        blocks.append((_item_block(item, lang, number if row else None), row))
+    blocks += [(b, []) for b in tail]
+    whole = _SEPARATOR.join(b for b, _ in blocks)
+    vote_rows = sum(1 for _, r in blocks if r)
+    if utf16_len(whole) <= MAX_MESSAGE_CHARS and vote_rows <= MAX_VOTE_ROWS:
+        return [(whole, [r for _, r in blocks if r])] if whole else []
+    # as ``text.pack``, and a new message once one holds MAX_VOTE_ROWS pages
+    groups: list[tuple[str, list[list[Button]]]] = []
+    for block, row in blocks:
+        if groups:
+            current, rows = groups[-1]
+            candidate = f"{current}{_SEPARATOR}{block}"
+            if utf16_len(candidate) <= _BLOCK_LIMIT and len(rows) + bool(row) <= MAX_VOTE_ROWS:
+                groups[-1] = (candidate, [*rows, row] if row else rows)
+                continue
+        groups.append((block, [row] if row else []))
+    total = len(groups)
+    return [
+        (f"{chunk}{_SEPARATOR}{_esc(text.part_label(lang, index=i, total=total))}", rows)
+        for i, (chunk, rows) in enumerate(groups, start=1)
+    ]
+
+
+def _keyboard(rows: Sequence[Sequence[Button]]) -> dict[str, Any] | None:
+    """An ``inline_keyboard`` reply markup, one row per row; ``None`` when there is none.
+
+    ``callback_data`` is the button's ``action`` as is (at most 64 bytes, the callers' duty).
+    """
+    keyboard = [
+        [{"text": button.label, "callback_data": button.action} for button in row]
+        for row in rows
+        if row
+    ]
+    return {"inline_keyboard": keyboard} if keyboard else None
+
+
+def more_line(lang: str, more: int) -> list[str]:
+    """The last line of a digest cut by the chat's limit: ``…and 7 more: /latest``."""
+    return [_esc(t(lang, "digestq.more", count=more, p="/"))] if more else []
+
+
+def render_digest_parts(d: Digest) -> list[tuple[str, dict[str, Any] | None]]:
+    """``(html, reply_markup)`` of each message that carries ``d``: as
+    :func:`render_digest`, with its pages numbered and a 👍/👎 row per page."""
+    head = [f"<b>{_esc(text.header(d))}</b>"]
+    parts = _voted_messages(head, d.items, more_line(d.lang, d.more), d.lang)
+    return [(body, _keyboard(rows)) for body, rows in parts]
+
+
+def render_reply_parts(r: Reply) -> list[tuple[str, dict[str, Any] | None]]:
+    """``(html, reply_markup)`` of each message that carries ``r``: each with the 👍/👎
+    rows of its pages; the reply's own buttons go with the last."""
+    if not any(item.page_id is not None for item in r.items):
+        parts = render_reply(r)
+        markup = reply_markup(r)
+        return [(html, markup if i == len(parts) - 1 else None) for i, html in enumerate(parts)]
+    parts_rows = _voted_messages(_text_blocks(r.text), r.items, (), r.lang)
+    last = len(parts_rows) - 1
+    return [
+        (body, _keyboard([*rows, *(r.buttons if i == last else ())]))
+        for i, (body, rows) in enumerate(parts_rows)
+    ]
 
 
 def render_digest(d: Digest) -> list[str]:

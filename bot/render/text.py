@@ -16,6 +16,7 @@ from urllib.parse import quote, urlsplit
 from bot import digest
 from bot.i18n import has, t
 from bot.models import Digest, DigestItem, Reply
+from bot.render import votes
 
 TITLE_LIMIT = 256  # characters of a title; arXiv titles run to ~200
 SHORT_TITLE_LIMIT = 100  # the last resort for an entry that does not fit a message
@@ -250,12 +251,21 @@ def _entry_text(e: Entry) -> str:
 
 
 def _items_text(items: Sequence[DigestItem], lang: str) -> list[str]:
-    return [_entry_text(entry(item, lang=lang)) for item in items]
+    found = []
+    for number, item in enumerate(items, start=1):
+        body = _entry_text(entry(item, lang=lang))
+        row = votes.buttons(number, item)
+        if row:
+            body = votes.numbered(number, body) + "\n" + " ".join(f"[{b.label}]" for b in row)
+        found.append(body)
+    return found
 
 
 def render_digest(d: Digest) -> str:
-    """The digest as the console shows it: the Telegram message without markup."""
-    return "\n\n".join([header(d), *_items_text(d.items, d.lang)])
+    """The digest as the console shows it: the Telegram message without markup; a page that
+    can be voted on is numbered, with its ``[1 👍] [1 👎]`` buttons under it."""
+    more = [t(d.lang, "digestq.more", count=d.more, p="/")] if d.more else []
+    return "\n\n".join([header(d), *_items_text(d.items, d.lang), *more])
 
 
 def render_reply(r: Reply) -> str:

@@ -35,6 +35,7 @@ class ChatRecord:
     cursor: int
     next_digest_at: dt.datetime | None
     inactive_reason: str | None = None
+    held_until: dt.datetime | None = None  # instant pages held by quiet hours until then
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -62,10 +63,14 @@ def record_from_row(row: RowMapping) -> ChatRecord:
             timezone=row["timezone"],
             lang=row["lang"],
             filter=filter_of(row["filter"]),
+            weekday=row["weekday"],
+            quiet=schedule.quiet_of(row["quiet"]),
+            limit=row["digest_limit"],
         ),
         cursor=row["cursor"],
         next_digest_at=row["next_digest_at"],
         inactive_reason=row["inactive_reason"],
+        held_until=row["held_until"],
     )
 
 
@@ -127,10 +132,21 @@ async def ensure(
     return record
 
 
-def _values(chat: ChatSettings, *, now: dt.datetime) -> dict[str, Any]:
-    next_at = schedule.naive_utc(
-        schedule.next_due(at=chat.digest_time, timezone=chat.timezone, after=now)
+def next_digest(chat: ChatSettings, *, after: dt.datetime) -> dt.datetime:
+    """When ``chat``'s next digest is due after ``after``, as the store keeps it."""
+    return schedule.naive_utc(
+        schedule.next_due(
+            at=chat.digest_time,
+            timezone=chat.timezone,
+            after=after,
+            weekday=chat.weekday if chat.mode == Mode.WEEKLY else None,
+            quiet=chat.quiet,
+        )
     )
+
+
+def _values(chat: ChatSettings, *, now: dt.datetime) -> dict[str, Any]:
+    next_at = next_digest(chat, after=now)
     return {
         "state": chat.state.value,
         "mode": chat.mode.value,
@@ -140,6 +156,9 @@ def _values(chat: ChatSettings, *, now: dt.datetime) -> dict[str, Any]:
         "filter": filters.format_filter(chat.filter),
         "next_digest_at": next_at,
         "updated_at": now,
+        "weekday": chat.weekday,
+        "quiet": str(chat.quiet) if chat.quiet else None,
+        "digest_limit": chat.limit,
     }
 
 
@@ -162,8 +181,13 @@ async def save(
         values["cursor"] = await latest_event_id(conn)
         values["inactive_reason"] = None
     schedule_same = (
-        before.chat.digest_time == after.digest_time and before.chat.timezone == after.timezone
+        before.chat.digest_time == after.digest_time
+        and before.chat.timezone == after.timezone
+        and _weekly_day(before.chat) == _weekly_day(after)
+        and before.chat.quiet == after.quiet
     )
+    if after.mode != Mode.INSTANT:
+        values["held_until"] = None  # held pages go in the chat's next digest
     if schedule_same and before.next_digest_at is not None:
         values["next_digest_at"] = before.next_digest_at
     # RETURNING: the row as stored, without a second query (SQLite 3.35+, PostgreSQL).
@@ -171,6 +195,10 @@ async def save(
     if before.chat.filter != after.filter:
         await _save_tags(conn, before.pk, after.filter)
     return record_from_row(row)
+
+
+def _weekly_day(chat: ChatSettings) -> int | None:
+    return chat.weekday if chat.mode == Mode.WEEKLY else None
 
 
 async def _save_tags(conn: AsyncConnection, pk: int, f: Filter, *, new: bool = False) -> None:

@@ -51,16 +51,19 @@ def row_values(
     chat_pk: int,
     platform: str,
     kind: str,
-    payload: Mapping[str, Any],
+    payload: Mapping[str, Any] | str,
     now: dt.datetime,
     priority: int = 0,
     broadcast_id: int | None = None,
 ) -> dict[str, Any]:
+    """An outbox row's values; ``payload`` a mapping, or its JSON text already made."""
+    if not isinstance(payload, str):
+        payload = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
     return {
         "chat_pk": chat_pk,
         "platform": platform,
         "kind": kind,
-        "payload": json.dumps(payload, separators=(",", ":"), ensure_ascii=False),
+        "payload": payload,
         "status": QUEUED,
         "priority": priority,
         "attempts": 0,

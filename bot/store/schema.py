@@ -134,6 +134,10 @@ chats = Table(
     Column("inactive_reason", Text, nullable=True),
     Column("created_at", DateTime, nullable=False),
     Column("updated_at", DateTime, nullable=False),
+    Column("weekday", Integer, nullable=False, default=0),  # weekly mode: 0 = Monday
+    Column("quiet", String(11), nullable=True),  # HH:MM-HH:MM, local
+    Column("digest_limit", Integer, nullable=True),  # pages a digest shows at most
+    Column("held_until", DateTime, nullable=True),  # UTC: instant pages held by quiet hours
     UniqueConstraint("platform", "chat_id"),
     Index("ix_chats_due", "state", "next_digest_at"),
 )
@@ -196,6 +200,27 @@ def _create_ledger_cleanup(_target: MetaData, connection: Connection, **_kw: Any
     for statement in _LEDGER_CLEANUP.get(connection.dialect.name, ()):
         connection.exec_driver_sql(statement)
 
+
+# Feedback: one row per chat, page and user (a group's members vote once each); +1 or -1.
+votes = Table(
+    "votes",
+    metadata,
+    Column("chat_pk", ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True),
+    Column("page_id", ForeignKey("pages.id", ondelete="CASCADE"), primary_key=True),
+    Column("user_id", String(128), primary_key=True),
+    Column("value", Integer, nullable=False),
+    Column("voted_at", DateTime, nullable=False),
+)
+
+# The tag weights a chat's votes give, worked out at ``based_at`` each time a vote changes
+# (JSON ``{tag: weight}``): planning reads one short text per chat, not every vote.
+chat_weights = Table(
+    "chat_weights",
+    metadata,
+    Column("chat_pk", ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True),
+    Column("weights", Text, nullable=False),
+    Column("based_at", DateTime, nullable=False),
+)
 
 outbox = Table(
     "outbox",

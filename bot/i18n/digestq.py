@@ -1,0 +1,233 @@
+"""Replies of the digest-quality commands (weekly mode, quiet hours, limit, feedback, why)
+and the texts of the feedback buttons, in English and Korean."""
+
+_DAYS_EN = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_DAYS_KO = ("월요일", "화요일", "수요일", "목요일", "금요일", "토요일", "일요일")
+_KEYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "en": {
+        "digestq.help": (
+            "Digest quality:\n"
+            "{p}mode weekly [mon…sun] — one digest a week (Monday unless you name a day)\n"
+            "{p}limit N | off — at most N (1–50) pages a digest, best ranked first\n"
+            "{p}quiet HH:MM-HH:MM | off — quiet hours: held, then sent when they end\n"
+            "{p}feedback | {p}feedback reset — what your 👍 and 👎 taught the ranking / forget it\n"
+            "{p}why PAGE — arXiv id, wiki path or link: why this chat got it or not"
+        ),
+        "digestq.mode.usage": ("Use {p}mode daily, {p}mode weekly [mon…sun] or {p}mode instant."),
+        "digestq.weekday.usage": (
+            "Name the day as mon, tue, wed, thu, fri, sat or sun, e.g. {p}mode weekly fri."
+        ),
+        "digestq.mode.weekly": "You will get one digest a week: {day} at {time} ({timezone}).",
+        "cmd.mode.weekly": "weekly digest",
+        **{f"digestq.weekday.{k}": name for k, name in zip(_KEYS, _DAYS_EN, strict=True)},
+        "digestq.limit.set": (
+            "Pages per digest: at most {count}, best ranked first; the digest ends with how "
+            "many more there are ({p}latest shows them)."
+        ),
+        "digestq.limit.off": "No limit: a digest shows every new page, best ranked first.",
+        "digestq.limit.usage": "Give a number from 1 to {most}, e.g. {p}limit 10, or {p}limit off.",
+        "digestq.quiet.set": (
+            "Quiet hours: {quiet} ({timezone}). What falls due in them is held and sent "
+            "when they end."
+        ),
+        "digestq.quiet.off": "Quiet hours are off.",
+        "digestq.quiet.usage": (
+            "Give the quiet hours as HH:MM-HH:MM in this chat's time zone, e.g. "
+            "{p}quiet 22:00-07:00, or {p}quiet off. Start and end must differ."
+        ),
+        "digestq.feedback.header": "What this chat's 👍 and 👎 taught the ranking:",
+        "digestq.feedback.none": (
+            "Nothing yet: press 👍 or 👎 under a page and digests put what you like first."
+        ),
+        "digestq.feedback.liked": "Liked: {tags}",
+        "digestq.feedback.disliked": "Disliked: {tags}",
+        "digestq.feedback.rule": (
+            "Each 👍 adds 1 to the page's tags and each 👎 takes 1 away; a vote counts half "
+            "after 30 days. {p}feedback reset forgets them."
+        ),
+        "digestq.feedback.usage": "Use {p}feedback or {p}feedback reset.",
+        "digestq.feedback.reset_ask": (
+            "Forget every 👍 and 👎 of this chat and the tag weights they taught?"
+        ),
+        "digestq.feedback.reset_yes": "Forget them",
+        "digestq.feedback.reset_no": "Keep them",
+        "digestq.feedback.reset_done": (
+            "Forgotten (votes: {count}). Digests are back to the usual order."
+        ),
+        "digestq.feedback.reset_kept": "Kept; nothing was changed.",
+        "digestq.vote.up": "Noted: more like this",
+        "digestq.vote.down": "Noted: less like this",
+        "digestq.vote.undone": "Vote taken back",
+        "digestq.vote.gone": "That page is no longer in the wiki.",
+        "digestq.vote.invalid": "That button no longer works.",
+        "digestq.in.days": "in {days} d {hours} h",
+        "digestq.in.hours": "in {hours} h {minutes} min",
+        "digestq.in.minutes": "in {minutes} min",
+        "digestq.settings.weekly": "Weekly digest day: {day}",
+        "digestq.settings.next": "Next digest: {when} ({timezone}), {wait}",
+        "digestq.settings.quiet": "Quiet hours: {quiet}",
+        "digestq.settings.quiet_off": "Quiet hours: off",
+        "digestq.settings.limit": "Pages per digest: at most {count}",
+        "digestq.settings.limit_off": "Pages per digest: no limit",
+        "digestq.settings.held": "Pages held by the quiet hours go out at {when}.",
+        "digestq.more": "…and {count} more: {p}latest",
+        "why.usage": (
+            "Give a page: an arXiv id ({p}why 2608.27351), a wiki path or slug, or a link."
+        ),
+        "why.unknown": (
+            "I don't know a page “{page}”. {p}latest shows the newest pages for your filter."
+        ),
+        "why.page": "“{title}”",
+        "why.several": "Pages that match this: {count}; this is the newest.",
+        "why.removed": "It has been removed from the wiki.",
+        "why.when": "{when} ({timezone})",
+        "why.no_filter": "This chat follows no tags yet, so no page matches.",
+        "why.match.everything": "Your filter matches it: you follow every page (*).",
+        "why.match.tags": "Your filter matches it: matched tags {tags}.",
+        "why.nomatch.excluded": "Your filter leaves it out: it carries excluded tags {tags}.",
+        "why.nomatch.required": "Your filter leaves it out: it lacks required tags {tags}.",
+        "why.nomatch.none": "Your filter does not match it: it carries none of {tags}.",
+        "why.sent.digest": "Sent {when} in the digest of {date}.",
+        "why.sent.instant": "Sent {when} as a message of its own.",
+        "why.left_out.sent": (
+            "Counted in the “more” of the digest of {date}: your limit left it out "
+            "({p}latest shows it)."
+        ),
+        "why.left_out.queued": (
+            "It will be counted in the “more” of the digest of {date}: your limit leaves it out."
+        ),
+        "why.queued": "Queued: due {when}.",
+        "why.failed": "Sending it failed: {reason}",
+        "why.no_reason": "no reason given",
+        "why.planned": "Planned for this chat {when}.",
+        "why.held": "Held by the quiet hours: it goes out {when}.",
+        "why.pending": "It will be in the next digest, {when}.",
+        "why.pending_instant": "It goes out within a minute.",
+        "why.skipped.baseline": (
+            "Skipped: it was already in the wiki at the first scan, which sends nothing."
+        ),
+        "why.skipped.before_subscribing": (
+            "Skipped: it was published before this chat subscribed ({p}latest shows it)."
+        ),
+        "why.skipped.filter": "Not sent: your filter leaves it out.",
+        "why.skipped.inactive": (
+            "Not sent: the bot could not reach this chat ({reason}); {p}resume turns it back on."
+        ),
+        "why.skipped.paused_now": "Not sent: deliveries are paused here; {p}resume restarts them.",
+        "why.skipped.paused": (
+            "Skipped: it came while deliveries here were paused or off, or before your "
+            "filter matched it."
+        ),
+    },
+    "ko": {
+        "digestq.help": (
+            "요약 설정:\n"
+            "{p}mode weekly [mon…sun] — 일주일에 한 번 요약 (요일을 적지 않으면 월요일)\n"
+            "{p}limit N | off — 요약 한 번에 페이지 최대 N개 (1–50), 순위가 높은 것부터\n"
+            "{p}quiet HH:MM-HH:MM | off — 방해 금지 시간: 모아 두었다가 끝나면 보냄\n"
+            "{p}feedback | {p}feedback reset — 👍, 👎 투표로 배운 순위 보기 / 잊기\n"
+            "{p}why 페이지 — arXiv 번호, 위키 경로 또는 링크: 이 채팅에 왔는지와 그 이유"
+        ),
+        "digestq.mode.usage": (
+            "{p}mode daily, {p}mode weekly [mon…sun], {p}mode instant 중 하나를 쓰세요."
+        ),
+        "digestq.weekday.usage": (
+            "요일은 mon, tue, wed, thu, fri, sat, sun 중 하나로 적어 주세요. 예: {p}mode weekly fri"
+        ),
+        "digestq.mode.weekly": "일주일에 한 번, {day} {time}({timezone})에 요약을 보내 드립니다.",
+        "cmd.mode.weekly": "일주일에 한 번 요약",
+        **{f"digestq.weekday.{k}": name for k, name in zip(_KEYS, _DAYS_KO, strict=True)},
+        "digestq.limit.set": (
+            "요약 한 번에 페이지 최대 {count}개를 순위가 높은 것부터 보여 드립니다. "
+            "나머지 페이지 수는 요약 끝에 적고, {p}latest 명령어로 볼 수 있습니다."
+        ),
+        "digestq.limit.off": "제한 없음: 요약에 새 페이지를 모두 순위대로 보여 드립니다.",
+        "digestq.limit.usage": "1부터 {most} 사이의 숫자를 적어 주세요. 예: {p}limit 10 또는 {p}limit off",
+        "digestq.quiet.set": (
+            "방해 금지 시간: {quiet}({timezone}). 이 시간에 보낼 것은 모아 두었다가 "
+            "끝나면 보냅니다."
+        ),
+        "digestq.quiet.off": "방해 금지 시간을 껐습니다.",
+        "digestq.quiet.usage": (
+            "이 채팅의 시간대 기준 HH:MM-HH:MM 형식으로 적어 주세요. "
+            "예: {p}quiet 22:00-07:00 또는 {p}quiet off. 시작과 끝 시각은 달라야 합니다."
+        ),
+        "digestq.feedback.header": "이 채팅의 👍, 👎 투표로 배운 순위:",
+        "digestq.feedback.none": (
+            "아직 없음: 페이지 아래의 👍 또는 👎 버튼을 누르면 좋아하는 페이지가 요약 앞쪽에 옵니다."
+        ),
+        "digestq.feedback.liked": "좋아한 태그: {tags}",
+        "digestq.feedback.disliked": "싫어한 태그: {tags}",
+        "digestq.feedback.rule": (
+            "👍 한 번에 그 페이지의 태그마다 1점을 더하고, 👎 한 번에 1점을 뺍니다. "
+            "투표의 무게는 30일마다 절반이 됩니다. {p}feedback reset 명령어로 잊을 수 있습니다."
+        ),
+        "digestq.feedback.usage": "{p}feedback 또는 {p}feedback reset 명령어를 쓰세요.",
+        "digestq.feedback.reset_ask": "이 채팅의 👍, 👎 투표와 그로부터 배운 태그 점수를 모두 잊을까요?",
+        "digestq.feedback.reset_yes": "잊기",
+        "digestq.feedback.reset_no": "그대로 두기",
+        "digestq.feedback.reset_done": "잊었습니다 (투표 {count}개). 요약은 원래 순서로 돌아갑니다.",
+        "digestq.feedback.reset_kept": "그대로 두었습니다. 아무것도 바뀌지 않았습니다.",
+        "digestq.vote.up": "반영했습니다: 이런 페이지를 더 앞에",
+        "digestq.vote.down": "반영했습니다: 이런 페이지는 뒤로",
+        "digestq.vote.undone": "투표를 취소했습니다",
+        "digestq.vote.gone": "그 페이지는 이제 위키에 없습니다.",
+        "digestq.vote.invalid": "더 이상 쓸 수 없는 버튼입니다.",
+        "digestq.in.days": "{days}일 {hours}시간 후",
+        "digestq.in.hours": "{hours}시간 {minutes}분 후",
+        "digestq.in.minutes": "{minutes}분 후",
+        "digestq.settings.weekly": "주간 요약 요일: {day}",
+        "digestq.settings.next": "다음 요약: {when}({timezone}), {wait}",
+        "digestq.settings.quiet": "방해 금지 시간: {quiet}",
+        "digestq.settings.quiet_off": "방해 금지 시간: 꺼짐",
+        "digestq.settings.limit": "요약당 페이지: 최대 {count}개",
+        "digestq.settings.limit_off": "요약당 페이지: 제한 없음",
+        "digestq.settings.held": "방해 금지 시간에 모아 둔 페이지는 {when}에 보냅니다.",
+        "digestq.more": "…외 페이지 {count}개: {p}latest",
+        "why.usage": (
+            "페이지를 적어 주세요: arXiv 번호({p}why 2608.27351), 위키 경로나 슬러그, 또는 링크."
+        ),
+        "why.unknown": (
+            "“{page}” 페이지를 찾지 못했습니다. {p}latest 명령어로 필터에 맞는 최신 페이지를 "
+            "볼 수 있습니다."
+        ),
+        "why.page": "“{title}”",
+        "why.several": "해당하는 페이지 {count}개 중 가장 최신 페이지입니다.",
+        "why.removed": "위키에서 삭제된 페이지입니다.",
+        "why.when": "{when}({timezone})",
+        "why.no_filter": "이 채팅은 아직 구독한 태그가 없어서 맞는 페이지가 없습니다.",
+        "why.match.everything": "필터에 맞습니다: 모든 페이지(*)를 구독 중입니다.",
+        "why.match.tags": "필터에 맞습니다. 일치한 태그: {tags}",
+        "why.nomatch.excluded": "필터에서 제외됩니다. 제외한 태그: {tags}",
+        "why.nomatch.required": "필터에서 제외됩니다. 빠진 필수 태그: {tags}",
+        "why.nomatch.none": "필터에 맞지 않습니다. 구독한 태그가 하나도 없습니다: {tags}",
+        "why.sent.digest": "{when}에 {date} 요약으로 보냈습니다.",
+        "why.sent.instant": "{when}에 개별 메시지로 보냈습니다.",
+        "why.left_out.sent": (
+            "{date} 요약에서 페이지 수 제한 때문에 빠지고 “외 N개”에 포함되었습니다 "
+            "({p}latest 명령어로 볼 수 있습니다)."
+        ),
+        "why.left_out.queued": "{date} 요약에서 페이지 수 제한 때문에 “외 N개”에 포함됩니다.",
+        "why.queued": "발송 대기 중: {when} 예정",
+        "why.failed": "발송에 실패했습니다. 이유: {reason}",
+        "why.no_reason": "알 수 없음",
+        "why.planned": "{when}에 이 채팅으로 보낼 목록에 넣었습니다.",
+        "why.held": "방해 금지 시간이라 모아 두었습니다. {when}에 보냅니다.",
+        "why.pending": "다음 요약 {when}에 포함됩니다.",
+        "why.pending_instant": "1분 안에 보냅니다.",
+        "why.skipped.baseline": "건너뜀: 첫 스캔 때 이미 위키에 있던 페이지입니다. 첫 스캔은 아무것도 보내지 않습니다.",
+        "why.skipped.before_subscribing": (
+            "건너뜀: 이 채팅이 구독하기 전에 올라온 페이지입니다 ({p}latest 명령어로 볼 수 있습니다)."
+        ),
+        "why.skipped.filter": "보내지 않음: 필터에 맞지 않습니다.",
+        "why.skipped.inactive": (
+            "보내지 않음: 이 채팅에 보낼 수 없었습니다 ({reason}). {p}resume 명령어로 다시 켤 수 있습니다."
+        ),
+        "why.skipped.paused_now": "보내지 않음: 발송이 일시 중지되어 있습니다. {p}resume 명령어로 다시 시작하세요.",
+        "why.skipped.paused": (
+            "건너뜀: 발송이 중지되었거나 꺼져 있던 동안, 또는 필터가 맞기 전에 올라온 페이지입니다."
+        ),
+    },
+}

@@ -1,0 +1,154 @@
+"""Digest quality through the Slack adapter: Bolt and slack-sdk unchanged, over real HTTP
+against FakeSlack, on each backend; 👍/👎 buttons in each page's blocks and their answers."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot import render
+from bot.channels.slack import ACTION_ID_RE, SlackSender
+from bot.digest import as_planned, build_digest
+from bot.i18n import t
+from bot.models import Filter, Platform
+from bot.render import votes
+from bot.store import feedback as feedback_store
+from tests.fakes.slack_api import FakeSlack
+from tests.integration.test_slack import (
+    CHANNEL,
+    Bot,
+    P,
+    block_texts,
+    bot,
+    buttons,
+    make_page,
+    record_of,
+    seed_pages,
+    sender,
+    sl,
+)
+
+__all__ = ["bot", "sender", "sl"]  # fixtures of the Slack adapter's tests
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+async def test_digest_quality_commands_answer_in_the_chats_language(
+    bot: Bot, engine: AsyncEngine, lang: str
+) -> None:
+    await seed_pages(engine)
+    if lang == "ko":
+        await bot.command("lang ko")
+
+    async def says(text: str) -> str:
+        answer = await bot.command(text)
+        assert answer.body["response_type"] == "ephemeral"
+        return answer.text
+
+    friday = t(lang, "digestq.weekday.fri")
+    weekly = t(lang, "digestq.mode.weekly", day=friday, time="09:00", timezone="UTC")
+    assert weekly in await says("mode weekly fri")
+    assert t(lang, "digestq.mode.usage", p=P) in await says("mode fortnightly")
+    assert t(lang, "digestq.limit.set", count=10, p=P) in await says("limit 10")
+    assert t(lang, "digestq.limit.usage", p=P, most=50) in await says("limit 0")
+    quiet = t(lang, "digestq.quiet.set", quiet="23:00-06:30", timezone="UTC")
+    assert quiet in await says("quiet 23:00-06:30")
+    assert t(lang, "digestq.quiet.usage", p=P) in await says("quiet 23:00-23:00")
+    settings = await says("settings")
+    assert t(lang, "digestq.settings.weekly", day=friday) in settings
+    assert t(lang, "digestq.settings.quiet", quiet="23:00-06:30") in settings
+    assert t(lang, "digestq.feedback.none") in await says("feedback")
+    assert t(lang, "digestq.feedback.usage", p=P) in await says("feedback please")
+    assert (await says("why https://wiki.example.org/papers/2026/p1")).startswith("“")
+    assert t(lang, "why.unknown", page="nothing-here", p=P) in await says("why nothing-here")
+
+    ask = await bot.command("feedback reset")
+    offered = buttons(ask)
+    assert set(offered) == {"fbreset:yes", "fbreset:no"}
+    done = await bot.press(offered["fbreset:yes"])
+    assert done["replace_original"] is True
+    assert done["text"] == t(lang, "digestq.feedback.reset_done", count=0, p=P)
+    record = await record_of(engine, CHANNEL)
+    assert record is not None and record.chat.limit == 10 and record.chat.weekday == 4
+
+
+async def test_latest_pages_carry_vote_buttons_answered_to_the_presser(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    await seed_pages(engine)
+    await bot.command("subscribe rl")
+    latest = await bot.command("latest")
+    offered = buttons(latest)
+    ups = [value for value in offered if value.startswith("vote:+:")]
+    assert len(ups) == 2 and all(ACTION_ID_RE.match(b["action_id"]) for b in offered.values())
+    assert [offered[v]["text"]["text"] for v in ups] == ["1 👍", "2 👍"]
+
+    first = await bot.press(offered[ups[0]], user="U1")
+    assert first["text"] == "Noted: more like this"
+    assert first.get("replace_original") is not True  # the pages stay where they are
+    await bot.press(offered[ups[0]], user="U2")
+    down = ups[0].replace("vote:+:", "vote:-:")
+    again = await bot.press(offered[down], user="U2")
+    assert again["text"] == "Noted: less like this"
+    record = await record_of(engine, CHANNEL)
+    assert record is not None
+    async with engine.connect() as conn:
+        weights = await feedback_store.weights_of(conn, chat_pk=record.pk)
+    assert weights == {}  # U1 up, U2 down on the same page: they cancel out
+    shown = await bot.command("feedback")
+    assert t("en", "digestq.feedback.none") in shown.text
+
+
+async def test_a_forged_vote_value_is_answered_and_stores_nothing(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    await seed_pages(engine)
+    forged: dict[str, Any] = {
+        "action_id": "trend:vote-1-up",
+        "value": "vote:+:99999999",
+        "text": {"type": "plain_text", "text": "1 👍"},
+    }
+    answer = await bot.press(forged)
+    assert answer["text"] == "That page is no longer in the wiki."
+    forged["value"] = "vote:+:1; DROP TABLE votes"
+    answer = await bot.press(forged)
+    assert answer["text"] == "That button no longer works."
+
+
+async def test_a_ranked_digest_posts_vote_buttons_in_each_pages_blocks(
+    sender: SlackSender, sl: FakeSlack
+) -> None:
+    pages = [make_page(i, ("rl",)) for i in range(3)]
+    built = build_digest(
+        lang="en",
+        filter=Filter(any_of=frozenset({"rl"})),
+        candidates=[(page, False) for page in pages],
+        today=dt.date(2026, 8, 30),
+    )
+    assert built is not None
+    ids = {page.key: 100 + i for i, page in enumerate(pages)}
+    digest = dataclasses.replace(
+        as_planned(
+            built,
+            page_ids=[ids[p.key] for p in reversed(pages)],
+            pages={ids[p.key]: p for p in pages},
+            ranked=True,
+        ),
+        more=7,
+    )
+    [part] = render.digest_messages(Platform.SLACK, digest)
+    await sender.send("C1", part, thread=None)
+    [posted] = sl.messages_to("C1")
+    actions = [b for b in posted["blocks"] if b["type"] == "actions"]
+    assert [[e["value"] for e in b["elements"]] for b in actions] == [
+        [votes.action(n, up=True), votes.action(n, up=False)] for n in (102, 101, 100)
+    ]
+    action_ids = [e["action_id"] for b in actions for e in b["elements"]]
+    assert len(set(action_ids)) == len(action_ids) and all(map(ACTION_ID_RE.match, action_ids))
+    texts = block_texts(posted["blocks"])
+    assert texts[-1] == "…and 7 more: latest"
+    assert any(text.startswith("1. *<https://wiki.example.org/p2|") for text in texts)
+    assert all(call.ok for call in sl.calls("chat.postMessage"))
