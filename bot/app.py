@@ -66,7 +66,9 @@ def _senders(
         )
     if slack_client is not None:
         senders[Platform.SLACK] = SlackSender(
-            slack_client, per_channel_rate=settings.slack_rate_per_second
+            slack_client,
+            per_channel_rate=settings.slack_rate_per_second,
+            workspace_rate=settings.slack_workspace_rate_per_second,
         )
     return senders
 

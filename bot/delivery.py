@@ -16,6 +16,10 @@ errors into it):
 - ``NotInChannel`` (Slack): the chat is paused until someone invites the bot and resumes.
 - ``ChatMigrated``: the chat takes its new id and the message goes there at once.
 - ``PermanentError``: this message is marked failed; the chat stays as it is.
+- ``PlatformAuthFailed``: the platform refused the bot's credentials. Nothing more is sent
+  to that platform: its messages go back to the queue as they were (no attempt counted, no
+  chat changed) and none of its messages are claimed until the sender's
+  ``wait_authorized`` returns (or, for a sender without one, ``AUTH_PAUSE_SECONDS`` pass).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from bot.errors import (
     DeliveryError,
     NotInChannel,
     PermanentError,
+    PlatformAuthFailed,
     RateLimited,
     TransientError,
 )
@@ -88,6 +93,9 @@ SHUTDOWN_GRACE_SECONDS = 10.0
 # transaction with them (group commit): the store's cost per message, not the pace, was what
 # bounded a process. A worker still takes its next message only once the record is durable.
 RECORD_WINDOW_SECONDS = 0.05
+# A platform that refused the credentials, whose sender cannot say when they work again, is
+# tried again after this long.
+AUTH_PAUSE_SECONDS = 60.0
 
 
 class Sender(Protocol):
@@ -271,6 +279,7 @@ class Delivery:
         # would cost as much as the sends of a large broadcast).
         self._held_of: Counter[int] = Counter()
         self._only_broadcast: int | None = None
+        self._paused: dict[Platform, asyncio.Task[None]] = {}  # refused credentials
         self.sent = 0  # outbox rows completed by this instance
         self.failed = 0  # outbox rows that failed for good
 
@@ -316,9 +325,11 @@ class Delivery:
             self._wake.set()
             self._claim_wake.set()
             done, pending = await asyncio.wait(workers, timeout=SHUTDOWN_GRACE_SECONDS)
-            for task in (*pending, claimer, stopper):
+            paused = list(self._paused.values())
+            self._paused.clear()
+            for task in (*pending, claimer, stopper, *paused):
                 task.cancel()
-            await asyncio.gather(*pending, claimer, stopper, return_exceptions=True)
+            await asyncio.gather(*pending, claimer, stopper, *paused, return_exceptions=True)
             # Sends that were made but whose records a cancelled worker was waiting on are
             # recorded now, so that releasing the claims below does not send them again.
             await self._records.flush()
@@ -375,13 +386,16 @@ class Delivery:
                 await asyncio.wait_for(self._claim_wake.wait(), timeout=0.2 if drain else 1.0)
 
     async def _claim(self, *, only_chats: Sequence[int] | None) -> int:
+        platforms = [p.value for p in self._senders if p not in self._paused]
+        if not platforms:
+            return 0
         async with self._engine.begin() as conn:
             rows = await outbox.claim(
                 conn,
                 worker=self.worker_id,
                 limit=self._claim_batch,
                 now=page_store.utcnow(),
-                platforms=[p.value for p in self._senders],
+                platforms=platforms,
                 only_chats=only_chats,
                 only_broadcast=self._only_broadcast,
             )
@@ -461,6 +475,9 @@ class Delivery:
             await self._finish(queue)
             return
         part = queue.parts[queue.next_part]
+        if chat.platform in self._paused:
+            await self._hold(queue, reason="credentials refused")
+            return
         await self._pace[chat.platform].acquire()
         if self._stopping:  # not begun: it stays queued for later
             return
@@ -469,6 +486,10 @@ class Delivery:
             ref = await sender.send(
                 chat.chat_id, part, thread=queue.thread if part.in_thread else None
             )
+        except PlatformAuthFailed as exc:
+            self._pause(sender)
+            await self._hold(queue, reason=exc.reason)
+            return
         except RateLimited as exc:
             metrics.MESSAGES_RETRIED.labels(chat.platform.value, "rate_limited").inc()
             log.warning("rate limited for %.1fs", exc.retry_after, extra=_ctx(queue.record))
@@ -608,6 +629,46 @@ class Delivery:
                 count_attempt=count,
             )
         self._pop(queue)
+
+    def _pause(self, sender: Sender) -> None:
+        """Claim nothing more for the sender's platform until its credentials work again."""
+        if sender.platform not in self._paused:
+            resume = asyncio.create_task(self._resume_when_authorized(sender))
+            self._paused[sender.platform] = resume
+
+    async def _resume_when_authorized(self, sender: Sender) -> None:
+        wait = getattr(sender, "wait_authorized", None)  # a sender that knows when they work
+        if callable(wait):
+            await wait()
+        else:
+            await asyncio.sleep(AUTH_PAUSE_SECONDS)
+        self._paused.pop(sender.platform, None)
+        log.info("sending to %s resumes", sender.platform.value)
+        self._claim_wake.set()
+
+    async def _hold(self, queue: _ChatQueue, *, reason: str) -> None:
+        """The chat's messages in memory go back to the queue as they were: no attempt
+        counted, the parts already sent kept, the chat untouched."""
+        rows = list(queue.rows)
+        async with self._engine.begin() as conn:
+            await outbox.part_sent(
+                conn, row_id=rows[0].id, parts_sent=queue.next_part, thread_ref=queue.thread
+            )
+            for row in rows:
+                await outbox.retry_later(
+                    conn,
+                    row_id=row.id,
+                    not_before=page_store.utcnow(),
+                    error=reason,
+                    count_attempt=False,
+                )
+        for row in rows:
+            self._claimed.pop(row.id, None)
+            self._release(row)
+        queue.rows.clear()
+        queue.parts = None
+        queue.next_part = 0
+        queue.thread = None
 
     async def _chat_gone(self, queue: _ChatQueue, exc: DeliveryError, *, state: ChatState) -> None:
         platform = queue.record.chat.platform.value

@@ -26,6 +26,9 @@ TELEGRAM_TOKEN_RE = re.compile(r"^\d{1,20}:[A-Za-z0-9_-]{20,}$")
 TELEGRAM_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 SLACK_USER_ID_RE = re.compile(r"^[UW][A-Z0-9]{2,}$")
 SLACK_COMMAND_RE = re.compile(r"^/[a-z0-9_-]{1,31}$")
+# chat.postMessage: "limiting posting to several hundred messages per minute" in a workspace
+# (https://api.slack.com/methods/chat.postMessage, Rate limiting): 300 a minute.
+SLACK_WORKSPACE_RATE_PER_SECOND = 5.0
 
 
 def _split_csv(value: Any) -> Any:
@@ -86,6 +89,9 @@ class Settings(BaseSettings):
 
     telegram_rate_per_second: float = Field(default=30.0, gt=0, le=10_000)
     slack_rate_per_second: float = Field(default=1.0, gt=0, le=1_000)
+    slack_workspace_rate_per_second: float = Field(
+        default=SLACK_WORKSPACE_RATE_PER_SECOND, gt=0, le=1_000
+    )
 
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=0, le=65535)
