@@ -253,6 +253,22 @@ def translate_error(exc: BaseException) -> DeliveryError:
 # ---------------------------------------------------------------------------- outbound
 
 
+def _needed_scopes(exc: BaseException) -> frozenset[str]:
+    """The scopes a ``missing_scope`` answer says are needed (its ``needed`` field)."""
+    data = getattr(getattr(exc, "response", None), "data", None)
+    needed = data.get("needed") if isinstance(data, dict) else None
+    return frozenset(s.strip() for s in str(needed or "").split(",") if s.strip())
+
+
+def _granted_scopes(headers: Mapping[str, Any], *, default: frozenset[str]) -> frozenset[str]:
+    """The token's scopes from an answer's ``x-oauth-scopes`` header; ``default`` without."""
+    for name, value in headers.items():
+        if name.lower() == "x-oauth-scopes":
+            raw = value[0] if isinstance(value, list | tuple) and value else value
+            return frozenset(s.strip() for s in str(raw).split(",") if s.strip())
+    return default
+
+
 class SlackAuth:
     """Whether Slack accepts the bot token: one state for the whole workspace.
 
@@ -268,11 +284,14 @@ class SlackAuth:
         self._accepted = asyncio.Event()
         self._accepted.set()
         self._probe: asyncio.Task[None] | None = None
+        self._needed: frozenset[str] = frozenset()
         self.error: str | None = None
         metrics.PLATFORM_UP.labels("slack").set(1)
 
-    def refused(self, code: str) -> None:
-        """The token was refused with ``code``; stop sending until auth.test passes."""
+    def refused(self, code: str, *, needed: frozenset[str] = frozenset()) -> None:
+        """The token was refused with ``code``; stop sending until auth.test passes (and,
+        for ``missing_scope``, its ``x-oauth-scopes`` header lists the ``needed`` scopes)."""
+        self._needed = needed
         if self.error is None:
             log.error(
                 "slack: the bot token was refused (%s); nothing is sent to Slack until "
@@ -302,14 +321,18 @@ class SlackAuth:
         while self.error is not None:
             await asyncio.sleep(self._retry_seconds)
             try:
-                await self._client.auth_test()
+                response = await self._client.auth_test()
             except _ERRORS as exc:
                 error = translate_error(exc)
                 if isinstance(error, PlatformAuthFailed):
                     self.error = error.code
                 log.debug("slack: auth.test still fails: %s", error.reason)
                 continue
+            if not self._needed <= _granted_scopes(response.headers, default=self._needed):
+                log.debug("slack: the token still lacks %s", ",".join(sorted(self._needed)))
+                continue
             self.error = None
+            self._needed = frozenset()
             metrics.PLATFORM_UP.labels("slack").set(1)
             self._accepted.set()
             log.info("slack: the bot token is accepted again; sending resumes")
@@ -378,7 +401,7 @@ class SlackSender:
         except _ERRORS as exc:
             error = translate_error(exc)
             if isinstance(error, PlatformAuthFailed):
-                self.auth.refused(error.code)
+                self.auth.refused(error.code, needed=_needed_scopes(exc))
             raise error from None
         ts = response.get("ts")
         return str(ts) if ts else None

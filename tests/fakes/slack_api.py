@@ -436,7 +436,10 @@ class FakeSlack:
         call = SlackCall(method, params, arrived, channel if isinstance(channel, str) else None)
         if self.log_requests:
             _log.info("%s %s", method, params)
-        headers: dict[str, str] = {}
+        # Every answer to a token Slack accepts lists its scopes
+        # (https://api.slack.com/scopes, "x-oauth-scopes" header).
+        accepted = token in self.tokens and token not in self.token_errors
+        headers = {"X-OAuth-Scopes": ",".join(sorted(self.scopes))} if accepted else {}
         try:
             if self.latency > 0:
                 await asyncio.sleep(self.latency)

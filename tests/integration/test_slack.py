@@ -34,6 +34,7 @@ from bot.errors import (
     DeliveryError,
     NotInChannel,
     PermanentError,
+    PlatformAuthFailed,
     RateLimited,
     TransientError,
 )
@@ -337,13 +338,90 @@ async def test_channel_and_direct_message_are_two_chats(bot: Bot, engine: AsyncE
     # Anyone in a channel may change its subscription.
     await bot.command("subscribe reasoning", channel="C1", user="U2", channel_name="research")
 
-    channel, direct = await record_of(engine, "C1"), await record_of(engine, dm)
+    # The DM with the app is the user's chat, delivered to the user's id (App Home).
+    channel, direct = await record_of(engine, "C1"), await record_of(engine, USER)
     assert channel is not None and direct is not None
     assert channel.chat.kind == ChatKind.GROUP
     assert channel.chat.filter.any_of == {"rl", "reasoning"}
     assert direct.chat.kind == ChatKind.PRIVATE
     assert direct.chat.filter.any_of == {"robotics"}
     assert len(await all_chats(engine)) == 2
+    sender = SlackSender(make_client(make_settings(bot.sl)), per_channel_rate=1.0)
+    await sender.send(direct.chat.chat_id, Outgoing(text="digest"), thread=None)
+    assert [m["text"] for m in bot.sl.messages_to(dm)] == ["digest"]
+
+
+async def test_a_dm_chat_kept_under_its_conversation_id_moves_to_the_user(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    dm = bot.sl.im_channel("U7")
+    async with engine.begin() as conn:  # as an earlier version stored it
+        await chat_store.ensure(
+            conn, defaults=ChatSettings(platform=Platform.SLACK, chat_id=dm, kind=ChatKind.PRIVATE)
+        )
+    await bot.command("subscribe rl", channel=dm, user="U7")
+    await bot.command("subscribe reasoning", channel=dm, user="U7")
+
+    assert await record_of(engine, dm) is None
+    moved = await record_of(engine, "U7")
+    assert moved is not None and moved.chat.filter.any_of == {"rl", "reasoning"}
+    assert len(await all_chats(engine)) == 1
+
+
+@pytest.mark.parametrize(
+    ("conversation", "name"),
+    [
+        ({"channel_id": "D5", "is_member": False}, "directmessage"),  # between two people
+        ({"channel_id": "G7", "is_mpim": True, "is_member": False}, "mpdm-u1--u2--u3-1"),
+    ],
+)
+async def test_a_dm_between_people_or_a_group_dm_is_refused_saying_where_it_works(
+    bot: Bot, engine: AsyncEngine, conversation: dict[str, Any], name: str
+) -> None:
+    channel_id = conversation.pop("channel_id")
+    bot.sl.add_channel(channel_id, **conversation)
+
+    answer = await bot.command("subscribe rl", channel=channel_id, channel_name=name)
+
+    assert answer.via == "ack" and answer.body["response_type"] == "ephemeral"
+    assert answer.text == t("en", "slack.where_subscriptions_work", p=P)
+    assert await all_chats(engine) == []
+    assert bot.sl.calls("chat.postMessage") == []
+
+
+async def test_a_private_channel_without_the_bot_says_to_invite_it_and_subscribes_nothing(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    bot.sl.add_channel("G5", name="lab", is_private=True, is_member=False)
+    bot.sl.user_locales["U9"] = "ko-KR"
+
+    answer = await bot.command("subscribe rl", channel="G5", channel_name="privategroup")
+    korean = await bot.command("subscribe rl", channel="G5", user="U9")
+
+    assert answer.text == t("en", "slack.invite_first", bot=BOT_NAME, p=P)
+    assert korean.text == t("ko", "slack.invite_first", bot=BOT_NAME, p=P)
+    assert await all_chats(engine) == []
+    # Invited: the same command now subscribes the channel.
+    bot.sl.channels["G5"]["is_member"] = True
+    done = await bot.command("subscribe rl", channel="G5", channel_name="privategroup")
+    assert done.text.startswith(t("en", "filter.now", filter="")[:8])
+    record = await record_of(engine, "G5")
+    assert record is not None and record.chat.kind == ChatKind.GROUP
+    assert record.chat.filter.any_of == {"rl"}
+
+
+async def test_without_a_read_scope_the_conversation_id_decides_and_the_scope_is_named(
+    bot: Bot, engine: AsyncEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot.sl.scopes -= {"channels:read", "im:read"}
+    with caplog.at_level(logging.WARNING, logger="bot.channels.slack"):
+        await bot.command("subscribe rl", channel="C8")
+        await bot.command("subscribe rl", channel="C9")
+        await bot.command("subscribe rl", channel=bot.sl.im_channel("U4"), user="U4")
+    assert {r.chat.chat_id for r in await all_chats(engine)} == {"C8", "C9", "U4"}
+    warnings = [r.getMessage() for r in caplog.records if "scope" in r.getMessage()]
+    assert len(warnings) == 2  # once per scope
+    assert any("channels:read" in w for w in warnings) and any("im:read" in w for w in warnings)
 
 
 async def test_new_chat_takes_a_korean_users_locale(bot: Bot, engine: AsyncEngine) -> None:
@@ -526,7 +604,7 @@ async def test_socket_mode_serves_no_http_and_a_rejected_app_token_stops_start(
         await runner.cleanup()
 
 
-async def test_start_logs_the_identity_and_survives_a_failed_auth_test(
+async def test_start_logs_the_identity_and_survives_slack_not_answering(
     sl: FakeSlack, engine: AsyncEngine, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = make_settings(sl)
@@ -537,7 +615,7 @@ async def test_start_logs_the_identity_and_survives_a_failed_auth_test(
         )
         await channel.start()
         assert channel.bot_name == BOT_NAME
-        sl.token_errors[TOKEN] = "invalid_auth"
+        sl.fail_next("auth.test", status=503, error="service_unavailable")
         again = SlackChannel(
             settings=settings, core=core, engine=engine, client=make_client(settings)
         )
@@ -548,8 +626,26 @@ async def test_start_logs_the_identity_and_survives_a_failed_auth_test(
 
     lines = [r.getMessage() for r in caplog.records]
     assert any("connected as @trendbot" in line for line in lines)
-    assert any("could not check the bot token (invalid_auth" in line for line in lines)
+    assert any("could not check the bot token (service_unavailable" in line for line in lines)
     assert not any(TOKEN in line for line in lines)
+
+
+@pytest.mark.parametrize("code", sorted(slack_channel.AUTH_ERRORS - {"missing_scope"}))
+async def test_a_refused_token_at_start_is_a_configuration_error_naming_it(
+    sl: FakeSlack, engine: AsyncEngine, code: str
+) -> None:
+    settings = make_settings(sl)
+    sl.token_errors[TOKEN] = code
+    channel = SlackChannel(
+        settings=settings,
+        core=CommandCore(engine=engine, defaults=Defaults()),
+        engine=engine,
+        client=make_client(settings),
+    )
+    with pytest.raises(ConfigError) as raised:
+        await channel.start()
+    assert raised.value.variable == "SLACK_BOT_TOKEN"
+    assert code in raised.value.message and TOKEN not in str(raised.value)
 
 
 # ---------------------------------------------------------------------- not in channel
@@ -559,6 +655,8 @@ async def test_a_chat_paused_for_not_in_channel_gets_the_invite_hint(
     bot: Bot, engine: AsyncEngine, sl: FakeSlack
 ) -> None:
     await bot.command("subscribe rl", channel="C5")
+    # Only without chat:write.public does a public channel answer not_in_channel.
+    sl.scopes.discard("chat:write.public")
     sl.add_channel("C5", is_member=False)
     sender = SlackSender(make_client(make_settings(sl)), per_channel_rate=1.0)
     with pytest.raises(NotInChannel) as raised:
@@ -686,27 +784,47 @@ async def test_a_conversation_that_is_gone_is_chat_gone(
     assert raised.value.reason == code
 
 
-@pytest.mark.parametrize("code", ["invalid_auth", "token_revoked", "account_inactive"])
-async def test_a_token_the_workspace_no_longer_accepts_is_chat_gone(
-    sender: SlackSender, sl: FakeSlack, code: str
+@pytest.mark.parametrize("code", sorted(slack_channel.AUTH_ERRORS))
+async def test_a_refused_token_stops_every_send_until_auth_test_passes(
+    sl: FakeSlack, code: str
 ) -> None:
-    sl.token_errors[TOKEN] = code
-    with pytest.raises(ChatGone) as raised:
-        await send_one(sender)
-    assert raised.value.reason.startswith(f"{code}:")
-    assert TOKEN not in raised.value.reason
+    client = make_client(make_settings(sl))
+    auth = slack_channel.SlackAuth(client, retry_seconds=0.05)
+    sender = SlackSender(client, per_channel_rate=1.0, auth=auth)
+    if code == "missing_scope":
+        sl.scopes.discard("chat:write")
+    else:
+        sl.token_errors[TOKEN] = code
+    with pytest.raises(PlatformAuthFailed) as raised:
+        await send_one(sender, "C1")
+    assert raised.value.code == code and TOKEN not in raised.value.reason
+    assert auth.error == code
+    with pytest.raises(PlatformAuthFailed):  # no call while refused: the next chat too
+        await send_one(sender, "C2")
+    assert sl.request_count["chat.postMessage"] == 1
+    await sl.wait_for(lambda c: c.method == "auth.test", count=2)  # asked again, and again
+    assert auth.error == code
+    sl.token_errors.clear()
+    sl.scopes.add("chat:write")
+    await asyncio.wait_for(sender.wait_authorized(), timeout=5)
+    assert auth.error is None
+    await send_one(sender, "C2")
+    await auth.close()
 
 
 async def test_an_archived_channel_and_a_channel_without_the_bot(
     sender: SlackSender, sl: FakeSlack
 ) -> None:
     sl.add_channel("C2", is_archived=True)
-    sl.add_channel("C3", is_member=False)
-    with pytest.raises(ChatGone):
+    sl.add_channel("C3", is_member=False)  # public: chat:write.public posts there
+    sl.add_channel("G4", is_private=True, is_member=False)
+    with pytest.raises(ChatGone) as archived:
         await send_one(sender, "C2")
-    with pytest.raises(NotInChannel) as raised:
-        await send_one(sender, "C3")
-    assert raised.value.reason == "not_in_channel"
+    assert archived.value.reason == "is_archived"
+    await send_one(sender, "C3")
+    with pytest.raises(ChatGone) as private:
+        await send_one(sender, "G4")
+    assert private.value.reason == "channel_not_found"
 
 
 @pytest.mark.parametrize(
