@@ -15,11 +15,15 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import aiohttp
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -61,8 +65,10 @@ from tests.fakes.slack_api import (
     FakeSlack,
     block_actions_body,
     block_actions_payload,
+    event_body,
     signed_headers,
     slash_command_body,
+    url_verification_body,
 )
 
 TOKEN = DEFAULT_TOKEN
@@ -177,7 +183,12 @@ class Bot:
 
 @asynccontextmanager
 async def running(
-    sl: FakeSlack, engine: AsyncEngine, *, core: CommandCore | None = None, **overrides: Any
+    sl: FakeSlack,
+    engine: AsyncEngine,
+    *,
+    core: CommandCore | None = None,
+    auth: slack_channel.SlackAuth | None = None,
+    **overrides: Any,
 ) -> AsyncIterator[Bot]:
     settings = make_settings(sl, **overrides)
     digests = Digests()
@@ -188,7 +199,7 @@ async def running(
     )
     core = core or CommandCore(engine=engine, defaults=defaults, digests=digests)
     channel = SlackChannel(
-        settings=settings, core=core, engine=engine, client=make_client(settings)
+        settings=settings, core=core, engine=engine, client=make_client(settings), auth=auth
     )
     await channel.start()
     assert channel.running
@@ -573,6 +584,273 @@ async def test_unsigned_badly_signed_and_stale_requests_get_401_and_change_nothi
     assert (await bot.post(body))[0] == 200
     record = await record_of(engine, CHANNEL)
     assert record is not None and record.chat.filter.any_of == {"rl"}
+
+
+MALFORMED_BODIES = {
+    "broken payload JSON": (b"payload=%7Bnot", "application/x-www-form-urlencoded"),
+    "payload JSON array": (b"payload=[1]", "application/x-www-form-urlencoded"),
+    "JSON array": (b"[1, 2, 3]", "application/json"),
+    "not UTF-8": (b"\xff\xfe\xfa payload=\xc3\x28", "application/x-www-form-urlencoded"),
+    "not UTF-8 JSON": (b'{"type": "\xff"}', "application/json"),
+    "deep JSON": (b"[" * 100_000 + b"]" * 100_000, "application/json"),
+    "deep object": (b'{"a":' * 200 + b"1" + b"}" * 200, "application/json"),
+    "deep payload": (
+        b"payload=" + b"%5B" * 50_000 + b"%5D" * 50_000,
+        "application/x-www-form-urlencoded",
+    ),
+    "huge number": (b'{"n": ' + b"9" * 5000 + b"}", "application/json"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_BODIES))
+async def test_a_malformed_body_is_401_unsigned_and_400_signed_with_one_warning_and_no_change(
+    bot: Bot, engine: AsyncEngine, caplog: pytest.LogCaptureFixture, case: str
+) -> None:
+    body, content_type = MALFORMED_BODIES[case]
+    with caplog.at_level(logging.DEBUG):
+        unsigned = await bot.post(body, {"Content-Type": content_type})
+        signed = await bot.post(body, signed_headers(SECRET, body, content_type=content_type))
+
+    assert (unsigned[0], signed[0]) == (401, 400)
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [r.getMessage().split(":")[0] for r in warnings] == ["slack", "slack"], warnings
+    assert all(r.exc_info is None and "Traceback" not in r.getMessage() for r in caplog.records)
+    assert await all_chats(engine) == []
+    assert bot.sl.calls("response_url") == [] and bot.sl.calls("chat.postMessage") == []
+
+
+@pytest.mark.parametrize("timestamp", ["abc", "", "-1", "1e9", "１２３", "9" * 40, " 1700000000"])
+async def test_a_malformed_timestamp_header_is_401(
+    bot: Bot, engine: AsyncEngine, caplog: pytest.LogCaptureFixture, timestamp: str
+) -> None:
+    body = slash_command_body(COMMAND, "subscribe rl", response_url=bot.sl.response_url("r"))
+    headers = {**signed_headers(SECRET, body), "X-Slack-Request-Timestamp": timestamp}
+    with caplog.at_level(logging.WARNING):
+        status, _ = await bot.post(body, headers)
+    assert status == 401
+    assert len(caplog.records) == 1 and caplog.records[0].exc_info is None
+    assert await all_chats(engine) == []
+
+
+async def test_a_replayed_request_is_answered_but_acted_on_once(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    await seed_pages(engine)
+    body = slash_command_body(COMMAND, "subscribe rl", response_url=bot.sl.response_url("r1"))
+    headers = signed_headers(SECRET, body)
+    first = await bot.post(body, headers)
+    async with engine.begin() as conn:  # someone changes the filter in between
+        record = await chat_store.get(conn, platform=Platform.SLACK, chat_id=CHANNEL)
+        assert record is not None
+        await chat_store.save(
+            conn, before=record, after=replace(record.chat, filter=Filter(any_of=frozenset()))
+        )
+    replays = [await bot.post(body, headers) for _ in range(3)]
+
+    assert first[0] == 200 and "rl" in first[1]
+    assert replays == [(200, "")] * 3
+    record = await record_of(engine, CHANNEL)
+    assert record is not None and record.chat.filter.is_empty  # the replays changed nothing
+    # The same command typed again is a new request, with its own signature: served.
+    later = signed_headers(SECRET, body, timestamp=int(time.time()) - 1)
+    assert (await bot.post(body, later))[0] == 200
+    record = await record_of(engine, CHANNEL)
+    assert record is not None and record.chat.filter.any_of == {"rl"}
+
+
+@hypothesis_settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    body=st.binary(max_size=300),
+    content_type=st.sampled_from(
+        ["application/json", "application/x-www-form-urlencoded", "text/plain", ""]
+    ),
+)
+async def test_any_signed_body_gets_a_clear_answer_never_500(
+    bot: Bot, body: bytes, content_type: str
+) -> None:
+    status, _ = await bot.post(body, signed_headers(SECRET, body, content_type=content_type))
+    assert status in (200, 400, 404)
+
+
+# ---------------------------------------------------------------------- events
+
+
+async def state_of(engine: AsyncEngine, chat_id: str, state: ChatState) -> ChatRecord:
+    """The chat once it is in ``state``: Bolt acknowledges an event before its listener runs,
+    so this polls the store, with a deadline."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        record = await record_of(engine, chat_id)
+        if record is not None and record.chat.state == state:
+            return record
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{chat_id} is {record and record.chat.state}, not {state}")
+        await asyncio.sleep(0.02)
+
+
+async def post_event(bot: Bot, event: dict[str, Any], *, event_id: str, retry: int = 0) -> int:
+    body = event_body(event, event_id=event_id)
+    headers = signed_headers(SECRET, body, content_type="application/json")
+    if retry:
+        headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
+    status, _ = await bot.post(body, headers)
+    return status
+
+
+async def test_url_verification_answers_the_challenge(bot: Bot) -> None:
+    body = url_verification_body("3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P")
+    status, answer = await bot.post(
+        body, signed_headers(SECRET, body, content_type="application/json")
+    )
+    assert status == 200
+    assert json.loads(answer) == {
+        "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"
+    }
+    unsigned = await bot.post(body, {"Content-Type": "application/json"})
+    assert unsigned[0] == 401
+
+
+async def test_archive_unarchive_and_delete_change_the_chat_and_replay_nothing(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    await bot.command("subscribe rl", channel="C1")
+    await bot.command("subscribe rl", channel="G2", channel_name="privategroup")
+    archive = {"type": "channel_archive", "channel": "C1", "user": "U1"}
+
+    assert await post_event(bot, archive, event_id="Ev1") == 200
+    record = await state_of(engine, "C1", ChatState.INACTIVE)
+    assert record.inactive_reason == "is_archived"
+
+    unarchive = {"type": "channel_unarchive", "channel": "C1", "user": "U1"}
+    await post_event(bot, unarchive, event_id="Ev2")
+    record = await state_of(engine, "C1", ChatState.ACTIVE)
+    assert record.inactive_reason is None
+    async with engine.connect() as conn:
+        assert record.cursor == await chat_store.latest_event_id(conn)  # nothing replayed
+
+    await post_event(bot, {"type": "group_archive", "channel": "G2"}, event_id="Ev3")
+    await post_event(bot, {"type": "channel_deleted", "channel": "C1"}, event_id="Ev4")
+    await state_of(engine, "G2", ChatState.INACTIVE)
+    deleted = await state_of(engine, "C1", ChatState.INACTIVE)
+    assert deleted.inactive_reason == "channel_deleted"
+    # A delete is not undone by an unarchive (G2's unarchive, after it, shows it was handled).
+    await post_event(bot, {"type": "channel_unarchive", "channel": "C1"}, event_id="Ev5")
+    await post_event(bot, {"type": "group_unarchive", "channel": "G2"}, event_id="Ev6")
+    await state_of(engine, "G2", ChatState.ACTIVE)
+    assert (await state_of(engine, "C1", ChatState.INACTIVE)).inactive_reason == "channel_deleted"
+
+
+async def test_an_event_retried_by_slack_is_acted_on_once(bot: Bot, engine: AsyncEngine) -> None:
+    await bot.command("subscribe rl", channel="C1")
+    await bot.command("subscribe rl", channel="C2")
+    archive = {"type": "channel_archive", "channel": "C1", "user": "U1"}
+    assert await post_event(bot, archive, event_id="Ev9") == 200
+    await state_of(engine, "C1", ChatState.INACTIVE)
+    await post_event(bot, {"type": "channel_unarchive", "channel": "C1"}, event_id="Ev10")
+    await state_of(engine, "C1", ChatState.ACTIVE)
+
+    # Slack retries the archive (same event_id, new signature): answered, not acted on.
+    for retry in (1, 2, 3):
+        assert await post_event(bot, archive, event_id="Ev9", retry=retry) == 200
+    await post_event(bot, {"type": "channel_archive", "channel": "C2"}, event_id="Ev11")
+    await state_of(engine, "C2", ChatState.INACTIVE)
+    await state_of(engine, "C1", ChatState.ACTIVE)
+
+
+async def test_the_same_event_over_socket_mode_is_acted_on_once(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    await bot.command("subscribe rl", channel="C1")
+    await bot.command("subscribe rl", channel="C2")
+
+    async def dispatch(event: dict[str, Any], event_id: str) -> None:
+        payload = json.loads(event_body(event, event_id=event_id))
+        # As Bolt's Socket Mode handler hands an envelope's payload to the app.
+        response = await bot.channel.app.async_dispatch(
+            AsyncBoltRequest(body=payload, mode="socket_mode")
+        )
+        assert response.status == 200
+
+    await dispatch({"type": "channel_archive", "channel": "C1"}, "Ev7")
+    await state_of(engine, "C1", ChatState.INACTIVE)
+    await dispatch({"type": "channel_unarchive", "channel": "C1"}, "Ev8")
+    await state_of(engine, "C1", ChatState.ACTIVE)
+    await dispatch({"type": "channel_archive", "channel": "C1"}, "Ev7")
+    await dispatch({"type": "channel_archive", "channel": "C2"}, "Ev12")
+    await state_of(engine, "C2", ChatState.INACTIVE)
+    await state_of(engine, "C1", ChatState.ACTIVE)
+
+
+async def test_the_bot_invited_to_a_channel_waiting_for_it_resumes_deliveries(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    for channel in ("G3", "G4", "G5"):
+        await bot.command("subscribe rl", channel=channel, channel_name="privategroup")
+    async with engine.begin() as conn:  # removed from G3 (its send failed); G4 paused by hand
+        g3 = await chat_store.get(conn, platform=Platform.SLACK, chat_id="G3")
+        g4 = await chat_store.get(conn, platform=Platform.SLACK, chat_id="G4")
+        g5 = await chat_store.get(conn, platform=Platform.SLACK, chat_id="G5")
+        assert g3 is not None and g4 is not None and g5 is not None
+        await chat_store.deactivate(conn, pk=g3.pk, reason="channel_not_found")
+        await chat_store.deactivate(conn, pk=g4.pk, reason="paused", state=ChatState.PAUSED)
+        await chat_store.deactivate(conn, pk=g5.pk, reason="not_in_channel", state=ChatState.PAUSED)
+
+    def joined(user: str, channel: str) -> dict[str, Any]:
+        return {
+            "type": "member_joined_channel",
+            "user": user,
+            "channel": channel,
+            "channel_type": "G",
+            "inviter": "U1",
+        }
+
+    await post_event(bot, joined("U2", "G3"), event_id="Ev20")  # someone else joined
+    await post_event(bot, joined(bot.sl.bot_user_id, "G4"), event_id="Ev21")
+    await post_event(bot, joined(bot.sl.bot_user_id, "G5"), event_id="Ev22")
+    assert (await state_of(engine, "G5", ChatState.ACTIVE)).inactive_reason is None
+    await post_event(bot, joined(bot.sl.bot_user_id, "G3"), event_id="Ev23")
+    assert (await state_of(engine, "G3", ChatState.ACTIVE)).inactive_reason is None
+    await state_of(engine, "G4", ChatState.PAUSED)  # its members paused it
+
+
+async def until(check: Any, what: str) -> None:
+    deadline = time.monotonic() + 5.0
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not {what} within 5 s")
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"type": "app_uninstalled"},
+        {"type": "tokens_revoked", "tokens": {"oauth": [], "bot": ["U0BOT"]}},
+    ],
+)
+async def test_uninstall_or_revoked_tokens_stop_slack_until_auth_test_passes(
+    sl: FakeSlack, engine: AsyncEngine, event: dict[str, Any]
+) -> None:
+    settings = make_settings(sl)
+    auth = slack_channel.SlackAuth(make_client(settings), retry_seconds=0.05)
+    core = CommandCore(engine=engine, defaults=Defaults())
+    async with running(sl, engine, core=core, auth=auth) as bot:
+        sl.token_errors[TOKEN] = "token_revoked"
+        assert await post_event(bot, event, event_id="Ev30") == 200
+        await until(lambda: auth.error is not None, "stopped")
+        await sl.wait_for(lambda c: c.method == "auth.test" and not c.ok, count=2)
+        assert auth.error == "token_revoked"  # what auth.test says now
+        del sl.token_errors[TOKEN]  # reinstalled with the same token
+        await asyncio.wait_for(auth.wait_accepted(), timeout=5)
+        assert auth.error is None
+
+
+async def test_revoked_user_tokens_alone_change_nothing(bot: Bot) -> None:
+    event = {"type": "tokens_revoked", "tokens": {"oauth": ["U1"], "bot": []}}
+    assert await post_event(bot, event, event_id="Ev31") == 200
+    assert bot.channel.auth.error is None
 
 
 async def test_socket_mode_serves_no_http_and_a_rejected_app_token_stops_start(
