@@ -21,7 +21,9 @@ Failures are part of the fake's input, set by the test:
 * ``drop_next(method)`` -- the next calls lose their connection without an answer;
 * ``latency`` -- seconds before every answer;
 * ``enforce_limits`` -- one chat.postMessage per second per channel, else 429 and an entry in
-  ``limit_violations``.
+  ``limit_violations``;
+* ``workspace_rate`` -- at most this many chat.postMessage a second in the whole workspace
+  (Slack's own figure is "several hundred messages per minute"), else the same 429.
 
 It also receives what an app posts to a slash command's ``response_url``:
 ``sl.response_url("r1")`` is a URL on this server, and ``sl.responses["r1"]`` the JSON bodies
@@ -197,6 +199,7 @@ class FakeSlack:
         self.latency = 0.0
         self.enforce_limits = False
         self.limit_tolerance = DEFAULT_LIMIT_TOLERANCE
+        self.workspace_rate: float | None = None
 
         # The workspace the app talks to.
         self.channels: dict[str, dict[str, Any]] = {}
@@ -207,6 +210,7 @@ class FakeSlack:
         self._failures: dict[str, deque[_Failure]] = {}
         self._drops: dict[str, deque[_Drop]] = {}
         self._last_post: dict[str, float] = {}
+        self._workspace_posts: deque[float] = deque()
         self._messages: dict[tuple[str, str], dict[str, Any]] = {}
         self._by_channel: dict[str, list[dict[str, Any]]] = {}
         self._ts = _Ts()
@@ -530,9 +534,20 @@ class FakeSlack:
             raise error
 
     def _check_limit(self, method: str, channel: str) -> None:
+        """https://api.slack.com/methods/chat.postMessage, Rate limiting: "1 message per
+        second to a specific channel", and a workspace-wide limit above that; over either,
+        HTTP 429 with Retry-After (https://api.slack.com/apis/rate-limits)."""
+        now = time.monotonic()
+        if self.workspace_rate is not None:
+            window = self._workspace_posts
+            while window and now - window[0] >= 1.0 - self.limit_tolerance:
+                window.popleft()
+            if len(window) >= self.workspace_rate:
+                self.limit_violations.append(LimitViolation(now, method, channel, 1))
+                raise _ApiError("ratelimited", status=429, retry_after=1)
+            window.append(now)
         if not self.enforce_limits:
             return
-        now = time.monotonic()
         last = self._last_post.get(channel)
         gap = CHANNEL_INTERVAL_SECONDS - self.limit_tolerance
         if last is not None and now - last < gap:

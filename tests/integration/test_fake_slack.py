@@ -148,6 +148,7 @@ async def test_conversations_info_reflects_the_workspace(
 async def test_a_conversation_without_the_bot_is_not_found_as_slack_answers(
     sl: FakeSlack, client: AsyncWebClient, conversation: dict[str, Any]
 ) -> None:
+    conversation = dict(conversation)
     channel_id = conversation.pop("channel_id")
     sl.add_channel(channel_id, **conversation)
     for call in (client.conversations_info, client.chat_postMessage):

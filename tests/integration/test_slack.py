@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -25,12 +26,14 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import render
+from bot import metrics, render
 from bot.channels import slack as slack_channel
 from bot.channels.slack import SlackChannel, SlackSender, make_client
 from bot.commands import CommandCore, Defaults, describe_filter
+from bot.delivery import Delivery
 from bot.digest import build_digest
 from bot.errors import (
     ChatGone,
@@ -58,6 +61,7 @@ from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store.chats import ChatRecord
+from bot.store.schema import outbox as outbox_table
 from bot.web import WebHooks, make_app
 from bot.web import start as start_web
 from tests.fakes.slack_api import (
@@ -70,6 +74,7 @@ from tests.fakes.slack_api import (
     slash_command_body,
     url_verification_body,
 )
+from tests.integration.test_planner import World, started
 
 TOKEN = DEFAULT_TOKEN
 APP_TOKEN = "xapp-1-A1-0123456789-abcdef"
@@ -389,6 +394,7 @@ async def test_a_dm_chat_kept_under_its_conversation_id_moves_to_the_user(
 async def test_a_dm_between_people_or_a_group_dm_is_refused_saying_where_it_works(
     bot: Bot, engine: AsyncEngine, conversation: dict[str, Any], name: str
 ) -> None:
+    conversation = dict(conversation)
     channel_id = conversation.pop("channel_id")
     bot.sl.add_channel(channel_id, **conversation)
 
@@ -637,7 +643,8 @@ async def test_a_replayed_request_is_answered_but_acted_on_once(
 ) -> None:
     await seed_pages(engine)
     body = slash_command_body(COMMAND, "subscribe rl", response_url=bot.sl.response_url("r1"))
-    headers = signed_headers(SECRET, body)
+    now = int(time.time())
+    headers = signed_headers(SECRET, body, timestamp=now)
     first = await bot.post(body, headers)
     async with engine.begin() as conn:  # someone changes the filter in between
         record = await chat_store.get(conn, platform=Platform.SLACK, chat_id=CHANNEL)
@@ -652,7 +659,7 @@ async def test_a_replayed_request_is_answered_but_acted_on_once(
     record = await record_of(engine, CHANNEL)
     assert record is not None and record.chat.filter.is_empty  # the replays changed nothing
     # The same command typed again is a new request, with its own signature: served.
-    later = signed_headers(SECRET, body, timestamp=int(time.time()) - 1)
+    later = signed_headers(SECRET, body, timestamp=now - 1)
     assert (await bot.post(body, later))[0] == 200
     record = await record_of(engine, CHANNEL)
     assert record is not None and record.chat.filter.any_of == {"rl"}
@@ -1169,3 +1176,136 @@ async def test_a_message_slack_refuses_is_a_permanent_error(
 def test_every_failure_is_a_delivery_error() -> None:
     for cls in (RateLimited, ChatGone, NotInChannel, TransientError, PermanentError):
         assert issubclass(cls, DeliveryError)
+
+
+# ---------------------------------------------------------------------- delivery
+
+
+async def slack_digests(engine: AsyncEngine, root: Path, *channels: str) -> World:
+    """A page and one Slack chat per channel that wants it, planned: a digest each."""
+    world = await started(engine, root)
+    async with engine.begin() as conn:
+        for channel in channels:
+            await chat_store.ensure(
+                conn,
+                defaults=ChatSettings(
+                    platform=Platform.SLACK,
+                    chat_id=channel,
+                    kind=ChatKind.GROUP,
+                    filter=Filter(any_of=frozenset({"rl"})),
+                ),
+            )
+    await world.publish("papers/2026/a-finding", tags="[rl]")
+    assert await world.plan() == len(channels)
+    return world
+
+
+async def outbox_rows(engine: AsyncEngine) -> list[tuple[str, int]]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(
+            select(outbox_table.c.status, outbox_table.c.attempts).order_by(outbox_table.c.id)
+        )
+        return [(status, attempts) for status, attempts in rows]
+
+
+def auth_failures(code: str) -> float:
+    value = metrics.REGISTRY.get_sample_value(
+        "trendbot_platform_auth_failures_total", {"platform": "slack", "code": code}
+    )
+    return value or 0.0
+
+
+async def test_a_refused_token_keeps_every_message_queued_and_resumes_when_it_works(
+    sl: FakeSlack, engine: AsyncEngine, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    await slack_digests(engine, tmp_path, "C1", "C2", "C3")
+    client = make_client(make_settings(sl))
+    auth = slack_channel.SlackAuth(client, retry_seconds=0.1)
+    sender = SlackSender(client, per_channel_rate=50.0, auth=auth)
+    delivery = Delivery(engine=engine, senders={Platform.SLACK: sender}, concurrency=4)
+    app = make_app(engine=engine, hooks=WebHooks(auth_errors={"slack": lambda: auth.error}))
+    runner, port = await start_web(app, host="127.0.0.1", port=0)
+    before = auth_failures("token_revoked")
+    sl.token_errors[TOKEN] = "token_revoked"
+    stop = asyncio.Event()
+    with caplog.at_level(logging.INFO):
+        task = asyncio.create_task(delivery.run(stop))
+        try:
+            await sl.wait_for(lambda c: c.method == "auth.test", count=2)  # probing, every 0.1 s
+            async with (
+                aiohttp.ClientSession() as http,
+                http.get(f"http://127.0.0.1:{port}/healthz") as response,
+            ):
+                health = await response.json()
+            assert response.status == 200 and health["status"] == "degraded"
+            assert health["platforms"] == {"slack": {"status": "down", "error": "token_revoked"}}
+            # The sends in flight when the first refusal came back, then none.
+            assert 1 <= sl.request_count["chat.postMessage"] <= 3
+            refused = sl.request_count["chat.postMessage"]
+            await sl.wait_for(lambda c: c.method == "auth.test", count=4)
+            assert sl.request_count["chat.postMessage"] == refused
+            assert await outbox_rows(engine) == [("queued", 0)] * 3
+            assert {r.chat.state for r in await all_chats(engine)} == {ChatState.ACTIVE}
+            assert auth_failures("token_revoked") == before + 1
+
+            del sl.token_errors[TOKEN]
+            await sl.wait_for(3, timeout=10)
+        finally:
+            stop.set()
+            await task
+            await runner.cleanup()
+            await auth.close()
+    assert await outbox_rows(engine) == [("sent", 0)] * 3
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "SLACK_BOT_TOKEN" in errors[0].getMessage()
+    assert not any(TOKEN in r.getMessage() for r in caplog.records)
+
+
+async def test_digest_now_with_a_refused_token_returns_leaving_everything_queued(
+    sl: FakeSlack, engine: AsyncEngine, tmp_path: Path
+) -> None:
+    await slack_digests(engine, tmp_path, "C1", "C2")
+    client = make_client(make_settings(sl))
+    sender = SlackSender(client, per_channel_rate=50.0)
+    sl.token_errors[TOKEN] = "invalid_auth"
+    try:
+        await asyncio.wait_for(
+            Delivery(engine=engine, senders={Platform.SLACK: sender}).drain(), timeout=10
+        )
+    finally:
+        await sender.auth.close()
+    assert await outbox_rows(engine) == [("queued", 0)] * 2
+    assert {r.chat.state for r in await all_chats(engine)} == {ChatState.ACTIVE}
+
+
+async def test_replicas_share_the_workspace_pace(
+    sl: FakeSlack, engine: AsyncEngine, tmp_path: Path
+) -> None:
+    channels = [f"C{i}" for i in range(24)]
+    await slack_digests(engine, tmp_path, *channels)
+    sl.workspace_rate = 8
+    sl.enforce_limits = True
+    settings = make_settings(sl, slack_workspace_rate_per_second=8)
+    replicas = []
+    for _ in range(2):
+        client = make_client(settings)
+        sender = SlackSender(
+            client,
+            per_channel_rate=settings.slack_rate_per_second,
+            workspace_rate=settings.slack_workspace_rate_per_second,
+        )
+        assert sender.rate_per_second == 8
+        delivery = Delivery(engine=engine, senders={Platform.SLACK: sender}, concurrency=8)
+        delivery.share_caps(2)  # as each replica does once it counts the other
+        replicas.append(delivery)
+    await asyncio.gather(*(d.drain() for d in replicas))
+
+    assert sl.delivered == len(channels)
+    assert sl.limit_violations == []
+    arrivals = sorted(c.at for c in sl.calls("chat.postMessage", ok=True))
+    assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) / 8 * 0.9
+
+
+def test_the_workspace_pace_defaults_to_slacks_published_figure() -> None:
+    # chat.postMessage: "several hundred messages per minute" in a workspace.
+    assert Settings(_env_file=None).slack_workspace_rate_per_second == 5.0  # type: ignore[call-arg]
