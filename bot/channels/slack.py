@@ -157,6 +157,7 @@ MAX_JSON_DEPTH = 64
 # https://api.slack.com/methods/<method>); conversations.info needs the read scope of the
 # conversation's type. deploy/slack-app-manifest.yml asks for exactly these and "commands".
 METHOD_SCOPES: dict[str, frozenset[str]] = {
+    "apps.connections.open": frozenset(),  # the app-level token's connections:write
     "auth.test": frozenset(),
     "chat.postMessage": frozenset({"chat:write", "chat:write.public"}),
     "conversations.info": frozenset({"channels:read", "groups:read", "im:read"}),

@@ -12,6 +12,7 @@ import datetime as dt
 import itertools
 import json
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -1309,3 +1310,40 @@ async def test_replicas_share_the_workspace_pace(
 def test_the_workspace_pace_defaults_to_slacks_published_figure() -> None:
     # chat.postMessage: "several hundred messages per minute" in a workspace.
     assert Settings(_env_file=None).slack_workspace_rate_per_second == 5.0  # type: ignore[call-arg]
+
+
+# ---------------------------------------------------------------------- trendbot run
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("code", ["invalid_auth", "token_revoked"])
+async def test_run_with_a_refused_token_stops_with_one_line_naming_slack_bot_token(
+    sl: FakeSlack, tmp_path: Path, clean_env: dict[str, str], database_url: str, code: str
+) -> None:
+    sl.token_errors[TOKEN] = code
+    env = dict(
+        clean_env,
+        DATABASE_URL=database_url,
+        WIKI_SOURCES=str(tmp_path / "wiki"),
+        SLACK_BOT_TOKEN=TOKEN,
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_BASE_URL=sl.base_url,
+        HTTP_PORT="0",
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "run",
+        env=env,
+        cwd=tmp_path,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=90)
+
+    assert process.returncode == 2, err.decode()
+    lines = err.decode().strip().splitlines()
+    assert lines[-1].startswith("configuration error: SLACK_BOT_TOKEN:") and code in lines[-1]
+    assert "Traceback" not in err.decode() and TOKEN not in (out + err).decode()
