@@ -7,10 +7,14 @@ code. Error reasons are built from Slack's error codes and HTTP statuses only, n
 the library's exception texts, so no reason carries a token.
 
 Inbound, a Bolt :class:`~slack_bolt.async_app.AsyncApp` serves the slash command
-(``SLACK_COMMAND``, ``/trend`` by default) and the buttons of its replies, over HTTP
-(``POST /slack/events``, every request's signature checked by Bolt) or Socket Mode. Every
-answer is ephemeral to the caller: in the acknowledgement itself, or through the
-request's ``response_url`` when the work may take longer than Slack's 3 seconds.
+(``SLACK_COMMAND``, ``/trend`` by default), the buttons of its replies and the events of
+:data:`BOT_EVENTS`, over HTTP (``POST /slack/events``, every request's signature checked on
+its raw body before anything parses it) or Socket Mode. Every answer is ephemeral to the
+caller: in the acknowledgement itself, or through the request's ``response_url`` when the
+work may take longer than Slack's 3 seconds.
+
+One workspace: :class:`SlackAuth` holds whether Slack accepts the bot token, for the
+sender and the channel alike; a refused token stops every send, not one chat.
 """
 
 from __future__ import annotations
@@ -436,13 +440,6 @@ class _ChatLocks:
 def unescape(text: str) -> str:
     """Slack's escaping of ``&``, ``<`` and ``>`` in what a user typed, undone."""
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-
-
-def chat_kind(channel_id: str, channel_name: str | None) -> ChatKind:
-    """A direct message with the bot is a personal chat; any other conversation a group."""
-    if channel_id.startswith(DM_CHANNEL_PREFIX) or channel_name == DM_CHANNEL_NAME:
-        return ChatKind.PRIVATE
-    return ChatKind.GROUP
 
 
 def needs_invite(record: ChatRecord | None) -> bool:
@@ -1175,11 +1172,15 @@ def _ephemeral(reply: Reply) -> dict[str, Any]:
 
 
 __all__ = [
+    "BOT_EVENTS",
+    "METHOD_SCOPES",
+    "SlackAuth",
     "SlackChannel",
     "SlackSender",
-    "chat_kind",
     "make_client",
+    "malformed_body",
     "needs_invite",
     "translate_error",
     "unescape",
+    "verify_signature",
 ]
