@@ -1347,3 +1347,32 @@ async def test_run_with_a_refused_token_stops_with_one_line_naming_slack_bot_tok
     lines = err.decode().strip().splitlines()
     assert lines[-1].startswith("configuration error: SLACK_BOT_TOKEN:") and code in lines[-1]
     assert "Traceback" not in err.decode() and TOKEN not in (out + err).decode()
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"is_archived": True}, "is_archived"),
+        ({"is_private": True, "is_member": False}, "channel_not_found"),  # the bot was removed
+    ],
+)
+async def test_a_chat_that_had_messages_becomes_inactive_with_the_reason(
+    sl: FakeSlack, engine: AsyncEngine, tmp_path: Path, change: dict[str, Any], reason: str
+) -> None:
+    world = await slack_digests(engine, tmp_path, "G1", "C2")
+    client = make_client(make_settings(sl))
+    sender = SlackSender(client, per_channel_rate=50.0)
+    senders = {Platform.SLACK: sender}
+    await Delivery(engine=engine, senders=senders).drain()
+    assert [m["channel"] for m in sl.messages_to("G1")] == ["G1"]
+    sl.add_channel("G1", **change)
+    await world.publish("papers/2026/another", tags="[rl]")
+    assert await world.plan() == 2
+    await Delivery(engine=engine, senders=senders).drain()
+    await sender.auth.close()
+
+    gone, other = await record_of(engine, "G1"), await record_of(engine, "C2")
+    assert gone is not None and other is not None
+    assert (gone.chat.state, gone.inactive_reason) == (ChatState.INACTIVE, reason)
+    assert other.chat.state == ChatState.ACTIVE and len(sl.messages_to("C2")) == 2
+    assert sender.auth.error is None  # one channel's problem, not the workspace's
