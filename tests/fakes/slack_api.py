@@ -14,7 +14,8 @@ Failures are part of the fake's input, set by the test:
   (``is_mpim=True``) the bot is not in is ``channel_not_found`` to every method, as if it did
   not exist; a public channel it is not in takes posts with ``chat:write.public``;
 * ``scopes`` -- the bot token's scopes; a method or conversation whose scope is missing
-  answers ``missing_scope`` with ``needed`` and ``provided``;
+  answers ``missing_scope`` with ``needed`` and ``provided``; every answer to an accepted
+  token lists them in an ``X-OAuth-Scopes`` header;
 * ``user_errors[user] = "user_not_found"`` -- for conversations.open and users.info;
 * ``token_errors[token] = "token_revoked"`` -- every call with that token (app uninstalled);
 * ``fail_next(method, status=429, retry_after=1, error="ratelimited")`` -- the next calls fail;

@@ -374,3 +374,29 @@ async def test_bolt_app_round_trip(sl: FakeSlack) -> None:
     stale = signed_headers(SECRET, body, timestamp=int(time.time()) - 301)
     refused = await app.async_dispatch(AsyncBoltRequest(body=body.decode(), headers=stale))
     assert refused.status == 401
+
+
+async def test_every_answer_to_an_accepted_token_lists_its_scopes(
+    sl: FakeSlack, client: AsyncWebClient
+) -> None:
+    sl.scopes = {"chat:write", "commands"}
+    response = await client.auth_test()
+    assert response.headers["x-oauth-scopes"] == "chat:write,commands"
+    sl.token_errors[TOKEN] = "token_revoked"
+    with pytest.raises(SlackApiError) as refused:
+        await client.auth_test()
+    assert refused.value.response["error"] == "token_revoked"
+    assert "x-oauth-scopes" not in {k.lower() for k in refused.value.response.headers}
+
+
+async def test_the_workspace_rate_refuses_posts_over_it_across_channels(
+    sl: FakeSlack, client: AsyncWebClient
+) -> None:
+    sl.workspace_rate = 3
+    for channel in ("C1", "C2", "C3"):
+        await client.chat_postMessage(channel=channel, text="x")
+    with pytest.raises(SlackApiError) as limited:
+        await client.chat_postMessage(channel="C4", text="x")
+    assert limited.value.response.status_code == 429
+    assert limited.value.response.headers["retry-after"] == "1"
+    assert [v.channel for v in sl.limit_violations] == ["C4"]
