@@ -543,6 +543,79 @@ def malformed_body(body: bytes, content_type: str | None) -> str | None:
         return "JSON is not an object"
     if _depth(parsed) > MAX_JSON_DEPTH:
         return "JSON nested too deeply"
+    return _odd_field(parsed)
+
+
+_TEXT = (str,)
+_OBJECT = (dict,)
+_TEXT_OR_OBJECT = (str, dict)
+# The fields Bolt reads to route a request, as Slack sends them (JSON null too, for those
+# that may be text); Bolt reads them without checking, so any other type fails inside it.
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "type": _TEXT,
+    "event": _OBJECT,
+    "actions": (list,),
+    "authorizations": (list,),
+    "view": _OBJECT,
+    "container": _OBJECT,
+    "message": _OBJECT,
+    "previous_message": _OBJECT,
+    "item": _OBJECT,
+    "function_data": _OBJECT,
+    "assistant_thread": _OBJECT,
+    "tokens": _OBJECT,
+    "team": _TEXT_OR_OBJECT,
+    "user": _TEXT_OR_OBJECT,
+    "channel": _TEXT_OR_OBJECT,
+    "enterprise": _TEXT_OR_OBJECT,
+    "id": _TEXT,
+    "event_id": _TEXT,
+    "team_id": _TEXT,
+    "user_id": _TEXT,
+    "channel_id": _TEXT,
+    "enterprise_id": _TEXT,
+    "context_team_id": _TEXT,
+    "context_enterprise_id": _TEXT,
+    "api_app_id": _TEXT,
+    "command": _TEXT,
+    "callback_id": _TEXT,
+    "action_id": _TEXT,
+    "block_id": _TEXT,
+    "value": _TEXT,
+    "response_url": _TEXT,
+    "trigger_id": _TEXT,
+    "thread_ts": _TEXT,
+    "bot_access_token": _TEXT,
+    "function_execution_id": _TEXT,
+    "is_enterprise_install": (bool,),
+    "is_ext_shared_channel": (bool,),
+}
+# The objects whose fields Bolt reads, beside the body itself.
+_ROUTED_OBJECTS = frozenset(
+    {"event", "message", "previous_message", "item", "container", "view", "team", "user",
+     "channel", "enterprise", "function_data", "assistant_thread"}
+)  # fmt: skip
+
+
+def _odd_field(body: dict[str, Any]) -> str | None:
+    """The first routing field of a type Slack never sends, e.g. ``event`` a string."""
+    objects: list[dict[str, Any]] = [body]
+    seen = 0
+    while objects and seen < 1000:
+        current = objects.pop()
+        seen += 1
+        for key, value in current.items():
+            types = _FIELD_TYPES.get(key)
+            if types is None or (value is None and str in types):  # null ids: none given
+                continue
+            if not isinstance(value, types):
+                return f"{key} is not {' or '.join(t.__name__ for t in types)}"
+            if isinstance(value, list):  # actions, authorizations
+                if not all(isinstance(item, dict) for item in value):
+                    return f"{key} is not a list of objects"
+                objects.extend(value)
+            elif key in _ROUTED_OBJECTS and isinstance(value, dict):
+                objects.append(value)
     return None
 
 
@@ -784,13 +857,22 @@ class SlackChannel:
         if not self._requests.add(signature, now=time.time()):
             log.info("slack: a request seen before was answered, not acted on again")
             return web.Response(status=200)
-        bolt_request = AsyncBoltRequest(
-            body=body.decode("utf-8"),
-            query=request.query_string,
-            headers=request.headers,  # type: ignore[arg-type]
-        )
+        # Bolt reads the fields it routes on without checking their types: a signed body of
+        # a shape Slack never sends (an event that is a string, a channel that is a number)
+        # raises while the request is built, or makes the dispatch answer 500. Listeners run
+        # after the acknowledgement, so a 5xx here always means such a body: malformed.
+        try:
+            bolt_request = AsyncBoltRequest(
+                body=body.decode("utf-8"),
+                query=request.query_string,
+                headers=request.headers,  # type: ignore[arg-type]
+            )
+        except Exception as exc:
+            return _unreadable(type(exc).__name__)
         bolt_request.context["trendbot_received"] = received
         bolt_response = await self.app.async_dispatch(bolt_request)
+        if bolt_response.status >= 500:
+            return _unreadable(f"status {bolt_response.status}")
         return await to_aiohttp_response(bolt_response)
 
     # Handlers (Bolt passes arguments by name) -------------------------------------------
@@ -1142,6 +1224,15 @@ class SlackChannel:
         status = getattr(answer, "status_code", 200)
         if status != 200:
             log.warning("slack: reply not sent: response_url answered %s", status, extra=extra)
+
+
+def _unreadable(what: str) -> web.Response:
+    log.warning(
+        "slack: signed request refused (400): Bolt could not read it (%s)",
+        what,
+        extra={"platform": "slack"},
+    )
+    return web.Response(status=400, text="malformed request")
 
 
 def _guess(channel_id: str, channel_name: str, *, user_id: str) -> Conversation:

@@ -19,6 +19,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
 import pytest
@@ -626,6 +627,31 @@ async def test_a_malformed_body_is_401_unsigned_and_400_signed_with_one_warning_
     assert bot.sl.calls("response_url") == [] and bot.sl.calls("chat.postMessage") == []
 
 
+# Signed JSON objects of shapes Slack never sends: Bolt reads these fields unchecked.
+ODD_SHAPES = [
+    {"type": "event_callback", "event": "x", "event_id": "E1"},
+    {"type": "event_callback", "event": [1], "event_id": ["E"]},
+    {"type": "block_actions", "actions": "x"},
+    {"type": "event_callback", "event": {"type": "channel_unarchive", "channel": 5}},
+    {"type": "view_submission", "view": "x"},
+]
+
+
+@pytest.mark.parametrize("shape", range(len(ODD_SHAPES)))
+async def test_a_signed_body_of_a_shape_slack_never_sends_is_400_without_a_traceback(
+    bot: Bot, engine: AsyncEngine, caplog: pytest.LogCaptureFixture, shape: int
+) -> None:
+    body = json.dumps(ODD_SHAPES[shape]).encode()
+    with caplog.at_level(logging.DEBUG):
+        signed = await bot.post(body, signed_headers(SECRET, body, content_type="application/json"))
+        unsigned = await bot.post(body, {"Content-Type": "application/json"})
+    assert (signed[0], unsigned[0]) == (400, 401)
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 2 and all(r.name == "bot.channels.slack" for r in warnings), warnings
+    assert all(r.exc_info is None for r in caplog.records)
+    assert await all_chats(engine) == []
+
+
 @pytest.mark.parametrize("timestamp", ["abc", "", "-1", "1e9", "１２３", "9" * 40, " 1700000000"])
 async def test_a_malformed_timestamp_header_is_401(
     bot: Bot, engine: AsyncEngine, caplog: pytest.LogCaptureFixture, timestamp: str
@@ -680,6 +706,50 @@ async def test_any_signed_body_gets_a_clear_answer_never_500(
 ) -> None:
     status, _ = await bot.post(body, signed_headers(SECRET, body, content_type=content_type))
     assert status in (200, 400, 404)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+ROUTED_KEYS = st.sampled_from(
+    ["type", "event", "actions", "view", "team", "user", "channel", "enterprise", "command",
+     "event_id", "authorizations", "container", "message", "callback_id", "team_id"]
+)  # fmt: skip
+
+
+@hypothesis_settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    body=st.dictionaries(ROUTED_KEYS, JSON_VALUES, max_size=4),
+    kind=st.sampled_from(["event_callback", "block_actions", "view_submission", None]),
+    as_form=st.booleans(),
+)
+async def test_any_signed_object_of_routing_fields_is_answered_without_500(
+    bot: Bot,
+    caplog: pytest.LogCaptureFixture,
+    body: dict[str, Any],
+    kind: str | None,
+    as_form: bool,
+) -> None:
+    if kind is not None:
+        body = {**body, "type": kind}
+    raw = json.dumps(body).encode()
+    content_type = "application/json"
+    if as_form:
+        raw, content_type = (
+            urlencode({"payload": raw.decode()}).encode(),
+            "application/x-www-form-urlencoded",
+        )
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        status, _ = await bot.post(raw, signed_headers(SECRET, raw, content_type=content_type))
+    assert status in (200, 400, 404)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
 
 
 # ---------------------------------------------------------------------- events
