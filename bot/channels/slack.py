@@ -1070,8 +1070,13 @@ class SlackChannel:
         """
         known = self._conversations.get(channel_id)
         if known is not None:
-            self._conversations.move_to_end(channel_id)
-            return known
+            # A chat whose sends stopped (the bot removed, the channel archived) is looked
+            # at again: the command may be the user's answer to that.
+            record = await self._record(known.chat_id)
+            if record is None or record.chat.state != ChatState.INACTIVE:
+                self._conversations.move_to_end(channel_id)
+                return known
+            del self._conversations[channel_id]
         name = str(channel_name or "")
         guess = _guess(channel_id, name, user_id=user_id)
         try:

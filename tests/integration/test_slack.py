@@ -1446,3 +1446,21 @@ async def test_a_chat_that_had_messages_becomes_inactive_with_the_reason(
     assert (gone.chat.state, gone.inactive_reason) == (ChatState.INACTIVE, reason)
     assert other.chat.state == ChatState.ACTIVE and len(sl.messages_to("C2")) == 2
     assert sender.auth.error is None  # one channel's problem, not the workspace's
+
+
+async def test_a_private_channel_the_bot_was_removed_from_says_to_invite_it_again(
+    bot: Bot, engine: AsyncEngine, tmp_path: Path
+) -> None:
+    bot.sl.add_channel("G1", name="lab", is_private=True)
+    await bot.command("subscribe rl", channel="G1", channel_name="privategroup")
+    bot.sl.channels["G1"]["is_member"] = False  # removed; its next send fails
+    async with engine.begin() as conn:
+        record = await chat_store.get(conn, platform=Platform.SLACK, chat_id="G1")
+        assert record is not None
+        await chat_store.deactivate(conn, pk=record.pk, reason="channel_not_found")
+
+    answer = await bot.command("resume", channel="G1", channel_name="privategroup")
+
+    assert answer.text == t("en", "slack.invite_first", bot=BOT_NAME, p=P)
+    record = await record_of(engine, "G1")
+    assert record is not None and record.chat.state == ChatState.INACTIVE
