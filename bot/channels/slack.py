@@ -117,9 +117,7 @@ NOT_IN_CHANNEL = "not_in_channel"
 CHANNEL_NOT_FOUND = "channel_not_found"
 # Error codes after which nothing can be posted to the conversation again
 # (https://api.slack.com/methods/chat.postMessage#errors).
-GONE_ERRORS = frozenset(
-    {CHANNEL_NOT_FOUND, "is_archived", "channel_is_archived", "user_not_found"}
-)
+GONE_ERRORS = frozenset({CHANNEL_NOT_FOUND, "is_archived", "channel_is_archived", "user_not_found"})
 # The token itself was refused, whatever the conversation (chat.postMessage and auth.test
 # errors): nothing can be sent anywhere in the workspace until it works again.
 AUTH_ERRORS = frozenset(
