@@ -108,13 +108,12 @@ BOT_EVENTS = (
     "channel_unarchive",
     "group_unarchive",
 )
-# A chat whose deliveries stopped for one of these waits for the bot to be invited back.
-INVITE_REASONS = frozenset({"not_in_channel", "channel_not_found"})
-ARCHIVED_REASON = "is_archived"
-DELETED_REASON = "channel_deleted"
-
 NOT_IN_CHANNEL = "not_in_channel"
 CHANNEL_NOT_FOUND = "channel_not_found"
+# A chat whose deliveries stopped for one of these waits for the bot to be invited back.
+INVITE_REASONS = frozenset({NOT_IN_CHANNEL, CHANNEL_NOT_FOUND})
+ARCHIVED_REASON = "is_archived"
+DELETED_REASON = "channel_deleted"
 # Error codes after which nothing can be posted to the conversation again
 # (https://api.slack.com/methods/chat.postMessage#errors).
 GONE_ERRORS = frozenset({CHANNEL_NOT_FOUND, "is_archived", "channel_is_archived", "user_not_found"})
@@ -151,6 +150,7 @@ SIGNATURE_VERSION = "v0"
 MAX_REMEMBERED_REQUESTS = 100_000
 # Events API retries (X-Slack-Retry-Num) carry the event_id of the first delivery; Slack
 # retries three times within about an hour (https://api.slack.com/apis/events-api#retries).
+EVENT_RETRY_WINDOW_SECONDS = 3600.0
 MAX_REMEMBERED_EVENTS = 10_000
 # Slack's payloads nest a few levels (a message's blocks in a button press); deeper JSON is
 # refused before Bolt walks it.
@@ -597,6 +597,13 @@ _ROUTED_OBJECTS = frozenset(
 
 def _odd_field(body: dict[str, Any]) -> str | None:
     """The first routing field of a type Slack never sends, e.g. ``event`` a string."""
+    actions = body.get("actions")
+    if actions is not None and not (isinstance(actions, list) and actions):
+        return "actions is not a list of actions"  # Bolt reads the first one
+    if body.get("type") == "block_actions" and not all(
+        isinstance(a, dict) and isinstance(a.get("action_id"), str) for a in actions or ()
+    ):
+        return "an action has no action_id"
     objects: list[dict[str, Any]] = [body]
     seen = 0
     while objects and seen < 1000:
@@ -683,8 +690,7 @@ class SlackChannel:
         self._bot_name: str | None = None
         self._bot_user_id: str | None = None
         self._requests = _Seen(ttl=SIGNATURE_MAX_AGE_SECONDS, limit=MAX_REMEMBERED_REQUESTS)
-        # Slack may retry an event for up to about an hour; ids are remembered that long.
-        self._events = _Seen(ttl=3600.0, limit=MAX_REMEMBERED_EVENTS)
+        self._events = _Seen(ttl=EVENT_RETRY_WINDOW_SECONDS, limit=MAX_REMEMBERED_EVENTS)
         self._conversations: OrderedDict[str, Conversation] = OrderedDict()
         self._scope_warned: set[str] = set()
         secret = settings.slack_signing_secret
