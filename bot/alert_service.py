@@ -3,7 +3,7 @@ messages queued for the admins.
 
 Recipients are the ``TELEGRAM_ADMIN_IDS`` who have a private chat with the bot (in
 Telegram a private chat's id is the user's) and the ``SLACK_ADMIN_IDS``, in their direct
-message with the app (opened with ``conversations.open`` the first time), unless they
+message with the app (a post to the user's id lands there), unless they
 said ``alerts off``. Alerts are ordinary outbox rows, so the platforms' rate limits apply,
 with a priority above digests: an alert is the next message its chat gets.
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -39,24 +38,16 @@ ALERT_PRIORITY = 30
 CHECK_EVERY_SECONDS = 60
 
 
-class DirectMessages(Protocol):
-    """Opens (or finds) the direct-message conversation with a user; None when it cannot."""
-
-    async def open(self, user_id: str) -> str | None: ...
-
-
 class AlertService:
     def __init__(
         self,
         *,
         engine: AsyncEngine,
         settings: Settings,
-        slack_dm: DirectMessages | None = None,
         clock: Callable[[], dt.datetime] = utcnow,
     ) -> None:
         self._engine = engine
         self._settings = settings
-        self._slack_dm = slack_dm
         self._clock = clock
 
     async def after_poll(self, outcomes: Sequence[tuple[str, str | None]]) -> None:
@@ -148,7 +139,7 @@ class AlertService:
 
     async def _open_slack_dms(self) -> None:
         """Slack admins whose direct message with the app is not known yet get one."""
-        if self._slack_dm is None or not self._settings.slack_enabled:
+        if not self._settings.slack_enabled:
             return
         async with self._engine.begin() as conn:
             choices = await store.admin_choices(conn)
@@ -156,9 +147,10 @@ class AlertService:
             choice = choices.get((Platform.SLACK.value, user_id))
             if choice is not None and (choice.chat_pk is not None or not choice.enabled):
                 continue
-            channel = await self._slack_dm.open(user_id)
-            if channel is None:
-                continue
+            # chat.postMessage to a user's id posts in their DM with the app (its Messages
+            # tab, https://api.slack.com/methods/chat.postMessage#app_home), as for the DM
+            # subscriptions of bot/channels/slack.py: no conversation to open, no im:write.
+            channel = user_id
             async with self._engine.begin() as conn:
                 record = await chat_store.ensure(
                     conn,

@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from slack_sdk.web.async_client import AsyncWebClient
     from telegram import Bot
 
-    from bot.channels.slack_dm import SlackDirectMessages
-
 
 @dataclass(slots=True)
 class App:
@@ -78,17 +76,11 @@ def _senders(
         from bot.channels.slack import SlackSender
 
         senders[Platform.SLACK] = SlackSender(
-            slack_client, per_channel_rate=settings.slack_rate_per_second
+            slack_client,
+            per_channel_rate=settings.slack_rate_per_second,
+            workspace_rate=settings.slack_workspace_rate_per_second,
         )
     return senders
-
-
-def _slack_dm(slack_client: AsyncWebClient | None) -> SlackDirectMessages | None:
-    if slack_client is None:
-        return None
-    from bot.channels.slack_dm import SlackDirectMessages
-
-    return SlackDirectMessages(slack_client)
 
 
 @asynccontextmanager
@@ -140,7 +132,7 @@ async def open_app(
                 public_base_url=settings.public_base_url,
             ),
             admin=admin,
-            alerts=AlertService(engine=engine, settings=settings, slack_dm=_slack_dm(slack_client)),
+            alerts=AlertService(engine=engine, settings=settings),
             senders=_senders(
                 settings,
                 console_out=console_out,

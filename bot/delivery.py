@@ -16,6 +16,10 @@ errors into it):
 - ``NotInChannel`` (Slack): the chat is paused until someone invites the bot and resumes.
 - ``ChatMigrated``: the chat takes its new id and the message goes there at once.
 - ``PermanentError``: this message is marked failed; the chat stays as it is.
+- ``PlatformAuthFailed``: the platform refused the bot's credentials. Nothing more is sent
+  to that platform: its messages go back to the queue as they were (no attempt counted, no
+  chat changed) and none of its messages are claimed until the sender's
+  ``wait_authorized`` returns (or, for a sender without one, ``AUTH_PAUSE_SECONDS`` pass).
 """
 
 from __future__ import annotations
@@ -41,12 +45,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot import digest as digest_stage
 from bot import metrics, render
 from bot.errors import (
-    AuthFailed,
     ChatGone,
     ChatMigrated,
     DeliveryError,
     NotInChannel,
     PermanentError,
+    PlatformAuthFailed,
     RateLimited,
     TransientError,
 )
@@ -97,6 +101,9 @@ WINDOW_HEADROOM = 1.5
 MAX_IN_FLIGHT = 1024
 # The measured time per send is a moving average: each new send weighs this much.
 LATENCY_WEIGHT = 0.05
+# A platform that refused the credentials, whose sender cannot say when they work again, is
+# tried again after this long.
+AUTH_PAUSE_SECONDS = 60.0
 
 
 class Sender(Protocol):
@@ -273,7 +280,7 @@ class Delivery:
         self._workers: set[asyncio.Task[None]] = set()
         # Seconds a send holds a worker, per platform (moving average), from which the
         # window is sized; no guess is made before the first send has been measured.
-        self._hold: dict[Platform, float] = {}
+        self._send_seconds: dict[Platform, float] = {}
         self._claim_batch = claim_batch
         self._backoff_base = backoff_base
         self.worker_id = worker_id or new_worker_id()
@@ -294,6 +301,7 @@ class Delivery:
         # would cost as much as the sends of a large broadcast).
         self._held_of: Counter[int] = Counter()
         self._only_broadcast: int | None = None
+        self._paused: dict[Platform, asyncio.Task[None]] = {}  # refused credentials
         self.sent = 0  # outbox rows completed by this instance
         self.failed = 0  # outbox rows that failed for good
 
@@ -340,9 +348,11 @@ class Delivery:
             self._wake.set()
             self._claim_wake.set()
             done, pending = await asyncio.wait(self._workers, timeout=SHUTDOWN_GRACE_SECONDS)
-            for task in (*pending, claimer, stopper):
+            paused = list(self._paused.values())
+            self._paused.clear()
+            for task in (*pending, claimer, stopper, *paused):
                 task.cancel()
-            await asyncio.gather(*pending, claimer, stopper, return_exceptions=True)
+            await asyncio.gather(*pending, claimer, stopper, *paused, return_exceptions=True)
             # Sends that were made but whose records a cancelled worker was waiting on are
             # recorded now, so that releasing the claims below does not send them again.
             await self._records.flush()
@@ -372,12 +382,12 @@ class Delivery:
         """A send of ``platform`` held its worker ``seconds``: widen the window if the caps
         now need more sends in flight than there are workers (it never narrows: an idle
         worker costs nothing but its wait)."""
-        held = self._hold.get(platform)
-        self._hold[platform] = (
+        held = self._send_seconds.get(platform)
+        self._send_seconds[platform] = (
             seconds if held is None else held + LATENCY_WEIGHT * (seconds - held)
         )
         needed = 0.0
-        for name, hold in self._hold.items():
+        for name, hold in self._send_seconds.items():
             rate = self._pace[name].rate
             if rate is not None:
                 needed += rate * hold * WINDOW_HEADROOM
@@ -425,13 +435,16 @@ class Delivery:
                 await asyncio.wait_for(self._claim_wake.wait(), timeout=0.2 if drain else 1.0)
 
     async def _claim(self, *, only_chats: Sequence[int] | None) -> int:
+        platforms = [p.value for p in self._senders if p not in self._paused]
+        if not platforms:
+            return 0
         async with self._engine.begin() as conn:
             rows = await outbox.claim(
                 conn,
                 worker=self.worker_id,
                 limit=self._claim_batch,
                 now=page_store.utcnow(),
-                platforms=[p.value for p in self._senders],
+                platforms=platforms,
                 only_chats=only_chats,
                 only_broadcast=self._only_broadcast,
             )
@@ -514,6 +527,9 @@ class Delivery:
             await self._finish(queue)
             return
         part = queue.parts[queue.next_part]
+        if chat.platform in self._paused:
+            await self._hold(queue, reason="credentials refused")
+            return
         await self._pace[chat.platform].acquire()
         if self._stopping:  # not begun: it stays queued for later
             return
@@ -522,6 +538,11 @@ class Delivery:
             ref = await sender.send(
                 chat.chat_id, part, thread=queue.thread if part.in_thread else None
             )
+        except PlatformAuthFailed as exc:
+            self._pause(sender)
+            await self._hold(queue, reason=exc.reason)
+            await self._auth_failed(chat.platform, exc.reason)
+            return
         except RateLimited as exc:
             metrics.MESSAGES_RETRIED.labels(chat.platform.value, "rate_limited").inc()
             log.warning("rate limited for %.1fs", exc.retry_after, extra=_ctx(queue.record))
@@ -544,11 +565,6 @@ class Delivery:
             await self._chat_gone(queue, exc, state=ChatState.PAUSED)
             return
         except PermanentError as exc:
-            if isinstance(exc, AuthFailed) and self._on_auth_failure is not None:
-                try:
-                    await self._on_auth_failure(chat.platform, exc.reason)
-                except Exception:  # an alert must not stop deliveries
-                    log.exception("could not record an authentication failure")
             await self._fail_row(queue, exc.reason)
             return
         except TransientError as exc:
@@ -675,6 +691,55 @@ class Delivery:
                 count_attempt=count,
             )
         self._pop(queue)
+
+    def _pause(self, sender: Sender) -> None:
+        """Claim nothing more for the sender's platform until its credentials work again."""
+        if sender.platform not in self._paused:
+            resume = asyncio.create_task(self._resume_when_authorized(sender))
+            self._paused[sender.platform] = resume
+
+    async def _resume_when_authorized(self, sender: Sender) -> None:
+        wait = getattr(sender, "wait_authorized", None)  # a sender that knows when they work
+        if callable(wait):
+            await wait()
+        else:
+            await asyncio.sleep(AUTH_PAUSE_SECONDS)
+        self._paused.pop(sender.platform, None)
+        log.info("sending to %s resumes", sender.platform.value)
+        self._claim_wake.set()
+
+    async def _auth_failed(self, platform: Platform, reason: str) -> None:
+        """Tell the operator alerts (an ``auth:PLATFORM`` incident)."""
+        if self._on_auth_failure is None:
+            return
+        try:
+            await self._on_auth_failure(platform, reason)
+        except Exception:  # an alert must not stop deliveries
+            log.exception("could not record an authentication failure")
+
+    async def _hold(self, queue: _ChatQueue, *, reason: str) -> None:
+        """The chat's messages in memory go back to the queue as they were: no attempt
+        counted, the parts already sent kept, the chat untouched."""
+        rows = list(queue.rows)
+        async with self._engine.begin() as conn:
+            await outbox.part_sent(
+                conn, row_id=rows[0].id, parts_sent=queue.next_part, thread_ref=queue.thread
+            )
+            for row in rows:
+                await outbox.retry_later(
+                    conn,
+                    row_id=row.id,
+                    not_before=page_store.utcnow(),
+                    error=reason,
+                    count_attempt=False,
+                )
+        for row in rows:
+            self._claimed.pop(row.id, None)
+            self._release(row)
+        queue.rows.clear()
+        queue.parts = None
+        queue.next_part = 0
+        queue.thread = None
 
     async def _chat_gone(self, queue: _ChatQueue, exc: DeliveryError, *, state: ChatState) -> None:
         platform = queue.record.chat.platform.value

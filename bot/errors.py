@@ -86,8 +86,18 @@ class NotInChannel(DeliveryError):
     """Slack: the bot is not a member of the channel; the chat is paused with a hint."""
 
 
+class PlatformAuthFailed(DeliveryError):
+    """The platform refused the bot's credentials (``code``, e.g. Slack's ``invalid_auth``):
+    nothing can be sent anywhere on it until they work again. Messages stay queued and no
+    chat's state changes; the adapter says when the credentials work again."""
+
+    def __init__(self, reason: str, *, code: str) -> None:
+        super().__init__(reason)
+        self.code = code
+
+
 class PermanentError(DeliveryError):
-    """Any other failure that a retry will not fix (a malformed message, bad auth)."""
+    """Any other failure that a retry will not fix (a malformed message)."""
 
 
 class TransferError(BotError):
@@ -102,11 +112,3 @@ class TransferError(BotError):
         self.field = field
         self.value = value
         self.detail = detail
-
-
-class AuthFailed(PermanentError):
-    """The platform rejected the bot's own credentials (a revoked or wrong token).
-
-    The delivery engine reports it to the operator alerts (``auth:PLATFORM`` incident)
-    before failing the message as any ``PermanentError``.
-    """

@@ -49,3 +49,15 @@ COMMAND_LATENCY = Histogram(
 DIGEST_BUILD = Histogram(
     "trendbot_digest_build_seconds", "Time to plan due digests", registry=REGISTRY
 )
+PLATFORM_AUTH_FAILURES = Counter(
+    "trendbot_platform_auth_failures_total",
+    "Times a platform refused the bot's credentials and sending to it stopped",
+    ["platform", "code"],
+    registry=REGISTRY,
+)
+PLATFORM_UP = Gauge(
+    "trendbot_platform_up",
+    "1 while the platform accepts the bot's credentials, 0 while sending to it is stopped",
+    ["platform"],
+    registry=REGISTRY,
+)

@@ -28,6 +28,7 @@ from bot.channels.console import ConsoleChannel
 from bot.errors import BotError
 from bot.feed_server import FeedServer
 from bot.leader import RENEW_SECONDS, Leases
+from bot.models import Platform
 
 log = logging.getLogger("bot.service")
 
@@ -325,14 +326,20 @@ class Service:
             hooks.channels["telegram"] = lambda: telegram.application.running
             channels.append(telegram)
         if app.slack_client is not None:
-            from bot.channels.slack import SlackChannel
+            from bot.channels.slack import SlackChannel, SlackSender
 
+            sender = app.senders.get(Platform.SLACK)
             slack = SlackChannel(
-                settings=app.settings, core=app.core, engine=app.engine, client=app.slack_client
+                settings=app.settings,
+                core=app.core,
+                engine=app.engine,
+                client=app.slack_client,
+                auth=sender.auth if isinstance(sender, SlackSender) else None,
             )
             if app.settings.slack_signing_secret is not None:
                 hooks.slack = slack.handle_request
             hooks.channels["slack"] = lambda: slack.running
+            hooks.auth_errors["slack"] = lambda: slack.auth.error
             channels.append(slack)
         return channels
 

@@ -34,6 +34,9 @@ TELEGRAM_PAID_RATE_PER_SECOND = 1000.0
 SLACK_USER_ID_RE = re.compile(r"^[UW][A-Z0-9]{2,}$")
 SLACK_COMMAND_RE = re.compile(r"^/[a-z0-9_-]{1,31}$")
 MAX_SOURCE_CHARS = 2000  # sources.name, String(2000) in bot/store/schema.py
+# chat.postMessage: "limiting posting to several hundred messages per minute" in a workspace
+# (https://api.slack.com/methods/chat.postMessage, Rate limiting): 300 a minute.
+SLACK_WORKSPACE_RATE_PER_SECOND = 5.0
 
 
 def _split_csv(value: Any) -> Any:
@@ -115,6 +118,9 @@ class Settings(BaseSettings):
 
     telegram_rate_per_second: float = Field(default=30.0, gt=0, le=TELEGRAM_PAID_RATE_PER_SECOND)
     slack_rate_per_second: float = Field(default=1.0, gt=0, le=1_000)
+    slack_workspace_rate_per_second: float = Field(
+        default=SLACK_WORKSPACE_RATE_PER_SECOND, gt=0, le=1_000
+    )
 
     public_base_url: str | None = None
     alert_source_failures: int = Field(default=3, ge=1, le=1000)

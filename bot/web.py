@@ -37,6 +37,8 @@ class WebHooks:
     feeds: FeedHook | None = None
     # Failed polls of each source in this process, by shown name (the poller's counters).
     source_failures: Mapping[str, int] = field(default_factory=dict)
+    # A platform's credentials error (Slack's ``invalid_auth``...), None while they work.
+    auth_errors: dict[str, Callable[[], str | None]] = field(default_factory=dict)
 
 
 def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
@@ -72,6 +74,15 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
             ],
             channels={name: connected() for name, connected in hooks.channels.items()},
         )
+        platforms: dict[str, dict[str, str]] = {}
+        for name, auth_error in hooks.auth_errors.items():
+            error = auth_error()
+            down = {"status": "down", "error": error} if error is not None else None
+            platforms[name] = down or {"status": "ok"}
+        if platforms:
+            body["platforms"] = platforms
+            if any(p["status"] == "down" for p in platforms.values()):
+                body["status"] = "degraded"
         return web.json_response(body)
 
     async def metrics_endpoint(_request: web.Request) -> web.Response:

@@ -7,36 +7,47 @@ code. Error reasons are built from Slack's error codes and HTTP statuses only, n
 the library's exception texts, so no reason carries a token.
 
 Inbound, a Bolt :class:`~slack_bolt.async_app.AsyncApp` serves the slash command
-(``SLACK_COMMAND``, ``/trend`` by default) and the buttons of its replies, over HTTP
-(``POST /slack/events``, every request's signature checked by Bolt) or Socket Mode. Every
-answer is ephemeral to the caller: in the acknowledgement itself, or through the
-request's ``response_url`` when the work may take longer than Slack's 3 seconds.
+(``SLACK_COMMAND``, ``/trend`` by default), the buttons of its replies and the events of
+:data:`BOT_EVENTS`, over HTTP (``POST /slack/events``, every request's signature checked on
+its raw body before anything parses it) or Socket Mode. Every answer is ephemeral to the
+caller: in the acknowledgement itself, or through the request's ``response_url`` when the
+work may take longer than Slack's 3 seconds.
+
+One workspace: :class:`SlackAuth` holds whether Slack accepts the bot token, for the
+sender and the channel alike; a refused token stops every send, not one chat.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
+import json
 import logging
 import re
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Any
+from urllib.parse import parse_qsl
 
 import aiohttp
 from aiohttp import web
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import render
+from bot import metrics, render
 from bot.commands import Caller, CommandCore, split_command
 from bot.errors import (
     ChatGone,
@@ -44,6 +55,7 @@ from bot.errors import (
     DeliveryError,
     NotInChannel,
     PermanentError,
+    PlatformAuthFailed,
     RateLimited,
     TransientError,
 )
@@ -51,6 +63,7 @@ from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, ChatState, Outgoing, Platform, Reply, Toast
 from bot.settings import Settings
 from bot.store import chats as chat_store
+from bot.store import outbox
 from bot.store.chats import ChatRecord
 from bot.store.engine import reader
 
@@ -77,24 +90,48 @@ ACTION_ID_RE = re.compile(r"^trend:(?:\d+|vote-\d+-(?:up|down))$")
 # A direct message with the bot: its channel id starts with D; Slack names it so.
 DM_CHANNEL_PREFIX = "D"
 DM_CHANNEL_NAME = "directmessage"
-
+# Slack names a group DM's conversation "mpdm-alice--bob--carol-1".
+GROUP_DM_NAME_PREFIX = "mpdm-"
+# conversations.info (where a command was typed) is given up on after this long; the
+# command then runs as the conversation's id suggests.
+CONVERSATION_TIMEOUT_SECONDS = 1.0
+# Conversations known to be postable are remembered, so that each costs one lookup.
+MAX_REMEMBERED_CONVERSATIONS = 10_000
+# The Events API events handled here; deploy/slack-app-manifest.yml subscribes to these.
+BOT_EVENTS = (
+    "app_uninstalled",
+    "tokens_revoked",
+    "member_joined_channel",
+    "channel_archive",
+    "group_archive",
+    "channel_deleted",
+    "group_deleted",
+    "channel_unarchive",
+    "group_unarchive",
+)
 NOT_IN_CHANNEL = "not_in_channel"
-# Error codes after which nothing can be posted to the conversation again. The last three
-# concern the whole workspace (the app was uninstalled or its token revoked), but they
-# surface on a send to one chat: each chat becomes inactive as it is next sent to, and a
-# reinstalled app's chats come back with resume or subscribe.
-GONE_ERRORS = frozenset(
+CHANNEL_NOT_FOUND = "channel_not_found"
+# A chat whose deliveries stopped for one of these waits for the bot to be invited back.
+INVITE_REASONS = frozenset({NOT_IN_CHANNEL, CHANNEL_NOT_FOUND})
+ARCHIVED_REASON = "is_archived"
+DELETED_REASON = "channel_deleted"
+# Error codes after which nothing can be posted to the conversation again
+# (https://api.slack.com/methods/chat.postMessage#errors).
+GONE_ERRORS = frozenset({CHANNEL_NOT_FOUND, "is_archived", "channel_is_archived", "user_not_found"})
+# The token itself was refused, whatever the conversation (chat.postMessage and auth.test
+# errors): nothing can be sent anywhere in the workspace until it works again.
+AUTH_ERRORS = frozenset(
     {
-        "channel_not_found",
-        "is_archived",
-        "channel_is_archived",
-        "user_not_found",
-        "account_inactive",
         "invalid_auth",
+        "not_authed",
         "token_revoked",
+        "token_expired",
+        "account_inactive",
+        "missing_scope",
     }
 )
-_WORKSPACE_ERRORS = frozenset({"account_inactive", "invalid_auth", "token_revoked"})
+# While the token is refused, auth.test is asked this often whether it works again.
+AUTH_RETRY_SECONDS = 60.0
 # Slack failed while handling the call; part of it may have happened (a posted message).
 AMBIGUOUS_ERRORS = frozenset({"fatal_error", "internal_error"})
 # Slack could not take the call now; nothing happened.
@@ -104,6 +141,31 @@ _APP_TOKEN_REJECTED = frozenset(
 )
 
 _ERRORS: tuple[type[BaseException], ...] = (SlackClientError, aiohttp.ClientError, TimeoutError)
+
+# Slack signs every request it sends; one older than this is refused as stale
+# (https://api.slack.com/authentication/verifying-requests-from-slack).
+SIGNATURE_MAX_AGE_SECONDS = 300
+SIGNATURE_VERSION = "v0"
+# A signed request seen again within SIGNATURE_MAX_AGE_SECONDS is answered, not acted on;
+# at most this many signatures are remembered (the oldest forgotten first).
+MAX_REMEMBERED_REQUESTS = 100_000
+# Events API retries (X-Slack-Retry-Num) carry the event_id of the first delivery; Slack
+# retries three times within about an hour (https://api.slack.com/apis/events-api#retries).
+EVENT_RETRY_WINDOW_SECONDS = 3600.0
+MAX_REMEMBERED_EVENTS = 10_000
+# Slack's payloads nest a few levels (a message's blocks in a button press); deeper JSON is
+# refused before Bolt walks it.
+MAX_JSON_DEPTH = 64
+# The bot scopes each Web API method this module calls needs (the "Required scopes" of
+# https://api.slack.com/methods/<method>); conversations.info needs the read scope of the
+# conversation's type. deploy/slack-app-manifest.yml asks for exactly these and "commands".
+METHOD_SCOPES: dict[str, frozenset[str]] = {
+    "apps.connections.open": frozenset(),  # the app-level token's connections:write
+    "auth.test": frozenset(),
+    "chat.postMessage": frozenset({"chat:write", "chat:write.public"}),
+    "conversations.info": frozenset({"channels:read", "groups:read", "im:read"}),
+    "users.info": frozenset({"users:read"}),
+}
 
 
 # ---------------------------------------------------------------------------- the client
@@ -152,6 +214,7 @@ def translate_error(exc: BaseException) -> DeliveryError:
     or a short label (``timeout``, ``network``, ``http_502``), the word metrics count by.
 
     - HTTP 429 / ``ratelimited``: :class:`RateLimited` for the ``Retry-After`` seconds.
+    - :data:`AUTH_ERRORS`: :class:`PlatformAuthFailed` (sending to Slack stops as a whole).
     - ``not_in_channel``: :class:`NotInChannel` (the chat is paused with an invite hint).
     - :data:`GONE_ERRORS`: :class:`ChatGone`.
     - ``fatal_error``, ``internal_error``: ambiguous :class:`TransientError` (Slack says
@@ -168,10 +231,10 @@ def translate_error(exc: BaseException) -> DeliveryError:
         if status == 429 or code == "ratelimited":
             seconds = _retry_after(getattr(response, "headers", None))
             return RateLimited(f"ratelimited: retry after {seconds:g}s", retry_after=seconds)
+        if code in AUTH_ERRORS:
+            return PlatformAuthFailed(f"{code}: Slack refused the bot token", code=code)
         if code == NOT_IN_CHANNEL:
             return NotInChannel(NOT_IN_CHANNEL)
-        if code in _WORKSPACE_ERRORS:
-            return ChatGone(f"{code}: the workspace no longer accepts the bot token")
         if code in GONE_ERRORS:
             return ChatGone(code)
         if code in AMBIGUOUS_ERRORS:
@@ -194,36 +257,141 @@ def translate_error(exc: BaseException) -> DeliveryError:
 # ---------------------------------------------------------------------------- outbound
 
 
+def _needed_scopes(exc: BaseException) -> frozenset[str]:
+    """The scopes a ``missing_scope`` answer says are needed (its ``needed`` field)."""
+    data = getattr(getattr(exc, "response", None), "data", None)
+    needed = data.get("needed") if isinstance(data, dict) else None
+    return frozenset(s.strip() for s in str(needed or "").split(",") if s.strip())
+
+
+def _granted_scopes(headers: Mapping[str, Any], *, default: frozenset[str]) -> frozenset[str]:
+    """The token's scopes from an answer's ``x-oauth-scopes`` header; ``default`` without."""
+    for name, value in headers.items():
+        if name.lower() == "x-oauth-scopes":
+            raw = value[0] if isinstance(value, list | tuple) and value else value
+            return frozenset(s.strip() for s in str(raw).split(",") if s.strip())
+    return default
+
+
+class SlackAuth:
+    """Whether Slack accepts the bot token: one state for the whole workspace.
+
+    :meth:`refused` (a send or an event said the token is refused) stops sending to Slack:
+    one ERROR line, ``trendbot_platform_auth_failures_total`` counts it, ``/healthz`` shows
+    the code (:attr:`error`), and auth.test is asked every ``retry_seconds`` until it
+    passes; then :meth:`wait_accepted` returns and sending resumes.
+    """
+
+    def __init__(self, client: AsyncWebClient, *, retry_seconds: float = AUTH_RETRY_SECONDS):
+        self._client = client
+        self._retry_seconds = retry_seconds
+        self._accepted = asyncio.Event()
+        self._accepted.set()
+        self._probe: asyncio.Task[None] | None = None
+        self._needed: frozenset[str] = frozenset()
+        self.error: str | None = None
+        metrics.PLATFORM_UP.labels("slack").set(1)
+
+    def refused(self, code: str, *, needed: frozenset[str] = frozenset()) -> None:
+        """The token was refused with ``code``; stop sending until auth.test passes (and,
+        for ``missing_scope``, its ``x-oauth-scopes`` header lists the ``needed`` scopes)."""
+        self._needed = needed
+        if self.error is None:
+            log.error(
+                "slack: the bot token was refused (%s); nothing is sent to Slack until "
+                "auth.test passes (asked every %gs); check SLACK_BOT_TOKEN",
+                code,
+                self._retry_seconds,
+                extra={"platform": "slack"},
+            )
+            metrics.PLATFORM_AUTH_FAILURES.labels("slack", code).inc()
+            metrics.PLATFORM_UP.labels("slack").set(0)
+        self.error = code
+        self._accepted.clear()
+        if self._probe is None or self._probe.done():
+            self._probe = asyncio.create_task(self._retry())
+
+    async def wait_accepted(self) -> None:
+        """Return once Slack accepts the token (at once while it does)."""
+        await self._accepted.wait()
+
+    async def close(self) -> None:
+        probe, self._probe = self._probe, None
+        if probe is not None and not probe.done():
+            probe.cancel()
+            await asyncio.gather(probe, return_exceptions=True)
+
+    async def _retry(self) -> None:
+        while self.error is not None:
+            await asyncio.sleep(self._retry_seconds)
+            try:
+                response = await self._client.auth_test()
+            except _ERRORS as exc:
+                error = translate_error(exc)
+                if isinstance(error, PlatformAuthFailed):
+                    self.error = error.code
+                log.debug("slack: auth.test still fails: %s", error.reason)
+                continue
+            if not self._needed <= _granted_scopes(response.headers, default=self._needed):
+                log.debug("slack: the token still lacks %s", ",".join(sorted(self._needed)))
+                continue
+            self.error = None
+            self._needed = frozenset()
+            metrics.PLATFORM_UP.labels("slack").set(1)
+            self._accepted.set()
+            log.info("slack: the bot token is accepted again; sending resumes")
+
+
 class SlackSender:
     """Posts rendered messages to Slack conversations (satisfies ``bot.delivery.Sender``).
 
-    Slack limits posting per channel (about one message a second), not per app, so there
-    is no platform-wide cap; :meth:`interval` spaces the messages of one channel.
+    Slack limits posting per channel (about one message a second, :meth:`interval`) and,
+    above that, per workspace (``rate_per_second``, ``SLACK_WORKSPACE_RATE_PER_SECOND``).
+    A refused token stops every send (:class:`SlackAuth`); the delivery engine waits on
+    :meth:`wait_authorized` before it sends to Slack again.
     """
 
     platform = Platform.SLACK
 
-    def __init__(self, client: AsyncWebClient, *, per_channel_rate: float) -> None:
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        *,
+        per_channel_rate: float,
+        workspace_rate: float | None = None,
+        auth: SlackAuth | None = None,
+    ) -> None:
         self._client = client
         self._interval = 1.0 / per_channel_rate
+        self._workspace_rate = workspace_rate
+        self.auth = auth or SlackAuth(client)
 
     @property
     def rate_per_second(self) -> float | None:
-        return None
+        return self._workspace_rate
 
     def interval(self, chat: ChatSettings) -> float:
         return self._interval
 
+    async def wait_authorized(self) -> None:
+        """Return once Slack accepts the bot token again."""
+        await self.auth.wait_accepted()
+
     async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
         """``chat.postMessage`` of one message; returns its ``ts``.
 
-        A message marked ``in_thread`` goes into the thread of ``thread`` (the ``ts`` of the
-        delivery's first message). Links and media are never unfurled; plain messages
-        (broadcasts) are posted with mrkdwn off.
+        ``chat_id`` is a channel id, or a user id for the user's DM with the app (Slack posts
+        it in the App Home messages tab). A message marked ``in_thread`` goes into the thread
+        of ``thread`` (the ``ts`` of the delivery's first message). Links and media are never
+        unfurled; plain messages (broadcasts) are posted with mrkdwn off.
 
         Raises:
-            DeliveryError: a subclass saying what to do (see :func:`translate_error`).
+            DeliveryError: a subclass saying what to do (see :func:`translate_error`);
+                :class:`PlatformAuthFailed` at once, without a call, while the token is refused.
         """
+        if self.auth.error is not None:
+            code = self.auth.error
+            raise PlatformAuthFailed(f"{code}: Slack refused the bot token", code=code)
         try:
             response = await self._client.chat_postMessage(
                 channel=chat_id,
@@ -235,7 +403,10 @@ class SlackSender:
                 mrkdwn=not message.plain,
             )
         except _ERRORS as exc:
-            raise translate_error(exc) from None
+            error = translate_error(exc)
+            if isinstance(error, PlatformAuthFailed):
+                self.auth.refused(error.code, needed=_needed_scopes(exc))
+            raise error from None
         ts = response.get("ts")
         return str(ts) if ts else None
 
@@ -270,18 +441,218 @@ def unescape(text: str) -> str:
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
-def chat_kind(channel_id: str, channel_name: str | None) -> ChatKind:
-    """A direct message with the bot is a personal chat; any other conversation a group."""
-    if channel_id.startswith(DM_CHANNEL_PREFIX) or channel_name == DM_CHANNEL_NAME:
-        return ChatKind.PRIVATE
-    return ChatKind.GROUP
-
-
 def needs_invite(record: ChatRecord | None) -> bool:
     """The delivery engine paused this chat because the bot is not in the channel."""
     if record is None or record.chat.state != ChatState.PAUSED:
         return False
-    return (record.inactive_reason or "").split(":", 1)[0].strip() == NOT_IN_CHANNEL
+    return _reason_code(record) == NOT_IN_CHANNEL
+
+
+def _reason_code(record: ChatRecord) -> str:
+    return (record.inactive_reason or "").split(":", 1)[0].strip()
+
+
+class Where(Enum):
+    """Where a command was typed, as far as posting there goes."""
+
+    CHANNEL = "channel"  # a channel the bot can post to (a member, or public)
+    APP_DM = "app_dm"  # the user's DM with the app (App Home messages tab)
+    PEOPLE_DM = "people_dm"  # a DM between people or a group DM: the bot cannot post
+    INVITE = "invite"  # a private channel the bot is not a member of
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    where: Where
+    chat_id: str  # where deliveries go: the channel's id, or the user's for the App DM
+
+
+class _Seen:
+    """Keys seen within ``ttl`` seconds, at most ``limit`` of them (the oldest forgotten)."""
+
+    def __init__(self, *, ttl: float, limit: int) -> None:
+        self._ttl = ttl
+        self._limit = limit
+        self._seen: OrderedDict[str, float] = OrderedDict()
+
+    def add(self, key: str, *, now: float) -> bool:
+        """Remember ``key``; False when it was already seen within the window."""
+        while self._seen:
+            oldest, at = next(iter(self._seen.items()))
+            if now - at <= self._ttl and len(self._seen) < self._limit:
+                break
+            del self._seen[oldest]
+        if key in self._seen:
+            return False
+        self._seen[key] = now
+        return True
+
+
+def verify_signature(
+    secret: str, *, body: bytes, timestamp: str | None, signature: str | None, now: float
+) -> str | None:
+    """Why a request does not carry Slack's signature of ``body``; None when it does.
+
+    Slack signs ``v0:{timestamp}:{raw body}`` with HMAC-SHA256 and refuses to be believed
+    after five minutes (https://api.slack.com/authentication/verifying-requests-from-slack).
+    Checked on the raw bytes, before anything parses them; any header value is handled.
+    """
+    if not timestamp or not signature:
+        return "unsigned"
+    if not timestamp.isascii() or not timestamp.isdigit() or len(timestamp) > 12:
+        return "malformed timestamp"
+    if abs(now - int(timestamp)) > SIGNATURE_MAX_AGE_SECONDS:
+        return "stale timestamp"
+    base = f"{SIGNATURE_VERSION}:{timestamp}:".encode() + body
+    expected = f"{SIGNATURE_VERSION}=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected.encode(), signature.encode("utf-8", "replace")):
+        return "bad signature"
+    return None
+
+
+def malformed_body(body: bytes, content_type: str | None) -> str | None:
+    """Why a signed body cannot be an event, a command or an interaction; None when it can.
+
+    Mirrors how Bolt reads a body (JSON when sent as JSON or starting with ``{``; otherwise a
+    form, whose ``payload`` field is JSON), so that what passes here Bolt reads without error:
+    UTF-8, and JSON that is an object nested at most :data:`MAX_JSON_DEPTH` deep.
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not UTF-8"
+    if not text:
+        return "empty body"
+    document: str | None = None
+    if (content_type or "").split(";")[0].strip().lower() == "application/json" or text.startswith(
+        "{"
+    ):
+        document = text
+    elif "payload" in text:
+        document = dict(parse_qsl(text, keep_blank_values=True)).get("payload")
+    if document is None:
+        return _odd_form(dict(parse_qsl(text, keep_blank_values=True)))
+    try:
+        parsed = json.loads(document)
+    except RecursionError:
+        return "JSON nested too deeply"
+    except ValueError:
+        return "not valid JSON"
+    if not isinstance(parsed, dict):
+        return "JSON is not an object"
+    if _depth(parsed) > MAX_JSON_DEPTH:
+        return "JSON nested too deeply"
+    if not isinstance(parsed.get("type"), str):
+        return "no type"  # every event and interaction payload names its type
+    return _odd_field(parsed)
+
+
+# A slash command's form names the command, who typed it and where
+# (https://api.slack.com/interactivity/slash-commands#app_command_handling); Slack's
+# certificate check is a form of its own (ssl_check=1), which Bolt answers.
+_COMMAND_FIELDS = ("command", "user_id", "channel_id")
+
+
+def _odd_form(form: dict[str, str]) -> str | None:
+    """Why a form without ``payload`` is neither a slash command nor Slack's ssl_check."""
+    if form.get("ssl_check"):
+        return None
+    missing = [name for name in _COMMAND_FIELDS if not form.get(name)]
+    return f"a command without {', '.join(missing)}" if missing else None
+
+
+_TEXT = (str,)
+_OBJECT = (dict,)
+_TEXT_OR_OBJECT = (str, dict)
+# The fields Bolt reads to route a request, as Slack sends them (JSON null too, for those
+# that may be text); Bolt reads them without checking, so any other type fails inside it.
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "type": _TEXT,
+    "event": _OBJECT,
+    "actions": (list,),
+    "authorizations": (list,),
+    "view": _OBJECT,
+    "container": _OBJECT,
+    "message": _OBJECT,
+    "previous_message": _OBJECT,
+    "item": _OBJECT,
+    "function_data": _OBJECT,
+    "assistant_thread": _OBJECT,
+    "tokens": _OBJECT,
+    "team": _TEXT_OR_OBJECT,
+    "user": _TEXT_OR_OBJECT,
+    "channel": _TEXT_OR_OBJECT,
+    "enterprise": _TEXT_OR_OBJECT,
+    "id": _TEXT,
+    "event_id": _TEXT,
+    "team_id": _TEXT,
+    "user_id": _TEXT,
+    "channel_id": _TEXT,
+    "enterprise_id": _TEXT,
+    "context_team_id": _TEXT,
+    "context_enterprise_id": _TEXT,
+    "api_app_id": _TEXT,
+    "command": _TEXT,
+    "callback_id": _TEXT,
+    "action_id": _TEXT,
+    "block_id": _TEXT,
+    "value": _TEXT,
+    "response_url": _TEXT,
+    "trigger_id": _TEXT,
+    "thread_ts": _TEXT,
+    "bot_access_token": _TEXT,
+    "function_execution_id": _TEXT,
+    "is_enterprise_install": (bool,),
+    "is_ext_shared_channel": (bool,),
+}
+# The objects whose fields Bolt reads, beside the body itself.
+_ROUTED_OBJECTS = frozenset(
+    {"event", "message", "previous_message", "item", "container", "view", "team", "user",
+     "channel", "enterprise", "function_data", "assistant_thread"}
+)  # fmt: skip
+
+
+def _odd_field(body: dict[str, Any]) -> str | None:
+    """The first routing field of a type Slack never sends, e.g. ``event`` a string."""
+    actions = body.get("actions")
+    if actions is not None and not (isinstance(actions, list) and actions):
+        return "actions is not a list of actions"  # Bolt reads the first one
+    if body.get("type") == "block_actions" and not all(
+        isinstance(a, dict) and isinstance(a.get("action_id"), str) for a in actions or ()
+    ):
+        return "an action has no action_id"
+    objects: list[dict[str, Any]] = [body]
+    seen = 0
+    while objects and seen < 1000:
+        current = objects.pop()
+        seen += 1
+        for key, value in current.items():
+            types = _FIELD_TYPES.get(key)
+            if types is None or (value is None and str in types):  # null ids: none given
+                continue
+            if not isinstance(value, types):
+                return f"{key} is not {' or '.join(t.__name__ for t in types)}"
+            if isinstance(value, list):  # actions, authorizations
+                if not all(isinstance(item, dict) for item in value):
+                    return f"{key} is not a list of objects"
+                objects.extend(value)
+            elif key in _ROUTED_OBJECTS and isinstance(value, dict):
+                objects.append(value)
+    return None
+
+
+def _depth(value: Any) -> int:
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            if deepest > MAX_JSON_DEPTH:
+                return deepest
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 class SlackChannel:
@@ -319,8 +690,10 @@ class SlackChannel:
         core: CommandCore,
         engine: AsyncEngine,
         client: AsyncWebClient,
+        auth: SlackAuth | None = None,
     ) -> None:
         self._settings = settings
+        self.auth = auth or SlackAuth(client)
         self._core = core
         self._engine = engine
         self._client = client
@@ -333,6 +706,10 @@ class SlackChannel:
         self._running = False
         self._bot_name: str | None = None
         self._bot_user_id: str | None = None
+        self._requests = _Seen(ttl=SIGNATURE_MAX_AGE_SECONDS, limit=MAX_REMEMBERED_REQUESTS)
+        self._events = _Seen(ttl=EVENT_RETRY_WINDOW_SECONDS, limit=MAX_REMEMBERED_EVENTS)
+        self._conversations: OrderedDict[str, Conversation] = OrderedDict()
+        self._scope_warned: set[str] = set()
         secret = settings.slack_signing_secret
         self._http_mode = secret is not None
         self.app = AsyncApp(
@@ -342,8 +719,18 @@ class SlackChannel:
             request_verification_enabled=True,
             process_before_response=False,
         )
+        self.app.middleware(self._once_per_event)
         self.app.command(settings.slack_command)(self._on_command)
         self.app.action(ACTION_ID_RE)(self._on_action)
+        self.app.event("app_uninstalled")(self._on_uninstalled)
+        self.app.event("tokens_revoked")(self._on_tokens_revoked)
+        self.app.event("member_joined_channel")(self._on_member_joined)
+        for name in ("channel_archive", "group_archive"):
+            self.app.event(name)(self._on_archived)
+        for name in ("channel_deleted", "group_deleted"):
+            self.app.event(name)(self._on_deleted)
+        for name in ("channel_unarchive", "group_unarchive"):
+            self.app.event(name)(self._on_unarchived)
 
     @property
     def running(self) -> bool:
@@ -358,21 +745,29 @@ class SlackChannel:
     # Lifecycle --------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Log the bot's identity (auth.test); in Socket Mode, connect.
+        """Check the bot token and log the bot's identity (auth.test); in Socket Mode, connect.
 
-        A failed auth.test is logged, not raised: sends report their own errors, and Bolt
-        asks again on the first request. In Socket Mode the app-level token is checked
-        (apps.connections.open) before the connection is opened in the background; the
-        client reconnects by itself after that.
+        An auth.test that Slack could not answer is logged, not raised: sends report their
+        own errors, and Bolt asks again on the first request. In Socket Mode the app-level
+        token is checked (apps.connections.open) before the connection is opened in the
+        background; the client reconnects by itself after that.
 
         Raises:
-            ConfigError: Socket Mode, and Slack rejected ``SLACK_APP_TOKEN``.
+            ConfigError: Slack refused ``SLACK_BOT_TOKEN``, or in Socket Mode
+                ``SLACK_APP_TOKEN``.
             DeliveryError: Socket Mode, and Slack could not be reached (``TransientError``).
         """
         self._stopping = False
         try:
             identity = await self._client.auth_test()
         except _ERRORS as exc:
+            refused = translate_error(exc)
+            if isinstance(refused, PlatformAuthFailed):
+                raise ConfigError(
+                    "SLACK_BOT_TOKEN",
+                    f"was refused by Slack ({refused.code}); check the Bot User OAuth Token "
+                    "(xoxb-) of the installed app",
+                ) from None
             log.warning(
                 "slack: could not check the bot token (%s); commands will retry",
                 translate_error(exc).reason,
@@ -419,6 +814,7 @@ class SlackChannel:
         self._stopping = True
         self._running = False
         await self._close_socket()
+        await self.auth.close()
         current = asyncio.current_task()
         pending = {task for task in self._tasks if task is not current and not task.done()}
         if not pending:
@@ -442,21 +838,62 @@ class SlackChannel:
             log.warning("slack: closing socket mode failed: %s", type(exc).__name__)
 
     async def handle_request(self, request: web.Request) -> web.StreamResponse:
-        """One ``POST /slack/events`` request, answered by Bolt.
+        """One ``POST /slack/events`` request, answered by Bolt once it is known to be Slack's.
 
         404 in Socket Mode (no signing secret: no request could be verified); 503 while
-        stopping; otherwise Bolt's answer: 401 for a request whose signature or timestamp
-        does not verify, the acknowledgement of a command or button, 404 for anything no
-        handler here listens to.
+        stopping. The signature is checked on the raw body before anything parses it: 401
+        for an unsigned, badly signed or stale request, whatever its body; 400 for a signed
+        body that is not UTF-8 or whose JSON is not an object or nests too deeply; each with
+        one WARNING line. A signed request seen before (a replay within its five minutes) is
+        answered 200 and not acted on again; the signatures are remembered in this process
+        only. Otherwise Bolt's answer: the acknowledgement of a command, button or event, the
+        challenge of a url_verification, 404 for anything no handler here listens to.
         """
         if not self._http_mode:
             return web.Response(status=404, text="not found")
         if self._stopping:
             return web.Response(status=503, text="stopping")
         received = time.monotonic()
-        bolt_request = await to_bolt_request(request)
+        body = await request.read()
+        secret = self._settings.slack_signing_secret
+        assert secret is not None  # HTTP mode
+        signature = request.headers.get("X-Slack-Signature")
+        refused = verify_signature(
+            secret.get_secret_value(),
+            body=body,
+            timestamp=request.headers.get("X-Slack-Request-Timestamp"),
+            signature=signature,
+            now=time.time(),
+        )
+        if refused is not None:
+            log.warning("slack: request refused (401): %s", refused, extra={"platform": "slack"})
+            return web.Response(status=401, text="unauthorized")
+        malformed = malformed_body(body, request.headers.get("Content-Type"))
+        if malformed is not None:
+            log.warning(
+                "slack: signed request refused (400): %s", malformed, extra={"platform": "slack"}
+            )
+            return web.Response(status=400, text="malformed request")
+        assert signature is not None  # verified
+        if not self._requests.add(signature, now=time.time()):
+            log.info("slack: a request seen before was answered, not acted on again")
+            return web.Response(status=200)
+        # Bolt reads the fields it routes on without checking their types: a signed body of
+        # a shape Slack never sends (an event that is a string, a channel that is a number)
+        # raises while the request is built, or makes the dispatch answer 500. Listeners run
+        # after the acknowledgement, so a 5xx here always means such a body: malformed.
+        try:
+            bolt_request = AsyncBoltRequest(
+                body=body.decode("utf-8"),
+                query=request.query_string,
+                headers=request.headers,  # type: ignore[arg-type]
+            )
+        except Exception as exc:
+            return _unreadable(type(exc).__name__)
         bolt_request.context["trendbot_received"] = received
         bolt_response = await self.app.async_dispatch(bolt_request)
+        if bolt_response.status >= 500:
+            return _unreadable(f"status {bolt_response.status}")
         return await to_aiohttp_response(bolt_response)
 
     # Handlers (Bolt passes arguments by name) -------------------------------------------
@@ -471,12 +908,18 @@ class SlackChannel:
         self._track(asyncio.current_task())
         text = unescape(str(command.get("text") or "")).strip() or "help"
         name, _ = split_command(text)
-        chat_id = str(command.get("channel_id") or "")
-        caller = self._caller(
-            chat_id=chat_id,
-            channel_name=command.get("channel_name"),
-            user_id=str(command.get("user_id") or ""),
+        user_id = str(command.get("user_id") or "")
+        channel_name = command.get("channel_name")
+        conversation = await self._conversation(
+            channel_id=str(command.get("channel_id") or ""),
+            channel_name=channel_name,
+            user_id=user_id,
         )
+        if conversation.where in (Where.PEOPLE_DM, Where.INVITE):
+            await ack(**_ephemeral(await self._refusal(conversation, user_id=user_id)))
+            return
+        chat_id = conversation.chat_id
+        caller = self._caller(conversation, channel_name=channel_name, user_id=user_id)
 
         def run(c: Caller) -> Awaitable[Reply | None]:
             return self._core.handle(c, text, prefix=self._prefix)
@@ -510,11 +953,18 @@ class SlackChannel:
         channel = body.get("channel") or {}
         container = body.get("container") or {}
         user = body.get("user") or {}
-        chat_id = str(channel.get("id") or container.get("channel_id") or "")
-        value = str(action.get("value") or "")
-        caller = self._caller(
-            chat_id=chat_id, channel_name=channel.get("name"), user_id=str(user.get("id") or "")
+        user_id = str(user.get("id") or "")
+        conversation = await self._conversation(
+            channel_id=str(channel.get("id") or container.get("channel_id") or ""),
+            channel_name=channel.get("name"),
+            user_id=user_id,
         )
+        if conversation.where in (Where.PEOPLE_DM, Where.INVITE):
+            refusal = await self._refusal(conversation, user_id=user_id)
+            await self._respond(respond, refusal, chat_id=conversation.chat_id)
+            return
+        value = str(action.get("value") or "")
+        caller = self._caller(conversation, channel_name=channel.get("name"), user_id=user_id)
 
         toasts: list[Toast] = []
 
@@ -530,7 +980,90 @@ class SlackChannel:
         if reply is not None:
             # A failure leaves the buttons as they were and tells the caller beside them.
             keep = bool(failed or toasts)
-            await self._respond(respond, reply, chat_id=chat_id, replace_original=not keep)
+            await self._respond(
+                respond, reply, chat_id=conversation.chat_id, replace_original=not keep
+            )
+
+    async def _once_per_event(
+        self, body: dict[str, Any], next: Callable[[], Awaitable[None]]
+    ) -> BoltResponse | None:
+        """Bolt middleware: an Events API event is acted on once, however often Slack
+        delivers it (a retry, ``X-Slack-Retry-Num``, carries the same ``event_id``); over
+        HTTP and Socket Mode alike."""
+        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
+        seen = isinstance(event_id, str) and not self._events.add(event_id, now=time.monotonic())
+        if seen:
+            log.info("slack: an event delivered again was acted on once")
+            return BoltResponse(status=200, body="")
+        await next()
+        return None
+
+    # Events -----------------------------------------------------------------------------
+
+    async def _on_uninstalled(self, event: dict[str, Any]) -> None:
+        """https://api.slack.com/events/app_uninstalled: the token no longer works."""
+        self.auth.refused("app_uninstalled")
+
+    async def _on_tokens_revoked(self, event: dict[str, Any]) -> None:
+        """https://api.slack.com/events/tokens_revoked: stops Slack when a bot token is among
+        them (the app uses no user token)."""
+        tokens = event.get("tokens") if isinstance(event.get("tokens"), dict) else {}
+        if tokens and tokens.get("bot"):
+            self.auth.refused("tokens_revoked")
+
+    async def _on_member_joined(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
+        """https://api.slack.com/events/member_joined_channel: when the bot itself joined, a
+        chat of the channel that waited for an invite becomes active (from now on)."""
+        bot_user = self._bot_user_id or context.get("bot_user_id")
+        channel = str(event.get("channel") or "")
+        if not channel or not bot_user or event.get("user") != bot_user:
+            return
+        async with self._engine.begin() as conn:
+            record = await chat_store.get(conn, platform=Platform.SLACK, chat_id=channel)
+            if record is None or record.chat.state == ChatState.ACTIVE:
+                return
+            if _reason_code(record) not in INVITE_REASONS:
+                return  # paused by its members, or gone for another reason
+            await chat_store.save(
+                conn, before=record, after=replace(record.chat, state=ChatState.ACTIVE)
+            )
+        log.info("slack: invited to the channel; deliveries resume", extra=_chat_ctx(channel))
+
+    async def _on_archived(self, event: dict[str, Any]) -> None:
+        """https://api.slack.com/events/channel_archive, .../group_archive."""
+        await self._stopped(str(event.get("channel") or ""), reason=ARCHIVED_REASON)
+
+    async def _on_deleted(self, event: dict[str, Any]) -> None:
+        """https://api.slack.com/events/channel_deleted, .../group_deleted."""
+        await self._stopped(str(event.get("channel") or ""), reason=DELETED_REASON)
+
+    async def _on_unarchived(self, event: dict[str, Any]) -> None:
+        """https://api.slack.com/events/channel_unarchive, .../group_unarchive: a chat made
+        inactive by the archive is active again; what was published meanwhile is skipped."""
+        channel = str(event.get("channel") or "")
+        async with self._engine.begin() as conn:
+            record = await chat_store.get(conn, platform=Platform.SLACK, chat_id=channel)
+            if record is None or record.chat.state != ChatState.INACTIVE:
+                return
+            if _reason_code(record) != ARCHIVED_REASON:
+                return
+            await chat_store.save(
+                conn, before=record, after=replace(record.chat, state=ChatState.ACTIVE)
+            )
+        log.info("slack: channel unarchived; deliveries resume", extra=_chat_ctx(channel))
+
+    async def _stopped(self, channel: str, *, reason: str) -> None:
+        """The channel can take no more messages: its chat is inactive, its queue failed."""
+        if not channel:
+            return
+        async with self._engine.begin() as conn:
+            record = await chat_store.get(conn, platform=Platform.SLACK, chat_id=channel)
+            if record is None or record.chat.state == ChatState.INACTIVE:
+                return
+            await chat_store.deactivate(conn, pk=record.pk, reason=reason)
+            await outbox.fail_chat(conn, chat_pk=record.pk, error=reason)
+        self._conversations.pop(channel, None)
+        log.info("slack: chat now inactive: %s", reason, extra=_chat_ctx(channel))
 
     # Helpers ----------------------------------------------------------------------------
 
@@ -539,17 +1072,107 @@ class SlackChannel:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    def _caller(self, *, chat_id: str, channel_name: Any, user_id: str) -> Caller:
+    def _caller(self, conversation: Conversation, *, channel_name: Any, user_id: str) -> Caller:
         name = str(channel_name) if channel_name else None
-        kind = chat_kind(chat_id, name)
+        group = conversation.where == Where.CHANNEL
         return Caller(
             platform=Platform.SLACK,
-            chat_id=chat_id,
+            chat_id=conversation.chat_id,
             user_id=user_id,
-            chat_kind=kind,
-            chat_title=f"#{name}" if kind == ChatKind.GROUP and name else None,
+            chat_kind=ChatKind.GROUP if group else ChatKind.PRIVATE,
+            chat_title=f"#{name}" if group and name else None,
             can_manage=None,
         )
+
+    async def _conversation(
+        self, *, channel_id: str, channel_name: Any, user_id: str
+    ) -> Conversation:
+        """Where a command was typed, from conversations.info, once per conversation.
+
+        The bot sees only the conversations it may post to: a private channel it is not in,
+        a DM between people and a group DM answer ``channel_not_found``
+        (https://api.slack.com/methods/conversations.info), told apart by the conversation's
+        id and name. In the DM with the app the chat is the user's, delivered to their id.
+        Needs channels:read, groups:read and im:read; without one (``missing_scope``, logged
+        once naming it) or when Slack does not answer, the id and name decide.
+        """
+        known = self._conversations.get(channel_id)
+        if known is not None:
+            # A chat whose sends stopped (the bot removed, the channel archived) is looked
+            # at again: the command may be the user's answer to that.
+            record = await self._record(known.chat_id)
+            if record is None or record.chat.state != ChatState.INACTIVE:
+                self._conversations.move_to_end(channel_id)
+                return known
+            del self._conversations[channel_id]
+        name = str(channel_name or "")
+        guess = _guess(channel_id, name, user_id=user_id)
+        try:
+            async with asyncio.timeout(CONVERSATION_TIMEOUT_SECONDS):
+                response = await self._client.conversations_info(channel=channel_id)
+        except SlackApiError as exc:
+            data = getattr(exc.response, "data", None)
+            code = str(data.get("error") or "") if isinstance(data, dict) else ""
+            if code == CHANNEL_NOT_FOUND:
+                where = Where.PEOPLE_DM if guess.where != Where.CHANNEL else Where.INVITE
+                return Conversation(where, channel_id)
+            if code == "missing_scope" and isinstance(data, dict):
+                needed = str(data.get("needed") or "")
+                if needed not in self._scope_warned:
+                    self._scope_warned.add(needed)
+                    log.warning(
+                        "slack: conversations.info needs the %s scope, which the app lacks; "
+                        "add it (deploy/slack-app-manifest.yml) so the bot can tell where it "
+                        "can post",
+                        needed[:100],
+                        extra={"platform": "slack"},
+                    )
+            else:
+                log.info("slack: conversations.info failed: %s", translate_error(exc).reason)
+            return guess
+        except _ERRORS as exc:
+            log.info("slack: conversations.info failed: %s", translate_error(exc).reason)
+            return guess
+        info = response.get("channel") or {}
+        if not isinstance(info, dict):
+            return guess
+        if info.get("is_im"):
+            conversation = Conversation(Where.APP_DM, str(info.get("user") or user_id))
+            await self._move_dm(channel_id, conversation.chat_id)
+        elif info.get("is_mpim"):
+            conversation = Conversation(Where.PEOPLE_DM, channel_id)
+        elif info.get("is_private") and not info.get("is_member"):
+            conversation = Conversation(Where.INVITE, channel_id)
+        else:
+            conversation = Conversation(Where.CHANNEL, channel_id)
+        if conversation.where in (Where.CHANNEL, Where.APP_DM):
+            self._conversations[channel_id] = conversation
+            while len(self._conversations) > MAX_REMEMBERED_CONVERSATIONS:
+                self._conversations.popitem(last=False)
+        return conversation
+
+    async def _move_dm(self, dm_channel: str, user_id: str) -> None:
+        """A DM chat kept under its conversation id (``D…``) moves to the user's id, once."""
+        if not user_id or dm_channel == user_id:
+            return
+        async with self._engine.begin() as conn:
+            old = await chat_store.get(conn, platform=Platform.SLACK, chat_id=dm_channel)
+            if old is None:
+                return
+            if await chat_store.get(conn, platform=Platform.SLACK, chat_id=user_id) is None:
+                await chat_store.migrate_id(conn, pk=old.pk, new_chat_id=user_id)
+
+    async def _refusal(self, conversation: Conversation, *, user_id: str) -> Reply:
+        """Where subscriptions work (a DM between people, a group DM), or how to invite the
+        app (a private channel without it); in the user's Slack language."""
+        locale = await self._user_locale(user_id)
+        lang = "ko" if locale and locale.lower().startswith("ko") else None
+        lang = lang or self._settings.default_language
+        if conversation.where == Where.PEOPLE_DM:
+            return Reply(lang, t(lang, "slack.where_subscriptions_work", p=self._prefix))
+        if self._bot_name:
+            return Reply(lang, t(lang, "slack.invite_first", bot=self._bot_name, p=self._prefix))
+        return Reply(lang, t(lang, "slack.invite_first_unnamed", p=self._prefix))
 
     async def _answer(
         self,
@@ -636,6 +1259,28 @@ class SlackChannel:
             log.warning("slack: reply not sent: response_url answered %s", status, extra=extra)
 
 
+def _unreadable(what: str) -> web.Response:
+    log.warning(
+        "slack: signed request refused (400): Bolt could not read it (%s)",
+        what,
+        extra={"platform": "slack"},
+    )
+    return web.Response(status=400, text="malformed request")
+
+
+def _guess(channel_id: str, channel_name: str, *, user_id: str) -> Conversation:
+    """Where a command was typed, from the conversation's id and name alone."""
+    if channel_id.startswith(DM_CHANNEL_PREFIX) or channel_name == DM_CHANNEL_NAME:
+        return Conversation(Where.APP_DM, user_id or channel_id)
+    if channel_name.startswith(GROUP_DM_NAME_PREFIX):
+        return Conversation(Where.PEOPLE_DM, channel_id)
+    return Conversation(Where.CHANNEL, channel_id)
+
+
+def _chat_ctx(channel: str) -> dict[str, str]:
+    return {"chat": f"slack:{channel}", "platform": "slack"}
+
+
 def _received(context: Mapping[str, Any]) -> float:
     value = context.get("trendbot_received")
     return float(value) if isinstance(value, int | float) else time.monotonic()
@@ -651,11 +1296,15 @@ def _ephemeral(reply: Reply) -> dict[str, Any]:
 
 
 __all__ = [
+    "BOT_EVENTS",
+    "METHOD_SCOPES",
+    "SlackAuth",
     "SlackChannel",
     "SlackSender",
-    "chat_kind",
     "make_client",
+    "malformed_body",
     "needs_invite",
     "translate_error",
     "unescape",
+    "verify_signature",
 ]

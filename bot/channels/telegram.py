@@ -66,12 +66,12 @@ from bot.admin import SEND as BROADCAST_SEND
 from bot.channels.telegram_request import AiohttpRequest
 from bot.commands import FEEDBACK_RESET, TOGGLE, Caller, CommandCore
 from bot.errors import (
-    AuthFailed,
     ChatGone,
     ChatMigrated,
     ConfigError,
     DeliveryError,
     PermanentError,
+    PlatformAuthFailed,
     RateLimited,
     TransientError,
 )
@@ -273,7 +273,11 @@ def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) ->
     if isinstance(exc, tg_error.Forbidden):
         return ChatGone(f"blocked: {text}")
     if isinstance(exc, tg_error.InvalidToken):
-        return AuthFailed(f"unauthorized: the bot token was rejected ({text})")
+        # 401 Unauthorized: the token was revoked or is wrong. No chat is to blame: sending
+        # to Telegram stops as a whole and the messages stay queued (see bot/delivery.py).
+        return PlatformAuthFailed(
+            f"unauthorized: the bot token was rejected ({text})", code="unauthorized"
+        )
     if isinstance(exc, tg_error.BadRequest):
         lowered = text.lower()
         if any(marker in lowered for marker in _TOPIC_CLOSED_MARKERS):

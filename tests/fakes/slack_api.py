@@ -9,19 +9,28 @@ comes as HTTP 429 with a ``Retry-After`` header, as on Slack.
 Failures are part of the fake's input, set by the test:
 
 * ``channel_errors[channel] = "is_archived"`` (any Slack error code) -- permanent per channel;
-  ``add_channel(..., is_archived=True)`` / ``is_member=False`` give the same answers;
+  ``add_channel(..., is_archived=True)`` / ``is_member=False`` give the answers Slack gives:
+  a private channel, a DM between people (a ``D`` id with ``is_member=False``) or a group DM
+  (``is_mpim=True``) the bot is not in is ``channel_not_found`` to every method, as if it did
+  not exist; a public channel it is not in takes posts with ``chat:write.public``;
+* ``scopes`` -- the bot token's scopes; a method or conversation whose scope is missing
+  answers ``missing_scope`` with ``needed`` and ``provided``; every answer to an accepted
+  token lists them in an ``X-OAuth-Scopes`` header;
 * ``user_errors[user] = "user_not_found"`` -- for conversations.open and users.info;
 * ``token_errors[token] = "token_revoked"`` -- every call with that token (app uninstalled);
 * ``fail_next(method, status=429, retry_after=1, error="ratelimited")`` -- the next calls fail;
 * ``drop_next(method)`` -- the next calls lose their connection without an answer;
 * ``latency`` -- seconds before every answer;
 * ``enforce_limits`` -- one chat.postMessage per second per channel, else 429 and an entry in
-  ``limit_violations``.
+  ``limit_violations``;
+* ``workspace_rate`` -- at most this many chat.postMessage a second in the whole workspace
+  (Slack's own figure is "several hundred messages per minute"), else the same 429.
 
 It also receives what an app posts to a slash command's ``response_url``:
 ``sl.response_url("r1")`` is a URL on this server, and ``sl.responses["r1"]`` the JSON bodies
 posted to it. ``slack_signature``, ``signed_headers``, ``slash_command_body`` and
-``block_actions_body`` build the signed requests Slack itself would send to the app.
+``block_actions_body``, ``event_body`` and ``url_verification_body`` build the signed
+requests Slack itself would send to the app.
 """
 
 from __future__ import annotations
@@ -58,6 +67,21 @@ MAX_TEXT_CHARS = 40000  # chat.postMessage text; longer is msg_too_long
 CHANNEL_INTERVAL_SECONDS = 1.0  # Slack: about one message per second per channel
 DEFAULT_LIMIT_TOLERANCE = 0.05  # seconds of arrival jitter forgiven by the limit
 FIRST_TS_MICROS = 1_700_000_000_000_100  # message ts, in microseconds: 1700000000.000100
+
+# The bot scopes a token has unless a test says otherwise: every scope a method below needs.
+ALL_BOT_SCOPES = frozenset(
+    {"commands", "chat:write", "chat:write.public", "channels:read", "groups:read", "im:read",
+     "mpim:read", "users:read"}
+)  # fmt: skip
+# Scopes per method (https://api.slack.com/methods/chat.postMessage "Required scopes",
+# https://api.slack.com/methods/users.info, https://api.slack.com/methods/auth.test: none);
+# conversations.info needs the scope of the conversation's type (below).
+METHOD_SCOPES: dict[str, frozenset[str]] = {
+    "chat.postMessage": frozenset({"chat:write"}),
+    "chat.postEphemeral": frozenset({"chat:write"}),
+    "chat.update": frozenset({"chat:write"}),
+    "users.info": frozenset({"users:read"}),
+}
 
 _JSON_PARAMS = frozenset({"blocks", "attachments", "metadata"})  # JSON strings in a form
 
@@ -171,10 +195,12 @@ class FakeSlack:
         # Failures and limits, set by the test.
         self.channel_errors: dict[str, str] = {}
         self.token_errors: dict[str, str] = {}
+        self.scopes: set[str] = set(ALL_BOT_SCOPES)
         self.user_errors: dict[str, str] = {}
         self.latency = 0.0
         self.enforce_limits = False
         self.limit_tolerance = DEFAULT_LIMIT_TOLERANCE
+        self.workspace_rate: float | None = None
 
         # The workspace the app talks to.
         self.channels: dict[str, dict[str, Any]] = {}
@@ -185,6 +211,7 @@ class FakeSlack:
         self._failures: dict[str, deque[_Failure]] = {}
         self._drops: dict[str, deque[_Drop]] = {}
         self._last_post: dict[str, float] = {}
+        self._workspace_posts: deque[float] = deque()
         self._messages: dict[tuple[str, str], dict[str, Any]] = {}
         self._by_channel: dict[str, list[dict[str, Any]]] = {}
         self._ts = _Ts()
@@ -258,18 +285,27 @@ class FakeSlack:
         is_private: bool = False,
         is_archived: bool = False,
         is_member: bool = True,
+        is_mpim: bool = False,
         user: str | None = None,
     ) -> dict[str, Any]:
-        """Describe a conversation; posting follows it (archived: ``is_archived``, not a member:
-        ``not_in_channel``). An id starting with ``D`` is a direct message with ``user``."""
+        """Describe a conversation; posting follows it (see :meth:`_writable_channel`).
+
+        An id starting with ``D`` is a direct message with ``user``: the bot's own with
+        ``is_member`` (the App Home messages tab), else one between two people. ``is_mpim``:
+        a group DM (private, ``G`` id), the bot in it only with ``is_member``.
+        """
         channel = _channel_object(channel_id, name=name, team_id=self.team_id)
+        private = is_private or is_mpim or channel["is_im"]
         channel.update(
-            is_private=is_private or channel["is_im"],
-            is_group=is_private and not channel["is_im"],
-            is_channel=not is_private and not channel["is_im"],
+            is_private=private,
+            is_group=private and not channel["is_im"] and not is_mpim,
+            is_channel=not private,
+            is_mpim=is_mpim,
             is_archived=is_archived,
             is_member=is_member,
         )
+        if is_mpim:
+            channel["name"] = name or f"mpdm-{channel_id.lower()}-1"
         if channel["is_im"]:
             channel["user"] = user or "U" + channel_id[1:]
         self.channels[channel_id] = channel
@@ -405,7 +441,10 @@ class FakeSlack:
         call = SlackCall(method, params, arrived, channel if isinstance(channel, str) else None)
         if self.log_requests:
             _log.info("%s %s", method, params)
-        headers: dict[str, str] = {}
+        # Every answer to a token Slack accepts lists its scopes
+        # (https://api.slack.com/scopes, "x-oauth-scopes" header).
+        accepted = token in self.tokens and token not in self.token_errors
+        headers = {"X-OAuth-Scopes": ",".join(sorted(self.scopes))} if accepted else {}
         try:
             if self.latency > 0:
                 await asyncio.sleep(self.latency)
@@ -462,6 +501,7 @@ class FakeSlack:
         handler = self._handlers.get(method)
         if handler is None:
             raise _ApiError("unknown_method")
+        self._require_scopes(METHOD_SCOPES.get(method, frozenset()))
         channel = params.get("channel")
         if self._take(self._drops, method, channel):
             raise _Dropped
@@ -485,10 +525,30 @@ class FakeSlack:
                     return entry
         return None
 
+    def _require_scopes(self, needed: frozenset[str]) -> None:
+        """Slack's ``missing_scope``, naming the scope needed and those the token has
+        (https://api.slack.com/methods/chat.postMessage#errors, "missing_scope")."""
+        missing = sorted(needed - self.scopes)
+        if missing:
+            error = _ApiError("missing_scope")
+            error.details = {"needed": ",".join(missing), "provided": ",".join(sorted(self.scopes))}
+            raise error
+
     def _check_limit(self, method: str, channel: str) -> None:
+        """https://api.slack.com/methods/chat.postMessage, Rate limiting: "1 message per
+        second to a specific channel", and a workspace-wide limit above that; over either,
+        HTTP 429 with Retry-After (https://api.slack.com/apis/rate-limits)."""
+        now = time.monotonic()
+        if self.workspace_rate is not None:
+            window = self._workspace_posts
+            while window and now - window[0] >= 1.0 - self.limit_tolerance:
+                window.popleft()
+            if len(window) >= self.workspace_rate:
+                self.limit_violations.append(LimitViolation(now, method, channel, 1))
+                raise _ApiError("ratelimited", status=429, retry_after=1)
+            window.append(now)
         if not self.enforce_limits:
             return
-        now = time.monotonic()
         last = self._last_post.get(channel)
         gap = CHANNEL_INTERVAL_SECONDS - self.limit_tolerance
         if last is not None and now - last < gap:
@@ -563,10 +623,23 @@ class FakeSlack:
         return {"channel": channel, "ts": ts, "text": text, "message": public}
 
     def _conversations_info(self, params: dict[str, Any]) -> dict[str, Any]:
-        channel = params.get("channel")
-        if not channel:
+        """https://api.slack.com/methods/conversations.info: a conversation the bot cannot see
+        (a private channel, DM or group DM it is not in) is ``channel_not_found``; each type
+        needs its read scope (channels:read, groups:read, im:read, mpim:read)."""
+        channel_id = str(params.get("channel") or "")
+        if not channel_id:
             raise _ApiError("channel_not_found")
-        return {"channel": self._channel(str(channel))}
+        channel = self._visible_channel(channel_id)
+        if channel["is_im"]:
+            scope = "im:read"
+        elif channel["is_mpim"]:
+            scope = "mpim:read"
+        elif channel["is_private"]:
+            scope = "groups:read"
+        else:
+            scope = "channels:read"
+        self._require_scopes(frozenset({scope}))
+        return {"channel": channel}
 
     def _conversations_open(self, params: dict[str, Any]) -> dict[str, Any]:
         if params.get("channel"):
@@ -629,8 +702,22 @@ class FakeSlack:
             channel = self.add_channel(channel_id, is_private=channel_id.startswith("G"))
         return dict(channel)
 
+    def _visible_channel(self, channel_id: str) -> dict[str, Any]:
+        """The conversation as the bot sees it: a private one it is not a member of does not
+        exist for it (Slack answers ``channel_not_found``, never ``not_in_channel``)."""
+        channel = self._channel(channel_id)
+        if channel["is_private"] and not channel["is_member"]:
+            raise _ApiError("channel_not_found")
+        return channel
+
     def _writable_channel(self, params: dict[str, Any]) -> str:
-        """The conversation a message goes to, or the error Slack gives for it."""
+        """The conversation a message goes to, or the error Slack gives for it.
+
+        https://api.slack.com/methods/chat.postMessage: a user id posts in the bot's DM with
+        that user (the App Home messages tab); a private channel, DM or group DM without the
+        bot is ``channel_not_found``; an archived one ``is_archived``; a public channel the bot
+        is not in takes the post with ``chat:write.public`` and is ``not_in_channel`` without.
+        """
         channel_id = str(params.get("channel") or "")
         if not channel_id:
             raise _ApiError("channel_not_found")
@@ -640,10 +727,10 @@ class FakeSlack:
             channel_id = self.im_channel(channel_id)
         if channel_id in self.channel_errors:
             raise _ApiError(self.channel_errors[channel_id])
-        channel = self._channel(channel_id)
+        channel = self._visible_channel(channel_id)
         if channel["is_archived"]:
             raise _ApiError("is_archived")
-        if not channel["is_member"] and not channel["is_im"]:
+        if not channel["is_member"] and "chat:write.public" not in self.scopes:
             raise _ApiError("not_in_channel")
         return channel_id
 
@@ -918,7 +1005,48 @@ def block_actions_body(payload: dict[str, Any]) -> bytes:
     return urlencode({"payload": json.dumps(payload)}).encode()
 
 
+def event_body(
+    event: dict[str, Any],
+    *,
+    event_id: str = "Ev0001",
+    team_id: str = DEFAULT_TEAM_ID,
+    api_app_id: str = "A1",
+) -> bytes:
+    """An Events API request as Slack posts it: JSON, the event in an ``event_callback``
+    envelope (https://api.slack.com/apis/events-api#callback-field). Slack retries one it
+    got no 200 for with the same ``event_id`` and an ``X-Slack-Retry-Num`` header."""
+    envelope = {
+        "token": "verification-token",
+        "team_id": team_id,
+        "api_app_id": api_app_id,
+        "event": event,
+        "type": "event_callback",
+        "event_id": event_id,
+        "event_time": int(time.time()),
+        "authorizations": [
+            {
+                "enterprise_id": None,
+                "team_id": team_id,
+                "user_id": BOT_USER_ID,
+                "is_bot": True,
+                "is_enterprise_install": False,
+            }
+        ],
+        "is_ext_shared_channel": False,
+    }
+    return json.dumps(envelope).encode()
+
+
+def url_verification_body(challenge: str) -> bytes:
+    """The request Slack sends when the Request URL is set; the app answers the challenge
+    (https://api.slack.com/events/url_verification)."""
+    return json.dumps(
+        {"token": "verification-token", "challenge": challenge, "type": "url_verification"}
+    ).encode()
+
+
 __all__ = [
+    "ALL_BOT_SCOPES",
     "DEFAULT_TEAM_ID",
     "DEFAULT_TOKEN",
     "FakeSlack",
@@ -926,7 +1054,9 @@ __all__ = [
     "SlackCall",
     "block_actions_body",
     "block_actions_payload",
+    "event_body",
     "signed_headers",
     "slack_signature",
     "slash_command_body",
+    "url_verification_body",
 ]

@@ -28,7 +28,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.admin import Admin
 from bot.alert_service import ALERT_PRIORITY, AlertService
 from bot.channels.slack import SlackChannel, SlackSender, make_client
-from bot.channels.slack_dm import SlackDirectMessages
 from bot.channels.telegram import TelegramChannel, TelegramSender, close_bot, make_bot
 from bot.commands import Caller, CommandCore, Defaults
 from bot.delivery import Delivery
@@ -199,7 +198,6 @@ async def running(
     alerts = AlertService(
         engine=engine,
         settings=settings,
-        slack_dm=SlackDirectMessages(slack_client) if slack_client is not None else None,
         clock=lambda: now[0],
     )
     runner, port = await start_web(make_app(engine=engine, hooks=hooks), host="127.0.0.1", port=0)

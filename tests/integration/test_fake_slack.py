@@ -120,7 +120,7 @@ async def test_conversations_info_reflects_the_workspace(
     sl: FakeSlack, client: AsyncWebClient
 ) -> None:
     sl.add_channel("C9", name="old-papers", is_archived=True)
-    sl.add_channel("G5", name="lab", is_private=True, is_member=False)
+    sl.add_channel("G6", name="lab", is_private=True)
 
     archived = (await client.conversations_info(channel="C9"))["channel"]
     assert (archived["name"], archived["is_archived"], archived["is_im"]) == (
@@ -128,16 +128,62 @@ async def test_conversations_info_reflects_the_workspace(
         True,
         False,
     )
-    private = (await client.conversations_info(channel="G5"))["channel"]
-    assert private["is_private"] and not private["is_member"]
+    private = (await client.conversations_info(channel="G6"))["channel"]
+    assert private["is_private"] and private["is_member"] and private["is_group"]
     assert sl.calls("conversations.info")[0].params == {"channel": "C9"}  # sent as GET query
 
     with pytest.raises(SlackApiError) as archived_error:
         await client.chat_postMessage(channel="C9", text="x")
     assert archived_error.value.response["error"] == "is_archived"
+
+
+@pytest.mark.parametrize(
+    "conversation",
+    [
+        {"channel_id": "G5", "is_private": True, "is_member": False},  # private, bot not in it
+        {"channel_id": "D5", "is_member": False},  # a DM between two people
+        {"channel_id": "G7", "is_mpim": True, "is_member": False},  # a group DM
+    ],
+)
+async def test_a_conversation_without_the_bot_is_not_found_as_slack_answers(
+    sl: FakeSlack, client: AsyncWebClient, conversation: dict[str, Any]
+) -> None:
+    conversation = dict(conversation)
+    channel_id = conversation.pop("channel_id")
+    sl.add_channel(channel_id, **conversation)
+    for call in (client.conversations_info, client.chat_postMessage):
+        with pytest.raises(SlackApiError) as raised:
+            await call(channel=channel_id, text="x")
+        assert raised.value.response["error"] == "channel_not_found"
+
+
+async def test_a_public_channel_takes_posts_without_the_bot_only_with_chat_write_public(
+    sl: FakeSlack, client: AsyncWebClient
+) -> None:
+    sl.add_channel("C5", name="news", is_member=False)
+    assert (await client.chat_postMessage(channel="C5", text="x"))["ok"]
+    sl.scopes.discard("chat:write.public")
     with pytest.raises(SlackApiError) as outside:
-        await client.chat_postMessage(channel="G5", text="x")
+        await client.chat_postMessage(channel="C5", text="x")
     assert outside.value.response["error"] == "not_in_channel"
+
+
+async def test_a_missing_scope_names_the_scope_needed(
+    sl: FakeSlack, client: AsyncWebClient
+) -> None:
+    sl.add_channel("G6", is_private=True)
+    sl.scopes.discard("groups:read")
+    sl.scopes.discard("chat:write")
+    with pytest.raises(SlackApiError) as info:
+        await client.conversations_info(channel="G6")
+    assert (info.value.response["error"], info.value.response["needed"]) == (
+        "missing_scope",
+        "groups:read",
+    )
+    with pytest.raises(SlackApiError) as post:
+        await client.chat_postMessage(channel="C1", text="x")
+    assert post.value.response["needed"] == "chat:write"
+    assert (await client.conversations_info(channel="C1"))["channel"]["is_channel"]
 
 
 async def test_users_info_gives_locale_only_when_asked(
@@ -328,3 +374,29 @@ async def test_bolt_app_round_trip(sl: FakeSlack) -> None:
     stale = signed_headers(SECRET, body, timestamp=int(time.time()) - 301)
     refused = await app.async_dispatch(AsyncBoltRequest(body=body.decode(), headers=stale))
     assert refused.status == 401
+
+
+async def test_every_answer_to_an_accepted_token_lists_its_scopes(
+    sl: FakeSlack, client: AsyncWebClient
+) -> None:
+    sl.scopes = {"chat:write", "commands"}
+    response = await client.auth_test()
+    assert response.headers["x-oauth-scopes"] == "chat:write,commands"
+    sl.token_errors[TOKEN] = "token_revoked"
+    with pytest.raises(SlackApiError) as refused:
+        await client.auth_test()
+    assert refused.value.response["error"] == "token_revoked"
+    assert "x-oauth-scopes" not in {k.lower() for k in refused.value.response.headers}
+
+
+async def test_the_workspace_rate_refuses_posts_over_it_across_channels(
+    sl: FakeSlack, client: AsyncWebClient
+) -> None:
+    sl.workspace_rate = 3
+    for channel in ("C1", "C2", "C3"):
+        await client.chat_postMessage(channel=channel, text="x")
+    with pytest.raises(SlackApiError) as limited:
+        await client.chat_postMessage(channel="C4", text="x")
+    assert limited.value.response.status_code == 429
+    assert limited.value.response.headers["retry-after"] == "1"
+    assert [v.channel for v in sl.limit_violations] == ["C4"]

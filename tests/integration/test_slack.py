@@ -12,21 +12,30 @@ import datetime as dt
 import itertools
 import json
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import render
+from bot import metrics, render
 from bot.channels import slack as slack_channel
 from bot.channels.slack import SlackChannel, SlackSender, make_client
 from bot.commands import CommandCore, Defaults, describe_filter
+from bot.delivery import Delivery
 from bot.digest import build_digest
 from bot.errors import (
     ChatGone,
@@ -34,6 +43,7 @@ from bot.errors import (
     DeliveryError,
     NotInChannel,
     PermanentError,
+    PlatformAuthFailed,
     RateLimited,
     TransientError,
 )
@@ -53,6 +63,7 @@ from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store.chats import ChatRecord
+from bot.store.schema import outbox as outbox_table
 from bot.web import WebHooks, make_app
 from bot.web import start as start_web
 from tests.fakes.slack_api import (
@@ -60,9 +71,12 @@ from tests.fakes.slack_api import (
     FakeSlack,
     block_actions_body,
     block_actions_payload,
+    event_body,
     signed_headers,
     slash_command_body,
+    url_verification_body,
 )
+from tests.integration.test_planner import World, started
 
 TOKEN = DEFAULT_TOKEN
 APP_TOKEN = "xapp-1-A1-0123456789-abcdef"
@@ -176,7 +190,12 @@ class Bot:
 
 @asynccontextmanager
 async def running(
-    sl: FakeSlack, engine: AsyncEngine, *, core: CommandCore | None = None, **overrides: Any
+    sl: FakeSlack,
+    engine: AsyncEngine,
+    *,
+    core: CommandCore | None = None,
+    auth: slack_channel.SlackAuth | None = None,
+    **overrides: Any,
 ) -> AsyncIterator[Bot]:
     settings = make_settings(sl, **overrides)
     digests = Digests()
@@ -187,7 +206,7 @@ async def running(
     )
     core = core or CommandCore(engine=engine, defaults=defaults, digests=digests)
     channel = SlackChannel(
-        settings=settings, core=core, engine=engine, client=make_client(settings)
+        settings=settings, core=core, engine=engine, client=make_client(settings), auth=auth
     )
     await channel.start()
     assert channel.running
@@ -337,13 +356,91 @@ async def test_channel_and_direct_message_are_two_chats(bot: Bot, engine: AsyncE
     # Anyone in a channel may change its subscription.
     await bot.command("subscribe reasoning", channel="C1", user="U2", channel_name="research")
 
-    channel, direct = await record_of(engine, "C1"), await record_of(engine, dm)
+    # The DM with the app is the user's chat, delivered to the user's id (App Home).
+    channel, direct = await record_of(engine, "C1"), await record_of(engine, USER)
     assert channel is not None and direct is not None
     assert channel.chat.kind == ChatKind.GROUP
     assert channel.chat.filter.any_of == {"rl", "reasoning"}
     assert direct.chat.kind == ChatKind.PRIVATE
     assert direct.chat.filter.any_of == {"robotics"}
     assert len(await all_chats(engine)) == 2
+    sender = SlackSender(make_client(make_settings(bot.sl)), per_channel_rate=1.0)
+    await sender.send(direct.chat.chat_id, Outgoing(text="digest"), thread=None)
+    assert [m["text"] for m in bot.sl.messages_to(dm)] == ["digest"]
+
+
+async def test_a_dm_chat_kept_under_its_conversation_id_moves_to_the_user(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    dm = bot.sl.im_channel("U7")
+    async with engine.begin() as conn:  # as an earlier version stored it
+        await chat_store.ensure(
+            conn, defaults=ChatSettings(platform=Platform.SLACK, chat_id=dm, kind=ChatKind.PRIVATE)
+        )
+    await bot.command("subscribe rl", channel=dm, user="U7")
+    await bot.command("subscribe reasoning", channel=dm, user="U7")
+
+    assert await record_of(engine, dm) is None
+    moved = await record_of(engine, "U7")
+    assert moved is not None and moved.chat.filter.any_of == {"rl", "reasoning"}
+    assert len(await all_chats(engine)) == 1
+
+
+@pytest.mark.parametrize(
+    ("conversation", "name"),
+    [
+        ({"channel_id": "D5", "is_member": False}, "directmessage"),  # between two people
+        ({"channel_id": "G7", "is_mpim": True, "is_member": False}, "mpdm-u1--u2--u3-1"),
+    ],
+)
+async def test_a_dm_between_people_or_a_group_dm_is_refused_saying_where_it_works(
+    bot: Bot, engine: AsyncEngine, conversation: dict[str, Any], name: str
+) -> None:
+    conversation = dict(conversation)
+    channel_id = conversation.pop("channel_id")
+    bot.sl.add_channel(channel_id, **conversation)
+
+    answer = await bot.command("subscribe rl", channel=channel_id, channel_name=name)
+
+    assert answer.via == "ack" and answer.body["response_type"] == "ephemeral"
+    assert answer.text == t("en", "slack.where_subscriptions_work", p=P)
+    assert await all_chats(engine) == []
+    assert bot.sl.calls("chat.postMessage") == []
+
+
+async def test_a_private_channel_without_the_bot_says_to_invite_it_and_subscribes_nothing(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    bot.sl.add_channel("G5", name="lab", is_private=True, is_member=False)
+    bot.sl.user_locales["U9"] = "ko-KR"
+
+    answer = await bot.command("subscribe rl", channel="G5", channel_name="privategroup")
+    korean = await bot.command("subscribe rl", channel="G5", user="U9")
+
+    assert answer.text == t("en", "slack.invite_first", bot=BOT_NAME, p=P)
+    assert korean.text == t("ko", "slack.invite_first", bot=BOT_NAME, p=P)
+    assert await all_chats(engine) == []
+    # Invited: the same command now subscribes the channel.
+    bot.sl.channels["G5"]["is_member"] = True
+    done = await bot.command("subscribe rl", channel="G5", channel_name="privategroup")
+    assert done.text.startswith(t("en", "filter.now", filter="")[:8])
+    record = await record_of(engine, "G5")
+    assert record is not None and record.chat.kind == ChatKind.GROUP
+    assert record.chat.filter.any_of == {"rl"}
+
+
+async def test_without_a_read_scope_the_conversation_id_decides_and_the_scope_is_named(
+    bot: Bot, engine: AsyncEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot.sl.scopes -= {"channels:read", "im:read"}
+    with caplog.at_level(logging.WARNING, logger="bot.channels.slack"):
+        await bot.command("subscribe rl", channel="C8")
+        await bot.command("subscribe rl", channel="C9")
+        await bot.command("subscribe rl", channel=bot.sl.im_channel("U4"), user="U4")
+    assert {r.chat.chat_id for r in await all_chats(engine)} == {"C8", "C9", "U4"}
+    warnings = [r.getMessage() for r in caplog.records if "scope" in r.getMessage()]
+    assert len(warnings) == 2  # once per scope
+    assert any("channels:read" in w for w in warnings) and any("im:read" in w for w in warnings)
 
 
 async def test_new_chat_takes_a_korean_users_locale(bot: Bot, engine: AsyncEngine) -> None:
@@ -497,6 +594,351 @@ async def test_unsigned_badly_signed_and_stale_requests_get_401_and_change_nothi
     assert record is not None and record.chat.filter.any_of == {"rl"}
 
 
+MALFORMED_BODIES = {
+    "broken payload JSON": (b"payload=%7Bnot", "application/x-www-form-urlencoded"),
+    "payload JSON array": (b"payload=[1]", "application/x-www-form-urlencoded"),
+    "JSON array": (b"[1, 2, 3]", "application/json"),
+    "not UTF-8": (b"\xff\xfe\xfa payload=\xc3\x28", "application/x-www-form-urlencoded"),
+    "not UTF-8 JSON": (b'{"type": "\xff"}', "application/json"),
+    "deep JSON": (b"[" * 100_000 + b"]" * 100_000, "application/json"),
+    "deep object": (b'{"a":' * 200 + b"1" + b"}" * 200, "application/json"),
+    "deep payload": (
+        b"payload=" + b"%5B" * 50_000 + b"%5D" * 50_000,
+        "application/x-www-form-urlencoded",
+    ),
+    "huge number": (b'{"n": ' + b"9" * 5000 + b"}", "application/json"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_BODIES))
+async def test_a_malformed_body_is_401_unsigned_and_400_signed_with_one_warning_and_no_change(
+    bot: Bot, engine: AsyncEngine, caplog: pytest.LogCaptureFixture, case: str
+) -> None:
+    body, content_type = MALFORMED_BODIES[case]
+    with caplog.at_level(logging.DEBUG):
+        unsigned = await bot.post(body, {"Content-Type": content_type})
+        signed = await bot.post(body, signed_headers(SECRET, body, content_type=content_type))
+
+    assert (unsigned[0], signed[0]) == (401, 400)
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [r.getMessage().split(":")[0] for r in warnings] == ["slack", "slack"], warnings
+    assert all(r.exc_info is None and "Traceback" not in r.getMessage() for r in caplog.records)
+    assert await all_chats(engine) == []
+    assert bot.sl.calls("response_url") == [] and bot.sl.calls("chat.postMessage") == []
+
+
+# Signed JSON objects of shapes Slack never sends: Bolt reads these fields unchecked.
+ODD_SHAPES = [
+    {"type": "event_callback", "event": "x", "event_id": "E1"},
+    {"type": "event_callback", "event": [1], "event_id": ["E"]},
+    {"type": "block_actions", "actions": "x"},
+    {"type": "event_callback", "event": {"type": "channel_unarchive", "channel": 5}},
+    {"type": "view_submission", "view": "x"},
+    {"type": "block_actions", "actions": []},
+    {"type": "block_actions", "actions": [{}], "container": {}},
+]
+
+
+@pytest.mark.parametrize("shape", range(len(ODD_SHAPES)))
+async def test_a_signed_body_of_a_shape_slack_never_sends_is_400_without_a_traceback(
+    bot: Bot, engine: AsyncEngine, caplog: pytest.LogCaptureFixture, shape: int
+) -> None:
+    body = json.dumps(ODD_SHAPES[shape]).encode()
+    with caplog.at_level(logging.DEBUG):
+        signed = await bot.post(body, signed_headers(SECRET, body, content_type="application/json"))
+        unsigned = await bot.post(body, {"Content-Type": "application/json"})
+    assert (signed[0], unsigned[0]) == (400, 401)
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 2 and all(r.name == "bot.channels.slack" for r in warnings), warnings
+    assert all(r.exc_info is None for r in caplog.records)
+    assert await all_chats(engine) == []
+
+
+@pytest.mark.parametrize("timestamp", ["abc", "", "-1", "1e9", "１２３", "9" * 40, " 1700000000"])
+async def test_a_malformed_timestamp_header_is_401(
+    bot: Bot, engine: AsyncEngine, caplog: pytest.LogCaptureFixture, timestamp: str
+) -> None:
+    body = slash_command_body(COMMAND, "subscribe rl", response_url=bot.sl.response_url("r"))
+    headers = {**signed_headers(SECRET, body), "X-Slack-Request-Timestamp": timestamp}
+    with caplog.at_level(logging.WARNING):
+        status, _ = await bot.post(body, headers)
+    assert status == 401
+    assert len(caplog.records) == 1 and caplog.records[0].exc_info is None
+    assert await all_chats(engine) == []
+
+
+async def test_a_replayed_request_is_answered_but_acted_on_once(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    await seed_pages(engine)
+    body = slash_command_body(COMMAND, "subscribe rl", response_url=bot.sl.response_url("r1"))
+    now = int(time.time())
+    headers = signed_headers(SECRET, body, timestamp=now)
+    first = await bot.post(body, headers)
+    async with engine.begin() as conn:  # someone changes the filter in between
+        record = await chat_store.get(conn, platform=Platform.SLACK, chat_id=CHANNEL)
+        assert record is not None
+        await chat_store.save(
+            conn, before=record, after=replace(record.chat, filter=Filter(any_of=frozenset()))
+        )
+    replays = [await bot.post(body, headers) for _ in range(3)]
+
+    assert first[0] == 200 and "rl" in first[1]
+    assert replays == [(200, "")] * 3
+    record = await record_of(engine, CHANNEL)
+    assert record is not None and record.chat.filter.is_empty  # the replays changed nothing
+    # The same command typed again is a new request, with its own signature: served.
+    later = signed_headers(SECRET, body, timestamp=now - 1)
+    assert (await bot.post(body, later))[0] == 200
+    record = await record_of(engine, CHANNEL)
+    assert record is not None and record.chat.filter.any_of == {"rl"}
+
+
+@hypothesis_settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    body=st.binary(max_size=300),
+    content_type=st.sampled_from(
+        ["application/json", "application/x-www-form-urlencoded", "text/plain", ""]
+    ),
+)
+async def test_any_signed_body_gets_a_clear_answer_never_500(
+    bot: Bot, body: bytes, content_type: str
+) -> None:
+    status, _ = await bot.post(body, signed_headers(SECRET, body, content_type=content_type))
+    assert status in (200, 400, 404)
+
+
+FIELD_NAMES = st.sampled_from(["action_id", "block_id", "value", "type", "id", "channel", "user"])
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(FIELD_NAMES | st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+SIGNED_AT = itertools.count()
+ROUTED_KEYS = st.sampled_from(
+    ["type", "event", "actions", "view", "team", "user", "channel", "enterprise", "command",
+     "event_id", "authorizations", "container", "message", "callback_id", "team_id"]
+)  # fmt: skip
+
+
+@hypothesis_settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    body=st.dictionaries(ROUTED_KEYS, JSON_VALUES, max_size=4),
+    kind=st.sampled_from(["event_callback", "block_actions", "view_submission", None]),
+    as_form=st.booleans(),
+)
+async def test_any_signed_object_of_routing_fields_is_answered_without_500(
+    bot: Bot,
+    caplog: pytest.LogCaptureFixture,
+    body: dict[str, Any],
+    kind: str | None,
+    as_form: bool,
+) -> None:
+    if kind is not None:
+        body = {**body, "type": kind}
+    raw = json.dumps(body).encode()
+    content_type = "application/json"
+    if as_form:
+        raw, content_type = (
+            urlencode({"payload": raw.decode()}).encode(),
+            "application/x-www-form-urlencoded",
+        )
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        # A new timestamp each call: a repeat of the same signed request is a replay.
+        at = int(time.time()) - next(SIGNED_AT) % 250
+        headers = signed_headers(SECRET, raw, timestamp=at, content_type=content_type)
+        status, _ = await bot.post(raw, headers)
+    assert status in (200, 400, 404)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+# ---------------------------------------------------------------------- events
+
+
+async def state_of(engine: AsyncEngine, chat_id: str, state: ChatState) -> ChatRecord:
+    """The chat once it is in ``state``: Bolt acknowledges an event before its listener runs,
+    so this polls the store, with a deadline."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        record = await record_of(engine, chat_id)
+        if record is not None and record.chat.state == state:
+            return record
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{chat_id} is {record and record.chat.state}, not {state}")
+        await asyncio.sleep(0.02)
+
+
+async def post_event(bot: Bot, event: dict[str, Any], *, event_id: str, retry: int = 0) -> int:
+    body = event_body(event, event_id=event_id)
+    headers = signed_headers(SECRET, body, content_type="application/json")
+    if retry:
+        headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
+    status, _ = await bot.post(body, headers)
+    return status
+
+
+async def test_url_verification_answers_the_challenge(bot: Bot) -> None:
+    body = url_verification_body("3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P")
+    status, answer = await bot.post(
+        body, signed_headers(SECRET, body, content_type="application/json")
+    )
+    assert status == 200
+    assert json.loads(answer) == {
+        "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"
+    }
+    unsigned = await bot.post(body, {"Content-Type": "application/json"})
+    assert unsigned[0] == 401
+
+
+async def test_archive_unarchive_and_delete_change_the_chat_and_replay_nothing(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    await bot.command("subscribe rl", channel="C1")
+    await bot.command("subscribe rl", channel="G2", channel_name="privategroup")
+    archive = {"type": "channel_archive", "channel": "C1", "user": "U1"}
+
+    assert await post_event(bot, archive, event_id="Ev1") == 200
+    record = await state_of(engine, "C1", ChatState.INACTIVE)
+    assert record.inactive_reason == "is_archived"
+
+    unarchive = {"type": "channel_unarchive", "channel": "C1", "user": "U1"}
+    await post_event(bot, unarchive, event_id="Ev2")
+    record = await state_of(engine, "C1", ChatState.ACTIVE)
+    assert record.inactive_reason is None
+    async with engine.connect() as conn:
+        assert record.cursor == await chat_store.latest_event_id(conn)  # nothing replayed
+
+    await post_event(bot, {"type": "group_archive", "channel": "G2"}, event_id="Ev3")
+    await post_event(bot, {"type": "channel_deleted", "channel": "C1"}, event_id="Ev4")
+    await state_of(engine, "G2", ChatState.INACTIVE)
+    deleted = await state_of(engine, "C1", ChatState.INACTIVE)
+    assert deleted.inactive_reason == "channel_deleted"
+    # A delete is not undone by an unarchive (G2's unarchive, after it, shows it was handled).
+    await post_event(bot, {"type": "channel_unarchive", "channel": "C1"}, event_id="Ev5")
+    await post_event(bot, {"type": "group_unarchive", "channel": "G2"}, event_id="Ev6")
+    await state_of(engine, "G2", ChatState.ACTIVE)
+    assert (await state_of(engine, "C1", ChatState.INACTIVE)).inactive_reason == "channel_deleted"
+
+
+async def test_an_event_retried_by_slack_is_acted_on_once(bot: Bot, engine: AsyncEngine) -> None:
+    await bot.command("subscribe rl", channel="C1")
+    await bot.command("subscribe rl", channel="C2")
+    archive = {"type": "channel_archive", "channel": "C1", "user": "U1"}
+    assert await post_event(bot, archive, event_id="Ev9") == 200
+    await state_of(engine, "C1", ChatState.INACTIVE)
+    await post_event(bot, {"type": "channel_unarchive", "channel": "C1"}, event_id="Ev10")
+    await state_of(engine, "C1", ChatState.ACTIVE)
+
+    # Slack retries the archive (same event_id, new signature): answered, not acted on.
+    for retry in (1, 2, 3):
+        assert await post_event(bot, archive, event_id="Ev9", retry=retry) == 200
+    await post_event(bot, {"type": "channel_archive", "channel": "C2"}, event_id="Ev11")
+    await state_of(engine, "C2", ChatState.INACTIVE)
+    await state_of(engine, "C1", ChatState.ACTIVE)
+
+
+async def test_the_same_event_over_socket_mode_is_acted_on_once(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    await bot.command("subscribe rl", channel="C1")
+    await bot.command("subscribe rl", channel="C2")
+
+    async def dispatch(event: dict[str, Any], event_id: str) -> None:
+        payload = json.loads(event_body(event, event_id=event_id))
+        # As Bolt's Socket Mode handler hands an envelope's payload to the app.
+        response = await bot.channel.app.async_dispatch(
+            AsyncBoltRequest(body=payload, mode="socket_mode")
+        )
+        assert response.status == 200
+
+    await dispatch({"type": "channel_archive", "channel": "C1"}, "Ev7")
+    await state_of(engine, "C1", ChatState.INACTIVE)
+    await dispatch({"type": "channel_unarchive", "channel": "C1"}, "Ev8")
+    await state_of(engine, "C1", ChatState.ACTIVE)
+    await dispatch({"type": "channel_archive", "channel": "C1"}, "Ev7")
+    await dispatch({"type": "channel_archive", "channel": "C2"}, "Ev12")
+    await state_of(engine, "C2", ChatState.INACTIVE)
+    await state_of(engine, "C1", ChatState.ACTIVE)
+
+
+async def test_the_bot_invited_to_a_channel_waiting_for_it_resumes_deliveries(
+    bot: Bot, engine: AsyncEngine
+) -> None:
+    for channel in ("G3", "G4", "G5"):
+        await bot.command("subscribe rl", channel=channel, channel_name="privategroup")
+    async with engine.begin() as conn:  # removed from G3 (its send failed); G4 paused by hand
+        g3 = await chat_store.get(conn, platform=Platform.SLACK, chat_id="G3")
+        g4 = await chat_store.get(conn, platform=Platform.SLACK, chat_id="G4")
+        g5 = await chat_store.get(conn, platform=Platform.SLACK, chat_id="G5")
+        assert g3 is not None and g4 is not None and g5 is not None
+        await chat_store.deactivate(conn, pk=g3.pk, reason="channel_not_found")
+        await chat_store.deactivate(conn, pk=g4.pk, reason="paused", state=ChatState.PAUSED)
+        await chat_store.deactivate(conn, pk=g5.pk, reason="not_in_channel", state=ChatState.PAUSED)
+
+    def joined(user: str, channel: str) -> dict[str, Any]:
+        return {
+            "type": "member_joined_channel",
+            "user": user,
+            "channel": channel,
+            "channel_type": "G",
+            "inviter": "U1",
+        }
+
+    await post_event(bot, joined("U2", "G3"), event_id="Ev20")  # someone else joined
+    await post_event(bot, joined(bot.sl.bot_user_id, "G4"), event_id="Ev21")
+    await post_event(bot, joined(bot.sl.bot_user_id, "G5"), event_id="Ev22")
+    assert (await state_of(engine, "G5", ChatState.ACTIVE)).inactive_reason is None
+    await post_event(bot, joined(bot.sl.bot_user_id, "G3"), event_id="Ev23")
+    assert (await state_of(engine, "G3", ChatState.ACTIVE)).inactive_reason is None
+    await state_of(engine, "G4", ChatState.PAUSED)  # its members paused it
+
+
+async def until(check: Any, what: str) -> None:
+    deadline = time.monotonic() + 5.0
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not {what} within 5 s")
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"type": "app_uninstalled"},
+        {"type": "tokens_revoked", "tokens": {"oauth": [], "bot": ["U0BOT"]}},
+    ],
+)
+async def test_uninstall_or_revoked_tokens_stop_slack_until_auth_test_passes(
+    sl: FakeSlack, engine: AsyncEngine, event: dict[str, Any]
+) -> None:
+    settings = make_settings(sl)
+    auth = slack_channel.SlackAuth(make_client(settings), retry_seconds=0.05)
+    core = CommandCore(engine=engine, defaults=Defaults())
+    async with running(sl, engine, core=core, auth=auth) as bot:
+        sl.token_errors[TOKEN] = "token_revoked"
+        assert await post_event(bot, event, event_id="Ev30") == 200
+        await until(lambda: auth.error is not None, "stopped")
+        await sl.wait_for(lambda c: c.method == "auth.test" and not c.ok, count=2)
+        assert auth.error == "token_revoked"  # what auth.test says now
+        del sl.token_errors[TOKEN]  # reinstalled with the same token
+        await asyncio.wait_for(auth.wait_accepted(), timeout=5)
+        assert auth.error is None
+
+
+async def test_revoked_user_tokens_alone_change_nothing(bot: Bot) -> None:
+    event = {"type": "tokens_revoked", "tokens": {"oauth": ["U1"], "bot": []}}
+    assert await post_event(bot, event, event_id="Ev31") == 200
+    assert bot.channel.auth.error is None
+
+
 async def test_socket_mode_serves_no_http_and_a_rejected_app_token_stops_start(
     sl: FakeSlack, engine: AsyncEngine
 ) -> None:
@@ -526,7 +968,7 @@ async def test_socket_mode_serves_no_http_and_a_rejected_app_token_stops_start(
         await runner.cleanup()
 
 
-async def test_start_logs_the_identity_and_survives_a_failed_auth_test(
+async def test_start_logs_the_identity_and_survives_slack_not_answering(
     sl: FakeSlack, engine: AsyncEngine, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = make_settings(sl)
@@ -537,7 +979,7 @@ async def test_start_logs_the_identity_and_survives_a_failed_auth_test(
         )
         await channel.start()
         assert channel.bot_name == BOT_NAME
-        sl.token_errors[TOKEN] = "invalid_auth"
+        sl.fail_next("auth.test", status=503, error="service_unavailable")
         again = SlackChannel(
             settings=settings, core=core, engine=engine, client=make_client(settings)
         )
@@ -548,8 +990,26 @@ async def test_start_logs_the_identity_and_survives_a_failed_auth_test(
 
     lines = [r.getMessage() for r in caplog.records]
     assert any("connected as @trendbot" in line for line in lines)
-    assert any("could not check the bot token (invalid_auth" in line for line in lines)
+    assert any("could not check the bot token (service_unavailable" in line for line in lines)
     assert not any(TOKEN in line for line in lines)
+
+
+@pytest.mark.parametrize("code", sorted(slack_channel.AUTH_ERRORS - {"missing_scope"}))
+async def test_a_refused_token_at_start_is_a_configuration_error_naming_it(
+    sl: FakeSlack, engine: AsyncEngine, code: str
+) -> None:
+    settings = make_settings(sl)
+    sl.token_errors[TOKEN] = code
+    channel = SlackChannel(
+        settings=settings,
+        core=CommandCore(engine=engine, defaults=Defaults()),
+        engine=engine,
+        client=make_client(settings),
+    )
+    with pytest.raises(ConfigError) as raised:
+        await channel.start()
+    assert raised.value.variable == "SLACK_BOT_TOKEN"
+    assert code in raised.value.message and TOKEN not in str(raised.value)
 
 
 # ---------------------------------------------------------------------- not in channel
@@ -559,6 +1019,8 @@ async def test_a_chat_paused_for_not_in_channel_gets_the_invite_hint(
     bot: Bot, engine: AsyncEngine, sl: FakeSlack
 ) -> None:
     await bot.command("subscribe rl", channel="C5")
+    # Only without chat:write.public does a public channel answer not_in_channel.
+    sl.scopes.discard("chat:write.public")
     sl.add_channel("C5", is_member=False)
     sender = SlackSender(make_client(make_settings(sl)), per_channel_rate=1.0)
     with pytest.raises(NotInChannel) as raised:
@@ -686,27 +1148,47 @@ async def test_a_conversation_that_is_gone_is_chat_gone(
     assert raised.value.reason == code
 
 
-@pytest.mark.parametrize("code", ["invalid_auth", "token_revoked", "account_inactive"])
-async def test_a_token_the_workspace_no_longer_accepts_is_chat_gone(
-    sender: SlackSender, sl: FakeSlack, code: str
+@pytest.mark.parametrize("code", sorted(slack_channel.AUTH_ERRORS))
+async def test_a_refused_token_stops_every_send_until_auth_test_passes(
+    sl: FakeSlack, code: str
 ) -> None:
-    sl.token_errors[TOKEN] = code
-    with pytest.raises(ChatGone) as raised:
-        await send_one(sender)
-    assert raised.value.reason.startswith(f"{code}:")
-    assert TOKEN not in raised.value.reason
+    client = make_client(make_settings(sl))
+    auth = slack_channel.SlackAuth(client, retry_seconds=0.05)
+    sender = SlackSender(client, per_channel_rate=1.0, auth=auth)
+    if code == "missing_scope":
+        sl.scopes.discard("chat:write")
+    else:
+        sl.token_errors[TOKEN] = code
+    with pytest.raises(PlatformAuthFailed) as raised:
+        await send_one(sender, "C1")
+    assert raised.value.code == code and TOKEN not in raised.value.reason
+    assert auth.error == code
+    with pytest.raises(PlatformAuthFailed):  # no call while refused: the next chat too
+        await send_one(sender, "C2")
+    assert sl.request_count["chat.postMessage"] == 1
+    await sl.wait_for(lambda c: c.method == "auth.test", count=2)  # asked again, and again
+    assert auth.error == code
+    sl.token_errors.clear()
+    sl.scopes.add("chat:write")
+    await asyncio.wait_for(sender.wait_authorized(), timeout=5)
+    assert auth.error is None
+    await send_one(sender, "C2")
+    await auth.close()
 
 
 async def test_an_archived_channel_and_a_channel_without_the_bot(
     sender: SlackSender, sl: FakeSlack
 ) -> None:
     sl.add_channel("C2", is_archived=True)
-    sl.add_channel("C3", is_member=False)
-    with pytest.raises(ChatGone):
+    sl.add_channel("C3", is_member=False)  # public: chat:write.public posts there
+    sl.add_channel("G4", is_private=True, is_member=False)
+    with pytest.raises(ChatGone) as archived:
         await send_one(sender, "C2")
-    with pytest.raises(NotInChannel) as raised:
-        await send_one(sender, "C3")
-    assert raised.value.reason == "not_in_channel"
+    assert archived.value.reason == "is_archived"
+    await send_one(sender, "C3")
+    with pytest.raises(ChatGone) as private:
+        await send_one(sender, "G4")
+    assert private.value.reason == "channel_not_found"
 
 
 @pytest.mark.parametrize(
@@ -773,3 +1255,220 @@ async def test_a_message_slack_refuses_is_a_permanent_error(
 def test_every_failure_is_a_delivery_error() -> None:
     for cls in (RateLimited, ChatGone, NotInChannel, TransientError, PermanentError):
         assert issubclass(cls, DeliveryError)
+
+
+# ---------------------------------------------------------------------- delivery
+
+
+async def slack_digests(engine: AsyncEngine, root: Path, *channels: str) -> World:
+    """A page and one Slack chat per channel that wants it, planned: a digest each."""
+    world = await started(engine, root)
+    async with engine.begin() as conn:
+        for channel in channels:
+            await chat_store.ensure(
+                conn,
+                defaults=ChatSettings(
+                    platform=Platform.SLACK,
+                    chat_id=channel,
+                    kind=ChatKind.GROUP,
+                    filter=Filter(any_of=frozenset({"rl"})),
+                ),
+            )
+    await world.publish("papers/2026/a-finding", tags="[rl]")
+    assert await world.plan() == len(channels)
+    return world
+
+
+async def outbox_rows(engine: AsyncEngine) -> list[tuple[str, int]]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(
+            select(outbox_table.c.status, outbox_table.c.attempts).order_by(outbox_table.c.id)
+        )
+        return [(status, attempts) for status, attempts in rows]
+
+
+def auth_failures(code: str) -> float:
+    value = metrics.REGISTRY.get_sample_value(
+        "trendbot_platform_auth_failures_total", {"platform": "slack", "code": code}
+    )
+    return value or 0.0
+
+
+async def test_a_refused_token_keeps_every_message_queued_and_resumes_when_it_works(
+    sl: FakeSlack, engine: AsyncEngine, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    await slack_digests(engine, tmp_path, "C1", "C2", "C3")
+    client = make_client(make_settings(sl))
+    auth = slack_channel.SlackAuth(client, retry_seconds=0.1)
+    sender = SlackSender(client, per_channel_rate=50.0, auth=auth)
+    delivery = Delivery(engine=engine, senders={Platform.SLACK: sender}, concurrency=4)
+    app = make_app(engine=engine, hooks=WebHooks(auth_errors={"slack": lambda: auth.error}))
+    runner, port = await start_web(app, host="127.0.0.1", port=0)
+    before = auth_failures("token_revoked")
+    sl.token_errors[TOKEN] = "token_revoked"
+    stop = asyncio.Event()
+    with caplog.at_level(logging.INFO):
+        task = asyncio.create_task(delivery.run(stop))
+        try:
+            await sl.wait_for(lambda c: c.method == "auth.test", count=2)  # probing, every 0.1 s
+            async with (
+                aiohttp.ClientSession() as http,
+                http.get(f"http://127.0.0.1:{port}/healthz") as response,
+            ):
+                health = await response.json()
+            assert response.status == 200 and health["status"] == "degraded"
+            assert health["platforms"] == {"slack": {"status": "down", "error": "token_revoked"}}
+            # The sends in flight when the first refusal came back, then none.
+            assert 1 <= sl.request_count["chat.postMessage"] <= 3
+            refused = sl.request_count["chat.postMessage"]
+            await sl.wait_for(lambda c: c.method == "auth.test", count=4)
+            assert sl.request_count["chat.postMessage"] == refused
+            assert await outbox_rows(engine) == [("queued", 0)] * 3
+            assert {r.chat.state for r in await all_chats(engine)} == {ChatState.ACTIVE}
+            assert auth_failures("token_revoked") == before + 1
+
+            del sl.token_errors[TOKEN]
+            await sl.wait_for(3, timeout=10)
+        finally:
+            stop.set()
+            await task
+            await runner.cleanup()
+            await auth.close()
+    assert await outbox_rows(engine) == [("sent", 0)] * 3
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "SLACK_BOT_TOKEN" in errors[0].getMessage()
+    assert not any(TOKEN in r.getMessage() for r in caplog.records)
+
+
+async def test_digest_now_with_a_refused_token_returns_leaving_everything_queued(
+    sl: FakeSlack, engine: AsyncEngine, tmp_path: Path
+) -> None:
+    await slack_digests(engine, tmp_path, "C1", "C2")
+    client = make_client(make_settings(sl))
+    sender = SlackSender(client, per_channel_rate=50.0)
+    sl.token_errors[TOKEN] = "invalid_auth"
+    try:
+        await asyncio.wait_for(
+            Delivery(engine=engine, senders={Platform.SLACK: sender}).drain(), timeout=10
+        )
+    finally:
+        await sender.auth.close()
+    assert await outbox_rows(engine) == [("queued", 0)] * 2
+    assert {r.chat.state for r in await all_chats(engine)} == {ChatState.ACTIVE}
+
+
+async def test_replicas_share_the_workspace_pace(
+    sl: FakeSlack, engine: AsyncEngine, tmp_path: Path
+) -> None:
+    channels = [f"C{i}" for i in range(24)]
+    await slack_digests(engine, tmp_path, *channels)
+    sl.workspace_rate = 8
+    sl.enforce_limits = True
+    settings = make_settings(sl, slack_workspace_rate_per_second=8)
+    replicas = []
+    for _ in range(2):
+        client = make_client(settings)
+        sender = SlackSender(
+            client,
+            per_channel_rate=settings.slack_rate_per_second,
+            workspace_rate=settings.slack_workspace_rate_per_second,
+        )
+        assert sender.rate_per_second == 8
+        delivery = Delivery(engine=engine, senders={Platform.SLACK: sender}, concurrency=8)
+        delivery.share_caps(2)  # as each replica does once it counts the other
+        replicas.append(delivery)
+    await asyncio.gather(*(d.drain() for d in replicas))
+
+    assert sl.delivered == len(channels)
+    assert sl.limit_violations == []
+    arrivals = sorted(c.at for c in sl.calls("chat.postMessage", ok=True))
+    assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) / 8 * 0.9
+
+
+def test_the_workspace_pace_defaults_to_slacks_published_figure() -> None:
+    # chat.postMessage: "several hundred messages per minute" in a workspace.
+    assert Settings(_env_file=None).slack_workspace_rate_per_second == 5.0  # type: ignore[call-arg]
+
+
+# ---------------------------------------------------------------------- trendbot run
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("code", ["invalid_auth", "token_revoked"])
+async def test_run_with_a_refused_token_stops_with_one_line_naming_slack_bot_token(
+    sl: FakeSlack, tmp_path: Path, clean_env: dict[str, str], database_url: str, code: str
+) -> None:
+    sl.token_errors[TOKEN] = code
+    env = dict(
+        clean_env,
+        DATABASE_URL=database_url,
+        WIKI_SOURCES=str(tmp_path / "wiki"),
+        SLACK_BOT_TOKEN=TOKEN,
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_BASE_URL=sl.base_url,
+        HTTP_PORT="0",
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "run",
+        env=env,
+        cwd=tmp_path,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=90)
+
+    assert process.returncode == 2, err.decode()
+    lines = err.decode().strip().splitlines()
+    assert lines[-1].startswith("configuration error: SLACK_BOT_TOKEN:") and code in lines[-1]
+    assert "Traceback" not in err.decode() and TOKEN not in (out + err).decode()
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"is_archived": True}, "is_archived"),
+        ({"is_private": True, "is_member": False}, "channel_not_found"),  # the bot was removed
+    ],
+)
+async def test_a_chat_that_had_messages_becomes_inactive_with_the_reason(
+    sl: FakeSlack, engine: AsyncEngine, tmp_path: Path, change: dict[str, Any], reason: str
+) -> None:
+    world = await slack_digests(engine, tmp_path, "G1", "C2")
+    client = make_client(make_settings(sl))
+    sender = SlackSender(client, per_channel_rate=50.0)
+    senders = {Platform.SLACK: sender}
+    await Delivery(engine=engine, senders=senders).drain()
+    assert [m["channel"] for m in sl.messages_to("G1")] == ["G1"]
+    sl.add_channel("G1", **change)
+    await world.publish("papers/2026/another", tags="[rl]")
+    assert await world.plan() == 2
+    await Delivery(engine=engine, senders=senders).drain()
+    await sender.auth.close()
+
+    gone, other = await record_of(engine, "G1"), await record_of(engine, "C2")
+    assert gone is not None and other is not None
+    assert (gone.chat.state, gone.inactive_reason) == (ChatState.INACTIVE, reason)
+    assert other.chat.state == ChatState.ACTIVE and len(sl.messages_to("C2")) == 2
+    assert sender.auth.error is None  # one channel's problem, not the workspace's
+
+
+async def test_a_private_channel_the_bot_was_removed_from_says_to_invite_it_again(
+    bot: Bot, engine: AsyncEngine, tmp_path: Path
+) -> None:
+    bot.sl.add_channel("G1", name="lab", is_private=True)
+    await bot.command("subscribe rl", channel="G1", channel_name="privategroup")
+    bot.sl.channels["G1"]["is_member"] = False  # removed; its next send fails
+    async with engine.begin() as conn:
+        record = await chat_store.get(conn, platform=Platform.SLACK, chat_id="G1")
+        assert record is not None
+        await chat_store.deactivate(conn, pk=record.pk, reason="channel_not_found")
+
+    answer = await bot.command("resume", channel="G1", channel_name="privategroup")
+
+    assert answer.text == t("en", "slack.invite_first", bot=BOT_NAME, p=P)
+    record = await record_of(engine, "G1")
+    assert record is not None and record.chat.state == ChatState.INACTIVE

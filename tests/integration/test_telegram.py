@@ -38,6 +38,7 @@ from bot.errors import (
     ConfigError,
     DeliveryError,
     PermanentError,
+    PlatformAuthFailed,
     RateLimited,
     TransientError,
 )
@@ -852,7 +853,7 @@ async def test_sender_reasons_never_carry_the_token(
     assert "[token]" in leaky.reason
     wrong = Bot("555:AAHwrongTokenForThisFakeServer_9876543", base_url=tg.base_url)
     try:
-        with pytest.raises(PermanentError) as caught:
+        with pytest.raises(PlatformAuthFailed) as caught:
             await TelegramSender(wrong, rate_per_second=30).send(
                 "1", Outgoing(text="x"), thread=None
             )

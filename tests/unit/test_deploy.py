@@ -27,6 +27,7 @@ import yaml
 from sqlalchemy.engine import make_url
 
 from bot.__main__ import HANDLERS, _parser
+from bot.channels import slack
 from bot.settings import Settings
 from tests.conftest import ROOT
 
@@ -52,7 +53,18 @@ HTTP_PORT = Settings.model_fields["http_port"].default
 SLACK_COMMAND = Settings.model_fields["slack_command"].default
 HEALTH_PATH = "/healthz"
 VM_EXECUTABLE = "/opt/trendbot/.venv/bin/trendbot"
-SLACK_SCOPES = {"commands", "chat:write", "chat:write.public", "im:write"}
+# Every bot event needs the scope Slack names on its page (https://api.slack.com/events/…).
+SLACK_EVENT_SCOPES = {
+    "app_uninstalled": None,
+    "tokens_revoked": None,
+    "member_joined_channel": "channels:read",
+    "channel_archive": "channels:read",
+    "channel_deleted": "channels:read",
+    "channel_unarchive": "channels:read",
+    "group_archive": "groups:read",
+    "group_deleted": "groups:read",
+    "group_unarchive": "groups:read",
+}
 
 YAML_FILES = sorted(DEPLOY.rglob("*.yml")) + sorted(DEPLOY.rglob("*.yaml"))
 
@@ -645,15 +657,48 @@ def test_slack_manifest() -> None:
     commands = manifest["features"]["slash_commands"]
     assert [c["command"] for c in commands] == [SLACK_COMMAND]
     assert commands[0]["should_escape"] is False
-    assert set(manifest["oauth_config"]["scopes"]["bot"]) >= SLACK_SCOPES
     settings = manifest["settings"]
     assert settings["interactivity"]["is_enabled"] is True
     assert settings["socket_mode_enabled"] is False
     assert settings["token_rotation_enabled"] is False
     urls = list(_urls(manifest))
-    assert len(urls) == 2, "the slash command's and interactivity's"
+    assert len(urls) == 3, "the slash command's, the events' and interactivity's"
     for url in urls:
         assert url.startswith("https://") and url.endswith("/slack/events"), url
+
+
+def test_slack_manifest_lets_users_type_the_command_in_the_apps_messages_tab() -> None:
+    app_home = _yaml(SLACK_MANIFEST)["features"]["app_home"]
+    assert app_home["messages_tab_enabled"] is True
+    assert app_home["messages_tab_read_only_enabled"] is False
+
+
+def _web_api_methods_called() -> set[str]:
+    """The Web API methods the bot calls: ``client.chat_postMessage(`` is chat.postMessage."""
+    called: set[str] = set()
+    for path in (ROOT / "bot").rglob("*.py"):
+        for name in re.findall(r"_client\.([a-z]+_[A-Za-z_]+)\(", path.read_text()):
+            called.add(name.replace("_", "."))
+    return called
+
+
+def test_slack_manifest_asks_for_exactly_the_scopes_the_code_needs() -> None:
+    manifest = _yaml(SLACK_MANIFEST)
+    assert _web_api_methods_called() == set(slack.METHOD_SCOPES)
+    needed = {"commands"}.union(*slack.METHOD_SCOPES.values())
+    listed = manifest["oauth_config"]["scopes"]["bot"]
+    assert len(listed) == len(set(listed))
+    assert set(listed) == needed
+    assert "im:write" not in listed  # the bot never opens a DM: it posts to the user's id
+
+
+def test_slack_manifest_subscribes_to_the_events_the_bot_handles() -> None:
+    manifest = _yaml(SLACK_MANIFEST)
+    events = manifest["settings"]["event_subscriptions"]["bot_events"]
+    assert events == list(slack.BOT_EVENTS)
+    scopes = set(manifest["oauth_config"]["scopes"]["bot"])
+    assert set(SLACK_EVENT_SCOPES) == set(events)
+    assert {scope for scope in SLACK_EVENT_SCOPES.values() if scope} <= scopes
 
 
 def test_slack_manifest_explains_socket_mode() -> None:
