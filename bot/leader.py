@@ -136,3 +136,20 @@ class Leases:
                 )
             )
         self.is_leader = False
+
+
+async def live_services(engine: AsyncEngine, *, now: dt.datetime | None = None) -> int:
+    """How many service processes (``trendbot run``, ``trendbot console``) keep a presence
+    lease on this database; those of this host that are gone are left out.
+
+    A one-shot command that sends (``digest --now``, ``broadcast --yes``) leaves its
+    messages to them when there is one: they alone then pace the platforms' caps.
+    """
+    now = now or utcnow()
+    async with reader(engine).connect() as conn:
+        holders = await conn.execute(
+            select(leases.c.holder).where(
+                leases.c.name.like(REPLICA_PREFIX + "%"), leases.c.expires_at >= now
+            )
+        )
+        return sum(1 for (holder,) in holders if not owner_is_dead(holder))

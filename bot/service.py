@@ -15,7 +15,8 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -26,7 +27,10 @@ from bot import metrics, web
 from bot.app import App
 from bot.channels.console import ConsoleChannel
 from bot.errors import BotError
-from bot.leader import RENEW_SECONDS, Leases
+from bot.leader import RENEW_SECONDS, Leases, live_services
+from bot.store import outbox
+from bot.store.engine import reader
+from bot.store.pages import utcnow
 
 log = logging.getLogger("bot.service")
 
@@ -304,3 +308,74 @@ class Service:
 
 def stdin_is_terminal() -> bool:
     return sys.stdin.isatty()
+
+
+# A one-shot command waiting on a running service looks at the outbox this often...
+HANDOFF_POLL_SECONDS = 0.5
+# ...and stops waiting when none of its messages has been sent for this long (longer than a
+# rate-limited message waits in a service's memory, MAX_INLINE_WAIT_SECONDS): the rest stays
+# queued, and the service sends it when it can.
+HANDOFF_STALL_SECONDS = 90.0
+
+
+async def send_once(
+    app: App,
+    *,
+    say: Callable[[str], None],
+    row_ids: Sequence[int] = (),
+    chat_pks: Sequence[int] | None = None,
+    broadcast: int | None = None,
+) -> None:
+    """Send what a one-shot command queued (``row_ids`` of these chats, or the rows of
+    ``broadcast``) within the platforms' caps, and return when it is sent or left queued
+    for a later retry.
+
+    With a service running on this database, its delivery sends them: one process paces
+    the caps, instead of two each at the full cap (a 429 for every message over, and
+    Telegram lengthens its waits for bots that keep going over). This process waits on the
+    outbox; if the service stops meanwhile, it sends the rest itself. With no service
+    running, it sends them itself, as the service would.
+    """
+    services = await live_services(app.engine)
+
+    async def drain() -> None:
+        await app.delivery().drain(chat_pks=chat_pks, broadcast=broadcast)
+
+    if not services:
+        await drain()
+        return
+    up_to_id = max(row_ids) if row_ids else None
+    if broadcast is None and up_to_id is None:
+        return  # nothing to send
+
+    async def due() -> int:
+        async with reader(app.engine).connect() as conn:
+            return await outbox.due_count(
+                conn, now=utcnow(), up_to_id=up_to_id, chat_pks=chat_pks, broadcast=broadcast
+            )
+
+    left = await due()
+    if not left:
+        return
+    say(
+        f"A trendbot run is sending on this database: it sends these {left} messages "
+        "within its rate limits; waiting for them."
+    )
+    moved_at = time.monotonic()
+    while left:
+        await asyncio.sleep(HANDOFF_POLL_SECONDS)
+        now_left = await due()
+        if now_left != left:
+            left, moved_at = now_left, time.monotonic()
+        if not left:
+            return
+        if not await live_services(app.engine):
+            say("The trendbot run stopped; sending the rest from here.")
+            await drain()
+            return
+        if time.monotonic() - moved_at > HANDOFF_STALL_SECONDS:
+            say(
+                f"Nothing was sent for {HANDOFF_STALL_SECONDS:.0f} s; the rest stays queued "
+                "for the running trendbot run."
+            )
+            return

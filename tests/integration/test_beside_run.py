@@ -1,0 +1,246 @@
+"""``trendbot digest --now`` and ``trendbot broadcast --yes`` beside a live ``trendbot run``
+(on PostgreSQL, two replicas) share the run's rate budget: the fake Bot API, which enforces
+Telegram's limits, answers no 429, and every chat gets each message exactly once. With no
+service running, the commands send themselves; a service that stops while a command waits
+on it leaves the rest to the command."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import datetime as dt
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.leader import live_services
+from bot.store.pages import utcnow
+from bot.store.schema import chat_tags, chats
+from tests.fakes.telegram_api import FakeTelegram, TelegramCall
+from tests.integration.test_crash import run_env, start_run, wait_until
+from tests.integration.test_planner import started
+from tests.integration.test_replicas import wait_until_async
+
+TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
+CAP = 100  # messages/s: the overall cap, for the bot and the fake alike
+# More than one claim of the delivery engine (500 rows): a command sending itself beside the
+# run would claim one part and the run the rest, each sending at the full cap (429s).
+CHATS = 600
+HANDED_OFF = "A trendbot run is sending on this database"
+COMMAND_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    returncode: int
+    stdout: list[str]
+    stderr: str
+
+
+async def cli(env: dict[str, str], cwd: Path, *args: str) -> Done:
+    """A one-shot ``trendbot`` command, run without blocking the fake server in this loop."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        *args,
+        env=env,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=COMMAND_TIMEOUT)
+    assert process.returncode is not None
+    return Done(process.returncode, out.decode().splitlines(), err.decode())
+
+
+async def due_later(engine: AsyncEngine, count: int) -> list[int]:
+    """``count`` private chats following ``rl`` whose next digest is a day away: only
+    ``digest --now`` plans them, not the running service's planner."""
+    now = utcnow()
+    ids = list(range(20_000, 20_000 + count))
+    async with engine.begin() as conn:
+        await conn.execute(
+            insert(chats),
+            [
+                {
+                    "platform": "telegram",
+                    "chat_id": str(i),
+                    "kind": "private",
+                    "state": "active",
+                    "mode": "daily",
+                    "digest_time": "09:00",
+                    "timezone": "UTC",
+                    "lang": "en",
+                    "filter": "rl",
+                    "cursor": 0,
+                    "next_digest_at": now + dt.timedelta(days=1),
+                    "created_at": now,
+                    "updated_at": now,
+                }
+                for i in ids
+            ],
+        )
+        rows = await conn.execute(select(chats.c.id))
+        await conn.execute(
+            insert(chat_tags), [{"chat_pk": pk, "tag": "rl", "kind": "any"} for (pk,) in rows]
+        )
+    return ids
+
+
+def per_chat(calls: list[TelegramCall]) -> collections.Counter[int | str | None]:
+    return collections.Counter(c.chat_id for c in calls)
+
+
+def digests(tg: FakeTelegram) -> list[TelegramCall]:
+    return [
+        c for c in tg.calls("sendMessage", ok=True) if "beside-the-run" in c.params.get("text", "")
+    ]
+
+
+def broadcasts(tg: FakeTelegram) -> list[TelegramCall]:
+    return [c for c in tg.calls("sendMessage", ok=True) if c.params.get("text") == "Hello all"]
+
+
+def no_429s(tg: FakeTelegram) -> None:
+    assert tg.stats()["rate_limited"] == 0
+    assert tg.limit_violations == []
+
+
+async def stop(runs: list[subprocess.Popen[bytes]]) -> None:
+    for process in runs:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    for process in runs:
+        try:
+            await asyncio.to_thread(process.wait, 30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+async def world_with_chats(engine: AsyncEngine, wiki: Path, count: int) -> list[int]:
+    world = await started(engine, wiki)
+    ids = await due_later(engine, count)
+    await world.publish("papers/2026/beside-the-run", tags="[rl]")
+    return ids
+
+
+def fake(tg: FakeTelegram) -> None:
+    tg.enforce_limits = True
+    tg.global_rate = CAP
+    tg.latency = 0.02
+
+
+def env_for(
+    clean_env: dict[str, str], database_url: str, wiki: Path, tg: FakeTelegram
+) -> dict[str, str]:
+    return dict(run_env(clean_env, database_url, wiki, tg), TELEGRAM_RATE_PER_SECOND=str(CAP))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+async def test_digest_and_broadcast_beside_a_run_share_its_cap(
+    engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    replicas = 1 if database_url.startswith("sqlite") else 2
+    wiki = tmp_path / "wiki"
+    ids = await world_with_chats(engine, wiki, CHATS)
+    async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
+        fake(tg)
+        env = env_for(clean_env, database_url, wiki, tg)
+        runs = [start_run(env, tmp_path) for _ in range(replicas)]
+        try:
+            await wait_until_async(
+                lambda: _at_least(engine, replicas), seconds=60
+            )  # every replica is live
+            digest = await cli(env, tmp_path, "digest", "--now")
+            assert digest.returncode == 0, digest.stderr
+            assert digest.stdout[0].startswith(HANDED_OFF)
+            assert digest.stdout[-1] == (
+                f"{CHATS} planned, 0 retried, {CHATS} sent, 0 failed, 0 left queued for retry"
+            )
+            counts = per_chat(digests(tg))
+            assert sorted(counts) == ids and set(counts.values()) == {1}
+
+            broadcast = await cli(env, tmp_path, "broadcast", "--text", "Hello all", "--yes")
+            assert broadcast.returncode == 0, broadcast.stderr
+            assert broadcast.stdout[0].startswith(f"This broadcast reaches {CHATS} chats")
+            assert broadcast.stdout[1].startswith(HANDED_OFF)
+            assert broadcast.stdout[-1] == (
+                f"Broadcast #1: {CHATS} queued, {CHATS} sent, 0 failed, 0 left queued for retry"
+            )
+            counts = per_chat(broadcasts(tg))
+            assert sorted(counts) == ids and set(counts.values()) == {1}
+            no_429s(tg)
+            assert all(process.poll() is None for process in runs)  # the run went on
+        finally:
+            await stop(runs)
+    assert TOKEN not in (tmp_path / "run.log").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_with_no_service_running_the_commands_send_themselves(
+    engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    wiki = tmp_path / "wiki"
+    ids = await world_with_chats(engine, wiki, 40)
+    async with FakeTelegram(token=TOKEN) as tg:
+        fake(tg)
+        env = env_for(clean_env, database_url, wiki, tg)
+        digest = await cli(env, tmp_path, "digest", "--now")
+        assert digest.returncode == 0, digest.stderr
+        assert digest.stdout == [
+            "40 planned, 0 retried, 40 sent, 0 failed, 0 left queued for retry"
+        ]
+        broadcast = await cli(env, tmp_path, "broadcast", "--text", "Hello all", "--yes")
+        assert broadcast.returncode == 0, broadcast.stderr
+        assert broadcast.stdout[-1] == (
+            "Broadcast #1: 40 queued, 40 sent, 0 failed, 0 left queued for retry"
+        )
+        assert not any(line.startswith(HANDED_OFF) for line in broadcast.stdout)
+        for calls in (digests(tg), broadcasts(tg)):
+            counts = per_chat(calls)
+            assert sorted(counts) == ids and set(counts.values()) == {1}
+        no_429s(tg)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_a_run_that_stops_mid_digest_leaves_the_rest_to_the_command(
+    engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    wiki = tmp_path / "wiki"
+    ids = await world_with_chats(engine, wiki, CHATS)
+    async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
+        fake(tg)
+        env = env_for(clean_env, database_url, wiki, tg)
+        runs = [start_run(env, tmp_path)]
+        try:
+            await wait_until_async(lambda: _at_least(engine, 1), seconds=60)
+            command = asyncio.create_task(cli(env, tmp_path, "digest", "--now"))
+            await wait_until(lambda: len(digests(tg)) >= CHATS // 4, seconds=60)
+            await stop(runs)
+            digest = await command
+        finally:
+            await stop(runs)
+        assert digest.returncode == 0, digest.stderr
+        assert digest.stdout[0].startswith(HANDED_OFF)
+        assert "The trendbot run stopped; sending the rest from here." in digest.stdout
+        assert digest.stdout[-1] == (
+            f"{CHATS} planned, 0 retried, {CHATS} sent, 0 failed, 0 left queued for retry"
+        )
+        counts = per_chat(digests(tg))
+        assert sorted(counts) == ids and set(counts.values()) == {1}  # a clean stop: once
+        no_429s(tg)
+
+
+async def _at_least(engine: AsyncEngine, count: int) -> bool:
+    return await live_services(engine) >= count
