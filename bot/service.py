@@ -310,7 +310,8 @@ def stdin_is_terminal() -> bool:
     return sys.stdin.isatty()
 
 
-# A one-shot command waiting on a running service looks at the outbox this often...
+# A one-shot command looks this often whether a service runs on its database, and at the
+# outbox while it waits on one...
 HANDOFF_POLL_SECONDS = 0.5
 # ...and stops waiting when none of its messages has been sent for this long (longer than a
 # rate-limited message waits in a service's memory, MAX_INLINE_WAIT_SECONDS): the rest stays
@@ -333,20 +334,12 @@ async def send_once(
     With a service running on this database, its delivery sends them: one process paces
     the caps, instead of two each at the full cap (a 429 for every message over, and
     Telegram lengthens its waits for bots that keep going over). This process waits on the
-    outbox; if the service stops meanwhile, it sends the rest itself. With no service
-    running, it sends them itself, as the service would.
+    outbox. With no service running, it sends them itself, as the service would, until
+    one starts; a service that stops leaves the rest to this process again.
     """
-    services = await live_services(app.engine)
-
-    async def drain() -> None:
-        await app.delivery().drain(chat_pks=chat_pks, broadcast=broadcast)
-
-    if not services:
-        await drain()
-        return
     up_to_id = max(row_ids) if row_ids else None
     if broadcast is None and up_to_id is None:
-        return  # nothing to send
+        return  # nothing is due
 
     async def due() -> int:
         async with reader(app.engine).connect() as conn:
@@ -354,28 +347,58 @@ async def send_once(
                 conn, now=utcnow(), up_to_id=up_to_id, chat_pks=chat_pks, broadcast=broadcast
             )
 
-    left = await due()
-    if not left:
-        return
-    say(
-        f"A trendbot run is sending on this database: it sends these {left} messages "
-        "within its rate limits; waiting for them."
-    )
-    moved_at = time.monotonic()
-    while left:
-        await asyncio.sleep(HANDOFF_POLL_SECONDS)
-        now_left = await due()
-        if now_left != left:
-            left, moved_at = now_left, time.monotonic()
+    while True:
+        if not await live_services(app.engine):
+            if await _send_here(app, chat_pks=chat_pks, broadcast=broadcast):
+                return
+            say("A trendbot run started on this database; it sends the rest.")
+        left = await due()
         if not left:
             return
-        if not await live_services(app.engine):
-            say("The trendbot run stopped; sending the rest from here.")
-            await drain()
+        say(
+            f"A trendbot run is sending on this database: it sends these {left} messages "
+            "within its rate limits; waiting for them."
+        )
+        moved_at = time.monotonic()
+        while left:
+            await asyncio.sleep(HANDOFF_POLL_SECONDS)
+            now_left = await due()
+            if now_left != left:
+                left, moved_at = now_left, time.monotonic()
+            if not left:
+                return
+            if not await live_services(app.engine):
+                say("The trendbot run stopped; sending the rest from here.")
+                break
+            if time.monotonic() - moved_at > HANDOFF_STALL_SECONDS:
+                say(
+                    f"Nothing was sent for {HANDOFF_STALL_SECONDS:.0f} s; the rest stays "
+                    "queued for the running trendbot run."
+                )
+                return
+        else:
             return
-        if time.monotonic() - moved_at > HANDOFF_STALL_SECONDS:
-            say(
-                f"Nothing was sent for {HANDOFF_STALL_SECONDS:.0f} s; the rest stays queued "
-                "for the running trendbot run."
-            )
-            return
+
+
+async def _send_here(app: App, *, chat_pks: Sequence[int] | None, broadcast: int | None) -> bool:
+    """Send from this process what is due (of these chats, or of this broadcast): True
+    when that is done, False when a service started on the database meanwhile (this
+    process then stops sending, and gives back what it had not begun)."""
+    stop = asyncio.Event()
+    drain = asyncio.create_task(
+        app.delivery().drain(chat_pks=chat_pks, broadcast=broadcast, stop=stop)
+    )
+    try:
+        while not drain.done():
+            await asyncio.wait({drain}, timeout=HANDOFF_POLL_SECONDS)
+            if not drain.done() and await live_services(app.engine):
+                stop.set()
+                await drain
+                return False
+        await drain
+        return True
+    finally:
+        if not drain.done():
+            drain.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await drain

@@ -32,6 +32,9 @@ CAP = 100  # messages/s: the overall cap, for the bot and the fake alike
 # More than one claim of the delivery engine (500 rows): a command sending itself beside the
 # run would claim one part and the run the rest, each sending at the full cap (429s).
 CHATS = 600
+# The tests where a run starts or stops while a command sends: at this cap the command
+# sends for 12 s, ample time for a run to start (or stop) on a busy machine.
+SLOW_CAP = 50
 HANDED_OFF = "A trendbot run is sending on this database"
 COMMAND_TIMEOUT = 120.0
 
@@ -132,16 +135,16 @@ async def world_with_chats(engine: AsyncEngine, wiki: Path, count: int) -> list[
     return ids
 
 
-def fake(tg: FakeTelegram) -> None:
+def fake(tg: FakeTelegram, *, rate: int = CAP) -> None:
     tg.enforce_limits = True
-    tg.global_rate = CAP
+    tg.global_rate = rate
     tg.latency = 0.02
 
 
 def env_for(
-    clean_env: dict[str, str], database_url: str, wiki: Path, tg: FakeTelegram
+    clean_env: dict[str, str], database_url: str, wiki: Path, tg: FakeTelegram, *, rate: int = CAP
 ) -> dict[str, str]:
-    return dict(run_env(clean_env, database_url, wiki, tg), TELEGRAM_RATE_PER_SECOND=str(CAP))
+    return dict(run_env(clean_env, database_url, wiki, tg), TELEGRAM_RATE_PER_SECOND=str(rate))
 
 
 @pytest.mark.slow
@@ -220,13 +223,13 @@ async def test_a_run_that_stops_mid_digest_leaves_the_rest_to_the_command(
     wiki = tmp_path / "wiki"
     ids = await world_with_chats(engine, wiki, CHATS)
     async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
-        fake(tg)
-        env = env_for(clean_env, database_url, wiki, tg)
+        fake(tg, rate=SLOW_CAP)
+        env = env_for(clean_env, database_url, wiki, tg, rate=SLOW_CAP)
         runs = [start_run(env, tmp_path)]
         try:
             await wait_until_async(lambda: _at_least(engine, 1), seconds=60)
             command = asyncio.create_task(cli(env, tmp_path, "digest", "--now"))
-            await wait_until(lambda: len(digests(tg)) >= CHATS // 4, seconds=60)
+            await wait_until(lambda: len(digests(tg)) >= SLOW_CAP // 2, seconds=60)
             await stop(runs)
             digest = await command
         finally:
@@ -244,3 +247,32 @@ async def test_a_run_that_stops_mid_digest_leaves_the_rest_to_the_command(
 
 async def _at_least(engine: AsyncEngine, count: int) -> bool:
     return await live_services(engine) >= count
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_a_run_that_starts_mid_digest_takes_over_the_sending(
+    engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    wiki = tmp_path / "wiki"
+    ids = await world_with_chats(engine, wiki, CHATS)
+    async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
+        fake(tg, rate=SLOW_CAP)
+        env = env_for(clean_env, database_url, wiki, tg, rate=SLOW_CAP)
+        runs: list[subprocess.Popen[bytes]] = []
+        try:
+            command = asyncio.create_task(cli(env, tmp_path, "digest", "--now"))
+            await wait_until(lambda: len(digests(tg)) >= SLOW_CAP // 2, seconds=60)
+            runs.append(start_run(env, tmp_path))
+            digest = await command
+            assert runs[0].poll() is None  # the run goes on
+        finally:
+            await stop(runs)
+        assert digest.returncode == 0, digest.stderr
+        assert digest.stdout[0] == "A trendbot run started on this database; it sends the rest."
+        assert digest.stdout[-1] == (
+            f"{CHATS} planned, 0 retried, {CHATS} sent, 0 failed, 0 left queued for retry"
+        )
+        # What the command had not begun went back to the queue for the run: once each.
+        counts = per_chat(digests(tg))
+        assert sorted(counts) == ids and set(counts.values()) == {1}
