@@ -217,12 +217,14 @@ class Service:
             coalesce=True,
             id="plan",
         )
+        # Presence first: a one-shot command on this database sees this service before
+        # it sends anything, and leaves its messages to it (see send_once).
+        await self.lease()
         delivery = asyncio.create_task(self._deliver())
         runner = None
         tasks: list[asyncio.Task[None]] = []
         channels: list[Channel] = []
         try:
-            await self.lease()
             hooks = web.WebHooks()
             for channel in self._make_channels(hooks):
                 if channel is self._polling_channel:
@@ -356,8 +358,8 @@ async def send_once(
         if not left:
             return
         say(
-            f"A trendbot run is sending on this database: it sends these {left} messages "
-            "within its rate limits; waiting for them."
+            "A trendbot run is sending on this database: it sends these messages within "
+            f"its rate limits ({left} to send); waiting for them."
         )
         moved_at = time.monotonic()
         while left:
