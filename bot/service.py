@@ -27,7 +27,7 @@ from bot import metrics, web
 from bot.app import App
 from bot.channels.console import ConsoleChannel
 from bot.errors import BotError
-from bot.leader import RENEW_SECONDS, Leases, live_services
+from bot.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
 from bot.store import outbox
 from bot.store.engine import reader
 from bot.store.pages import utcnow
@@ -162,6 +162,14 @@ class Service:
         has renewed since it registered (:meth:`Leases.counted_by_all`), and the sends the
         others had already scheduled at their former shares are out (``SHARE_SETTLE``).
         """
+        # A one-shot command that was sending from its own process when this service
+        # started sees it within HANDOFF_POLL_SECONDS, stops, and lets go of its lease.
+        while not self._stop.is_set():
+            with contextlib.suppress(Exception):  # the database may be briefly away
+                if not await one_shots_sending(self._app.engine):
+                    break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=SHARE_POLL_SECONDS)
         if self._app.engine.dialect.name == "postgresql":
             while not self._stop.is_set():
                 with contextlib.suppress(Exception):  # the database may be briefly away
@@ -385,15 +393,28 @@ async def send_once(
 async def _send_here(app: App, *, chat_pks: Sequence[int] | None, broadcast: int | None) -> bool:
     """Send from this process what is due (of these chats, or of this broadcast): True
     when that is done, False when a service started on the database meanwhile (this
-    process then stops sending, and gives back what it had not begun)."""
+    process then stops sending, and gives back what it had not begun; the service sends
+    nothing until this process has let go of its ``oneshot:`` lease)."""
+    delivery = app.delivery()
+    lease = Leases(engine=app.engine, holder=delivery.worker_id)
+    # The lease first, then the look: a service starting meanwhile registers its presence
+    # first, then looks for this lease, so at least one of the two sees the other.
+    await lease.hold_one_shot()
+    renewed = time.monotonic()
+    if await live_services(app.engine):
+        await lease.release_one_shot()
+        return False
     stop = asyncio.Event()
-    drain = asyncio.create_task(
-        app.delivery().drain(chat_pks=chat_pks, broadcast=broadcast, stop=stop)
-    )
+    drain = asyncio.create_task(delivery.drain(chat_pks=chat_pks, broadcast=broadcast, stop=stop))
     try:
         while not drain.done():
             await asyncio.wait({drain}, timeout=HANDOFF_POLL_SECONDS)
-            if not drain.done() and await live_services(app.engine):
+            if drain.done():
+                break
+            if time.monotonic() - renewed > RENEW_SECONDS:
+                await lease.hold_one_shot()
+                renewed = time.monotonic()
+            if await live_services(app.engine):
                 stop.set()
                 await drain
                 return False
@@ -404,3 +425,5 @@ async def _send_here(app: App, *, chat_pks: Sequence[int] | None, broadcast: int
             drain.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await drain
+        with contextlib.suppress(Exception):  # else it expires
+            await lease.release_one_shot()

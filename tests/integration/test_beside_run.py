@@ -1,8 +1,8 @@
 """``trendbot digest --now`` and ``trendbot broadcast --yes`` beside a live ``trendbot run``
 (on PostgreSQL, two replicas) share the run's rate budget: the fake Bot API, which enforces
 Telegram's limits, answers no 429, and every chat gets each message exactly once. With no
-service running, the commands send themselves; a service that stops while a command waits
-on it leaves the rest to the command."""
+service running, the commands send themselves, until a run starts; a service that stops
+while a command waits on it leaves the rest to the command."""
 
 from __future__ import annotations
 
@@ -273,6 +273,8 @@ async def test_a_run_that_starts_mid_digest_takes_over_the_sending(
         assert digest.stdout[-1] == (
             f"{CHATS} planned, 0 retried, {CHATS} sent, 0 failed, 0 left queued for retry"
         )
-        # What the command had not begun went back to the queue for the run: once each.
+        # What the command had not begun went back to the queue for the run: once each,
+        # and the run sent nothing before the command had stopped.
         counts = per_chat(digests(tg))
         assert sorted(counts) == ids and set(counts.values()) == {1}
+        no_429s(tg)
