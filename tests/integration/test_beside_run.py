@@ -10,6 +10,7 @@ import asyncio
 import collections
 import datetime as dt
 import signal
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,9 +20,11 @@ import pytest
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.leader import live_services
+from bot.leader import LEASE_SECONDS, Leases, live_services, one_shots_sending
+from bot.store import outbox
 from bot.store.pages import utcnow
 from bot.store.schema import chat_tags, chats
+from bot.store.schema import outbox as outbox_table
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_crash import run_env, start_run, wait_until
 from tests.integration.test_planner import started
@@ -278,3 +281,56 @@ async def test_a_run_that_starts_mid_digest_takes_over_the_sending(
         counts = per_chat(digests(tg))
         assert sorted(counts) == ids and set(counts.values()) == {1}
         no_429s(tg)
+
+
+async def test_live_services_and_one_shots_count_live_leases_only(engine: AsyncEngine) -> None:
+    gone = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "import os; print(os.getpid())", stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await gone.communicate()
+    now = utcnow()
+    assert await live_services(engine, now=now) == 0
+    await Leases(engine=engine, holder="host-a:1:x").tick(now=now)  # a run elsewhere
+    await Leases(engine=engine, holder=f"{socket.gethostname()}:{out.decode().strip()}:z").tick(
+        now=now
+    )  # a run of this host that was killed: it sends nothing
+    one_shot = Leases(engine=engine, holder="host-b:1:y")
+    await one_shot.hold_one_shot()
+    assert await live_services(engine, now=now) == 1
+    assert await one_shots_sending(engine) == 1
+    later = now + dt.timedelta(seconds=LEASE_SECONDS + 1)
+    assert await live_services(engine, now=later) == 0  # the run stopped renewing
+    await one_shot.release_one_shot()
+    assert await one_shots_sending(engine) == 0
+
+
+async def test_where_a_commands_messages_stand(engine: AsyncEngine) -> None:
+    await due_later(engine, 6)
+    now = utcnow()
+    async with engine.begin() as conn:
+        pks = [pk for (pk,) in await conn.execute(select(chats.c.id).order_by(chats.c.id))]
+        rows = [
+            outbox.row_values(chat_pk=pk, platform="telegram", kind="notice", payload={}, now=now)
+            for pk in pks
+        ]
+        await outbox.enqueue(conn, rows)
+        ids = [row_id for (row_id,) in await conn.execute(select(outbox_table.c.id))]
+        claimed = await outbox.claim(
+            conn, worker="w", limit=1, now=now, platforms=["telegram"], only_chats=[pks[0]]
+        )
+        await outbox.sent(conn, row_id=ids[1], now=now)
+        await outbox.fail(conn, row_id=ids[2], error="gone", attempts=1)
+        await outbox.retry_later(
+            conn, row_id=ids[3], not_before=now + dt.timedelta(minutes=5), error="timeout"
+        )
+    assert [r.id for r in claimed] == [ids[0]]  # being sent: still to send now
+    async with engine.connect() as conn:
+        assert await outbox.due_ids(conn, now=now) == [ids[0], ids[4], ids[5]]
+        assert await outbox.due_ids(conn, now=now, chat_pks=[pks[4]]) == [ids[4]]
+        assert await outbox.standing(conn, row_ids=ids, now=now) == outbox.Standing(
+            sent=1, failed=1, due=3, later=1
+        )
+        assert await outbox.due_count(conn, now=now) == 3
+        assert await outbox.due_count(conn, now=now, up_to_id=ids[4]) == 2
+        assert await outbox.due_count(conn, now=now, chat_pks=[pks[3], pks[5]]) == 1
+        assert await outbox.due_count(conn, now=now + dt.timedelta(minutes=6)) == 4
