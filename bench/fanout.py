@@ -25,6 +25,14 @@ With ``--plan-voted-tags N`` every chat has weights (from -3 to 3) for N tags it
 taught, drawn from the 14 page tags and 20 others, so its digest is ranked; with
 ``--plan-limit N`` every chat's digest is cut at its N best pages.
 
+Part 3, ``--beside-run``: a live ``trendbot run`` (``--replicas`` of them on PostgreSQL) on
+a database of ``--beside-chats`` chats (2,000) each with 5 new pages, the cap at
+``--beside-cap`` (300) messages/s for the bot and the server alike, 100 ms per request; then
+``trendbot digest --now`` plans every digest and, seeing the run, leaves the sending to it.
+Figures: 429s answered, limit violations, the rate from the first message to the last (the
+server's count polled every 100 ms; the rate between the first poll that saw a message and
+the last before the end), the command's wall time, and the CPU of the run processes.
+
 Every measured run is a child process of its own, so its CPU time (``time.process_time``)
 and peak RSS are the bot's alone; setting up the data is not measured. Figures depend on
 the machine being otherwise idle: the table's first line gives its load average.
@@ -33,6 +41,8 @@ the machine being otherwise idle: the table's first line gives its load average.
         [--runs aiohttp,aiohttp-message,httpx,none,naive] [--chats 10000] [--naive 300]
         [--plan-chats 100000] [--plan-pages 50] [--plan-voted-tags 20] [--plan-limit 10]
         [--profile DIR]
+    .venv/bin/python bench/fanout.py --beside-run [--database-url URL] [--replicas N]
+        [--beside-chats 2000] [--beside-cap 300]
 
 ``--database-url`` (a PostgreSQL server URL, e.g. postgresql+asyncpg://postgres@127.0.0.1/test)
 runs part 1 on PostgreSQL instead of SQLite and part 2 on both; scratch databases are created
@@ -53,6 +63,7 @@ import platform
 import random
 import resource
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -318,7 +329,7 @@ class Databases:
 
 
 @asynccontextmanager
-async def fake_telegram() -> AsyncIterator[tuple[str, int]]:
+async def fake_telegram(*, rate: int = CAP) -> AsyncIterator[tuple[str, int]]:
     """``serve_telegram.py`` with Telegram's limits and latency: (base_url, port)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -329,7 +340,7 @@ async def fake_telegram() -> AsyncIterator[tuple[str, int]]:
         str(LATENCY),
         "--enforce-limits",
         "--global-rate",
-        str(CAP),
+        str(rate),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
     )
@@ -713,8 +724,154 @@ async def part_planning(args: argparse.Namespace, rows: list[Row]) -> None:
         ]
 
 
+def contract_free_env() -> dict[str, str]:
+    """This environment without any of the bot's variables (a ``.env`` is not read either:
+    the commands run in a scratch directory)."""
+    names = {name.upper() for name in Settings.model_fields}
+    return {k: v for k, v in os.environ.items() if k not in names}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a live process, from ``/proc`` (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def part_beside_run(args: argparse.Namespace, rows: list[Row]) -> None:
+    """``digest --now`` beside a live ``trendbot run``: one rate budget for both."""
+    from bot.leader import RENEW_SECONDS, live_services
+    from bot.service import SHARE_SETTLE_SECONDS
+
+    databases = Databases(args.database_url)
+    if args.replicas > 1 and databases.backend != "postgresql":
+        raise SystemExit("--replicas above 1 needs --database-url (PostgreSQL)")
+    work = Path(tempfile.mkdtemp(prefix="beside-"))
+    (work / "wiki").mkdir()
+    runs: list[asyncio.subprocess.Process] = []
+    try:
+        url = await databases.new()
+        # Each chat's next digest is hours away: only digest --now plans them.
+        await seed(url, chat_count=args.beside_chats, page_count=5, delivery=True, plan=False)
+        async with fake_telegram(rate=args.beside_cap) as (base_url, port):
+            env = dict(
+                contract_free_env(),
+                DATABASE_URL=url,
+                WIKI_SOURCES=str(work / "wiki"),
+                TELEGRAM_BOT_TOKEN=TOKEN,
+                TELEGRAM_API_BASE_URL=base_url,
+                TELEGRAM_RATE_PER_SECOND=str(args.beside_cap),
+                TELEGRAM_PAID_BROADCAST="true",  # a cap over 30 a second needs it
+                HTTP_PORT="0",
+                POLL_INTERVAL_SECONDS="3600",
+                LOG_LEVEL="WARNING",
+                PTB_TIMEDELTA="true",
+            )
+            with (work / "run.log").open("ab") as log:
+                for _ in range(args.replicas):
+                    runs.append(
+                        await asyncio.create_subprocess_exec(
+                            sys.executable,
+                            "-m",
+                            "bot",
+                            "run",
+                            env=env,
+                            cwd=work,
+                            stdin=asyncio.subprocess.DEVNULL,
+                            stdout=asyncio.subprocess.DEVNULL,
+                            stderr=log,
+                        )
+                    )
+            engine = create_engine(url)
+            deadline = time.monotonic() + 60
+            while await live_services(engine) < args.replicas:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the runs did not start; see {work / 'run.log'}")
+                await asyncio.sleep(0.2)
+            await engine.dispose()
+            if args.replicas > 1:  # until each replica counts the others in its share
+                await asyncio.sleep(2 * RENEW_SECONDS + SHARE_SETTLE_SECONDS)
+            print(f"[beside-run] digest --now beside {args.replicas} run(s) on "
+                  f"{databases.backend} ...", file=sys.stderr, flush=True)  # fmt: skip
+            cpu_before = sum(cpu_seconds(p.pid) for p in runs)
+            started = time.monotonic()
+            command = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "bot",
+                "digest",
+                "--now",
+                env=env,
+                cwd=work,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+            )
+            output = asyncio.create_task(command.communicate())
+            samples: list[tuple[float, int]] = []
+            async with httpx.AsyncClient() as client:
+                while not output.done():
+                    response = await client.get(f"http://127.0.0.1:{port}/_stats")
+                    samples.append((time.monotonic(), int(response.json()["delivered"])))
+                    await asyncio.sleep(0.1)
+            out, _ = await output
+            wall = time.monotonic() - started
+            cpu = sum(cpu_seconds(p.pid) for p in runs) - cpu_before
+            stats = await server_stats(port)
+    finally:
+        for process in runs:
+            if process.returncode is None:
+                process.send_signal(signal.SIGTERM)
+        for process in runs:
+            try:
+                await asyncio.wait_for(process.wait(), timeout=30)
+            except TimeoutError:
+                process.kill()
+        await databases.close()
+    lines = out.decode().strip().splitlines()
+    delivered = stats["delivered"]
+    during = [(t, n) for t, n in samples if 0 < n < delivered]
+    rate = (
+        (during[-1][1] - during[0][1]) / (during[-1][0] - during[0][0])
+        if len(during) > 1 and during[-1][0] > during[0][0]
+        else 0.0
+    )
+    first = next((t for t, n in samples if n > 0), started)
+    run = f"digest --now beside {args.replicas} run(s) [{databases.backend}]"
+    part = "3 beside run"
+    cap = args.beside_cap
+    rows += [
+        Row(part, run, "command's summary", lines[-1] if lines else "(none)"),
+        Row(part, run, "left to the run", "yes" if len(lines) > 1 else "NO: sent itself"),
+        Row(part, run, "messages delivered", f"{delivered:,}"),
+        Row(
+            part,
+            run,
+            "messages/s, first to last (of cap)",
+            f"{rate:.1f} ({rate / cap:.3f})",
+            f">= {TARGET_SHARE_OF_CAP} of {cap}",
+            check(rate / cap, at_least=TARGET_SHARE_OF_CAP),
+        ),
+        Row(part, run, "429s answered", str(stats["rate_limited"]), "0", not stats["rate_limited"]),
+        Row(
+            part,
+            run,
+            "limit violations (by rule)",
+            f"{stats['limit_violations']} {stats['violations_by_rule'] or ''}".strip(),
+            "0",
+            not stats["limit_violations"],
+        ),
+        Row(part, run, "command start to first message", f"{first - started:.2f} s"),
+        Row(part, run, "command wall time", f"{wall:.2f} s ({delivered / wall:.1f} msg/s)"),
+        Row(part, run, "run CPU per message", f"{1000 * cpu / max(1, delivered):.3f} ms"),
+    ]
+    shutil.rmtree(work, ignore_errors=True)
+
+
 async def measure(args: argparse.Namespace) -> None:
     rows: list[Row] = []
+    if args.beside_run:
+        await part_beside_run(args, rows)
+        print_table(rows, header=f"machine: {machine()}")
+        return
     if args.part in ("all", "delivery"):
         await part_delivery(args, rows)
     if args.part in ("all", "planning"):
@@ -740,6 +897,14 @@ def main() -> None:
     )
     parser.add_argument("--plan-limit", type=int, default=0, help="pages per digest; 0: none")
     parser.add_argument("--profile", default=None, help="write a cProfile of each run here")
+    parser.add_argument(
+        "--beside-run", action="store_true", help="part 3 alone: digest --now beside a live run"
+    )
+    parser.add_argument("--beside-chats", type=int, default=2_000)
+    parser.add_argument("--beside-cap", type=int, default=300)
+    parser.add_argument(
+        "--replicas", type=int, default=1, help="part 3: trendbot run replicas (PostgreSQL)"
+    )
     # A measured run in a child process (internal).
     parser.add_argument("--phase", choices=("deliver", "naive", "plan"), help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)

@@ -187,9 +187,11 @@ async def _db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
 
 async def _digest(settings: Settings, args: argparse.Namespace) -> int:
     from bot.app import open_app
+    from bot.service import send_once
     from bot.store import chats as chat_store
     from bot.store import outbox
     from bot.store.engine import reader
+    from bot.store.pages import utcnow
 
     async with open_app(settings) as app:
         chat_pks: list[int] | None = None
@@ -204,13 +206,15 @@ async def _digest(settings: Settings, args: argparse.Namespace) -> int:
         async with app.engine.begin() as conn:
             retried = await outbox.retry_failed(conn, chat_pks=chat_pks)
         planned = await app.planner.plan_now(chat_pks=chat_pks)
-        delivery = app.delivery()
-        await delivery.drain(chat_pks=chat_pks)
         async with reader(app.engine).connect() as conn:
+            row_ids = await outbox.due_ids(conn, now=utcnow(), chat_pks=chat_pks)
+        await send_once(app, say=_say, row_ids=row_ids, chat_pks=chat_pks)
+        async with reader(app.engine).connect() as conn:
+            done = await outbox.standing(conn, row_ids=row_ids, now=utcnow())
             left, _ = await outbox.pending(conn, chat_pks=chat_pks)
     print(
-        f"{planned} planned, {retried} retried, {delivery.sent} sent, "
-        f"{delivery.failed} failed, {left} left queued for retry",
+        f"{planned} planned, {retried} retried, {done.sent} sent, "
+        f"{done.failed} failed, {left} left queued for retry",
         flush=True,
     )
     return EXIT_OK
@@ -220,6 +224,7 @@ async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
     from bot.admin import MAX_BROADCAST_CHARS
     from bot.app import open_app
     from bot.filters import normalize_tag
+    from bot.service import send_once
     from bot.store import admin as admin_store
     from bot.store.admin import Audience
     from bot.store.engine import reader
@@ -260,8 +265,7 @@ async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
                 allowed=True,
                 detail={"broadcast": broadcast_id, "queued": queued, "text": text},
             )
-        delivery = app.delivery()
-        await delivery.drain(broadcast=broadcast_id)
+        await send_once(app, say=_say, broadcast=broadcast_id)
         async with reader(app.engine).connect() as conn:
             state = await admin_store.progress(conn, broadcast_id)
     print(
@@ -269,6 +273,10 @@ async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
         f"{state.pending} left queued for retry"
     )
     return EXIT_OK
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
 
 
 def _ask(prompt: str) -> str:

@@ -324,12 +324,17 @@ class Delivery:
         await self._serve(stop=stop, only_chats=None, drain=False)
 
     async def drain(
-        self, *, chat_pks: Sequence[int] | None = None, broadcast: int | None = None
+        self,
+        *,
+        chat_pks: Sequence[int] | None = None,
+        broadcast: int | None = None,
+        stop: asyncio.Event | None = None,
     ) -> None:
         """Deliver everything due now (for these chats, or of this broadcast); return when
-        only later retries are left. Used by ``digest --now`` and ``broadcast``."""
+        only later retries are left, or once ``stop`` is set. Used by ``digest --now`` and
+        ``broadcast``."""
         self._only_broadcast = broadcast
-        await self._serve(stop=asyncio.Event(), only_chats=chat_pks, drain=True)
+        await self._serve(stop=stop or asyncio.Event(), only_chats=chat_pks, drain=True)
 
     # Engine -----------------------------------------------------------------------------
 

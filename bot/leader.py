@@ -6,7 +6,10 @@ expiry; its holder renews it every ``RENEW_SECONDS``; when the holder dies, anot
 takes it once it expires, within ``LEASE_SECONDS + RENEW_SECONDS`` (< 30 s).
 
 Each replica also keeps a ``replica:<id>`` lease alive, so every replica knows how many
-share the platforms' overall caps (each sends at ``cap / live replicas``).
+share the platforms' overall caps (each sends at ``cap / live replicas``), and a one-shot
+command (``digest --now``, ``broadcast --yes``) knows to leave its messages to them. A
+one-shot command that sends from its own process, with no replica running, keeps a
+``oneshot:<id>`` lease meanwhile: a replica that starts waits until it is gone.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ log = logging.getLogger("bot.leader")
 
 LEADER = "leader"
 REPLICA_PREFIX = "replica:"
+ONE_SHOT_PREFIX = "oneshot:"
 LEASE_SECONDS = 15.0
 RENEW_SECONDS = 5.0
 
@@ -131,6 +135,14 @@ class Leases:
         renewed_since = self.registered_at + dt.timedelta(seconds=LEASE_SECONDS)
         return all(expires > renewed_since or owner_is_dead(holder) for holder, expires in others)
 
+    async def hold_one_shot(self) -> None:
+        """Take or renew this one-shot command's lease: it is sending from its own process."""
+        await self._hold(ONE_SHOT_PREFIX + self.holder, now=utcnow())
+
+    async def release_one_shot(self) -> None:
+        async with self._engine.begin() as conn:
+            await conn.execute(delete(leases).where(leases.c.name == ONE_SHOT_PREFIX + self.holder))
+
     async def release(self) -> None:
         """A clean stop hands leadership over at once instead of after the expiry."""
         async with self._engine.begin() as conn:
@@ -143,8 +155,36 @@ class Leases:
             # Presence rows of replicas long gone would otherwise accumulate.
             await conn.execute(
                 delete(leases).where(
-                    leases.c.name.like(REPLICA_PREFIX + "%"),
+                    leases.c.name.like(REPLICA_PREFIX + "%")
+                    | leases.c.name.like(ONE_SHOT_PREFIX + "%"),
                     leases.c.expires_at < utcnow() - dt.timedelta(hours=1),
                 )
             )
         self.is_leader = False
+
+
+async def live_services(engine: AsyncEngine, *, now: dt.datetime | None = None) -> int:
+    """How many service processes (``trendbot run``, ``trendbot console``) keep a presence
+    lease on this database; those of this host that are gone are left out.
+
+    A one-shot command that sends (``digest --now``, ``broadcast --yes``) leaves its
+    messages to them when there is one: they alone then pace the platforms' caps.
+    """
+    return await _live(engine, REPLICA_PREFIX, now=now)
+
+
+async def one_shots_sending(engine: AsyncEngine, *, now: dt.datetime | None = None) -> int:
+    """How many one-shot commands send from their own process on this database (no
+    service was running when they began); a service starting waits for them to stop."""
+    return await _live(engine, ONE_SHOT_PREFIX, now=now)
+
+
+async def _live(engine: AsyncEngine, prefix: str, *, now: dt.datetime | None) -> int:
+    now = now or utcnow()
+    async with reader(engine).connect() as conn:
+        holders = await conn.execute(
+            select(leases.c.holder).where(
+                leases.c.name.like(prefix + "%"), leases.c.expires_at >= now
+            )
+        )
+        return sum(1 for (holder,) in holders if not owner_is_dead(holder))

@@ -15,7 +15,8 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -27,8 +28,11 @@ from bot.app import App
 from bot.channels.console import ConsoleChannel
 from bot.errors import BotError
 from bot.feed_server import FeedServer
-from bot.leader import RENEW_SECONDS, Leases
+from bot.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
 from bot.models import Platform
+from bot.store import outbox
+from bot.store.engine import reader
+from bot.store.pages import utcnow
 
 log = logging.getLogger("bot.service")
 
@@ -196,6 +200,14 @@ class Service:
         has renewed since it registered (:meth:`Leases.counted_by_all`), and the sends the
         others had already scheduled at their former shares are out (``SHARE_SETTLE``).
         """
+        # A one-shot command that was sending from its own process when this service
+        # started sees it within HANDOFF_POLL_SECONDS, stops, and lets go of its lease.
+        while not self._stop.is_set():
+            with contextlib.suppress(Exception):  # the database may be briefly away
+                if not await one_shots_sending(self._app.engine):
+                    break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=SHARE_POLL_SECONDS)
         if self._app.engine.dialect.name == "postgresql":
             while not self._stop.is_set():
                 with contextlib.suppress(Exception):  # the database may be briefly away
@@ -251,12 +263,14 @@ class Service:
             coalesce=True,
             id="alerts",
         )
+        # Presence first: a one-shot command on this database sees this service before
+        # it sends anything, and leaves its messages to it (see send_once).
+        await self.lease()
         delivery = asyncio.create_task(self._deliver())
         runner = None
         tasks: list[asyncio.Task[None]] = []
         channels: list[Channel] = []
         try:
-            await self.lease()
             hooks = web.WebHooks(source_failures=self._app.poller.failures)
             hooks.feeds = FeedServer(
                 engine=self._app.engine, public_base_url=settings.public_base_url
@@ -353,3 +367,112 @@ class Service:
 
 def stdin_is_terminal() -> bool:
     return sys.stdin.isatty()
+
+
+# A one-shot command looks this often whether a service runs on its database, and at the
+# outbox while it waits on one...
+HANDOFF_POLL_SECONDS = 0.5
+# ...and stops waiting when none of its messages has been sent for this long (longer than a
+# rate-limited message waits in a service's memory, MAX_INLINE_WAIT_SECONDS): the rest stays
+# queued, and the service sends it when it can.
+HANDOFF_STALL_SECONDS = 90.0
+
+
+async def send_once(
+    app: App,
+    *,
+    say: Callable[[str], None],
+    row_ids: Sequence[int] = (),
+    chat_pks: Sequence[int] | None = None,
+    broadcast: int | None = None,
+) -> None:
+    """Send what a one-shot command queued (``row_ids`` of these chats, or the rows of
+    ``broadcast``) within the platforms' caps, and return when it is sent or left queued
+    for a later retry.
+
+    With a service running on this database, its delivery sends them: one process paces
+    the caps, instead of two each at the full cap (a 429 for every message over, and
+    Telegram lengthens its waits for bots that keep going over). This process waits on the
+    outbox. With no service running, it sends them itself, as the service would, until
+    one starts; a service that stops leaves the rest to this process again.
+    """
+    up_to_id = max(row_ids) if row_ids else None
+    if broadcast is None and up_to_id is None:
+        return  # nothing is due
+
+    async def due() -> int:
+        async with reader(app.engine).connect() as conn:
+            return await outbox.due_count(
+                conn, now=utcnow(), up_to_id=up_to_id, chat_pks=chat_pks, broadcast=broadcast
+            )
+
+    while True:
+        if not await live_services(app.engine):
+            if await _send_here(app, chat_pks=chat_pks, broadcast=broadcast):
+                return
+            say("A trendbot run started on this database; it sends the rest.")
+        left = await due()
+        if not left:
+            return
+        say(
+            "A trendbot run is sending on this database: it sends these messages within "
+            f"its rate limits ({left} to send); waiting for them."
+        )
+        moved_at = time.monotonic()
+        while left:
+            await asyncio.sleep(HANDOFF_POLL_SECONDS)
+            now_left = await due()
+            if now_left != left:
+                left, moved_at = now_left, time.monotonic()
+            if not left:
+                return
+            if not await live_services(app.engine):
+                say("The trendbot run stopped; sending the rest from here.")
+                break
+            if time.monotonic() - moved_at > HANDOFF_STALL_SECONDS:
+                say(
+                    f"Nothing was sent for {HANDOFF_STALL_SECONDS:.0f} s; the rest stays "
+                    "queued for the running trendbot run."
+                )
+                return
+        else:
+            return
+
+
+async def _send_here(app: App, *, chat_pks: Sequence[int] | None, broadcast: int | None) -> bool:
+    """Send from this process what is due (of these chats, or of this broadcast): True
+    when that is done, False when a service started on the database meanwhile (this
+    process then stops sending, and gives back what it had not begun; the service sends
+    nothing until this process has let go of its ``oneshot:`` lease)."""
+    delivery = app.delivery()
+    lease = Leases(engine=app.engine, holder=delivery.worker_id)
+    # The lease first, then the look: a service starting meanwhile registers its presence
+    # first, then looks for this lease, so at least one of the two sees the other.
+    await lease.hold_one_shot()
+    renewed = time.monotonic()
+    if await live_services(app.engine):
+        await lease.release_one_shot()
+        return False
+    stop = asyncio.Event()
+    drain = asyncio.create_task(delivery.drain(chat_pks=chat_pks, broadcast=broadcast, stop=stop))
+    try:
+        while not drain.done():
+            await asyncio.wait({drain}, timeout=HANDOFF_POLL_SECONDS)
+            if drain.done():
+                break
+            if time.monotonic() - renewed > RENEW_SECONDS:
+                await lease.hold_one_shot()
+                renewed = time.monotonic()
+            if await live_services(app.engine):
+                stop.set()
+                await drain
+                return False
+        await drain
+        return True
+    finally:
+        if not drain.done():
+            drain.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await drain
+        with contextlib.suppress(Exception):  # else it expires
+            await lease.release_one_shot()
