@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot import digest
-from bot.i18n import t
+from bot.i18n import t, tn
 from bot.models import Button, Digest, DigestItem, Reply
 from bot.render import text
 
@@ -169,7 +169,7 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
         (
             _header(head),
             _summary_section(d.items, d.lang),
-            _context(escape(t(d.lang, "render.thread_hint", count=len(d.items)))),
+            _context(escape(tn(d.lang, "render.thread_hint", len(d.items)))),
         ),
     )
     groups: list[tuple[list[DigestItem], list[dict[str, Any]]]] = []
@@ -254,7 +254,7 @@ def render_reply(r: Reply) -> SlackMessage:
             body += g
             kept += 1
         omitted = len(groups) - max(kept, first_item)
-        note = t(r.lang, "render.more", count=omitted) if omitted else digest.ELLIPSIS
+        note = tn(r.lang, "render.more", omitted) if omitted else digest.ELLIPSIS
         body.append(_context(escape(note)))
 
     fallback = [r.text.strip()] if r.text.strip() else [*_titles(r.items, r.lang)]

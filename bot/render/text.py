@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
 from bot import digest
-from bot.i18n import has, t
+from bot.i18n import has, t, tn
 from bot.models import Digest, DigestItem, Reply
 
 TITLE_LIMIT = 256  # characters of a title; arXiv titles run to ~200
@@ -114,7 +114,7 @@ def format_date(lang: str, date: dt.date) -> str:
 
 def page_count(lang: str, count: int) -> str:
     """``1 page`` / ``5 pages`` in the chat's language."""
-    return t(lang, "render.pages.one" if count == 1 else "render.pages.other", count=count)
+    return tn(lang, "render.pages", count)
 
 
 def header(d: Digest) -> str:
