@@ -85,7 +85,7 @@ async def open_app(
     slack_client = make_client(settings) if settings.slack_enabled else None
     try:
         await upgrade(engine)
-        planner = Planner(engine=engine)
+        planner = Planner(engine=engine, welcome_days=settings.welcome_digest_days)
         admin = Admin(engine=engine, settings=settings)
         app = App(
             settings=settings,

@@ -275,6 +275,12 @@ class CommandCore:
         record = await self._in_chat(caller, _record, write=False)
         return await self._admin.handle_action(caller, action=action, lang=record.chat.lang)
 
+    async def tag_names(self, *, limit: int) -> list[str]:
+        """The ``limit`` most used tags of present pages (the console completes them)."""
+        async with self._reader.connect() as conn:
+            counts = await page_store.tag_counts(conn)
+        return [clean(tag) for tag, _ in counts[:limit]]
+
     # Plumbing ---------------------------------------------------------------------------
 
     def _handlers_by_name(

@@ -530,7 +530,8 @@ class Delivery:
             else row.created_at.date()
         )
         # Everything the (pure) digest and render stages read: equal keys, equal messages.
-        key = (chat.platform, chat.lang, chat.filter, entries, day, row.kind)
+        welcome = bool(row.payload.get("welcome"))
+        key = (chat.platform, chat.lang, chat.filter, entries, day, row.kind, welcome)
         parts = claimed.rendered.get(key)
         if parts is None:
             loaded = claimed.pages
@@ -540,6 +541,7 @@ class Delivery:
                 candidates=[(loaded[pid], updated) for pid, updated in entries if pid in loaded],
                 today=day,
                 instant=row.kind == "page",
+                welcome=welcome,
             )
             parts = tuple(render.digest_messages(chat.platform, built)) if built else ()
             claimed.rendered[key] = parts

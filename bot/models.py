@@ -161,6 +161,7 @@ class Digest:
     date: dt.date
     items: tuple[DigestItem, ...]
     instant: bool = False
+    welcome: bool = False  # a chat's first digest, with recent pages "to get you started"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sqlalchemy import bindparam, literal_column, select, update
+from sqlalchemy import bindparam, func, literal_column, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import filters, schedule
@@ -25,7 +25,7 @@ from bot.store import chats as chat_store
 from bot.store import outbox
 from bot.store.engine import reader
 from bot.store.pages import chunks, utcnow
-from bot.store.schema import chat_pages, chats, page_events, page_tags
+from bot.store.schema import chat_pages, chats, page_events, page_tags, pages
 
 log = logging.getLogger("bot.planner")
 
@@ -39,6 +39,13 @@ BATCH = 2000
 # locked by one are skipped by the others, as between replicas.
 PG_WORKERS = 3
 DIGEST_PRIORITY = 10  # digests and instant pages go before broadcasts within a chat
+# The welcome digest (a chat's first): matching pages of the last ``welcome_days`` days, at
+# most WELCOME_MAX of them; when none is that recent, the newest WELCOME_MIN matching pages.
+WELCOME_MAX = 10
+WELCOME_MIN = 5
+# Pages looked through for a welcome digest, newest first: a filter that matches none of
+# the newest 500 pages gets no welcome, which keeps planning a thousand new chats cheap.
+WELCOME_POOL = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +101,7 @@ class _Chat(NamedTuple):
     filter: Filter
     cursor: int
     next_digest_at: dt.datetime | None
+    had_pages: bool = True  # whether any page was ever planned for it (False: welcome it)
 
 
 _CHAT_COLUMNS = (
@@ -108,6 +116,64 @@ _CHAT_COLUMNS = (
 )
 
 Offer = tuple[int, bool, str]  # (page_id, is_update, fingerprint)
+
+
+class _Welcome:
+    """The pages of welcome digests, for a planning run: the newest pages are read once
+    (on the first chat that needs them) and matched once per filter."""
+
+    def __init__(self, days: int, *, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self._days = days
+        self._pool: list[tuple[int, str, dt.date, frozenset[str]]] | None = None
+        self._by_filter: dict[Filter, tuple[Offer, ...]] = {}
+
+    async def offers(
+        self, conn: AsyncConnection, f: Filter, *, now: dt.datetime
+    ) -> tuple[Offer, ...]:
+        """The welcome pages for a chat with filter ``f``, newest first."""
+        found = self._by_filter.get(f)
+        if found is not None:
+            return found
+        if self._pool is None:
+            self._pool = await _newest_pages(conn, limit=WELCOME_POOL)
+        cutoff = now.date() - dt.timedelta(days=self._days)
+        matching = [
+            (page_id, fp, day)
+            for page_id, fp, day, tags in self._pool
+            if filters.matches_normalized(f, tags)
+        ]
+        recent = [(page_id, fp) for page_id, fp, day in matching if day >= cutoff][:WELCOME_MAX]
+        if not recent:
+            recent = [(page_id, fp) for page_id, fp, _ in matching[:WELCOME_MIN]]
+        found = self._by_filter[f] = tuple((page_id, False, fp) for page_id, fp in recent)
+        return found
+
+
+async def _newest_pages(
+    conn: AsyncConnection, *, limit: int
+) -> list[tuple[int, str, dt.date, frozenset[str]]]:
+    """The newest present pages (by wiki date, else when first seen): id, fingerprint,
+    date and normalised tags."""
+    date = func.coalesce(pages.c.updated, pages.c.created)
+    rows = (
+        await conn.execute(
+            select(pages.c.id, pages.c.fingerprint, date, pages.c.first_seen_at)
+            .where(pages.c.removed_at.is_(None))
+            .order_by(date.desc().nulls_last(), pages.c.first_seen_at.desc(), pages.c.id.desc())
+            .limit(limit)
+        )
+    ).all()
+    tags: dict[int, list[str]] = {}
+    for part in chunks([row[0] for row in rows]):
+        for page_id, tag in await conn.execute(
+            select(page_tags.c.page_id, page_tags.c.tag).where(page_tags.c.page_id.in_(part))
+        ):
+            tags.setdefault(page_id, []).append(tag)
+    return [
+        (page_id, fp, day or seen.date(), filters.normalized_tags(tags.get(page_id, ())))
+        for page_id, fp, day, seen in rows
+    ]
 
 
 class _Offers:
@@ -187,14 +253,27 @@ class _Run:
     advance_schedule: bool
     count_pages: bool
     messages: _Messages
+    welcome: _Welcome
     after_pk: int = 0  # the next batch takes chats after this one
     offers: _Offers | None = None  # kept from batch to batch while the window is the same
     written: int = 0
 
 
 class Planner:
-    def __init__(self, *, engine: AsyncEngine) -> None:
+    """Plans digests and instant pages.
+
+    A chat that never had a page planned gets a welcome with its first digest (and with
+    ``digest`` in instant mode): the newest matching pages of the last ``welcome_days``
+    days, or the newest few when none is that recent, marked as "to get you started".
+    Those pages enter the ledger like any other, so the welcome never repeats.
+    """
+
+    def __init__(
+        self, *, engine: AsyncEngine, welcome_days: int = 30, welcome: bool = True
+    ) -> None:
         self._engine = engine
+        self._welcome_days = welcome_days
+        self._welcome = welcome
 
     async def plan_due(self, *, now: dt.datetime | None = None) -> int:
         """Plan every instant chat with news and every daily chat whose time has come.
@@ -237,6 +316,7 @@ class Planner:
             advance_schedule=advance_schedule,
             count_pages=count_pages,
             messages=_Messages(now),
+            welcome=_Welcome(self._welcome_days, enabled=self._welcome),
         )
         if self._engine.dialect.name != "postgresql":
             await self._plan_batches(run)  # one writer at a time anyway
@@ -260,8 +340,14 @@ class Planner:
                 # and sort every chat by id again for each batch (30 ms a batch at 100,000
                 # chats); its unary + keeps a column's term off the indexes.
                 state = chats.c.state if postgres else literal_column("+chats.state")
+                had_pages = (
+                    select(chat_pages.c.page_id)
+                    .where(chat_pages.c.chat_pk == chats.c.id)
+                    .exists()
+                    .label("had_pages")
+                )
                 query = (
-                    select(*_CHAT_COLUMNS)
+                    select(*_CHAT_COLUMNS, had_pages)
                     .where(state == ChatState.ACTIVE.value, chats.c.id > run.after_pk)
                     .order_by(chats.c.id)
                     .limit(BATCH)
@@ -275,8 +361,10 @@ class Planner:
                     # (the delete's trigger then removes them).
                     query = query.with_for_update(skip_locked=True, key_share=True)
                 batch = [
-                    _Chat(pk, platform, mode, at, tz, chat_store.filter_of(text), cur, nxt)
-                    for pk, platform, mode, at, tz, text, cur, nxt in await conn.execute(query)
+                    _Chat(
+                        pk, platform, mode, at, tz, chat_store.filter_of(text), cur, nxt, bool(had)
+                    )
+                    for pk, platform, mode, at, tz, text, cur, nxt, had in await conn.execute(query)
                 ]
                 if not batch:
                     return
@@ -289,6 +377,7 @@ class Planner:
                     batch,
                     run.offers,
                     run.messages,
+                    run.welcome,
                     now=run.now,
                     advance_schedule=run.advance_schedule,
                     count_pages=run.count_pages,
@@ -301,6 +390,7 @@ class Planner:
         batch: list[_Chat],
         offers_for: _Offers,
         messages: _Messages,
+        welcome: _Welcome,
         *,
         now: dt.datetime,
         advance_schedule: bool,
@@ -318,9 +408,24 @@ class Planner:
             offers = offers_for(chat, ledger.get(chat.pk))
             ledger_before = len(new_ledger)
             daily = chat.mode == Mode.DAILY.value
+            welcomed = False
+            if (
+                welcome.enabled
+                and not chat.had_pages
+                and not chat.filter.is_empty
+                and (daily or not advance_schedule)
+            ):
+                offered = {page_id for page_id, _, _ in offers}
+                extra = tuple(
+                    o
+                    for o in await welcome.offers(conn, chat.filter, now=now)
+                    if o[0] not in offered
+                )
+                if extra:
+                    offers, welcomed = offers + extra, True
             if offers:
-                if daily:
-                    rows.append(messages.digest(chat, offers, stamp=stamp))
+                if daily or welcomed:
+                    rows.append(messages.digest(chat, offers, stamp=stamp, welcome=welcomed))
                 else:
                     rows.extend(messages.pages(chat, offers, stamp=stamp))
                 pages_planned += len(offers)
@@ -401,22 +506,29 @@ class _Messages:
         self._now = now
         self._days: dict[str, dt.date] = {}  # the date ``now`` is, by time zone
         self._next_dues: dict[tuple[str, str], dt.datetime] = {}
-        self._digests: dict[tuple[str, tuple[Offer, ...], dt.date], dict[str, object]] = {}
+        self._digests: dict[tuple[str, tuple[Offer, ...], dt.date, bool], dict[str, object]] = {}
 
     def digest(
-        self, chat: _Chat, offers: tuple[Offer, ...], *, stamp: dt.datetime
+        self, chat: _Chat, offers: tuple[Offer, ...], *, stamp: dt.datetime, welcome: bool = False
     ) -> dict[str, object]:
+        """A digest row; ``welcome``: the chat's first, marked "to get you started"."""
         day = self._days.get(chat.timezone)
         if day is None:
             day = self._days[chat.timezone] = schedule.local_date(self._now, chat.timezone)
-        key = (chat.platform, offers, day)
+        key = (chat.platform, offers, day, welcome)
         template = self._digests.get(key)
         if template is None:
+            payload: dict[str, object] = {
+                "pages": [[p, u] for p, u, _ in offers],
+                "date": day.isoformat(),
+            }
+            if welcome:
+                payload["welcome"] = True
             template = self._digests[key] = outbox.row_values(
                 chat_pk=chat.pk,
                 platform=chat.platform,
                 kind="digest",
-                payload={"pages": [[p, u] for p, u, _ in offers], "date": day.isoformat()},
+                payload=payload,
                 now=stamp,
                 priority=DIGEST_PRIORITY,
             )

@@ -148,6 +148,11 @@ def _summary_section(items: Sequence[DigestItem], lang: str) -> dict[str, Any]:
     return _section(body)
 
 
+def _welcome(d: Digest) -> list[dict[str, Any]]:
+    """The welcome digest's "to get you started" line, as a context block."""
+    return [_context(escape(text.welcome_note(d)))] if d.welcome else []
+
+
 def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
     """``(message, thread_replies)`` that carry ``d``.
 
@@ -159,7 +164,7 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
     """
     head = text.header(d)
     if len(d.items) <= THREAD_THRESHOLD:
-        blocks = [_header(head)]
+        blocks = [_header(head), *_welcome(d)]
         for item in d.items:
             blocks += _entry_blocks(item, d.lang)
         return SlackMessage(_fallback([head, *_titles(d.items, d.lang)]), tuple(blocks)), ()
@@ -168,6 +173,7 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
         _fallback([head, *_titles(d.items[:SUMMARY_TOP], d.lang)]),
         (
             _header(head),
+            *_welcome(d),
             _summary_section(d.items, d.lang),
             _context(escape(tn(d.lang, "render.thread_hint", len(d.items)))),
         ),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
 from bot import digest
-from bot.i18n import has, t, tn
+from bot.i18n import clean, has, t, tn
 from bot.models import Digest, DigestItem, Reply
 
 TITLE_LIMIT = 256  # characters of a title; arXiv titles run to ~200
@@ -129,6 +129,11 @@ def header(d: Digest) -> str:
     )
 
 
+def welcome_note(d: Digest) -> str:
+    """The line under a welcome digest's header ("To get you started: …"); else ``""``."""
+    return t(d.lang, "render.welcome") if d.welcome else ""
+
+
 def part_label(lang: str, *, index: int, total: int) -> str:
     """``(1/3)``: which of several messages this is."""
     return t(lang, "render.part", index=index, total=total)
@@ -148,9 +153,13 @@ def entry(item: DigestItem, *, lang: str, detail: Detail = DETAIL_LEVELS[0]) -> 
     """The plain-text parts of ``item`` for a ``lang`` chat, at ``detail``."""
     page = item.page
     text = page.text(lang)
-    title = collapse(text.title) or collapse(page.key) or digest.ELLIPSIS
-    tags = " ".join("#" + "_".join(tag.split()) for tag in page.tags if tag.strip())
-    matched = t(lang, "render.matched", tags=", ".join(item.matched)) if item.matched else ""
+    # Bidi controls and invisible characters go first: a title could otherwise display as
+    # something it is not (``clean``).
+    title = collapse(clean(text.title)) or collapse(clean(page.key)) or digest.ELLIPSIS
+    shown_tags = [collapse(clean(tag)) for tag in page.tags]
+    tags = " ".join("#" + "_".join(tag.split()) for tag in shown_tags if tag)
+    matched_tags = [clean(tag) for tag in item.matched]
+    matched = t(lang, "render.matched", tags=", ".join(matched_tags)) if item.matched else ""
     context: list[str] = []
     if page.date:
         context.append(format_date(lang, page.date))
@@ -166,7 +175,7 @@ def entry(item: DigestItem, *, lang: str, detail: Detail = DETAIL_LEVELS[0]) -> 
         language_note=language_note(lang, text.lang),
         tags=digest.truncate(tags, detail.tags_limit),
         matched=digest.truncate(matched, detail.tags_limit),
-        tldr=digest.truncate(collapse(text.tldr), detail.tldr_limit),
+        tldr=digest.truncate(collapse(clean(text.tldr)), detail.tldr_limit),
         context=tuple(context),
     )
 
@@ -255,7 +264,8 @@ def _items_text(items: Sequence[DigestItem], lang: str) -> list[str]:
 
 def render_digest(d: Digest) -> str:
     """The digest as the console shows it: the Telegram message without markup."""
-    return "\n\n".join([header(d), *_items_text(d.items, d.lang)])
+    head = "\n".join(line for line in (header(d), welcome_note(d)) if line)
+    return "\n\n".join([head, *_items_text(d.items, d.lang)])
 
 
 def render_reply(r: Reply) -> str:
