@@ -240,7 +240,8 @@ class ConsoleChannel:
                 for row in reply.buttons:
                     rows.append(numbered(row, start=n))
                     n += len(row)
-                body = "\n\n".join([body, *rows]) if body else "\n".join(rows)
+                keys = "\n".join(rows)
+                body = f"{body}\n\n{keys}" if body else keys
             self._say(indent_entries(body) if reply.items else body)
 
     def _say(self, text: str) -> None:
