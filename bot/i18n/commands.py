@@ -21,7 +21,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "{p}pause | {p}resume — stop or restart deliveries\n"
             "{p}latest [N] — the newest N matching pages now\n"
             "{p}digest — send the pending digest now\n"
-            "{p}help COMMAND — one command, with examples"
+            "More about one command, with examples: {p}help COMMAND"
         ),
         "cmd.help_admin": (
             "Admin:\n"
@@ -132,7 +132,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "mode.usage": "“{value}” is not a mode; use {p}mode daily or {p}mode instant. Nothing was changed.",
         "time.current": "The daily digest comes at {time} ({timezone}). Change it with {p}time HH:MM, e.g. {p}time 07:30.",
         "time.set": "The daily digest now comes at {time} ({timezone}).",
-        "time.usage": "“{value}” is not a 24-hour time such as {p}time 09:00; nothing was changed.",
+        "time.usage": "“{value}” is not a 24-hour time; give one such as {p}time 09:00. Nothing was changed.",
         "timezone.current": "This chat's time zone is {timezone}. Change it with {p}timezone ZONE, e.g. {p}timezone Asia/Seoul.",
         "timezone.set": "Time zone set to {timezone}; the digest comes at {time} there.",
         "timezone.unknown": "“{zone}” is not a time zone I know; try Asia/Seoul, KST, UTC+9 or UTC. Nothing was changed.",
@@ -183,7 +183,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "{p}pause | {p}resume — 발송 일시 중지 또는 재개\n"
             "{p}latest [N] — 필터에 맞는 최신 페이지 N개\n"
             "{p}digest — 대기 중인 요약을 지금 받기\n"
-            "{p}help 명령어 — 명령어 하나의 설명과 예"
+            "명령어 하나의 설명과 예 보기: {p}help 명령어"
         ),
         "cmd.help_admin": (
             "관리자:\n"
