@@ -155,8 +155,10 @@ class ConsoleChannel:
         from prompt_toolkit.history import InMemoryHistory
         from prompt_toolkit.patch_stdout import patch_stdout
 
+        # Replies are printed while no prompt is shown, straight to the terminal; what
+        # prints while the prompt is shown (deliveries, log lines) goes through the proxy
+        # patch_stdout puts in sys.stdout, which prints above the prompt and redraws it.
         with _logs_to_file(LOG_FILE) as moved, patch_stdout(raw=True):
-            self._out = sys.stdout  # the proxy that prints above the prompt
             await self._greet()
             if moved:
                 self._out.write(t(self._lang, "console.log_file", path=str(LOG_FILE)) + "\n")
