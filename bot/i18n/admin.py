@@ -35,7 +35,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "admin.stats.state.inactive": "inactive",
         "admin.stats.no_chats": "Chats: none yet",
         "admin.stats.tags": "Top tags by chats: {tags}",
-        "admin.stats.pages.one": "Pages in the wiki: 1 page ({new} new today)",
+        "admin.stats.pages.one": "Pages in the wiki: {count} page ({new} new today)",
         "admin.stats.pages.other": "Pages in the wiki: {count} pages ({new} new today)",
         "admin.stats.deliveries": "Last 24 h: {sent} sent, {failed} failed; {queued} queued now",
         "admin.stats.failures": "Top failure reasons: {reasons}",

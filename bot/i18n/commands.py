@@ -199,7 +199,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "• {p}subscribe -robotics — robotics 태그가 있는 페이지는 제외\n"
             "• {p}subscribe * — 모든 페이지 (함께 쓰기: {p}subscribe * -robotics)\n"
             "• {p}subscribe — 목록에서 눌러 구독할 태그 고르기\n"
-            "한 채팅은 태그를 50개까지 구독합니다. 태그는 문자, 숫자, - _ . 로 된 1–64자입니다."
+            "한 채팅은 태그를 50개까지 구독합니다. 태그는 문자, 숫자와 - _ . 기호로 된 1–64자입니다."
         ),
         "help.unsubscribe": (
             "{p}unsubscribe 태그 — 기호와 상관없이 필터에서 태그를 뺍니다.\n"
@@ -270,7 +270,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "filter.error.empty": "태그를 하나 이상 적어 주세요. 예: {p}{command} rl reasoning",
         "filter.error.too_long": "“{item}” 항목이 64자를 넘습니다.",
         "filter.error.bad_chars": (
-            "“{item}” 항목은 태그가 아닙니다. 문자, 숫자, - _ . 만 쓸 수 있습니다 (1–64자)."
+            "“{item}” 항목은 태그가 아닙니다. 문자, 숫자와 - _ . 기호만 쓸 수 있습니다 (1–64자)."
         ),
         "filter.error.bare_sign": "“{item}” 항목의 기호 뒤에 태그가 필요합니다. 예: +rl, -robotics",
         "filter.error.signed_star": "“{item}”: *는 단독으로 씁니다 (모든 페이지라는 뜻).",
