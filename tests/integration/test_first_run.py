@@ -14,15 +14,17 @@ import pytest
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.admin import Admin
 from bot.commands import TAGS_SHOWN, Caller, CommandCore, Defaults
 from bot.models import Platform, Reply
 from bot.planner import WELCOME_MIN, Planner
 from bot.poll import Poller
+from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store.pages import utcnow
-from bot.store.schema import outbox, page_tags, pages
+from bot.store.schema import broadcasts, outbox, page_tags, pages
 from tests.conftest import ROOT
 
 WIKI = ROOT / "examples" / "wiki"
@@ -366,3 +368,72 @@ async def test_tags_lists_the_most_used_hundred_and_counts_the_rest(user: Newcom
     assert text.endswith(f"\n…and {known + 10_000 - TAGS_SHOWN} more tags.")
     await user.say("/lang ko")
     assert (await user.say("/tags")).splitlines()[-1].startswith("…외 태그 ")
+
+
+# ---------------------------------------------------------------- items 10 and 11: admin
+
+
+async def admin_newcomer(engine: AsyncEngine, *, lang: str, sources: list[str]) -> Newcomer:
+    user = await newcomer(engine, lang=lang)
+    settings = Settings(_env_file=None, wiki_sources=sources)  # type: ignore[call-arg]
+    admin = Admin(engine=engine, settings=settings)
+    user.core = CommandCore(
+        engine=engine, defaults=Defaults(lang=lang), digests=user.planner, admin=admin
+    )
+    return user
+
+
+@pytest.mark.parametrize(
+    ("lang", "refusal"),
+    [
+        ("en", "No chat would receive this broadcast (audience: --tag nobody-follows"),
+        ("ko", "이 공지를 받을 채팅이 없어서 공지를 만들지 않았습니다 (대상: --tag nobody-follows"),
+    ],
+)
+async def test_a_broadcast_to_no_chat_is_refused_with_the_reason(
+    engine: AsyncEngine, lang: str, refusal: str
+) -> None:
+    user = await admin_newcomer(engine, lang=lang, sources=[str(WIKI)])
+    reply = await user.reply("/broadcast --tag nobody-follows Hello")
+    assert reply.text.startswith(refusal) and reply.buttons == ()
+    async with engine.connect() as conn:
+        assert (await conn.execute(select(broadcasts.c.id))).first() is None
+    await user.say("/subscribe rl")
+    preview = await user.reply("/broadcast Hello")
+    assert len(preview.buttons[0]) == 2
+    assert ("to 1 chat (" if lang == "en" else "채팅 1개에 보냅니다") in preview.text
+
+
+@pytest.mark.parametrize(
+    ("lang", "lines"),
+    [
+        (
+            "en",
+            [
+                "Chats: console 1 active",
+                "Pages in the wiki: 15 pages (0 new today)",
+                "Last 24 h: 0 sent, 0 failed; 0 queued now",
+            ],
+        ),
+        (
+            "ko",
+            [
+                "채팅: 콘솔 활성 1개",
+                "위키 페이지: 15개 (오늘 새로 0개)",
+                "최근 24시간: 0개 보냄, 0개 실패; 지금 대기 0개",
+            ],
+        ),
+    ],
+)
+async def test_stats_in_the_chats_language_with_configured_sources_only(
+    engine: AsyncEngine, lang: str, lines: list[str]
+) -> None:
+    """The sample wiki's first scan is a baseline: its pages are not "new today"; a source
+    no longer configured is not listed."""
+    user = await admin_newcomer(engine, lang=lang, sources=["/somewhere/else"])
+    text = await user.say("/stats")
+    for line in lines:
+        assert line in text.splitlines(), text
+    assert str(WIKI) not in text
+    user = await admin_newcomer(engine, lang=lang, sources=[str(WIKI)])
+    assert str(WIKI) in await user.say("/stats")
