@@ -20,6 +20,7 @@ from sqlalchemy import bindparam, func, literal_column, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import filters, schedule
+from bot.i18n import tn
 from bot.models import ChatState, Filter, Mode
 from bot.store import chats as chat_store
 from bot.store import outbox
@@ -470,7 +471,11 @@ class Planner:
                     update(chats).where(chats.c.id.in_(pk_part)).values(next_digest_at=due)
                 )
         if rows:
-            log.info("planned %d messages for %d chats", len(rows), len(batch))
+            log.info(
+                "planned %s for %s",
+                tn("en", "log.messages", len(rows)),
+                tn("en", "log.chats", len(batch)),
+            )
         return pages_planned if count_pages else len(rows)
 
 

@@ -46,6 +46,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "admin.none": "none",
         "cli.broadcast.reach.one": "This broadcast reaches 1 chat ({skipped}).",
         "cli.broadcast.reach.other": "This broadcast reaches {count} chats ({skipped}).",
+        "log.messages.one": "{count} message",
+        "log.messages.other": "{count} messages",
+        "log.chats.one": "{count} chat",
+        "log.chats.other": "{count} chats",
         "cli.broadcast.no_audience": "trendbot broadcast: no chat would receive this broadcast ({skipped}); nothing was sent.",
     },
     "ko": {
