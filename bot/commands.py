@@ -496,7 +496,10 @@ class CommandCore:
         text = t(
             lang, f"filter.error.{exc.reason}", item=echo(exc.item), command=command, p=prefix
         )
-        parts = [text, t(lang, "filter.accepted"), t(lang, "filter.nothing_changed")]
+        parts = [text]
+        if exc.reason != filters.REASON_TOO_MANY:  # the words were fine, there are too many
+            parts.append(t(lang, "filter.accepted"))
+        parts.append(t(lang, "filter.nothing_changed"))
         return Reply(lang, "\n".join(parts))
 
     def _filter_reply(self, chat: ChatSettings, *, unknown: Sequence[str], prefix: str) -> Reply:

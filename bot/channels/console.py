@@ -18,8 +18,8 @@ import contextlib
 import logging
 import shutil
 import sys
-import textwrap
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
@@ -39,26 +39,48 @@ COMPLETION_TAGS = 200  # tags offered after /subscribe and /unsubscribe
 log = logging.getLogger("bot.console")
 
 
+def columns(text: str) -> int:
+    """How many terminal columns ``text`` takes: Hangul, CJK and wide emoji take two,
+    combining marks and zero-width characters none."""
+    total = 0
+    for ch in text:
+        if unicodedata.combining(ch) or unicodedata.category(ch) in ("Cf", "Mn", "Me"):
+            continue
+        total += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return total
+
+
 def wrap(text: str, width: int) -> str:
-    """``text`` wrapped to ``width`` columns, each line's own indent kept on its
-    continuation lines; the lines of a digest entry after its title are indented."""
+    """``text`` wrapped at spaces to ``width`` terminal columns (wide characters count
+    two), each line's own indent kept on its continuation lines; a word wider than a line
+    is cut."""
     width = max(width, MIN_WIDTH)
     out: list[str] = []
     for line in text.split("\n"):
-        if len(line) <= width:
+        if columns(line) <= width:
             out.append(line)
             continue
         indent = line[: len(line) - len(line.lstrip())]
-        out.extend(
-            textwrap.wrap(
-                line,
-                width=width,
-                subsequent_indent=indent,
-                break_long_words=True,
-                break_on_hyphens=False,
-            )
-            or [""]
-        )
+        current, used = indent, columns(indent)
+        room = width - columns(indent)
+        for word in line.split():
+            size = columns(word)
+            if used > columns(indent) and used + 1 + size <= width:
+                current, used = f"{current} {word}", used + 1 + size
+                continue
+            if used > columns(indent):
+                out.append(current)
+                current, used = indent, columns(indent)
+            while size > room:  # a word wider than the line: cut it
+                cut, taken = 0, 0
+                while cut < len(word) and taken + columns(word[cut]) <= room:
+                    taken += columns(word[cut])
+                    cut += 1
+                out.append(indent + word[:cut])
+                word = word[cut:]
+                size = columns(word)
+            current, used = indent + word, columns(indent) + size
+        out.append(current)
     return "\n".join(out)
 
 
