@@ -215,7 +215,7 @@ async def _digest(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.admin import MAX_BROADCAST_CHARS
+    from bot.admin import MAX_BROADCAST_CHARS, skipped_text
     from bot.app import open_app
     from bot.filters import normalize_tag
     from bot.i18n import t, tn
@@ -237,7 +237,7 @@ async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
     async with open_app(settings) as app:
         async with reader(app.engine).connect() as conn:
             size = await admin_store.audience_size(conn, audience)
-        skipped = tn("en", "admin.broadcast.skipped", size.skipped)
+        skipped = skipped_text("en", size.skipped)
         if size.reach == 0:
             print(t("en", "cli.broadcast.no_audience", skipped=skipped), file=sys.stderr)
             return EXIT_FAILED

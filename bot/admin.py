@@ -86,6 +86,13 @@ def parse_broadcast(args: str) -> Draft:
     )
 
 
+def skipped_text(lang: str, skipped: int) -> str:
+    """``3 paused or inactive chats are skipped``, or that there are none."""
+    if skipped == 0:
+        return t(lang, "admin.broadcast.skipped.none")
+    return tn(lang, "admin.broadcast.skipped", skipped)
+
+
 def actor(caller: Caller) -> str:
     return f"{caller.platform.value}:{caller.user_id}"
 
@@ -154,7 +161,7 @@ class Admin:
                         lang,
                         "admin.broadcast.no_audience",
                         audience=describe_audience(draft.audience, lang),
-                        skipped=tn(lang, "admin.broadcast.skipped", size.skipped),
+                        skipped=skipped_text(lang, size.skipped),
                     ),
                 )
             broadcast_id = await store.create_broadcast(
@@ -179,7 +186,7 @@ class Admin:
                     lang,
                     "admin.broadcast.preview",
                     size.reach,
-                    skipped=tn(lang, "admin.broadcast.skipped", size.skipped),
+                    skipped=skipped_text(lang, size.skipped),
                 ),
                 draft.text,
                 t(

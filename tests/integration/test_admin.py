@@ -90,11 +90,14 @@ class Bot:
 
 
 @asynccontextmanager
-async def running(tg: FakeTelegram, engine: AsyncEngine) -> AsyncIterator[Bot]:
+async def running(
+    tg: FakeTelegram, engine: AsyncEngine, *, sources: tuple[str, ...] = ("examples/wiki",)
+) -> AsyncIterator[Bot]:
     settings = Settings(
         telegram_bot_token=TOKEN,
         telegram_api_base_url=tg.base_url,
         telegram_admin_ids=(ADMIN,),
+        wiki_sources=sources,
     )
     bot = Bot(tg, engine, settings)
     await bot.channel.start()
@@ -231,7 +234,7 @@ async def test_non_admin_is_refused_and_audited(tg: FakeTelegram, engine: AsyncE
 async def test_stats_for_admins(tg: FakeTelegram, engine: AsyncEngine, tmp_path: Path) -> None:
     await started(engine, tmp_path)
     await subscribers(engine, 3)
-    async with running(tg, engine) as bot:
+    async with running(tg, engine, sources=(str(tmp_path),)) as bot:
         stats = (await bot.say(ADMIN, "/stats"))["text"]
     assert "Chats: Telegram 4 active" in stats  # three subscribers and the admin
     assert "rl (3)" in stats
@@ -331,7 +334,7 @@ def test_shell_broadcast_and_audit(
 
     asyncio.run(console_subscriber())
     asked = cli("broadcast", "--text", "Hello", stdin="n\n")
-    assert asked.returncode == 1 and "This broadcast reaches 1 chat (0 paused" in asked.stdout
+    assert asked.returncode == 1 and "This broadcast reaches 1 chat (no chat is paused or inactive)." in asked.stdout
     assert "Cancelled" in asked.stdout
     empty = cli("broadcast", "--text", "   ", "--yes")
     assert empty.returncode == 2 and "--text" in empty.stderr
