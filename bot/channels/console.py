@@ -95,6 +95,31 @@ def indent_entries(text: str) -> str:
     return "\n\n".join(shaped)
 
 
+BOLD, NORMAL = "\x1b[1m", "\x1b[22m"  # ECMA-48 SGR 1 and 22: bold on, bold off
+
+
+def embolden(text: str, *, header: bool) -> str:
+    """Bold where the chat platforms bold: a digest's header (``header``) and each entry's
+    title, that is the lines of a block before its indented ones. For a terminal only."""
+    blocks = text.split("\n\n")
+    shaped = []
+    for index, block in enumerate(blocks):
+        lines = block.split("\n")
+        if index == 0 and not header:
+            shaped.append(block)
+            continue
+        if index > 0 and lines[0].startswith("["):  # a row of buttons
+            shaped.append(block)
+            continue
+        bold = True
+        out = []
+        for line in lines:
+            bold = bold and not line.startswith("   ")
+            out.append(f"{BOLD}{line}{NORMAL}" if bold and line else line)
+        shaped.append("\n".join(out))
+    return "\n\n".join(shaped)
+
+
 def numbered(buttons: Iterable[Button], *, start: int = 1) -> str:
     """``[1 Send] [2 Cancel]``."""
     return " ".join(f"[{n} {b.label}]" for n, b in enumerate(buttons, start=start))
@@ -122,6 +147,8 @@ class ConsoleSender:
         body = message.text if message.plain else indent_entries(message.text)
         if sys.__stdout__ is not None and sys.__stdout__.isatty() and self._out is None:
             body = wrap(body, shutil.get_terminal_size().columns)
+            if not message.plain:
+                body = embolden(body, header=True)
         out.write(f"\n{RULE}\n[to console:{chat_id}]\n{body}\n{RULE}\n")
         out.flush()
         return None
@@ -266,11 +293,14 @@ class ConsoleChannel:
                     n += len(row)
                 keys = "\n".join(rows)
                 body = f"{body}\n\n{keys}" if body else keys
-            self._say(indent_entries(body) if reply.items else body)
+            self._say(indent_entries(body) if reply.items else body, entries=bool(reply.items))
 
-    def _say(self, text: str) -> None:
-        width = shutil.get_terminal_size().columns if self._interactive else 10_000
-        self._out.write(wrap(f"bot> {text}", width) + "\n")
+    def _say(self, text: str, *, entries: bool = False) -> None:
+        if not self._interactive:
+            self._out.write(f"bot> {text}\n")
+        else:
+            shaped = wrap(f"bot> {text}", shutil.get_terminal_size().columns)
+            self._out.write((embolden(shaped, header=False) if entries else shaped) + "\n")
         self._out.flush()
 
     async def _readline(self) -> str:

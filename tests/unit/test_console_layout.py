@@ -47,3 +47,16 @@ def test_entries_are_indented_under_their_title() -> None:
 def test_buttons_are_numbered_across_rows() -> None:
     assert numbered([Button("Send", "a"), Button("Cancel", "b")]) == "[1 Send] [2 Cancel]"
     assert numbered([Button("✅ rl (8)", "c")], start=3) == "[3 ✅ rl (8)]"
+
+
+def test_headers_and_titles_are_bold_on_a_terminal() -> None:
+    from bot.channels.console import BOLD, NORMAL, embolden
+
+    digest = "Header\n\nTitle\n   #rl\n   TL;DR\n\nOther\n   tldr"
+    assert embolden(digest, header=True) == (
+        f"{BOLD}Header{NORMAL}\n\n{BOLD}Title{NORMAL}\n   #rl\n   TL;DR\n\n{BOLD}Other{NORMAL}\n   tldr"
+    )
+    reply = "The newest 1 page:\n\nTitle\n   tldr\n\n[1 Send] [2 Cancel]"
+    assert embolden(reply, header=False) == (
+        f"The newest 1 page:\n\n{BOLD}Title{NORMAL}\n   tldr\n\n[1 Send] [2 Cancel]"
+    )
