@@ -20,9 +20,12 @@ import shutil
 import sys
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
 
 from bot import render
 from bot.commands import COMMAND_ORDER, Caller, CommandCore
@@ -200,7 +203,6 @@ class ConsoleChannel:
 
     async def _run_prompt(self) -> None:
         from prompt_toolkit import PromptSession
-        from prompt_toolkit.completion import NestedCompleter
         from prompt_toolkit.history import InMemoryHistory
         from prompt_toolkit.patch_stdout import patch_stdout
 
@@ -213,14 +215,7 @@ class ConsoleChannel:
                 self._out.write(t(self._lang, "console.log_file", path=str(LOG_FILE)) + "\n")
             session: PromptSession[str] = PromptSession(history=InMemoryHistory())
             while True:
-                tags = await self._tags()
-                words: dict[str, object] = {
-                    f"/{name}": None for name in (*COMMAND_ORDER, *EXTRA_COMMANDS)
-                }
-                for name in ("subscribe", "unsubscribe"):
-                    words[f"/{name}"] = dict.fromkeys(tags)
-                words["/help"] = dict.fromkeys(COMMAND_ORDER)
-                completer = NestedCompleter.from_nested_dict(words)
+                completer = _Completer(await self._tags())
                 try:
                     line = await session.prompt_async(PROMPT, completer=completer)
                 except EOFError:
@@ -322,6 +317,43 @@ class ConsoleChannel:
 
         threading.Thread(target=read, name="console-input", daemon=True).start()
         return await future
+
+
+def complete(text: str, tags: Sequence[str]) -> list[str]:
+    """What may follow ``text`` (what is typed before the cursor): the rest of a command
+    name (``/subsc`` -> ``/subscribe``), of a tag after ``subscribe`` or ``unsubscribe``
+    (signs kept: ``-rob`` -> ``-robotics``), or of a command name after ``help``. Each
+    candidate is the whole word that replaces the last one typed."""
+    words = text.split(" ")
+    last = words[-1]
+    if len(words) == 1:
+        slash = "/" if last.startswith("/") else ""
+        stem = last.removeprefix("/").lower()
+        names = (*COMMAND_ORDER, *EXTRA_COMMANDS)
+        return [f"{slash}{name}" for name in names if name.startswith(stem)]
+    command = words[0].removeprefix("/").lower()
+    if command == "help" and len(words) == 2:
+        return [name for name in COMMAND_ORDER if name.startswith(last.lower())]
+    if command in ("subscribe", "unsubscribe"):
+        sign = last[:1] if last[:1] in "+-" else ""
+        stem = last.removeprefix(sign).lower()
+        return [f"{sign}{tag}" for tag in tags if tag.startswith(stem)]
+    return []
+
+
+class _Completer(Completer):
+    """Command names and known tags, for the prompt (see :func:`complete`)."""
+
+    def __init__(self, tags: Sequence[str]) -> None:
+        self._tags = tags
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterator[Completion]:
+        text = document.text_before_cursor
+        last = text.split(" ")[-1]
+        for word in complete(text, self._tags):
+            yield Completion(word, start_position=-len(last))
 
 
 def replace_buttons(reply: Reply) -> Reply:

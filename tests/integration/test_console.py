@@ -222,6 +222,16 @@ class Terminal:
     def keys(self, *keys: str) -> None:
         self._run("send-keys", "-t", self._target, *keys)
 
+    def typed(self, text: str) -> None:
+        """Wait until the prompt's line reads ``text`` (what a key press put there)."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            lines = [line for line in self.screen() if line.startswith(PROMPT.rstrip())]
+            if lines and lines[-1].rstrip() == f"{PROMPT}{text}".rstrip():
+                return
+            assert time.monotonic() < deadline, f"the prompt never read {text!r}: {lines[-1:]}"
+            time.sleep(0.05)
+
     def end_input(self) -> None:
         self.keys("C-d")  # Ctrl-D on an empty prompt: end of input
 
@@ -604,3 +614,25 @@ def test_a_newcomer_gets_a_digest_presses_buttons_and_keeps_the_prompt(
     while_open = everything.split(HINT, 1)[1].split(f"{PROMPT}/quit", 1)[0]
     assert " INFO " not in while_open  # logs went to the file while the console was open
     assert "planned" in (tmp_path / "data" / "trendbot.log").read_text(encoding="utf-8")
+
+
+def test_the_prompt_completes_commands_and_tags_and_keeps_history(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    with on_terminal(trendbot("console"), env, tmp_path) as bot:
+        bot.expect(HINT)
+        bot.prompt()
+        bot.keys("-l", "/subsc")
+        bot.keys("Tab")
+        bot.typed("/subscribe")
+        bot.keys("-l", " -reas")
+        bot.keys("Tab")
+        bot.typed("/subscribe -reasoning")
+        bot.keys("Enter")
+        assert "Your filter now: no page (only excluded tags: reasoning)" in bot.expect(PROMPT)
+        bot.keys("Up")  # the last command, recalled
+        bot.typed("/subscribe -reasoning")
+        bot.keys("C-u")
+        bot.typed("")
+        bot.send("/quit")
+        assert bot.wait() == 0

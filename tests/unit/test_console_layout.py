@@ -60,3 +60,23 @@ def test_headers_and_titles_are_bold_on_a_terminal() -> None:
     assert embolden(reply, header=False) == (
         f"The newest 1 page:\n\n{BOLD}Title{NORMAL}\n   tldr\n\n[1 Send] [2 Cancel]"
     )
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("/subsc", ["/subscribe"]),
+        ("sub", ["subscribe"]),
+        ("/t", ["/tags", "/time", "/timezone"]),
+        ("/subscribe r", ["rl", "reasoning", "robotics"]),
+        ("/subscribe rl -rob", ["-robotics"]),
+        ("/unsubscribe +r", ["+rl", "+reasoning", "+robotics"]),
+        ("/help ti", ["time", "timezone"]),
+        ("/help time x", []),
+        ("/latest 3", []),
+    ],
+)
+def test_completion_of_commands_and_tags(typed: str, expected: list[str]) -> None:
+    from bot.channels.console import complete
+
+    assert complete(typed, ["rl", "reasoning", "robotics", "vision"]) == expected
