@@ -334,7 +334,8 @@ def test_shell_broadcast_and_audit(
 
     asyncio.run(console_subscriber())
     asked = cli("broadcast", "--text", "Hello", stdin="n\n")
-    assert asked.returncode == 1 and "This broadcast reaches 1 chat (no chat is paused or inactive)." in asked.stdout
+    assert asked.returncode == 1
+    assert "This broadcast reaches 1 chat (no chat is paused or inactive)." in asked.stdout
     assert "Cancelled" in asked.stdout
     empty = cli("broadcast", "--text", "   ", "--yes")
     assert empty.returncode == 2 and "--text" in empty.stderr

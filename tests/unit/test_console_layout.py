@@ -54,7 +54,8 @@ def test_headers_and_titles_are_bold_on_a_terminal() -> None:
 
     digest = "Header\n\nTitle\n   #rl\n   TL;DR\n\nOther\n   tldr"
     assert embolden(digest, header=True) == (
-        f"{BOLD}Header{NORMAL}\n\n{BOLD}Title{NORMAL}\n   #rl\n   TL;DR\n\n{BOLD}Other{NORMAL}\n   tldr"
+        f"{BOLD}Header{NORMAL}\n\n{BOLD}Title{NORMAL}\n   #rl\n   TL;DR\n\n"
+        f"{BOLD}Other{NORMAL}\n   tldr"
     )
     reply = "The newest 1 page:\n\nTitle\n   tldr\n\n[1 Send] [2 Cancel]"
     assert embolden(reply, header=False) == (
