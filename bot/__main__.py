@@ -218,11 +218,11 @@ async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
     from bot.admin import MAX_BROADCAST_CHARS, skipped_text
     from bot.app import open_app
     from bot.filters import normalize_tag
-    from bot.i18n import t, tn
+    from bot.i18n import clean, t, tn
     from bot.store import admin as admin_store
     from bot.store.admin import Audience
 
-    text = args.text.strip()
+    text = clean(args.text).strip()  # as in chat: no bidi controls or invisible characters
     if not text or len(text) > MAX_BROADCAST_CHARS:
         print(
             f"trendbot broadcast: --text must be 1-{MAX_BROADCAST_CHARS} characters",

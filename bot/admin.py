@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import Caller
 from bot.filters import normalize_tag
-from bot.i18n import t, tn
+from bot.i18n import clean, t, tn
 from bot.models import LANGUAGES, Button, Platform, Reply
 from bot.settings import Settings
 from bot.store import admin as store
@@ -81,8 +81,11 @@ def parse_broadcast(args: str) -> Draft:
             if value.lower() not in LANGUAGES:
                 raise BadOption("--lang", "en, ko")
             lang = value.lower()
+    # Cleaned of bidi controls and invisible characters (``clean``): the preview shows
+    # exactly what is sent, and neither can display as something it is not.
     return Draft(
-        text=rest.strip(), audience=Audience(tags=tuple(tags), platform=platform, lang=lang)
+        text=clean(rest).strip(),
+        audience=Audience(tags=tuple(tags), platform=platform, lang=lang),
     )
 
 

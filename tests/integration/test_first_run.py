@@ -438,3 +438,13 @@ async def test_stats_in_the_chats_language_with_configured_sources_only(
     assert str(WIKI) not in text
     user = await admin_newcomer(engine, lang=lang, sources=[str(WIKI)])
     assert str(WIKI) in await user.say("/stats")
+
+
+async def test_a_broadcast_preview_shows_and_sends_no_bidi_controls(engine: AsyncEngine) -> None:
+    user = await admin_newcomer(engine, lang="en", sources=[str(WIKI)])
+    await user.say("/subscribe rl")
+    preview = await user.say("/broadcast Pay \u202eexe.gpj\u202c today\u200b")
+    assert "Pay exe.gpj today" in preview
+    async with engine.connect() as conn:
+        [text] = (await conn.execute(select(broadcasts.c.text))).scalars().all()
+    assert text == "Pay exe.gpj today"
