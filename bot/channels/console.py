@@ -213,7 +213,11 @@ class ConsoleChannel:
             await self._greet()
             if moved:
                 self._out.write(t(self._lang, "console.log_file", path=str(LOG_FILE)) + "\n")
-            session: PromptSession[str] = PromptSession(history=InMemoryHistory())
+            # Completion on Tab only: a menu popping up while typing would cover the chat,
+            # and Tab then completes what is typed at once, whatever the machine's speed.
+            session: PromptSession[str] = PromptSession(
+                history=InMemoryHistory(), complete_while_typing=False
+            )
             while True:
                 completer = _Completer(await self._tags())
                 try:
