@@ -2,20 +2,28 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# `make run` installs what running needs; the test extras (pytest, mypy, ruff...) come
+# with the targets that use them.
+RUN_STAMP := $(VENV)/.installed-run
 
 .PHONY: run test lint mypy pytest install clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $(RUN_STAMP)
+
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUN_STAMP)
 
 install: $(STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/trendbot run
 
 lint: $(STAMP)

@@ -40,15 +40,63 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_CONFIG, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
+# What `trendbot COMMAND --help` says about each command.
+DESCRIPTIONS = {
+    "run": (
+        "Run the service: the chat channels (Telegram, Slack, or the console on a terminal "
+        "when no token is set), the scheduler that polls sources and plans digests, the "
+        "delivery workers and the HTTP server. SIGTERM or SIGINT stops it cleanly."
+    ),
+    "console": (
+        "Chat with the bot in this terminal, with the same commands as Telegram and Slack; "
+        "what it would post to the chat is printed. No HTTP server and no chat platform."
+    ),
+    "poll": (
+        "Scan every source once, record new and changed pages and queue the notifications "
+        "they cause; prints 'N new, M updated, K skipped'. Exit 1 when every source failed."
+    ),
+    "digest": (
+        "Build and send, now, every digest that has something new, whatever the schedule; "
+        "never sends a page to a chat twice."
+    ),
+    "broadcast": (
+        "Send an admin message to every chat that follows something (or those --tag, "
+        "--platform and --lang select), through the rate-limited delivery. Asks before "
+        "sending unless --yes; exit 1 when no chat would receive it."
+    ),
+    "audit": "List admin actions and refused attempts, oldest first.",
+    "subscribers": "One line per chat: state, mode, digest time, zone, language and filter.",
+    "export": (
+        "Print every chat's settings (or one chat's, with --chat) as JSON lines, for moving "
+        "a deployment: 'trendbot import' on the new one applies them."
+    ),
+    "import": (
+        "Apply the JSON lines of 'trendbot export': each line all or nothing; a bad line is "
+        "named and skipped, and the exit code is then 1."
+    ),
+    "db": "Database maintenance: 'trendbot db upgrade' applies schema migrations.",
+}
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="trendbot", description="TL;DR digests of new AI research wiki pages.")
     parser.add_argument("--version", action="version", version=f"trendbot {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    commands.add_parser("run", help="the service: chat channels, scheduler, delivery, HTTP server")
-    commands.add_parser("console", help="chat with the bot in this terminal")
+    commands.add_parser(
+        "run",
+        help="the service: chat channels, scheduler, delivery, HTTP server",
+        description=DESCRIPTIONS["run"],
+    )
+    commands.add_parser(
+        "console", help="chat with the bot in this terminal", description=DESCRIPTIONS["console"]
+    )
 
-    poll = commands.add_parser("poll", help="scan every source once and queue notifications")
+    poll = commands.add_parser(
+        "poll",
+        help="scan every source once and queue notifications",
+        description=DESCRIPTIONS["poll"],
+    )
     poll.add_argument(
         "--backfill",
         type=_non_negative_int,
@@ -56,7 +104,9 @@ def _parser() -> argparse.ArgumentParser:
         help="also notify about pages dated within the last DAYS days",
     )
 
-    digest = commands.add_parser("digest", help="build and send pending digests")
+    digest = commands.add_parser(
+        "digest", help="build and send pending digests", description=DESCRIPTIONS["digest"]
+    )
     digest.add_argument(
         "--now", action="store_true", required=True, help="now, whatever the schedule"
     )
@@ -64,7 +114,9 @@ def _parser() -> argparse.ArgumentParser:
         "--chat", type=_chat_address, metavar="PLATFORM:CHAT_ID", help="only this chat"
     )
 
-    broadcast = commands.add_parser("broadcast", help="send a message to many chats")
+    broadcast = commands.add_parser(
+        "broadcast", help="send a message to many chats", description=DESCRIPTIONS["broadcast"]
+    )
     broadcast.add_argument("--text", required=True, help="the message, sent as plain text")
     broadcast.add_argument(
         "--tag",
@@ -77,7 +129,9 @@ def _parser() -> argparse.ArgumentParser:
     broadcast.add_argument("--lang", choices=["en", "ko"], help="only chats in this language")
     broadcast.add_argument("--yes", action="store_true", help="send without asking")
 
-    audit = commands.add_parser("audit", help="admin actions and refused attempts")
+    audit = commands.add_parser(
+        "audit", help="admin actions and refused attempts", description=DESCRIPTIONS["audit"]
+    )
     audit.add_argument(
         "--since",
         type=_since,
@@ -85,17 +139,23 @@ def _parser() -> argparse.ArgumentParser:
         help="an ISO date or time (UTC), or an age such as 24h or 7d",
     )
 
-    subscribers = commands.add_parser("subscribers", help="list chats and their settings")
+    subscribers = commands.add_parser(
+        "subscribers", help="list chats and their settings", description=DESCRIPTIONS["subscribers"]
+    )
     subscribers.add_argument("--json", action="store_true", help="one JSON object per line")
 
-    export = commands.add_parser("export", help="every chat's settings as JSON lines")
+    export = commands.add_parser(
+        "export", help="every chat's settings as JSON lines", description=DESCRIPTIONS["export"]
+    )
     export.add_argument(
         "--chat", type=_chat_address, metavar="PLATFORM:CHAT_ID", help="only this chat"
     )
-    import_ = commands.add_parser("import", help="apply the JSON lines of export")
+    import_ = commands.add_parser(
+        "import", help="apply the JSON lines of export", description=DESCRIPTIONS["import"]
+    )
     import_.add_argument("file", metavar="FILE", help="a file written by export; - for stdin")
 
-    db = commands.add_parser("db", help="database maintenance")
+    db = commands.add_parser("db", help="database maintenance", description=DESCRIPTIONS["db"])
     db_commands = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
     db_commands.add_parser("upgrade", help="apply schema migrations")
     return parser
@@ -221,15 +281,16 @@ async def _digest(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.admin import MAX_BROADCAST_CHARS
+    from bot.admin import MAX_BROADCAST_CHARS, skipped_text
     from bot.app import open_app
     from bot.filters import normalize_tag
+    from bot.i18n import clean, t, tn
     from bot.service import send_once
     from bot.store import admin as admin_store
     from bot.store.admin import Audience
     from bot.store.engine import reader
 
-    text = args.text.strip()
+    text = clean(args.text).strip()  # as in chat: no bidi controls or invisible characters
     if not text or len(text) > MAX_BROADCAST_CHARS:
         print(
             f"trendbot broadcast: --text must be 1-{MAX_BROADCAST_CHARS} characters",
@@ -244,10 +305,11 @@ async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
     async with open_app(settings) as app:
         async with reader(app.engine).connect() as conn:
             size = await admin_store.audience_size(conn, audience)
-        print(
-            f"This broadcast reaches {size.reach} chats "
-            f"({size.skipped} paused or inactive chats are skipped)."
-        )
+        skipped = skipped_text("en", size.skipped)
+        if size.reach == 0:
+            print(t("en", "cli.broadcast.no_audience", skipped=skipped), file=sys.stderr)
+            return EXIT_FAILED
+        print(tn("en", "cli.broadcast.reach", size.reach, skipped=skipped))
         if not args.yes:
             answer = await asyncio.to_thread(_ask, "Send it? [y/N] ")
             if answer.strip().lower() not in ("y", "yes"):

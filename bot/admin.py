@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import Caller
 from bot.filters import normalize_tag
-from bot.i18n import t
+from bot.i18n import clean, t, tn
 from bot.models import LANGUAGES, Button, Platform, Reply
 from bot.settings import Settings
 from bot.store import admin as store
@@ -81,9 +81,19 @@ def parse_broadcast(args: str) -> Draft:
             if value.lower() not in LANGUAGES:
                 raise BadOption("--lang", "en, ko")
             lang = value.lower()
+    # Cleaned of bidi controls and invisible characters (``clean``): the preview shows
+    # exactly what is sent, and neither can display as something it is not.
     return Draft(
-        text=rest.strip(), audience=Audience(tags=tuple(tags), platform=platform, lang=lang)
+        text=clean(rest).strip(),
+        audience=Audience(tags=tuple(tags), platform=platform, lang=lang),
     )
+
+
+def skipped_text(lang: str, skipped: int) -> str:
+    """``3 paused or inactive chats are skipped``, or that there are none."""
+    if skipped == 0:
+        return t(lang, "admin.broadcast.skipped.none")
+    return tn(lang, "admin.broadcast.skipped", skipped)
 
 
 def actor(caller: Caller) -> str:
@@ -106,6 +116,7 @@ class Admin:
 
     def __init__(self, *, engine: AsyncEngine, settings: Settings) -> None:
         self._engine = engine
+        self._sources = frozenset(settings.wiki_sources)
         self._telegram = {str(i) for i in settings.telegram_admin_ids}
         self._slack = set(settings.slack_admin_ids)
 
@@ -146,6 +157,16 @@ class Admin:
             return Reply(lang, t(lang, "admin.broadcast.usage", p=prefix))
         async with self._engine.begin() as conn:
             size = await store.audience_size(conn, draft.audience)
+            if size.reach == 0:
+                return Reply(
+                    lang,
+                    t(
+                        lang,
+                        "admin.broadcast.no_audience",
+                        audience=describe_audience(draft.audience, lang),
+                        skipped=skipped_text(lang, size.skipped),
+                    ),
+                )
             broadcast_id = await store.create_broadcast(
                 conn,
                 text=draft.text,
@@ -164,7 +185,12 @@ class Admin:
             )
         text = "\n\n".join(
             [
-                t(lang, "admin.broadcast.preview", reach=size.reach, skipped=size.skipped),
+                tn(
+                    lang,
+                    "admin.broadcast.preview",
+                    size.reach,
+                    skipped=skipped_text(lang, size.skipped),
+                ),
                 draft.text,
                 t(
                     lang,
@@ -214,7 +240,7 @@ class Admin:
                 lang,
                 t(lang, "admin.broadcast.not_pending", id=broadcast_id, status=broadcast.status),
             )
-        return Reply(lang, t(lang, "admin.broadcast.queued", id=broadcast_id, count=queued))
+        return Reply(lang, tn(lang, "admin.broadcast.queued", queued, id=broadcast_id))
 
     async def cancel(self, caller: Caller, *, broadcast_id: int, lang: str) -> Reply:
         async with self._engine.begin() as conn:
@@ -288,7 +314,7 @@ class Admin:
             tags = await chat_store.subscriber_counts(conn)
             page_total = await page_store.page_count(conn)
             new_today = await store.pages_new_since(
-                conn, now.replace(hour=0, minute=0, second=0, microsecond=0)
+                conn, now.replace(hour=0, minute=0, second=0, microsecond=0), baseline=False
             )
             deliveries = await outbox.counts_since(conn, since=day_ago)
             failures = await outbox.top_failures(conn, since=day_ago)
@@ -299,18 +325,33 @@ class Admin:
             )
         lines = [t(lang, "admin.stats.header")]
         if chat_rows:
-            summary = ", ".join(f"{p} {s} {n}" for p, s, n in chat_rows)
+            by_platform: dict[str, list[str]] = {}
+            for platform, chat_state, n in chat_rows:
+                by_platform.setdefault(platform, []).append(
+                    t(
+                        lang,
+                        "admin.stats.state_count",
+                        state=t(lang, f"admin.stats.state.{chat_state}"),
+                        count=n,
+                    )
+                )
+            summary = "; ".join(
+                f"{t(lang, f'admin.stats.platform.{platform}')} {', '.join(states)}"
+                for platform, states in by_platform.items()
+            )
             lines.append(t(lang, "admin.stats.chats", summary=summary))
         else:
             lines.append(t(lang, "admin.stats.no_chats"))
         top = ", ".join(f"{tag} ({n})" for tag, n in list(tags.items())[:TOP_TAGS])
         lines.append(t(lang, "admin.stats.tags", tags=top or t(lang, "admin.none")))
-        lines.append(t(lang, "admin.stats.pages", count=page_total, new=new_today))
+        lines.append(tn(lang, "admin.stats.pages", page_total, new=new_today))
         lines.append(t(lang, "admin.stats.deliveries", **deliveries))
         if failures:
             reasons = ", ".join(f"{reason} ({n})" for reason, n in failures)
             lines.append(t(lang, "admin.stats.failures", reasons=reasons))
         for source in sources:
+            if source.name not in self._sources:
+                continue  # no longer configured: nothing is polled there any more
             when = (
                 source.last_poll_at.strftime("%Y-%m-%d %H:%M UTC")
                 if source.last_poll_at

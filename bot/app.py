@@ -105,7 +105,7 @@ async def open_app(
         slack_client = make_client(settings)
     try:
         await upgrade(engine)
-        planner = Planner(engine=engine)
+        planner = Planner(engine=engine, welcome_days=settings.welcome_digest_days)
         admin = Admin(engine=engine, settings=settings)
         app = App(
             settings=settings,

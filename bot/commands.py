@@ -9,21 +9,21 @@ in the chat's language.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import logging
 import time
-import zoneinfo
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
 from typing import Protocol, TypeVar
+from zoneinfo import ZoneInfo
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import feeds, filters, metrics, ranking, transfer, why
+from bot import feeds, filters, metrics, ranking, schedule, transfer, why
 from bot.errors import FilterError, TransferError
+from bot.i18n import clean, t, tn
 from bot.i18n import has as has_message
-from bot.i18n import t
 from bot.models import (
     LANGUAGES,
     Button,
@@ -39,7 +39,8 @@ from bot.models import (
     Toast,
 )
 from bot.render import votes
-from bot.settings import check_timezone, parse_hhmm
+from bot.render.text import format_date
+from bot.settings import parse_hhmm
 from bot.store import admin as admin_store
 from bot.store import alerts as alert_store
 from bot.store import chats as chat_store
@@ -47,6 +48,7 @@ from bot.store import feedback as feedback_store
 from bot.store import feeds as feed_store
 from bot.store import pages as page_store
 from bot.store.engine import reader
+from bot.store.pages import utcnow
 
 log = logging.getLogger("bot.commands")
 
@@ -85,6 +87,40 @@ LIMIT_MAX = 50
 FEEDBACK_TOP = 5  # liked and disliked tags `feedback` shows, each
 FEEDBACK_RESET = "fbreset:"
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+# `tags` lists this many of the most used tags, then says how many more there are: a wiki
+# with thousands of tags would otherwise fill dozens of messages.
+TAGS_SHOWN = 100
+# Commands in the order `help` lists them; `help COMMAND` explains one of them.
+COMMAND_ORDER = (
+    "start",
+    "help",
+    "subscribe",
+    "unsubscribe",
+    "tags",
+    "settings",
+    "mode",
+    "time",
+    "timezone",
+    "lang",
+    "pause",
+    "resume",
+    "latest",
+    "digest",
+    "limit",
+    "quiet",
+    "feedback",
+    "why",
+    "feed",
+    "export",
+    "import",
+    "broadcast",
+    "stats",
+    "alerts",
+)
+# How close an unknown command must be to a known one for "did you mean" (difflib ratio).
+SUGGEST_CUTOFF = 0.6
+# Longest echo of a user's word in a reply: enough to recognise it, too short to spam.
+ECHO_CHARS = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,20 +181,60 @@ def split_command(text: str) -> tuple[str, str]:
     return head.lstrip("/").split("@", 1)[0].lower(), rest.strip()
 
 
-@cache
-def _zones_by_folded_name() -> dict[str, str]:
-    return {name.casefold(): name for name in zoneinfo.available_timezones()}
-
-
 def find_timezone(text: str) -> str | None:
-    """An IANA zone name, matched case-insensitively (``asia/seoul`` -> ``Asia/Seoul``)."""
-    name = _zones_by_folded_name().get(text.strip().casefold())
-    if name is None:
+    """The IANA zone ``text`` names: a zone in any case, a common abbreviation or an
+    offset (``KST``, ``UTC+9``; see :func:`bot.schedule.resolve_zone`)."""
+    return schedule.resolve_zone(text)
+
+
+def suggest_command(name: str, known: Sequence[str] = COMMAND_ORDER) -> str | None:
+    """The known command closest to ``name`` (``subscrbe`` -> ``subscribe``), if any is
+    close enough."""
+    found = difflib.get_close_matches(name.lower(), known, n=1, cutoff=SUGGEST_CUTOFF)
+    return found[0] if found else None
+
+
+def echo(text: str) -> str:
+    """A user's word as a reply quotes it: invisible and bidi controls removed, shortened."""
+    return clean(text.strip())[:ECHO_CHARS]
+
+
+def format_wait(lang: str, hours: int, minutes: int) -> str:
+    """``3 h 20 min`` / ``3시간 20분``."""
+    if hours:
+        return t(lang, "wait.hours_minutes", hours=hours, minutes=minutes)
+    return t(lang, "wait.minutes", minutes=minutes)
+
+
+def describe_next(
+    chat: ChatSettings, *, next_at: dt.datetime | None, now: dt.datetime
+) -> tuple[str, str] | None:
+    """When a daily or weekly chat's next digest comes, in its zone (``today at 09:00``),
+    and how long until then (``5 h 12 min``); None in instant mode."""
+    if chat.mode == Mode.INSTANT:
         return None
-    try:
-        return check_timezone(name)
-    except ValueError:
-        return None
+    now = now.replace(tzinfo=dt.UTC) if now.tzinfo is None else now
+    if next_at is None or next_at.replace(tzinfo=dt.UTC) <= now:
+        due = schedule.next_due(
+            at=chat.digest_time,
+            timezone=chat.timezone,
+            after=now,
+            weekday=chat.weekday if chat.mode == Mode.WEEKLY else None,
+            quiet=chat.quiet,
+        )
+    else:
+        due = next_at.replace(tzinfo=dt.UTC)
+    zone = ZoneInfo(chat.timezone)
+    local, today = due.astimezone(zone), now.astimezone(zone).date()
+    at = local.strftime("%H:%M")
+    lang = chat.lang
+    if local.date() == today:
+        when = t(lang, "when.today", time=at)
+    elif local.date() == today + dt.timedelta(days=1):
+        when = t(lang, "when.tomorrow", time=at)
+    else:
+        when = t(lang, "when.date", date=format_date(lang, local.date()), time=at)
+    return when, format_wait(lang, *schedule.until(due, now))
 
 
 class CommandCore:
@@ -200,7 +276,14 @@ class CommandCore:
             return await self._admin_command(caller, name=name, args=args, prefix=prefix)
         handler = self._handlers.get(name)
         if handler is None and name != "digest":
-            unknown = _answer("cmd.unknown", command=name or text.strip()[:40], p=prefix)
+            command = echo(name or text)
+            suggestion = suggest_command(name) if name else None
+            if suggestion is not None:
+                unknown = _answer(
+                    "cmd.did_you_mean", command=command, suggestion=suggestion, p=prefix
+                )
+            else:
+                unknown = _answer("cmd.unknown", command=command, p=prefix)
             return await self._in_chat(caller, unknown, write=False)
         if name in MUTATING and not await self._may_manage(caller):
             return await self._in_chat(caller, _answer("cmd.group_admins_only"), write=False)
@@ -234,6 +317,12 @@ class CommandCore:
             return None
         record = await self._in_chat(caller, _record, write=False)
         return await self._admin.handle_action(caller, action=action, lang=record.chat.lang)
+
+    async def tag_names(self, *, limit: int) -> list[str]:
+        """The ``limit`` most used tags of present pages (the console completes them)."""
+        async with self._reader.connect() as conn:
+            counts = await page_store.tag_counts(conn)
+        return [clean(tag) for tag, _ in counts[:limit]]
 
     # Plumbing ---------------------------------------------------------------------------
 
@@ -343,24 +432,32 @@ class CommandCore:
 
     # Commands ---------------------------------------------------------------------------
 
-    async def _help(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
+    async def _help(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
+        topic = args.strip().lstrip("/").split("@", 1)[0].lower()
+        if topic:
+            if topic in COMMAND_ORDER:
+                return Reply(lang, t(lang, f"help.{topic}", p=ctx.prefix))
+            suggestion = suggest_command(topic)
+            if suggestion is not None:
+                return Reply(lang, t(lang, f"help.{suggestion}", p=ctx.prefix))
+            return Reply(lang, t(lang, "help.unknown", command=echo(topic), p=ctx.prefix))
         parts = [t(lang, "cmd.greeting"), t(lang, "cmd.help", p=ctx.prefix)]
         parts[-1] += "\n" + t(lang, "dest.help", p=ctx.prefix)
         parts.append(t(lang, "digestq.help", p=ctx.prefix))
         if self._admin is not None and self._admin.is_admin(ctx.caller):
             parts.append(t(lang, "cmd.help_admin", p=ctx.prefix))
             parts[-1] += "\n" + t(lang, "dest.help_admin", p=ctx.prefix)
-        parts.append(self._describe_settings(record.chat, prefix=ctx.prefix))
+        parts.append(self._describe_settings(record, prefix=ctx.prefix))
         return Reply(lang, "\n\n".join(parts))
 
     async def _settings(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
-        text = self._describe_settings(record.chat, prefix=ctx.prefix)
-        return Reply(record.chat.lang, f"{text}\n{describe_schedule(record)}")
+        return Reply(record.chat.lang, self._describe_settings(record, prefix=ctx.prefix))
 
-    def _describe_settings(self, chat: ChatSettings, *, prefix: str) -> str:
+    def _describe_settings(self, record: chat_store.ChatRecord, *, prefix: str) -> str:
+        chat = record.chat
         lang = chat.lang
-        return t(
+        text = t(
             lang,
             "cmd.settings",
             filter=describe_filter(chat.filter, lang=lang, prefix=prefix),
@@ -370,6 +467,13 @@ class CommandCore:
             lang=t(lang, f"cmd.lang.{chat.lang}"),
             state=t(lang, f"cmd.state.{chat.state.value}"),
         )
+        upcoming = describe_next(chat, next_at=record.next_digest_at, now=utcnow())
+        if upcoming is not None and chat.state == ChatState.ACTIVE:
+            when, wait = upcoming
+            text += "\n" + t(
+                lang, "cmd.settings.next", when=when, timezone=chat.timezone, wait=wait
+            )
+        return f"{text}\n{describe_schedule(record)}"
 
     async def _subscribe(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
@@ -386,11 +490,39 @@ class CommandCore:
         saved, unknown = await self._save(
             ctx.conn, record, after, check_tags=[i.tag for i in items if i.kind != "everything"]
         )
-        return self._filter_reply(saved, unknown=unknown, prefix=ctx.prefix)
+        reply = self._filter_reply(saved, unknown=unknown, prefix=ctx.prefix)
+        if record.chat.filter.is_empty and not saved.filter.is_empty:
+            first = await self._first_digest_note(ctx.conn, record, saved, prefix=ctx.prefix)
+            if first:
+                reply = replace(reply, text=f"{reply.text}\n\n{first}")
+        return reply
+
+    async def _first_digest_note(
+        self,
+        conn: AsyncConnection,
+        record: chat_store.ChatRecord,
+        chat: ChatSettings,
+        *,
+        prefix: str,
+    ) -> str:
+        """For a chat that never had a digest: when the first one comes, and that
+        ``digest`` sends it now; ``""`` for a chat that had one."""
+        if await chat_store.had_pages(conn, record.pk):
+            return ""
+        lang = chat.lang
+        upcoming = describe_next(chat, next_at=record.next_digest_at, now=utcnow())
+        if upcoming is None:
+            return t(lang, "subscribe.first_instant", p=prefix)
+        when, wait = upcoming
+        return t(
+            lang, "subscribe.first_digest", when=when, timezone=chat.timezone, wait=wait, p=prefix
+        )
 
     async def _unsubscribe(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         if args.strip().lower() == "all":
+            if record.chat.filter == Filter():
+                return Reply(lang, t(lang, "unsubscribe.nothing", p=ctx.prefix))
             await self._save(ctx.conn, record, replace(record.chat, filter=Filter()))
             return Reply(lang, t(lang, "unsubscribe.all", p=ctx.prefix))
         try:
@@ -415,8 +547,13 @@ class CommandCore:
         return self._filter_reply(saved, unknown=(), prefix=ctx.prefix)
 
     def _filter_error(self, lang: str, exc: FilterError, *, command: str, prefix: str) -> Reply:
-        text = t(lang, f"filter.error.{exc.reason}", item=exc.item, command=command, p=prefix)
-        parts = [text, t(lang, "filter.accepted"), t(lang, "filter.nothing_changed")]
+        text = t(
+            lang, f"filter.error.{exc.reason}", item=echo(exc.item), command=command, p=prefix
+        )
+        parts = [text]
+        if exc.reason != filters.REASON_TOO_MANY:  # the words were fine, there are too many
+            parts.append(t(lang, "filter.accepted"))
+        parts.append(t(lang, "filter.nothing_changed"))
         return Reply(lang, "\n".join(parts))
 
     def _filter_reply(self, chat: ChatSettings, *, unknown: Sequence[str], prefix: str) -> Reply:
@@ -486,17 +623,24 @@ class CommandCore:
         counts = await page_store.tag_counts(ctx.conn)
         if not counts:
             return Reply(lang, t(lang, "tags.none"))
-        listing = ", ".join(f"{tag} ({count})" for tag, count in counts)
-        return Reply(lang, f"{t(lang, 'tags.header')}\n{listing}")
+        shown = [(clean(tag), count) for tag, count in counts[:TAGS_SHOWN]]
+        listing = ", ".join(f"{tag} ({count})" for tag, count in shown if tag)
+        text = f"{t(lang, 'tags.header')}\n{listing}"
+        if len(counts) > TAGS_SHOWN:
+            text += "\n" + tn(lang, "tags.more", len(counts) - TAGS_SHOWN)
+        return Reply(lang, text)
 
     async def _mode(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
-        if not args.strip() or args.split()[0].lower() == Mode.WEEKLY.value:
+        if not args.strip():
+            mode_name = t(lang, f"cmd.mode.{record.chat.mode.value}")
+            return Reply(lang, t(lang, "mode.current", mode=mode_name, p=ctx.prefix))
+        if args.split()[0].lower() == Mode.WEEKLY.value:
             return await self._weekly(record, args, ctx)
         try:
             mode = Mode(args.strip().lower())
         except ValueError:
-            return Reply(lang, t(lang, "digestq.mode.usage", p=ctx.prefix))
+            return Reply(lang, t(lang, "mode.usage", value=echo(args), p=ctx.prefix))
         chat, _ = await self._save(ctx.conn, record, replace(record.chat, mode=mode))
         return Reply(
             lang,
@@ -510,25 +654,27 @@ class CommandCore:
 
     async def _time(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
+        chat = record.chat
+        if not args.strip():
+            at_now = chat.digest_time.strftime("%H:%M")
+            return Reply(
+                lang, t(lang, "time.current", time=at_now, timezone=chat.timezone, p=ctx.prefix)
+            )
         try:
             at = parse_hhmm(args)
         except ValueError:
-            return Reply(lang, t(lang, "time.usage", p=ctx.prefix))
+            return Reply(lang, t(lang, "time.usage", value=echo(args), p=ctx.prefix))
         chat, _ = await self._save(ctx.conn, record, replace(record.chat, digest_time=at))
         return Reply(lang, t(lang, "time.set", time=at.strftime("%H:%M"), timezone=chat.timezone))
 
     async def _timezone(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         if not args.strip():
-            return Reply(lang, t(lang, "timezone.usage", p=ctx.prefix))
+            current = record.chat.timezone
+            return Reply(lang, t(lang, "timezone.current", timezone=current, p=ctx.prefix))
         zone = find_timezone(args)
         if zone is None:
-            return Reply(
-                lang,
-                t(lang, "timezone.unknown", zone=args.strip()[:64])
-                + "\n"
-                + t(lang, "timezone.usage", p=ctx.prefix),
-            )
+            return Reply(lang, t(lang, "timezone.unknown", zone=echo(args)))
         chat, _ = await self._save(ctx.conn, record, replace(record.chat, timezone=zone))
         return Reply(
             lang,
@@ -537,8 +683,11 @@ class CommandCore:
 
     async def _lang(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         choice = args.strip().lower()
+        lang = record.chat.lang
+        if not choice:
+            return Reply(lang, t(lang, "lang.current", p=ctx.prefix))
         if choice not in LANGUAGES:
-            return Reply(record.chat.lang, t(record.chat.lang, "lang.usage", p=ctx.prefix))
+            return Reply(lang, t(lang, "lang.usage", value=echo(args), p=ctx.prefix))
         await self._save(ctx.conn, record, replace(record.chat, lang=choice))
         return Reply(choice, t(choice, "lang.set"))
 
@@ -572,7 +721,7 @@ class CommandCore:
         items = await self._newest_matching(ctx.conn, chat_filter, count)
         if not items:
             return Reply(lang, t(lang, "latest.none"))
-        return Reply(lang, t(lang, "latest.header", count=len(items)), items=tuple(items))
+        return Reply(lang, tn(lang, "latest.header", len(items)), items=tuple(items))
 
     async def _newest_matching(
         self, conn: AsyncConnection, chat_filter: Filter, count: int
@@ -718,11 +867,13 @@ class CommandCore:
             return Reply(lang, t(lang, "digest.paused", p=prefix))
         if self._digests is None:
             return Reply(lang, t(lang, "digest.unavailable"))
+        if record.chat.filter.is_empty:
+            return Reply(lang, t(lang, "digest.no_filter", p=prefix))
         # Outside the chat's transaction: planning opens its own, which writes.
         count = await self._digests.send_now(record.pk)
         if count == 0:
             return Reply(lang, t(lang, "digest.nothing"))
-        return Reply(lang, t(lang, "digest.queued", count=count))
+        return Reply(lang, tn(lang, "digest.queued", count))
 
     # Destinations -----------------------------------------------------------------------
 
@@ -765,7 +916,8 @@ class CommandCore:
         saved, _ = await self._save(ctx.conn, record, after)
         lang = saved.lang
         done = t(lang, "dest.import.done")
-        return Reply(lang, done + "\n\n" + self._describe_settings(saved, prefix=ctx.prefix))
+        shown = self._describe_settings(replace(record, chat=saved), prefix=ctx.prefix)
+        return Reply(lang, done + "\n\n" + shown)
 
     async def _alerts(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         """``alerts on|off``: an admin's operator alerts, in their private chat."""
@@ -826,12 +978,29 @@ def _answer(
 
 
 def describe_filter(f: Filter, *, lang: str, prefix: str = "/") -> str:
-    """A filter in words: ``any of rl, reasoning; must have post-training; never robotics``."""
+    """A filter in words, saying exactly what it lets through.
+
+    ``any of rl, reasoning; must have post-training; never robotics``; with ``*``: ``every
+    page, except robotics`` or ``every page that has post-training``; a filter of excluded
+    tags only lets nothing through, and says so.
+    """
     if f.is_empty and not f.excluded:
         return t(lang, "filter.none", p=prefix)
-    parts = []
+    if f.is_empty:
+        return t(lang, "filter.only_excluded", tags=", ".join(sorted(f.excluded)))
     if f.everything:
-        parts.append(t(lang, "filter.everything"))
+        if f.required:
+            head = t(lang, "filter.everything_required", tags=", ".join(sorted(f.required)))
+        else:
+            head = t(lang, "filter.everything")
+        parts = [head]
+        if f.any_of:
+            # Any-of tags let nothing more through with *; they rank their pages first.
+            parts.append(t(lang, "filter.first", tags=", ".join(sorted(f.any_of))))
+        if f.excluded:
+            parts.append(t(lang, "filter.except", tags=", ".join(sorted(f.excluded))))
+        return ", ".join(parts)
+    parts = []
     if f.any_of:
         parts.append(t(lang, "filter.any", tags=", ".join(sorted(f.any_of))))
     if f.required:
@@ -860,39 +1029,15 @@ def _weights_text(found: Sequence[tuple[str, float]]) -> str:
     return ", ".join(f"{tag} {weight:+.1f}" for tag, weight in found)
 
 
-def _duration(lang: str, delta: dt.timedelta) -> str:
-    """``2 d 3 h``, ``3 h 20 min``, ``5 min``: how long until something, to the minute."""
-    minutes = max(0, int(delta.total_seconds() // 60))
-    days, rest = divmod(minutes, 24 * 60)
-    hours, minutes = divmod(rest, 60)
-    if days:
-        return t(lang, "digestq.in.days", days=days, hours=hours)
-    if hours:
-        return t(lang, "digestq.in.hours", hours=hours, minutes=minutes)
-    return t(lang, "digestq.in.minutes", minutes=minutes)
-
-
-def describe_schedule(record: chat_store.ChatRecord, *, now: dt.datetime | None = None) -> str:
-    """The lines `settings` adds: weekday, next digest and how long until it, quiet hours,
-    limit, and pages held by the quiet hours."""
+def describe_schedule(record: chat_store.ChatRecord) -> str:
+    """The lines `settings` adds below the next digest: weekday, quiet hours, limit, and
+    pages held by the quiet hours."""
     chat = record.chat
     lang = chat.lang
-    zone = zoneinfo.ZoneInfo(chat.timezone)
-    moment = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    zone = ZoneInfo(chat.timezone)
     lines = []
     if chat.mode == Mode.WEEKLY:
         lines.append(t(lang, "digestq.settings.weekly", day=weekday_name(lang, chat.weekday)))
-    if chat.mode != Mode.INSTANT and record.next_digest_at is not None:
-        due = record.next_digest_at.replace(tzinfo=dt.UTC)
-        lines.append(
-            t(
-                lang,
-                "digestq.settings.next",
-                when=due.astimezone(zone).strftime("%Y-%m-%d %H:%M"),
-                timezone=chat.timezone,
-                wait=_duration(lang, due - moment),
-            )
-        )
     if chat.quiet is not None:
         lines.append(t(lang, "digestq.settings.quiet", quiet=str(chat.quiet)))
     else:

@@ -610,7 +610,8 @@ class Delivery:
         )
         # Everything the (pure) digest and render stages read: equal keys, equal messages.
         ranked, more = bool(row.payload.get("ranked")), len(row.payload.get("rest", ()))
-        key = (chat.platform, chat.lang, chat.filter, entries, day, row.kind, ranked, more)
+        welcome = bool(row.payload.get("welcome"))
+        key = (chat.platform, chat.lang, chat.filter, entries, day, row.kind, ranked, more, welcome)
         parts = claimed.rendered.get(key)
         if parts is None:
             loaded = claimed.pages
@@ -620,6 +621,7 @@ class Delivery:
                 candidates=[(loaded[pid], updated) for pid, updated in entries if pid in loaded],
                 today=day,
                 instant=row.kind == "page",
+                welcome=welcome,
             )
             if built:
                 built = digest_stage.as_planned(

@@ -110,6 +110,7 @@ def build_digest(
     candidates: Sequence[tuple[Page, bool]],
     today: dt.date,
     instant: bool = False,
+    welcome: bool = False,
 ) -> Digest | None:
     """The digest a chat gets from ``candidates``, or ``None`` when none matches its filter.
 
@@ -120,6 +121,7 @@ def build_digest(
             is kept once, as first listed.
         today: the digest's date, in the chat's zone.
         instant: a one-page message in instant mode rather than a daily digest.
+        welcome: the chat's first digest, which includes recent pages to get it started.
 
     Items carry the page's tags that matched and are ordered by the number of matched
     tags (most first), then by the page's date (``updated`` or else ``created``; newest
@@ -139,7 +141,7 @@ def build_digest(
     if not items:
         return None
     items.sort(key=_sort_key)
-    return Digest(lang=lang, date=today, items=tuple(items), instant=instant)
+    return Digest(lang=lang, date=today, items=tuple(items), instant=instant, welcome=welcome)
 
 
 def as_planned(

@@ -178,6 +178,7 @@ class Digest:
     items: tuple[DigestItem, ...]
     instant: bool = False
     more: int = 0  # pages left out by the chat's limit, reachable with ``latest``
+    welcome: bool = False  # a chat's first digest, with recent pages "to get you started"
 
 
 @dataclass(frozen=True, slots=True)

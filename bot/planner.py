@@ -17,10 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from sqlalchemy import bindparam, literal_column, select, update
+from sqlalchemy import bindparam, func, literal_column, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import filters, ranking, schedule
+from bot.i18n import tn
 from bot.models import ChatState, Filter, Mode, QuietHours
 from bot.store import chats as chat_store
 from bot.store import feedback, outbox
@@ -40,6 +41,13 @@ BATCH = 2000
 # locked by one are skipped by the others, as between replicas.
 PG_WORKERS = 3
 DIGEST_PRIORITY = 10  # digests and instant pages go before broadcasts within a chat
+# The welcome digest (a chat's first): matching pages of the last ``welcome_days`` days, at
+# most WELCOME_MAX of them; when none is that recent, the newest WELCOME_MIN matching pages.
+WELCOME_MAX = 10
+WELCOME_MIN = 5
+# Pages looked through for a welcome digest, newest first: a filter that matches none of
+# the newest 500 pages gets no welcome, which keeps planning a thousand new chats cheap.
+WELCOME_POOL = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +107,7 @@ class _Chat(NamedTuple):
     quiet: QuietHours | None = None
     limit: int | None = None
     held_until: dt.datetime | None = None  # instant pages held by quiet hours until then
+    had_pages: bool = True  # whether any page was ever planned for it (False: welcome it)
 
     @property
     def digests(self) -> bool:
@@ -122,6 +131,64 @@ _CHAT_COLUMNS = (
 )
 
 Offer = tuple[int, bool, str]  # (page_id, is_update, fingerprint)
+
+
+class _Welcome:
+    """The pages of welcome digests, for a planning run: the newest pages are read once
+    (on the first chat that needs them) and matched once per filter."""
+
+    def __init__(self, days: int, *, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self._days = days
+        self._pool: list[tuple[int, str, dt.date, frozenset[str]]] | None = None
+        self._by_filter: dict[Filter, tuple[Offer, ...]] = {}
+
+    async def offers(
+        self, conn: AsyncConnection, f: Filter, *, now: dt.datetime
+    ) -> tuple[Offer, ...]:
+        """The welcome pages for a chat with filter ``f``, newest first."""
+        found = self._by_filter.get(f)
+        if found is not None:
+            return found
+        if self._pool is None:
+            self._pool = await _newest_pages(conn, limit=WELCOME_POOL)
+        cutoff = now.date() - dt.timedelta(days=self._days)
+        matching = [
+            (page_id, fp, day)
+            for page_id, fp, day, tags in self._pool
+            if filters.matches_normalized(f, tags)
+        ]
+        recent = [(page_id, fp) for page_id, fp, day in matching if day >= cutoff][:WELCOME_MAX]
+        if not recent:
+            recent = [(page_id, fp) for page_id, fp, _ in matching[:WELCOME_MIN]]
+        found = self._by_filter[f] = tuple((page_id, False, fp) for page_id, fp in recent)
+        return found
+
+
+async def _newest_pages(
+    conn: AsyncConnection, *, limit: int
+) -> list[tuple[int, str, dt.date, frozenset[str]]]:
+    """The newest present pages (by wiki date, else when first seen): id, fingerprint,
+    date and normalised tags."""
+    date = func.coalesce(pages.c.updated, pages.c.created)
+    rows = (
+        await conn.execute(
+            select(pages.c.id, pages.c.fingerprint, date, pages.c.first_seen_at)
+            .where(pages.c.removed_at.is_(None))
+            .order_by(date.desc().nulls_last(), pages.c.first_seen_at.desc(), pages.c.id.desc())
+            .limit(limit)
+        )
+    ).all()
+    tags: dict[int, list[str]] = {}
+    for part in chunks([row[0] for row in rows]):
+        for page_id, tag in await conn.execute(
+            select(page_tags.c.page_id, page_tags.c.tag).where(page_tags.c.page_id.in_(part))
+        ):
+            tags.setdefault(page_id, []).append(tag)
+    return [
+        (page_id, fp, day or seen.date(), filters.normalized_tags(tags.get(page_id, ())))
+        for page_id, fp, day, seen in rows
+    ]
 
 
 class _Offers:
@@ -254,14 +321,27 @@ class _Run:
     advance_schedule: bool
     count_pages: bool
     messages: _Messages
+    welcome: _Welcome
     after_pk: int = 0  # the next batch takes chats after this one
     offers: _Offers | None = None  # kept from batch to batch while the window is the same
     written: int = 0
 
 
 class Planner:
-    def __init__(self, *, engine: AsyncEngine) -> None:
+    """Plans digests and instant pages.
+
+    A chat that never had a page planned gets a welcome with its first digest (and with
+    ``digest`` in instant mode): the newest matching pages of the last ``welcome_days``
+    days, or the newest few when none is that recent, marked as "to get you started".
+    Those pages enter the ledger like any other, so the welcome never repeats.
+    """
+
+    def __init__(
+        self, *, engine: AsyncEngine, welcome_days: int = 30, welcome: bool = True
+    ) -> None:
         self._engine = engine
+        self._welcome_days = welcome_days
+        self._welcome = welcome
 
     async def plan_due(self, *, now: dt.datetime | None = None) -> int:
         """Plan every instant chat with news and every daily chat whose time has come.
@@ -304,6 +384,7 @@ class Planner:
             advance_schedule=advance_schedule,
             count_pages=count_pages,
             messages=_Messages(now),
+            welcome=_Welcome(self._welcome_days, enabled=self._welcome),
         )
         if self._engine.dialect.name != "postgresql":
             await self._plan_batches(run)  # one writer at a time anyway
@@ -327,8 +408,14 @@ class Planner:
                 # and sort every chat by id again for each batch (30 ms a batch at 100,000
                 # chats); its unary + keeps a column's term off the indexes.
                 state = chats.c.state if postgres else literal_column("+chats.state")
+                had_pages = (
+                    select(chat_pages.c.page_id)
+                    .where(chat_pages.c.chat_pk == chats.c.id)
+                    .exists()
+                    .label("had_pages")
+                )
                 query = (
-                    select(*_CHAT_COLUMNS)
+                    select(*_CHAT_COLUMNS, had_pages)
                     .where(state == ChatState.ACTIVE.value, chats.c.id > run.after_pk)
                     .order_by(chats.c.id)
                     .limit(BATCH)
@@ -354,6 +441,7 @@ class Planner:
                     batch,
                     run.offers,
                     run.messages,
+                    run.welcome,
                     now=run.now,
                     advance_schedule=run.advance_schedule,
                     count_pages=run.count_pages,
@@ -366,6 +454,7 @@ class Planner:
         batch: list[_Chat],
         offers_for: _Offers,
         messages: _Messages,
+        welcome: _Welcome,
         *,
         now: dt.datetime,
         advance_schedule: bool,
@@ -399,12 +488,29 @@ class Planner:
                     continue
             if chat.held_until is not None and not daily:
                 released.append(chat.pk)
+            welcomed = False
+            if (
+                welcome.enabled
+                and not chat.had_pages
+                and not chat.filter.is_empty
+                and (daily or not advance_schedule)
+            ):
+                offered = {page_id for page_id, _, _ in offers}
+                extra = tuple(
+                    o
+                    for o in await welcome.offers(conn, chat.filter, now=now)
+                    if o[0] not in offered
+                )
+                if extra:
+                    offers, welcomed = offers + extra, True
             if offers:
-                if daily or chat.held_until is not None:
+                if daily or welcomed or chat.held_until is not None:
                     found = weights.get(chat.pk)
                     shown, rest = offers_for.ranked(chat, offers, found)
                     rows.append(
-                        messages.digest(chat, shown, stamp=stamp, rest=rest, shared=not found)
+                        messages.digest(
+                            chat, shown, stamp=stamp, rest=rest, shared=not found, welcome=welcomed
+                        )
                     )
                 else:
                     rows.extend(messages.pages(chat, offers, stamp=stamp))
@@ -456,23 +562,32 @@ class Planner:
                     update(chats).where(chats.c.id.in_(pk_part)).values(held_until=until)
                 )
         if rows:
-            log.info("planned %d messages for %d chats", len(rows), len(batch))
+            log.info(
+                "planned %s for %s",
+                tn("en", "log.messages", len(rows)),
+                tn("en", "log.chats", len(batch)),
+            )
         return pages_planned if count_pages else len(rows)
 
 
-def _digest_payload(offers: tuple[Offer, ...], rest: tuple[Offer, ...], day: dt.date) -> str:
+def _digest_payload(
+    offers: tuple[Offer, ...], rest: tuple[Offer, ...], day: dt.date, *, welcome: bool
+) -> str:
     """A digest's outbox payload, as JSON: ``pages`` (``[page_id, is_update]`` in the order
-    shown), ``date``, ``ranked`` and the ``rest`` the limit left out. Built here rather
+    shown), ``date``, ``ranked``, the ``rest`` the limit left out and ``welcome`` for a
+    chat's first digest. Built here rather
     than by ``json.dumps``: a ranked digest is a chat's own, made once per chat, and this
     is a third of the time (ids are ints, the date ISO digits: nothing to escape)."""
     pages = ",".join([f"[{p},true]" if u else f"[{p},false]" for p, u, _ in offers])
     tail = f',"rest":[{",".join([str(p) for p, _, _ in rest])}]' if rest else ""
+    if welcome:
+        tail += ',"welcome":true'
     return f'{{"pages":[{pages}],"date":"{day.isoformat()}","ranked":true{tail}}}'
 
 
 def _chat_of(row: Sequence[Any]) -> _Chat:
-    """A :class:`_Chat` of a row of ``_CHAT_COLUMNS``."""
-    pk, platform, mode, at, tz, text, cursor, next_at, weekday, quiet, limit, held = row
+    """A :class:`_Chat` of a row of ``_CHAT_COLUMNS`` and ``had_pages``."""
+    pk, platform, mode, at, tz, text, cursor, next_at, weekday, quiet, limit, held, had = row
     return _Chat(
         pk,
         platform,
@@ -486,6 +601,7 @@ def _chat_of(row: Sequence[Any]) -> _Chat:
         _quiet_of(quiet),
         limit,
         held,
+        bool(had),
     )
 
 
@@ -541,7 +657,7 @@ class _Messages:
         self._days: dict[str, dt.date] = {}  # the date ``now`` is, by time zone
         self._next_dues: dict[tuple[str, str, int | None, QuietHours | None], dt.datetime] = {}
         self._digests: dict[
-            tuple[str, tuple[Offer, ...], tuple[Offer, ...], dt.date], dict[str, object]
+            tuple[str, tuple[Offer, ...], tuple[Offer, ...], dt.date, bool], dict[str, object]
         ] = {}
 
     def digest(
@@ -552,8 +668,10 @@ class _Messages:
         stamp: dt.datetime,
         rest: tuple[Offer, ...] = (),
         shared: bool = True,
+        welcome: bool = False,
     ) -> dict[str, object]:
-        """A digest of ``offers`` in their order (ranked); ``rest``: left out by the limit.
+        """A digest of ``offers`` in their order (ranked); ``rest``: left out by the limit;
+        ``welcome``: the chat's first, marked "to get you started".
 
         ``shared``: other chats may well get the same (not so when the order is the chat's
         own, from its votes: then keeping the payload for them would only cost memory).
@@ -561,14 +679,14 @@ class _Messages:
         day = self._days.get(chat.timezone)
         if day is None:
             day = self._days[chat.timezone] = schedule.local_date(self._now, chat.timezone)
-        key = (chat.platform, offers, rest, day)
+        key = (chat.platform, offers, rest, day, welcome)
         template = self._digests.get(key) if shared else None
         if template is None:
             template = outbox.row_values(
                 chat_pk=chat.pk,
                 platform=chat.platform,
                 kind="digest",
-                payload=_digest_payload(offers, rest, day),
+                payload=_digest_payload(offers, rest, day, welcome=welcome),
                 now=stamp,
                 priority=DIGEST_PRIORITY,
             )

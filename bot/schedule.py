@@ -11,6 +11,10 @@ hours (``22:00-07:00`` wraps midnight): a digest due in them is due when they en
 from __future__ import annotations
 
 import datetime as dt
+import math
+import re
+import zoneinfo
+from functools import cache
 from zoneinfo import ZoneInfo
 
 from bot.models import QuietHours
@@ -116,3 +120,127 @@ def naive_utc(moment: dt.datetime) -> dt.datetime:
 def local_date(moment_utc: dt.datetime, timezone: str) -> dt.date:
     aware = moment_utc if moment_utc.tzinfo else moment_utc.replace(tzinfo=UTC)
     return aware.astimezone(ZoneInfo(timezone)).date()
+
+
+# Abbreviations a user may type for a zone, mapped only where one zone is meant: CST (US
+# Central or China), IST (India, Israel or Ireland) and BST (British or Bangladesh) are not.
+ZONE_ABBREVIATIONS: dict[str, str] = {
+    "UTC": "UTC",
+    "GMT": "UTC",
+    "Z": "UTC",
+    "KST": "Asia/Seoul",
+    "JST": "Asia/Tokyo",
+    "HKT": "Asia/Hong_Kong",
+    "SGT": "Asia/Singapore",
+    "WIB": "Asia/Jakarta",
+    "AEST": "Australia/Sydney",
+    "AEDT": "Australia/Sydney",
+    "NZST": "Pacific/Auckland",
+    "NZDT": "Pacific/Auckland",
+    "CET": "Europe/Berlin",
+    "CEST": "Europe/Berlin",
+    "EET": "Europe/Athens",
+    "EEST": "Europe/Athens",
+    "ET": "America/New_York",
+    "EST": "America/New_York",
+    "EDT": "America/New_York",
+    "CT": "America/Chicago",
+    "CDT": "America/Chicago",
+    "MT": "America/Denver",
+    "MDT": "America/Denver",
+    "PT": "America/Los_Angeles",
+    "PST": "America/Los_Angeles",
+    "PDT": "America/Los_Angeles",
+}
+# Offsets that are not whole hours have no Etc/ zone: the one large zone that keeps them
+# all year.
+_PART_HOUR_OFFSETS = {
+    "+03:30": "Asia/Tehran",
+    "+04:30": "Asia/Kabul",
+    "+05:30": "Asia/Kolkata",
+    "+05:45": "Asia/Kathmandu",
+    "+06:30": "Asia/Yangon",
+    "+09:30": "Australia/Darwin",
+}
+_OFFSET = re.compile(r"(?:UTC|GMT)?\s*([+-])\s*(\d{1,2})(?::?(\d{2}))?", re.IGNORECASE)
+# The areas of the tz database's geographic zones; "Etc" holds the fixed offsets and UTC.
+# Anything else (``localtime``, ``Factory``, ``posixrules``, ``posix/…``, ``right/…``, the
+# legacy ``EST5EDT`` and one-word aliases such as ``Japan``) is refused.
+_AREAS = frozenset(
+    {
+        "Africa",
+        "America",
+        "Antarctica",
+        "Arctic",
+        "Asia",
+        "Atlantic",
+        "Australia",
+        "Europe",
+        "Indian",
+        "Pacific",
+        "Etc",
+        # backward links that still name a place
+        "US",
+        "Canada",
+        "Brazil",
+        "Mexico",
+        "Chile",
+    }
+)
+_NOT_PLACES = frozenset({"Etc/Unknown"})
+
+
+def is_place_zone(name: str) -> bool:
+    """Whether ``name`` is a zone a chat may use: ``UTC``, ``Area/Location`` of a geographic
+    area, or ``Etc/GMT±N``; never ``localtime``, ``Factory`` or ``posix/…`` copies."""
+    if name == "UTC":
+        return True
+    area, sep, _ = name.partition("/")
+    return bool(sep) and area in _AREAS and name not in _NOT_PLACES
+
+
+@cache
+def _zones_by_folded_name() -> dict[str, str]:
+    return {
+        name.casefold(): name for name in zoneinfo.available_timezones() if is_place_zone(name)
+    }
+
+
+def resolve_zone(text: str) -> str | None:
+    """The IANA zone a user means by ``text``, or ``None``.
+
+    ``asia/seoul`` -> ``Asia/Seoul`` (any case); ``KST`` -> ``Asia/Seoul`` (see
+    :data:`ZONE_ABBREVIATIONS`); ``UTC+9``, ``+09:00``, ``+9`` -> ``Etc/GMT-9`` and ``GMT-5`` ->
+    ``Etc/GMT+5`` (the tz database's ``Etc`` names invert the sign, POSIX style).
+    """
+    text = text.strip()
+    if not text or len(text) > 64:
+        return None
+    name = _zones_by_folded_name().get(text.casefold())
+    if name is None:
+        name = ZONE_ABBREVIATIONS.get(text.upper())
+    if name is None:
+        match = _OFFSET.fullmatch(text)
+        if match is None:
+            return None
+        sign, hours, minutes = match[1], int(match[2]), int(match[3] or 0)
+        if hours == 0 and minutes == 0:
+            name = "UTC"
+        elif minutes:
+            name = _PART_HOUR_OFFSETS.get(f"{sign}{hours:02d}:{minutes:02d}")
+        elif (sign == "+" and hours <= 14) or (sign == "-" and hours <= 12):
+            name = f"Etc/GMT{'-' if sign == '+' else '+'}{hours}"
+        if name is None:
+            return None
+    try:
+        ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+    return name
+
+
+def until(later: dt.datetime, now: dt.datetime) -> tuple[int, int]:
+    """How long from ``now`` to ``later`` in whole hours and minutes, rounded up to the
+    minute (a digest 30 s away is "in 1 min", not "in 0 min")."""
+    seconds = max(0, math.ceil((later - now).total_seconds() / 60)) * 60
+    return seconds // 3600, seconds % 3600 // 60

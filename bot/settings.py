@@ -101,6 +101,9 @@ class Settings(BaseSettings):
     default_digest_time: str = "09:00"
     default_timezone: str = "UTC"
     default_language: Literal["en", "ko"] = "en"
+    # A chat's first digest brings matching pages up to this many days old (at least the
+    # newest few, whatever their age).
+    welcome_digest_days: int = Field(default=30, ge=0, le=3650)
 
     telegram_bot_token: SecretStr | None = None
     telegram_api_base_url: str = "https://api.telegram.org/bot"

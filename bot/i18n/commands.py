@@ -1,27 +1,87 @@
-"""Replies of the chat commands, in English and Korean."""
+"""Replies of the chat commands, in English and Korean.
+
+Korean follows the glossary in ``bot/i18n/__init__.py``: particles attach to the word before
+them (``/resume을``, ``09:00(UTC)에``), and a placeholder is followed by a fixed noun (``{tags}
+태그를``) rather than by a particle that depends on its value.
+"""
 
 MESSAGES: dict[str, dict[str, str]] = {
     "en": {
         "cmd.greeting": "Hi! I post short TL;DRs of new AI research pages that match your tags.",
         "cmd.help": (
             "Commands:\n"
-            "{p}subscribe TAGS — follow tags: rl reasoning, +required, -excluded, * for all\n"
+            "{p}subscribe TAGS — follow tags: rl reasoning, +required, -excluded, * for every page\n"
             "{p}unsubscribe TAGS | all — stop following tags, or everything\n"
             "{p}tags — tags known from the wiki, with page counts\n"
             "{p}settings — what this chat receives and when\n"
             "{p}mode daily | instant — one digest a day, or a message per page\n"
             "{p}time HH:MM — local time of the daily digest\n"
-            "{p}timezone ZONE — e.g. Asia/Seoul\n"
+            "{p}timezone ZONE — e.g. Asia/Seoul, KST or UTC+9\n"
             "{p}lang en | ko — language of replies and pages\n"
             "{p}pause | {p}resume — stop or restart deliveries\n"
             "{p}latest [N] — the newest N matching pages now\n"
-            "{p}digest — send the pending digest now"
+            "{p}digest — send the pending digest now\n"
+            "More about one command, with examples: {p}help COMMAND"
         ),
         "cmd.help_admin": (
             "Admin:\n"
             "{p}broadcast TEXT — send a message to every chat (with a preview)\n"
             "{p}stats — chats, tags and deliveries"
         ),
+        "help.start": "{p}start — greets you and lists the commands with this chat's settings.",
+        "help.help": "{p}help — every command. {p}help COMMAND — one command with examples, e.g. {p}help subscribe.",
+        "help.subscribe": (
+            "{p}subscribe TAGS — add tags to this chat's filter.\n"
+            "• {p}subscribe rl reasoning — pages with rl or reasoning\n"
+            "• {p}subscribe +post-training — pages must also have post-training\n"
+            "• {p}subscribe -robotics — pages with robotics are left out\n"
+            "• {p}subscribe * — every page (combine: {p}subscribe * -robotics)\n"
+            "• {p}subscribe — tap tags to follow from a list\n"
+            "A chat follows at most 50 tags; a tag is 1–64 letters, digits, - _ or ."
+        ),
+        "help.unsubscribe": (
+            "{p}unsubscribe TAGS — remove tags from the filter, whatever their sign.\n"
+            "• {p}unsubscribe robotics\n"
+            "• {p}unsubscribe * — stop getting every page\n"
+            "• {p}unsubscribe all — stop everything (settings are kept)"
+        ),
+        "help.tags": "{p}tags — the most used tags of the wiki with their page counts, e.g. rl (12).",
+        "help.settings": "{p}settings — the filter, mode, time of the next digest, time zone, language and whether deliveries are paused.",
+        "help.mode": (
+            "{p}mode — how pages arrive.\n"
+            "• {p}mode daily — one digest a day at the digest time\n"
+            "• {p}mode weekly fri — one digest a week, on that day (Monday unless named)\n"
+            "• {p}mode instant — a message for each new page\n"
+            "• {p}mode — show the current mode"
+        ),
+        "help.time": (
+            "{p}time HH:MM — the local time of the daily digest, 24-hour.\n"
+            "• {p}time 07:30\n"
+            "• {p}time — show the current time"
+        ),
+        "help.timezone": (
+            "{p}timezone ZONE — the chat's time zone.\n"
+            "• {p}timezone Asia/Seoul — an IANA name\n"
+            "• {p}timezone KST, {p}timezone JST — a common abbreviation\n"
+            "• {p}timezone UTC+9, {p}timezone +09:00, {p}timezone GMT-5 — a fixed offset\n"
+            "• {p}timezone — show the current zone"
+        ),
+        "help.lang": "{p}lang en | ko — the language of replies, and of pages where both exist. {p}lang shows the current one.",
+        "help.pause": "{p}pause — stop deliveries and keep the settings; {p}resume starts again.",
+        "help.resume": "{p}resume — start deliveries again; pages published during the pause are skipped.",
+        "help.latest": "{p}latest [N] — the newest N pages (1–20, default 5) your filter matches, now.\n• {p}latest\n• {p}latest 10",
+        "help.digest": "{p}digest — send this chat's pending digest now, whatever the schedule. A chat's first digest also brings recent pages to get you started.",
+        "help.broadcast": "{p}broadcast TEXT — admins only: a preview with the number of chats it reaches, then Send or Cancel.\n• {p}broadcast --tag rl The digest moves to 10:00 tomorrow.",
+        "help.stats": "{p}stats — admins only: chats, subscriptions per tag, deliveries sent, failed and queued.",
+        "help.limit": "{p}limit N — a digest shows at most the N (1–50) best-ranked pages and says how many more there are.\n• {p}limit 10\n• {p}limit off — every page",
+        "help.quiet": "{p}quiet HH:MM-HH:MM — quiet hours in this chat's zone: what falls due in them is held and sent when they end; they may wrap midnight.\n• {p}quiet 22:00-07:00\n• {p}quiet off",
+        "help.feedback": "{p}feedback — the tags this chat's 👍 and 👎 taught the ranking, with their weights.\n• {p}feedback reset — forget them (after a confirmation)",
+        "help.why": "{p}why PAGE — whether this chat's filter matches a page and why, and what happened to it here. PAGE is an arXiv id, a wiki path or slug, or a link.\n• {p}why 2608.27351",
+        "help.feed": "{p}feed — the address of this chat's private Atom feed of the pages its filter matches (shown once).\n• {p}feed reset — a new address; the old one stops working",
+        "help.export": "{p}export — this chat's settings as one line, to keep or to apply in another chat with {p}import.",
+        "help.import": "{p}import LINE — apply a line from {p}export here: all of it, or nothing when any part is wrong.\n• {p}import trendbot:1 filter=\"rl\" mode=daily time=09:00 tz=UTC lang=en",
+        "help.alerts": "{p}alerts on | off — admins only, in their private chat: operator alerts (failing sources, failing sends, a stuck queue, a refused token).",
+        "help.unknown": "There is no command “{command}”. {p}help lists the commands.",
         "cmd.settings": (
             "Settings for this chat:\n"
             "Filter: {filter}\n"
@@ -30,6 +90,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "Language: {lang}\n"
             "Deliveries: {state}"
         ),
+        "cmd.settings.next": "Next digest: {when} ({timezone}), in {wait}",
         "cmd.mode.daily": "daily digest",
         "cmd.mode.instant": "a message per new page",
         "cmd.state.active": "on",
@@ -37,11 +98,20 @@ MESSAGES: dict[str, dict[str, str]] = {
         "cmd.state.inactive": "off (the bot could not reach this chat; use resume)",
         "cmd.lang.en": "English",
         "cmd.lang.ko": "Korean",
+        "when.today": "today at {time}",
+        "when.tomorrow": "tomorrow at {time}",
+        "when.date": "{date} at {time}",
+        "wait.hours_minutes": "{hours} h {minutes} min",
+        "wait.minutes": "{minutes} min",
         "filter.none": "nothing yet — try {p}subscribe rl reasoning",
         "filter.everything": "every page",
+        "filter.everything_required": "every page that has {tags}",
+        "filter.first": "those with {tags} first",
         "filter.any": "any of {tags}",
         "filter.required": "must have {tags}",
         "filter.excluded": "never {tags}",
+        "filter.except": "except {tags}",
+        "filter.only_excluded": "no page (only excluded tags: {tags}); add tags or * to get pages",
         "filter.now": "Your filter now: {filter}",
         "filter.unknown_tags": "Note: no page carries {tags} yet; you will get them when one does.",
         "filter.error.empty": "Give at least one tag, e.g. {p}{command} rl reasoning.",
@@ -51,130 +121,229 @@ MESSAGES: dict[str, dict[str, str]] = {
         ),
         "filter.error.bare_sign": "“{item}” needs a tag after the sign, e.g. +rl or -robotics.",
         "filter.error.signed_star": "“{item}”: * stands alone (it means every page).",
-        "filter.error.too_many": "A chat can follow at most 50 tags; nothing was changed.",
+        "filter.error.too_many": "A chat can follow at most 50 tags.",
         "filter.accepted": "Accepted: tag, +tag (required), -tag (excluded), * (every page).",
         "filter.nothing_changed": "Nothing was changed.",
         "filter.not_subscribed": "This chat does not follow {tags}.",
         "unsubscribe.all": "Unsubscribed from everything. Use {p}subscribe to start again.",
+        "unsubscribe.nothing": "This chat follows nothing, so there was nothing to remove. {p}subscribe TAGS starts.",
+        "subscribe.first_digest": "Your first digest comes {when} ({timezone}), in {wait}, with recent pages to get you started. {p}digest sends it now.",
+        "subscribe.first_instant": "You will get a message for each new matching page. {p}digest sends recent pages now, to get you started.",
         "subscribe.pick": "Tap tags to follow or unfollow them:",
         "subscribe.no_tags": "The wiki has no tags yet. Use {p}subscribe TAG to follow one.",
         "tags.header": "Tags in the wiki (pages):",
+        "tags.more.one": "…and {count} more tag.",
+        "tags.more.other": "…and {count} more tags.",
         "tags.none": "The wiki has no pages yet.",
+        "mode.current": "Mode: {mode}. Change it with {p}mode daily or {p}mode instant.",
         "mode.set.daily": "You will get one digest a day at {time} ({timezone}).",
         "mode.set.instant": "You will get a message for each new matching page.",
-        "mode.usage": "Use {p}mode daily or {p}mode instant.",
+        "mode.usage": "“{value}” is not a mode; use {p}mode daily or {p}mode instant. Nothing was changed.",
+        "time.current": "The daily digest comes at {time} ({timezone}). Change it with {p}time HH:MM, e.g. {p}time 07:30.",
         "time.set": "The daily digest now comes at {time} ({timezone}).",
-        "time.usage": "Give a 24-hour time, e.g. {p}time 09:00.",
+        "time.usage": "“{value}” is not a 24-hour time; give one such as {p}time 09:00. Nothing was changed.",
+        "timezone.current": "This chat's time zone is {timezone}. Change it with {p}timezone ZONE, e.g. {p}timezone Asia/Seoul.",
         "timezone.set": "Time zone set to {timezone}; the digest comes at {time} there.",
-        "timezone.usage": "Give an IANA time zone, e.g. {p}timezone Asia/Seoul or UTC.",
-        "timezone.unknown": "“{zone}” is not a time zone I know. Try Asia/Seoul, Europe/Berlin or UTC.",
+        "timezone.unknown": "“{zone}” is not a time zone I know; try Asia/Seoul, KST, UTC+9 or UTC. Nothing was changed.",
+        "lang.current": "Replies here are in English. Change it with {p}lang en or {p}lang ko.",
         "lang.set": "I will speak English here.",
-        "lang.usage": "Use {p}lang en or {p}lang ko.",
+        "lang.usage": "“{value}” is not a language I speak; use {p}lang en or {p}lang ko. Nothing was changed.",
         "pause.done": "Paused. Your settings are kept; {p}resume to start again.",
         "pause.already": "Already paused. {p}resume to start again.",
         "resume.done": "Deliveries are on again (pages from the pause are skipped).",
         "resume.already": "Deliveries are already on.",
-        "latest.header": "The newest {count} pages for your filter:",
+        "latest.header.one": "The newest page for your filter:",
+        "latest.header.other": "The newest {count} pages for your filter:",
         "latest.none": "No page matches your filter yet.",
         "latest.usage": "Give a number from 1 to 20, e.g. {p}latest 5.",
         "latest.no_filter": "Subscribe first, e.g. {p}subscribe rl, or try {p}latest after {p}subscribe *.",
-        "digest.queued": "Sending your digest now ({count} new).",
+        "digest.queued.one": "Sending your digest now (1 page).",
+        "digest.queued.other": "Sending your digest now ({count} pages).",
         "digest.nothing": "Nothing new for your filter since the last digest.",
+        "digest.no_filter": "This chat follows nothing yet, so there is no digest. Try {p}subscribe rl first.",
         "digest.paused": "Deliveries are paused here; {p}resume first.",
         "digest.unavailable": "Digests are not available right now; try again in a minute.",
         "cmd.unknown": "I don't know “{command}”. {p}help lists the commands.",
-        "cmd.group_admins_only": ("Only this group's administrators can change its subscription."),
+        "cmd.did_you_mean": "I don't know “{command}”. Did you mean {p}{suggestion}? {p}help lists the commands.",
+        "cmd.group_admins_only": (
+            "Only this group's administrators can change its subscription."
+        ),
         "cmd.admins_only": "This command is for the bot's admins only.",
         "cmd.too_long": "That message is too long for a command.",
         "cmd.error": "Something went wrong on my side; nothing was changed. Please try again.",
-        "console.hint": "Type a command such as /subscribe rl or /latest; /quit leaves.",
+        "console.hint": "Type a command such as /subscribe rl or /latest; a button's number presses it; /quit leaves.",
+        "console.log_file": "While the console is open, log lines below WARNING go to {path}.",
+        "console.no_buttons": "There is no button to press now.",
+        "console.no_such_button": "There is no button {number}; press 1 to {last}.",
+        "console.press_usage": "Give a button's number, e.g. /press 1.",
     },
     "ko": {
-        "cmd.greeting": "안녕하세요! 구독한 태그에 맞는 새 AI 연구 페이지의 TL;DR 을 보내 드립니다.",
+        "cmd.greeting": "안녕하세요! 구독한 태그에 맞는 새 AI 연구 페이지의 TL;DR을 보내 드립니다.",
         "cmd.help": (
             "명령어:\n"
-            "{p}subscribe 태그 — 태그 구독: rl reasoning, +필수, -제외, * 는 전체\n"
+            "{p}subscribe 태그 — 태그 구독: rl reasoning, +필수, -제외, 모든 페이지는 *\n"
             "{p}unsubscribe 태그 | all — 태그 구독 해지, 또는 전부 해지\n"
             "{p}tags — 위키의 태그와 페이지 수\n"
-            "{p}settings — 이 채팅이 받는 것과 시간\n"
+            "{p}settings — 이 채팅이 받는 것과 시각\n"
             "{p}mode daily | instant — 하루 한 번 요약, 또는 페이지마다 메시지\n"
             "{p}time HH:MM — 일일 요약을 받을 현지 시각\n"
-            "{p}timezone 시간대 — 예: Asia/Seoul\n"
+            "{p}timezone 시간대 — 예: Asia/Seoul, KST, UTC+9\n"
             "{p}lang en | ko — 답장과 페이지의 언어\n"
             "{p}pause | {p}resume — 발송 일시 중지 또는 재개\n"
-            "{p}latest [N] — 조건에 맞는 최신 페이지 N 개\n"
-            "{p}digest — 대기 중인 요약을 지금 받기"
+            "{p}latest [N] — 필터에 맞는 최신 페이지 N개\n"
+            "{p}digest — 대기 중인 요약을 지금 받기\n"
+            "명령어 하나의 설명과 예 보기: {p}help 명령어"
         ),
         "cmd.help_admin": (
             "관리자:\n"
-            "{p}broadcast 내용 — 모든 채팅에 메시지 보내기 (미리보기 후)\n"
+            "{p}broadcast 내용 — 모든 채팅에 공지 보내기 (미리보기 후)\n"
             "{p}stats — 채팅, 태그, 발송 현황"
         ),
+        "help.start": "{p}start — 인사와 함께 명령어 목록과 이 채팅의 설정을 보여 줍니다.",
+        "help.help": "{p}help — 모든 명령어. {p}help 명령어 — 명령어 하나의 설명과 예. 예: {p}help subscribe",
+        "help.subscribe": (
+            "{p}subscribe 태그 — 이 채팅의 필터에 태그를 더합니다.\n"
+            "• {p}subscribe rl reasoning — rl 태그나 reasoning 태그가 있는 페이지\n"
+            "• {p}subscribe +post-training — post-training 태그도 반드시 있어야 하는 페이지\n"
+            "• {p}subscribe -robotics — robotics 태그가 있는 페이지는 제외\n"
+            "• {p}subscribe * — 모든 페이지 (함께 쓰기: {p}subscribe * -robotics)\n"
+            "• {p}subscribe — 목록에서 눌러 구독할 태그 고르기\n"
+            "한 채팅은 태그를 50개까지 구독합니다. 태그는 문자, 숫자와 - _ . 기호로 된 1–64자입니다."
+        ),
+        "help.unsubscribe": (
+            "{p}unsubscribe 태그 — 기호와 상관없이 필터에서 태그를 뺍니다.\n"
+            "• {p}unsubscribe robotics\n"
+            "• {p}unsubscribe * — 모든 페이지 받기를 그만두기\n"
+            "• {p}unsubscribe all — 전부 해지 (설정은 그대로)"
+        ),
+        "help.tags": "{p}tags — 위키에서 많이 쓰인 태그와 페이지 수. 예: rl (12)",
+        "help.settings": "{p}settings — 필터, 방식, 다음 요약 시각, 시간대, 언어, 발송 일시 중지 여부",
+        "help.mode": (
+            "{p}mode — 페이지를 받는 방식\n"
+            "• {p}mode daily — 요약 시각에 하루 한 번 요약\n"
+            "• {p}mode weekly fri — 그 요일에 일주일에 한 번 요약 (요일을 적지 않으면 월요일)\n"
+            "• {p}mode instant — 새 페이지마다 메시지\n"
+            "• {p}mode — 지금 방식 보기"
+        ),
+        "help.time": (
+            "{p}time HH:MM — 일일 요약을 받을 현지 시각 (24시간제)\n"
+            "• {p}time 07:30\n"
+            "• {p}time — 지금 시각 설정 보기"
+        ),
+        "help.timezone": (
+            "{p}timezone 시간대 — 이 채팅의 시간대\n"
+            "• {p}timezone Asia/Seoul — IANA 이름\n"
+            "• {p}timezone KST, {p}timezone JST — 흔히 쓰는 약어\n"
+            "• {p}timezone UTC+9, {p}timezone +09:00, {p}timezone GMT-5 — 고정 시차\n"
+            "• {p}timezone — 지금 시간대 보기"
+        ),
+        "help.lang": "{p}lang en | ko — 답장의 언어이자, 두 언어가 다 있는 페이지의 언어입니다. {p}lang만 쓰면 지금 언어를 보여 줍니다.",
+        "help.pause": "{p}pause — 설정은 그대로 두고 발송을 멈춥니다. 다시 시작하려면 {p}resume을 쓰세요.",
+        "help.resume": "{p}resume — 발송을 다시 시작합니다. 일시 중지 기간에 나온 페이지는 건너뜁니다.",
+        "help.latest": "{p}latest [N] — 필터에 맞는 최신 페이지 N개 (1–20, 기본 5개)를 지금 보여 줍니다.\n• {p}latest\n• {p}latest 10",
+        "help.digest": "{p}digest — 예정 시각과 상관없이 대기 중인 요약을 지금 보냅니다. 채팅의 첫 요약에는 시작을 돕는 최근 페이지도 담깁니다.",
+        "help.broadcast": "{p}broadcast 내용 — 관리자 전용: 받을 채팅 수와 함께 미리보기를 보여 주고, 보내기나 취소를 누르면 처리합니다.\n• {p}broadcast --tag rl 내일부터 요약이 10:00에 옵니다.",
+        "help.stats": "{p}stats — 관리자 전용: 채팅 수, 태그별 구독, 발송 성공·실패·대기 건수",
+        "help.limit": "{p}limit N — 요약 한 번에 순위가 높은 페이지를 최대 N개 (1–50)만 보여 주고, 나머지 페이지 수를 알려 줍니다.\n• {p}limit 10\n• {p}limit off — 모든 페이지",
+        "help.quiet": "{p}quiet HH:MM-HH:MM — 이 채팅 시간대 기준 방해 금지 시간: 그동안 예정된 발송은 모아 두었다가 끝날 때 보냅니다. 자정을 넘어도 됩니다.\n• {p}quiet 22:00-07:00\n• {p}quiet off",
+        "help.feedback": "{p}feedback — 이 채팅의 👍, 👎 투표로 배운 태그 점수를 보여 줍니다.\n• {p}feedback reset — 확인한 뒤 점수 잊기",
+        "help.why": "{p}why 페이지 — 이 채팅의 필터가 그 페이지에 맞는지와 그 이유, 그리고 이 채팅에서 어떻게 되었는지 알려 줍니다. 페이지 자리에는 arXiv 번호, 위키 경로나 슬러그, 링크를 씁니다.\n• {p}why 2608.27351",
+        "help.feed": "{p}feed — 이 채팅의 필터에 맞는 페이지를 담은 개인 Atom 피드 주소 (한 번만 보여 줌)\n• {p}feed reset — 새 주소 받기 (이전 주소는 더 이상 쓸 수 없음)",
+        "help.export": "{p}export — 이 채팅의 설정을 한 줄로 보여 줍니다. 보관하거나 다른 채팅에서 {p}import 명령어로 적용할 수 있습니다.",
+        "help.import": "{p}import 설정줄 — {p}export 명령어로 받은 한 줄을 이 채팅에 적용합니다. 한 부분이라도 잘못되면 아무것도 바꾸지 않습니다.\n• {p}import trendbot:1 filter=\"rl\" mode=daily time=09:00 tz=UTC lang=en",
+        "help.alerts": "{p}alerts on | off — 관리자 전용, 봇과의 개인 채팅에서: 운영 알림 (소스 실패, 발송 실패, 대기열 지연, 토큰 거부) 켜기 / 끄기",
+        "help.unknown": "“{command}” 명령어는 없습니다. {p}help로 명령어 목록을 확인하세요.",
         "cmd.settings": (
             "이 채팅의 설정:\n"
             "필터: {filter}\n"
             "방식: {mode}\n"
-            "요약 시각: {time} ({timezone})\n"
+            "요약 시각: {time}({timezone})\n"
             "언어: {lang}\n"
             "발송: {state}"
         ),
+        "cmd.settings.next": "다음 요약: {when}({timezone}), {wait} 후",
         "cmd.mode.daily": "하루 한 번 요약",
         "cmd.mode.instant": "새 페이지마다 메시지",
         "cmd.state.active": "켜짐",
         "cmd.state.paused": "일시 중지됨",
-        "cmd.state.inactive": "꺼짐 (이 채팅에 보낼 수 없었습니다. resume 을 사용하세요)",
+        "cmd.state.inactive": "꺼짐 (이 채팅에 보낼 수 없었습니다. resume 명령어를 쓰세요)",
         "cmd.lang.en": "영어",
         "cmd.lang.ko": "한국어",
-        "filter.none": "아직 없음 — {p}subscribe rl reasoning 처럼 구독해 보세요",
+        "when.today": "오늘 {time}",
+        "when.tomorrow": "내일 {time}",
+        "when.date": "{date} {time}",
+        "wait.hours_minutes": "{hours}시간 {minutes}분",
+        "wait.minutes": "{minutes}분",
+        "filter.none": "아직 없음 — {p}subscribe rl reasoning처럼 구독해 보세요",
         "filter.everything": "모든 페이지",
+        "filter.everything_required": "{tags} 태그가 있는 모든 페이지",
+        "filter.first": "{tags} 태그가 있는 페이지 먼저",
         "filter.any": "다음 중 하나: {tags}",
         "filter.required": "반드시 포함: {tags}",
         "filter.excluded": "제외: {tags}",
+        "filter.except": "제외: {tags}",
+        "filter.only_excluded": "받는 페이지 없음 (제외 태그만 있음: {tags}). 태그나 *를 더해야 페이지를 받습니다",
         "filter.now": "현재 필터: {filter}",
         "filter.unknown_tags": "참고: 아직 {tags} 태그가 붙은 페이지가 없습니다. 생기면 보내 드립니다.",
         "filter.error.empty": "태그를 하나 이상 적어 주세요. 예: {p}{command} rl reasoning",
-        "filter.error.too_long": "“{item}” 은(는) 64자를 넘습니다.",
+        "filter.error.too_long": "“{item}” 항목이 64자를 넘습니다.",
         "filter.error.bad_chars": (
-            "“{item}” 은(는) 태그가 아닙니다. 문자, 숫자, - _ . 만 쓸 수 있습니다 (1–64자)."
+            "“{item}” 항목은 태그가 아닙니다. 문자, 숫자와 - _ . 기호만 쓸 수 있습니다 (1–64자)."
         ),
-        "filter.error.bare_sign": "“{item}” 기호 뒤에 태그가 필요합니다. 예: +rl, -robotics",
-        "filter.error.signed_star": "“{item}”: * 는 단독으로 씁니다 (모든 페이지라는 뜻).",
-        "filter.error.too_many": "한 채팅은 태그를 최대 50개까지 구독할 수 있습니다. 아무것도 바뀌지 않았습니다.",
+        "filter.error.bare_sign": "“{item}” 항목의 기호 뒤에 태그가 필요합니다. 예: +rl, -robotics",
+        "filter.error.signed_star": "“{item}”: *는 단독으로 씁니다 (모든 페이지라는 뜻).",
+        "filter.error.too_many": "한 채팅은 태그를 최대 50개까지 구독할 수 있습니다.",
         "filter.accepted": "쓸 수 있는 형식: 태그, +태그 (필수), -태그 (제외), * (모든 페이지)",
         "filter.nothing_changed": "아무것도 바뀌지 않았습니다.",
-        "filter.not_subscribed": "이 채팅은 {tags} 을(를) 구독하고 있지 않습니다.",
-        "unsubscribe.all": "모든 구독을 해지했습니다. 다시 시작하려면 {p}subscribe 를 쓰세요.",
+        "filter.not_subscribed": "이 채팅은 {tags} 태그를 구독하고 있지 않습니다.",
+        "unsubscribe.all": "모든 구독을 해지했습니다. 다시 시작하려면 {p}subscribe를 쓰세요.",
+        "unsubscribe.nothing": "이 채팅은 구독 중인 태그가 없어서 해지할 것이 없습니다. {p}subscribe 태그 명령어로 시작하세요.",
+        "subscribe.first_digest": "첫 요약은 {when}({timezone})에 옵니다({wait} 후). 시작을 돕는 최근 페이지도 함께 담깁니다. 지금 받으려면 {p}digest를 입력하세요.",
+        "subscribe.first_instant": "필터에 맞는 새 페이지마다 메시지를 보내 드립니다. 시작을 돕는 최근 페이지를 지금 받으려면 {p}digest를 입력하세요.",
         "subscribe.pick": "태그를 눌러 구독하거나 해지하세요:",
-        "subscribe.no_tags": "위키에 아직 태그가 없습니다. {p}subscribe 태그 로 구독하세요.",
+        "subscribe.no_tags": "위키에 아직 태그가 없습니다. {p}subscribe 태그 명령어로 구독하세요.",
         "tags.header": "위키의 태그 (페이지 수):",
+        "tags.more.one": "…외 태그 {count}개",
+        "tags.more.other": "…외 태그 {count}개",
         "tags.none": "위키에 아직 페이지가 없습니다.",
-        "mode.set.daily": "매일 {time} ({timezone}) 에 요약을 한 번 보내 드립니다.",
-        "mode.set.instant": "조건에 맞는 새 페이지마다 메시지를 보내 드립니다.",
-        "mode.usage": "{p}mode daily 또는 {p}mode instant 를 쓰세요.",
-        "time.set": "이제 일일 요약은 {time} ({timezone}) 에 옵니다.",
-        "time.usage": "24시간제 시각을 적어 주세요. 예: {p}time 09:00",
-        "timezone.set": "시간대를 {timezone} 로 설정했습니다. 요약은 그곳 시각 {time} 에 옵니다.",
-        "timezone.usage": "IANA 시간대를 적어 주세요. 예: {p}timezone Asia/Seoul 또는 UTC",
-        "timezone.unknown": "“{zone}” 은(는) 알 수 없는 시간대입니다. Asia/Seoul, Europe/Berlin, UTC 등을 써 보세요.",
+        "mode.current": "방식: {mode}. 바꾸려면 {p}mode daily 또는 {p}mode instant를 쓰세요.",
+        "mode.set.daily": "매일 {time}({timezone})에 요약을 한 번 보내 드립니다.",
+        "mode.set.instant": "필터에 맞는 새 페이지마다 메시지를 보내 드립니다.",
+        "mode.usage": "“{value}” 방식은 없습니다. {p}mode daily 또는 {p}mode instant를 쓰세요. 아무것도 바뀌지 않았습니다.",
+        "time.current": "일일 요약은 {time}({timezone})에 옵니다. 바꾸려면 {p}time HH:MM을 쓰세요. 예: {p}time 07:30",
+        "time.set": "이제 일일 요약은 {time}({timezone})에 옵니다.",
+        "time.usage": "“{value}” 값은 24시간제 시각이 아닙니다. 예: {p}time 09:00. 아무것도 바뀌지 않았습니다.",
+        "timezone.current": "이 채팅의 시간대는 {timezone}입니다. 바꾸려면 {p}timezone 시간대를 쓰세요. 예: {p}timezone Asia/Seoul",
+        "timezone.set": "시간대 설정: {timezone}. 요약은 그곳 시각으로 {time}에 옵니다.",
+        "timezone.unknown": "“{zone}” 시간대는 알 수 없습니다. Asia/Seoul, KST, UTC+9, UTC 등을 써 보세요. 아무것도 바뀌지 않았습니다.",
+        "lang.current": "이 채팅의 답장 언어는 한국어입니다. 바꾸려면 {p}lang en 또는 {p}lang ko를 쓰세요.",
         "lang.set": "이제 이 채팅에서는 한국어로 답합니다.",
-        "lang.usage": "{p}lang en 또는 {p}lang ko 를 쓰세요.",
-        "pause.done": "일시 중지했습니다. 설정은 그대로이며 {p}resume 으로 다시 시작합니다.",
-        "pause.already": "이미 일시 중지 상태입니다. {p}resume 으로 다시 시작하세요.",
-        "resume.done": "발송을 다시 시작했습니다 (중지 기간의 페이지는 건너뜁니다).",
+        "lang.usage": "“{value}” 언어는 지원하지 않습니다. {p}lang en 또는 {p}lang ko를 쓰세요. 아무것도 바뀌지 않았습니다.",
+        "pause.done": "일시 중지했습니다. 설정은 그대로이며 {p}resume으로 다시 시작합니다.",
+        "pause.already": "이미 일시 중지 상태입니다. {p}resume으로 다시 시작하세요.",
+        "resume.done": "발송을 재개했습니다 (일시 중지 기간의 페이지는 건너뜁니다).",
         "resume.already": "이미 발송 중입니다.",
-        "latest.header": "필터에 맞는 최신 페이지 {count}개:",
+        "latest.header.one": "필터에 맞는 최신 페이지 1개:",
+        "latest.header.other": "필터에 맞는 최신 페이지 {count}개:",
         "latest.none": "아직 필터에 맞는 페이지가 없습니다.",
-        "latest.usage": "1 부터 20 사이의 숫자를 적어 주세요. 예: {p}latest 5",
+        "latest.usage": "1부터 20 사이의 숫자를 적어 주세요. 예: {p}latest 5",
         "latest.no_filter": "먼저 구독하세요. 예: {p}subscribe rl, 또는 {p}subscribe * 후 {p}latest",
-        "digest.queued": "지금 요약을 보냅니다 (새 페이지 {count}개).",
+        "digest.queued.one": "지금 요약을 보냅니다 (페이지 1개).",
+        "digest.queued.other": "지금 요약을 보냅니다 (페이지 {count}개).",
         "digest.nothing": "지난 요약 이후 필터에 맞는 새 페이지가 없습니다.",
-        "digest.paused": "이 채팅은 발송이 일시 중지되어 있습니다. 먼저 {p}resume 을 쓰세요.",
+        "digest.no_filter": "이 채팅은 아직 구독 중인 태그가 없어서 요약이 없습니다. 먼저 {p}subscribe rl처럼 구독하세요.",
+        "digest.paused": "이 채팅은 발송이 일시 중지되어 있습니다. 먼저 {p}resume을 쓰세요.",
         "digest.unavailable": "지금은 요약을 보낼 수 없습니다. 잠시 후 다시 시도해 주세요.",
-        "cmd.unknown": "“{command}” 은(는) 모르는 명령어입니다. {p}help 로 명령어를 확인하세요.",
+        "cmd.unknown": "“{command}” 명령어는 모릅니다. {p}help로 명령어를 확인하세요.",
+        "cmd.did_you_mean": "“{command}” 명령어는 모릅니다. {p}{suggestion} 명령어를 찾으셨나요? {p}help로 명령어를 확인하세요.",
         "cmd.group_admins_only": "이 그룹의 관리자만 구독을 바꿀 수 있습니다.",
         "cmd.admins_only": "봇 관리자만 쓸 수 있는 명령어입니다.",
         "cmd.too_long": "명령어로 보내기에는 너무 긴 메시지입니다.",
         "cmd.error": "처리 중 문제가 생겨 아무것도 바뀌지 않았습니다. 다시 시도해 주세요.",
-        "console.hint": "/subscribe rl, /latest 같은 명령어를 입력하세요. /quit 로 나갑니다.",
+        "console.hint": "/subscribe rl, /latest 같은 명령어를 입력하세요. 버튼은 번호를 입력하면 눌립니다. /quit로 나갑니다.",
+        "console.log_file": "콘솔이 열려 있는 동안 WARNING 미만의 로그는 {path} 파일에 기록합니다.",
+        "console.no_buttons": "지금 누를 버튼이 없습니다.",
+        "console.no_such_button": "{number}번 버튼은 없습니다. 1부터 {last}까지 누를 수 있습니다.",
+        "console.press_usage": "버튼 번호를 적어 주세요. 예: /press 1",
     },
 }

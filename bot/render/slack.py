@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot import digest
-from bot.i18n import t
+from bot.i18n import t, tn
 from bot.models import Button, Digest, DigestItem, Reply
 from bot.render import text, votes
 
@@ -171,6 +171,11 @@ def _summary_section(items: Sequence[DigestItem], lang: str) -> dict[str, Any]:
     return _section(body)
 
 
+def _welcome(d: Digest) -> list[dict[str, Any]]:
+    """The welcome digest's "to get you started" line, as a context block."""
+    return [_context(escape(text.welcome_note(d)))] if d.welcome else []
+
+
 def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
     """``(message, thread_replies)`` that carry ``d``.
 
@@ -182,7 +187,7 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
     """
     head = text.header(d)
     if len(d.items) <= THREAD_THRESHOLD:
-        blocks = [_header(head)]
+        blocks = [_header(head), *_welcome(d)]
         for number, item in enumerate(d.items, start=1):
             blocks += _entry_blocks(item, d.lang, number)
         blocks += _more(d.lang, d.more)
@@ -192,8 +197,9 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
         _fallback([head, *_titles(d.items[:SUMMARY_TOP], d.lang)]),
         (
             _header(head),
+            *_welcome(d),
             _summary_section(d.items, d.lang),
-            _context(escape(t(d.lang, "render.thread_hint", count=len(d.items)))),
+            _context(escape(tn(d.lang, "render.thread_hint", len(d.items)))),
             *_more(d.lang, d.more),
         ),
     )
@@ -287,7 +293,7 @@ def render_reply(r: Reply) -> SlackMessage:
             body += g
             kept += 1
         omitted = len(groups) - max(kept, first_item)
-        note = t(r.lang, "render.more", count=omitted) if omitted else digest.ELLIPSIS
+        note = tn(r.lang, "render.more", omitted) if omitted else digest.ELLIPSIS
         body.append(_context(escape(note)))
 
     fallback = [r.text.strip()] if r.text.strip() else [*_titles(r.items, r.lang)]

@@ -180,7 +180,10 @@ def render_digest(d: Digest) -> list[str]:
     has an http(s) URL, the "updated" mark, the tags with those that matched, the TL;DR
     (at most ``digest.TLDR_LIMIT`` characters), and the page's date.
     """
-    blocks = [f"<b>{_esc(text.header(d))}</b>", *_items(d.items, d.lang)]
+    head = f"<b>{_esc(text.header(d))}</b>"
+    if d.welcome:
+        head += f"\n<i>{_esc(text.welcome_note(d))}</i>"
+    blocks = [head, *_items(d.items, d.lang)]
     return _messages(blocks, d.lang)
 
 

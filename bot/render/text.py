@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
 from bot import digest
-from bot.i18n import has, t
+from bot.i18n import clean, has, t, tn
 from bot.models import Digest, DigestItem, Reply
 from bot.render import votes
 
@@ -115,7 +115,7 @@ def format_date(lang: str, date: dt.date) -> str:
 
 def page_count(lang: str, count: int) -> str:
     """``1 page`` / ``5 pages`` in the chat's language."""
-    return t(lang, "render.pages.one" if count == 1 else "render.pages.other", count=count)
+    return tn(lang, "render.pages", count)
 
 
 def header(d: Digest) -> str:
@@ -128,6 +128,11 @@ def header(d: Digest) -> str:
         date=format_date(d.lang, d.date),
         pages=page_count(d.lang, len(d.items)),
     )
+
+
+def welcome_note(d: Digest) -> str:
+    """The line under a welcome digest's header ("To get you started: …"); else ``""``."""
+    return t(d.lang, "render.welcome") if d.welcome else ""
 
 
 def part_label(lang: str, *, index: int, total: int) -> str:
@@ -149,9 +154,13 @@ def entry(item: DigestItem, *, lang: str, detail: Detail = DETAIL_LEVELS[0]) -> 
     """The plain-text parts of ``item`` for a ``lang`` chat, at ``detail``."""
     page = item.page
     text = page.text(lang)
-    title = collapse(text.title) or collapse(page.key) or digest.ELLIPSIS
-    tags = " ".join("#" + "_".join(tag.split()) for tag in page.tags if tag.strip())
-    matched = t(lang, "render.matched", tags=", ".join(item.matched)) if item.matched else ""
+    # Bidi controls and invisible characters go first: a title could otherwise display as
+    # something it is not (``clean``).
+    title = collapse(clean(text.title)) or collapse(clean(page.key)) or digest.ELLIPSIS
+    shown_tags = [collapse(clean(tag)) for tag in page.tags]
+    tags = " ".join("#" + "_".join(tag.split()) for tag in shown_tags if tag)
+    matched_tags = [clean(tag) for tag in item.matched]
+    matched = t(lang, "render.matched", tags=", ".join(matched_tags)) if item.matched else ""
     context: list[str] = []
     if page.date:
         context.append(format_date(lang, page.date))
@@ -167,7 +176,7 @@ def entry(item: DigestItem, *, lang: str, detail: Detail = DETAIL_LEVELS[0]) -> 
         language_note=language_note(lang, text.lang),
         tags=digest.truncate(tags, detail.tags_limit),
         matched=digest.truncate(matched, detail.tags_limit),
-        tldr=digest.truncate(collapse(text.tldr), detail.tldr_limit),
+        tldr=digest.truncate(collapse(clean(text.tldr)), detail.tldr_limit),
         context=tuple(context),
     )
 
@@ -264,8 +273,9 @@ def _items_text(items: Sequence[DigestItem], lang: str) -> list[str]:
 def render_digest(d: Digest) -> str:
     """The digest as the console shows it: the Telegram message without markup; a page that
     can be voted on is numbered, with its ``[1 👍] [1 👎]`` buttons under it."""
+    head = "\n".join(line for line in (header(d), welcome_note(d)) if line)
     more = [t(d.lang, "digestq.more", count=d.more, p="/")] if d.more else []
-    return "\n\n".join([header(d), *_items_text(d.items, d.lang), *more])
+    return "\n\n".join([head, *_items_text(d.items, d.lang), *more])
 
 
 def render_reply(r: Reply) -> str:

@@ -14,7 +14,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from bot.store import outbox
 from bot.store.pages import utcnow
-from bot.store.schema import audit_log, broadcasts, chat_tags, chats, pages
+from bot.store.schema import audit_log, broadcasts, chat_tags, chats, page_events, pages
 from bot.store.schema import outbox as outbox_table
 
 PREVIEWED = "previewed"
@@ -294,8 +294,18 @@ async def chat_counts(conn: AsyncConnection) -> list[tuple[str, str, int]]:
     return [(platform, state, int(n)) for platform, state, n in rows]
 
 
-async def pages_new_since(conn: AsyncConnection, since: dt.datetime) -> int:
+async def pages_new_since(
+    conn: AsyncConnection, since: dt.datetime, *, baseline: bool = True
+) -> int:
+    """Present pages first seen at or after ``since``; without ``baseline``, only those a
+    scan found new (with a "new" event), not those a source's first scan recorded."""
     query = select(func.count()).where(
         and_(pages.c.first_seen_at >= since, pages.c.removed_at.is_(None))
     )
+    if not baseline:
+        query = query.where(
+            select(page_events.c.id)
+            .where(page_events.c.page_id == pages.c.id, page_events.c.kind == "new")
+            .exists()
+        )
     return int((await conn.execute(query)).scalar_one())

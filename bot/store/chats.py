@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot import filters, schedule
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform
 from bot.store.pages import chunks, utcnow
-from bot.store.schema import chat_tags, chats, outbox, page_events
+from bot.store.schema import chat_pages, chat_tags, chats, outbox, page_events
 
 # The statements every command runs, built once: building one and its cache key costs more
 # CPU than SQLite takes to run it.
@@ -328,3 +328,9 @@ def describe(record: ChatRecord) -> dict[str, str]:
         "lang": chat.lang,
         "filter": filters.format_filter(chat.filter),
     }
+
+
+async def had_pages(conn: AsyncConnection, chat_pk: int) -> bool:
+    """Whether any page was ever planned for the chat (it had a digest or a page)."""
+    query = select(chat_pages.c.page_id).where(chat_pages.c.chat_pk == chat_pk).limit(1)
+    return (await conn.execute(query)).first() is not None

@@ -21,10 +21,13 @@ from bot.admin import Admin
 from bot.channels.telegram import TelegramChannel, TelegramSender, close_bot, make_bot
 from bot.commands import CommandCore, Defaults
 from bot.delivery import Delivery
-from bot.models import Platform
+from bot.filters import parse_filter
+from bot.models import ChatSettings, Platform
 from bot.planner import Planner
 from bot.settings import Settings
 from bot.store import admin as admin_store
+from bot.store import chats as chat_store
+from bot.store.engine import create_engine
 from bot.store.pages import utcnow
 from bot.store.schema import audit_log, chat_tags, chats
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
@@ -87,11 +90,14 @@ class Bot:
 
 
 @asynccontextmanager
-async def running(tg: FakeTelegram, engine: AsyncEngine) -> AsyncIterator[Bot]:
+async def running(
+    tg: FakeTelegram, engine: AsyncEngine, *, sources: tuple[str, ...] = ("examples/wiki",)
+) -> AsyncIterator[Bot]:
     settings = Settings(
         telegram_bot_token=TOKEN,
         telegram_api_base_url=tg.base_url,
         telegram_admin_ids=(ADMIN,),
+        wiki_sources=sources,
     )
     bot = Bot(tg, engine, settings)
     await bot.channel.start()
@@ -197,7 +203,7 @@ async def test_audience_options_and_korean_buttons(tg: FakeTelegram, engine: Asy
     async with running(tg, engine) as bot:
         await bot.say(ADMIN, "/lang ko")
         preview = await bot.say(ADMIN, "/broadcast --tag RL --platform telegram 안녕하세요")
-        assert "3개 채팅" in preview["text"]
+        assert "채팅 3개에 보냅니다" in preview["text"]
         await bot.tap(ADMIN, preview, "보내기", ADMIN)
         await bot.delivery().drain()
         bad = await bot.say(ADMIN, "/broadcast --platform fax hello")
@@ -228,9 +234,9 @@ async def test_non_admin_is_refused_and_audited(tg: FakeTelegram, engine: AsyncE
 async def test_stats_for_admins(tg: FakeTelegram, engine: AsyncEngine, tmp_path: Path) -> None:
     await started(engine, tmp_path)
     await subscribers(engine, 3)
-    async with running(tg, engine) as bot:
+    async with running(tg, engine, sources=(str(tmp_path),)) as bot:
         stats = (await bot.say(ADMIN, "/stats"))["text"]
-    assert "Chats: telegram active" in stats
+    assert "Chats: Telegram 4 active" in stats  # three subscribers and the admin
     assert "rl (3)" in stats
     assert "Pages in the wiki: 1" in stats
     assert str(tmp_path) in stats
@@ -309,14 +315,33 @@ def test_shell_broadcast_and_audit(
         )
 
     assert cli("db", "upgrade").returncode == 0
+    nobody = cli("broadcast", "--text", "Hello", "--yes")
+    assert nobody.returncode == 1 and "no chat would receive this broadcast" in nobody.stderr
+    assert "Broadcast #" not in nobody.stdout  # nothing was created or sent
+
+    async def console_subscriber() -> None:
+        engine = create_engine(database_url)
+        try:
+            async with engine.begin() as conn:
+                await chat_store.ensure(
+                    conn,
+                    defaults=ChatSettings(
+                        platform=Platform.CONSOLE, chat_id="local", filter=parse_filter("rl")
+                    ),
+                )
+        finally:
+            await engine.dispose()
+
+    asyncio.run(console_subscriber())
     asked = cli("broadcast", "--text", "Hello", stdin="n\n")
-    assert asked.returncode == 1 and "reaches 0 chats" in asked.stdout
+    assert asked.returncode == 1
+    assert "This broadcast reaches 1 chat (no chat is paused or inactive)." in asked.stdout
     assert "Cancelled" in asked.stdout
     empty = cli("broadcast", "--text", "   ", "--yes")
     assert empty.returncode == 2 and "--text" in empty.stderr
     sent = cli("broadcast", "--text", "Hello", "--yes")
     assert sent.returncode == 0, sent.stderr
-    assert "Broadcast #2: 0 queued" in sent.stdout or "0 queued" in sent.stdout
+    assert "1 queued, 1 sent" in sent.stdout
     audit = cli("audit", "--since", "1h")
     assert audit.returncode == 0
     assert "shell broadcast.confirmed allowed" in audit.stdout

@@ -1,28 +1,30 @@
 """The console channel end to end: ``trendbot console`` and ``trendbot run`` in real processes,
-driven through a pseudo-terminal and through plain pipes, on a SQLite file and a copy of the
-sample wiki."""
+driven in a real terminal (tmux: a terminal emulator whose screen the test reads) and through
+plain pipes, on a SQLite file and a copy of the sample wiki."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import pty
+import re
 import select
+import shlex
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import termios
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
 import pytest
 
+from bot.channels.console import RULE
 from bot.models import Page
 from bot.sources.directory import scan_directory
 from tests.conftest import ROOT
@@ -180,36 +182,136 @@ class Session:
         self.expect(PROMPT)
 
 
+COLUMNS = 200  # the test terminal's width: a TL;DR's first 60 characters stay on one line
+EXITED = "[exited "  # what the terminal's shell prints when the bot has ended
+
+
+class Terminal:
+    """The bot in a tmux window, as a user runs it: ``send`` types a line and waits for the
+    terminal to show it typed; ``expect`` waits for text to appear on the screen (its
+    scrollback included) after what was already returned."""
+
+    def __init__(self, tmux: list[str], target: str) -> None:
+        self._tmux = tmux
+        self._target = target
+        self._seen = 0
+
+    def _run(self, *args: str) -> str:
+        done = subprocess.run(
+            [*self._tmux, *args], capture_output=True, text=True, timeout=WAIT, check=False
+        )
+        return done.stdout
+
+    @property
+    def output(self) -> str:
+        """The whole screen and scrollback, lines as typed and printed (not as wrapped)."""
+        return self._run("capture-pane", "-p", "-J", "-S", "-", "-t", self._target)
+
+    def screen(self) -> list[str]:
+        """The visible screen, line by line, trailing blanks dropped."""
+        lines = self._run("capture-pane", "-p", "-t", self._target).rstrip("\n").split("\n")
+        while lines and not lines[-1].strip():
+            lines.pop()
+        return lines
+
+    def send(self, line: str) -> None:
+        self._run("send-keys", "-t", self._target, "-l", line)
+        self._run("send-keys", "-t", self._target, "Enter")
+        self.expect(f"{PROMPT}{line}")  # the line as the prompt accepted it
+
+    def keys(self, *keys: str) -> None:
+        self._run("send-keys", "-t", self._target, *keys)
+
+    def typed(self, text: str) -> None:
+        """Wait until the prompt's line reads ``text`` (what a key press put there)."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            lines = [line for line in self.screen() if line.startswith(PROMPT.rstrip())]
+            if lines and lines[-1].rstrip() == f"{PROMPT}{text}".rstrip():
+                return
+            assert time.monotonic() < deadline, f"the prompt never read {text!r}: {lines[-1:]}"
+            time.sleep(0.05)
+
+    def end_input(self) -> None:
+        self.keys("C-d")  # Ctrl-D on an empty prompt: end of input
+
+    def expect(self, *texts: str, timeout: float = WAIT) -> str:
+        """Wait until one of ``texts`` appears in new output; return that output. For the
+        prompt alone: what was printed until the prompt came back, empty, on the last line
+        (a screen shows it without its trailing space)."""
+        if texts == (PROMPT,):
+            return self.reply()
+        deadline = time.monotonic() + timeout
+        while True:
+            out = self.output
+            found = [(out.find(t, self._seen), t) for t in texts if out.find(t, self._seen) >= 0]
+            if found:
+                at, text = min(found)
+                chunk = out[self._seen : at + len(text)]
+                self._seen = at + len(text)
+                return chunk
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"none of {texts!r} within {timeout} s; screen so far:\n{out[self._seen :]}"
+                )
+            time.sleep(0.05)  # polling the screen, with a deadline
+
+    def prompt(self) -> None:
+        """Wait for the prompt to be the last line of the screen, empty, below new output."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            screen = self.screen()
+            fresh = self.output[self._seen :].rstrip("\n")
+            if screen and screen[-1].rstrip() == PROMPT.rstrip() and "\n" in fresh:
+                out = self.output.rstrip("\n")
+                self._seen = out.rfind("\n") + 1  # the prompt's line: what is typed next
+                return
+            assert time.monotonic() < deadline, "no empty prompt:\n" + "\n".join(screen)
+            time.sleep(0.05)
+
+    def reply(self) -> str:
+        """What the bot printed for the last line sent, up to the next empty prompt."""
+        start = self._seen
+        self.prompt()
+        return self.output[start:]
+
+    def wait(self, timeout: float = WAIT) -> int:
+        chunk = self.expect(EXITED, timeout=timeout)
+        del chunk
+        match = re.search(r"\[exited (\d+)\]", self.output)
+        assert match is not None
+        return int(match[1])
+
+
 @contextlib.contextmanager
-def on_terminal(args: list[str], env: dict[str, str], cwd: Path) -> Iterator[Session]:
-    """The process with a pseudo-terminal as stdin, stdout and stderr, as in a shell."""
-    controller, terminal = pty.openpty()
-    attrs = termios.tcgetattr(terminal)
-    attrs[3] &= ~termios.ECHO  # what the test types is not printed back
-    termios.tcsetattr(terminal, termios.TCSANOW, attrs)
-    proc = subprocess.Popen(
-        args,
-        stdin=terminal,
-        stdout=terminal,
-        stderr=terminal,
-        env=env,
-        cwd=cwd,
-        start_new_session=True,  # signals meant for the test runner stay with it
+def on_terminal(args: list[str], env: dict[str, str], cwd: Path) -> Iterator[Terminal]:
+    """The process in a real terminal (a tmux window on a server of its own)."""
+    tmux_path = shutil.which("tmux")
+    if tmux_path is None:
+        pytest.skip("tmux is not installed: apt-get install tmux")
+    socket_name = f"trendbot-test-{uuid.uuid4().hex[:12]}"
+    config = cwd / "tmux.conf"
+    config.write_text("set -g history-limit 50000\n", encoding="utf-8")
+    tmux = [tmux_path, "-L", socket_name, "-f", str(config)]
+    command = " ".join(
+        [
+            "env",
+            "-i",
+            *(shlex.quote(f"{k}={v}") for k, v in env.items()),
+            "TERM=xterm-256color",
+            *(shlex.quote(a) for a in args),
+            f"; echo {shlex.quote(EXITED)}$?]; sleep 60",
+        ]
     )
-    os.close(terminal)
-
-    def write(data: bytes) -> None:
-        os.write(controller, data)
-
-    def end_input() -> None:
-        os.write(controller, b"\x04")  # Ctrl-D at the start of a line: end of input
-
-    session = Session(proc, read_fd=controller, write=write, end_input=end_input)
+    subprocess.run(
+        [*tmux, "new-session", "-d", "-x", str(COLUMNS), "-y", "50", "-c", str(cwd), command],
+        check=True,
+        timeout=WAIT,
+    )
     try:
-        yield session
+        yield Terminal(tmux, target="0")
     finally:
-        _stop(proc)
-        os.close(controller)
+        subprocess.run([*tmux, "kill-server"], check=False, timeout=WAIT)
 
 
 @contextlib.contextmanager
@@ -246,7 +348,9 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=WAIT)
 
 
-Driver = Callable[[list[str], dict[str, str], Path], contextlib.AbstractContextManager[Session]]
+Driver = Callable[
+    [list[str], dict[str, str], Path], contextlib.AbstractContextManager[Session | Terminal]
+]
 DRIVERS = pytest.mark.parametrize("drive", [on_terminal, on_pipes], ids=["pty", "pipe"])
 
 
@@ -291,7 +395,9 @@ def test_a_bad_command_gets_a_clear_reply_and_changes_nothing(
         bot.send("/frobnicate now")
         assert "I don't know “frobnicate”. /help lists the commands." in bot.expect(PROMPT)
         bot.send("/time 25:99")
-        assert "Give a 24-hour time, e.g. /time 09:00." in bot.expect(PROMPT)
+        assert "“25:99” is not a 24-hour time; give one such as /time 09:00." in bot.expect(
+            PROMPT
+        )
         bot.send("/subscribe rl +")
         reply = bot.expect(PROMPT)
         assert "“+” needs a tag after the sign" in reply and "Nothing was changed." in reply
@@ -340,7 +446,7 @@ def test_korean_with_lang_ko(
     assert len(shown) == 3
     for page in shown:
         assert text_in(page, "ko")[1][:40] in latest
-    assert "“frobnicate” 은(는) 모르는 명령어입니다." in unknown
+    assert "“frobnicate” 명령어는 모릅니다." in unknown
 
 
 def test_a_new_page_shows_up_in_digest_after_the_next_poll(
@@ -354,6 +460,11 @@ def test_a_new_page_shows_up_in_digest_after_the_next_poll(
         bot.expect(HINT)
         bot.prompt()
         bot.send("/subscribe rl")
+        bot.prompt()
+        bot.send("/digest")  # the welcome digest: recent pages to get started
+        bot.expect("Sending your digest now")
+        bot.expect("[to console:local]")
+        bot.expect(RULE)
         bot.prompt()
 
         page = wiki / NEW_PAGE
@@ -438,3 +549,90 @@ def healthz(port: int) -> int:
         return exc.code
     except OSError:
         return 0
+
+
+# ---------------------------------------------------------------------- a newcomer's first minute
+
+
+def test_a_newcomer_gets_a_digest_presses_buttons_and_keeps_the_prompt(
+    env: dict[str, str], tmp_path: Path, wiki: Path
+) -> None:
+    """``make run`` on a fresh database: ``/subscribe rl`` then ``/digest`` shows a digest
+    with pages and their TL;DRs; the broadcast preview is confirmed and the tag picker
+    toggled by typing a button's number; a delivery prints above the prompt, which is
+    drawn again below it; log lines go to ./data/trendbot.log meanwhile."""
+    with on_terminal(trendbot("run"), env, tmp_path) as bot:
+        opening = bot.expect(HINT)
+        assert "Next digest: " in opening
+        bot.prompt()
+        assert "log lines below WARNING go to data/trendbot.log" in bot.output
+
+        bot.send("/subscribe rl")
+        subscribed = bot.expect(PROMPT)
+        assert "Your first digest comes " in subscribed and "/digest sends it now." in subscribed
+
+        bot.send("/digest")
+        bot.expect("Sending your digest now (")
+        digest = bot.expect(RULE + "\n[to console:local]") + bot.expect(RULE)
+        bot.prompt()  # drawn again under the delivery
+        screen = bot.screen()
+        assert screen[-1].rstrip() == PROMPT.rstrip() and screen[-2] == RULE
+
+        bot.send("/tags")  # the prompt still takes commands
+        assert "rl (" in bot.expect(PROMPT)
+
+        bot.send("/broadcast Hello from the console")
+        preview = bot.expect(PROMPT)
+        assert "[1 Send] [2 Cancel]" in preview
+        bot.send("1")
+        confirmed = bot.expect(PROMPT)
+        assert "Broadcast #1 is on its way to 1 chat." in confirmed
+        bot.expect("Broadcast #1 finished: 1 sent, 0 failed")
+        bot.prompt()
+        # The preview quoted it once; the delivery to this very chat printed it again.
+        assert bot.output.count("Hello from the console") == 3  # typed, previewed, delivered
+
+        bot.send("/subscribe")
+        picker = bot.expect(PROMPT)
+        numbers = dict(re.findall(r"\[(\d+) (?:✅ )?([\w.-]+) \(\d+\)\]", picker))
+        vision = next(n for n, tag in numbers.items() if tag == "vision")
+        bot.send(f"/press {vision}")
+        assert "any of rl, vision" in bot.expect(PROMPT)
+        bot.send("99")
+        assert "There is no button 99" in bot.expect(PROMPT)
+        bot.send("/quit")
+        assert bot.wait() == 0
+        everything = bot.output
+
+    pages = rl_pages(wiki)
+    shown = [page for page in pages if text_in(page, "en")[0] in digest]
+    assert shown, "the welcome digest shows no page"
+    assert "To get you started: recent pages for your filter" in digest
+    for page in shown:
+        assert text_in(page, "en")[1][:40] in digest
+    assert "Traceback" not in everything
+    while_open = everything.split(HINT, 1)[1].split(f"{PROMPT}/quit", 1)[0]
+    assert " INFO " not in while_open  # logs went to the file while the console was open
+    assert "planned" in (tmp_path / "data" / "trendbot.log").read_text(encoding="utf-8")
+
+
+def test_the_prompt_completes_commands_and_tags_and_keeps_history(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    with on_terminal(trendbot("console"), env, tmp_path) as bot:
+        bot.expect(HINT)
+        bot.prompt()
+        bot.keys("-l", "/subsc")
+        bot.keys("Tab")
+        bot.typed("/subscribe")
+        bot.keys("-l", " -reas")
+        bot.keys("Tab")
+        bot.typed("/subscribe -reasoning")
+        bot.keys("Enter")
+        assert "Your filter now: no page (only excluded tags: reasoning)" in bot.expect(PROMPT)
+        bot.keys("Up")  # the last command, recalled
+        bot.typed("/subscribe -reasoning")
+        bot.keys("C-u")
+        bot.typed("")
+        bot.send("/quit")
+        assert bot.wait() == 0

@@ -222,6 +222,11 @@ def test_poll_command_on_the_sample_wiki(
     assert backfill.stdout.strip().splitlines()[-1] == (
         f"0 new, 0 updated, 0 skipped (backfill: {last.split()[0]} notifications queued)"
     )
+    # What the first backfill queued is not queued again.
+    again = run_cli(["poll", "--backfill", "3650"], env=env, cwd=tmp_path)
+    assert again.stdout.strip().splitlines()[-1] == (
+        "0 new, 0 updated, 0 skipped (backfill: 0 notifications queued)"
+    )
 
 
 def test_poll_command_fails_when_every_source_fails(

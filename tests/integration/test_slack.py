@@ -47,7 +47,7 @@ from bot.errors import (
     RateLimited,
     TransientError,
 )
-from bot.i18n import t
+from bot.i18n import t, tn
 from bot.models import (
     ChatKind,
     ChatSettings,
@@ -330,9 +330,9 @@ async def test_every_command_answers_in_the_chats_language(
     await says("pause", t(lang, "pause.done", p=P))
     await says("digest", t(lang, "digest.paused", p=P), via="response_url")
     await says("resume", t(lang, "resume.done"))
-    latest = await says("latest 2", t(lang, "latest.header", count=2), via="response_url")
+    latest = await says("latest 2", tn(lang, "latest.header", 2), via="response_url")
     assert any("Paper 1" in s or "논문 1" in s for s in block_texts(latest.blocks))
-    await says("digest", t(lang, "digest.queued", count=2), via="response_url")
+    await says("digest", tn(lang, "digest.queued", 2), via="response_url")
     rl = describe_filter(Filter(any_of=frozenset({"rl"})), lang=lang, prefix=P)
     await says("unsubscribe robotics", t(lang, "filter.now", filter=rl))
     await says("unsubscribe all", t(lang, "unsubscribe.all", p=P))
@@ -516,7 +516,7 @@ async def test_latest_is_acknowledged_empty_and_answered_through_response_url(
     assert (status, ack) == (200, "")
     assert answer["response_type"] == "ephemeral"
     assert "replace_original" not in answer or answer["replace_original"] is False
-    assert unescape(answer["text"]) == t("en", "latest.header", count=2)
+    assert unescape(answer["text"]) == tn("en", "latest.header", 2)
     titles = " ".join(block_texts(answer["blocks"]))
     assert "Paper 0" in titles and "Paper 1" in titles and "Paper 2" not in titles
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 from hypothesis import given
@@ -177,3 +178,44 @@ def test_every_render_message_in_both_languages() -> None:
     assert en.keys() == ko.keys()
     assert all(key.startswith("render.") for key in en)
     assert all(en[key].strip() and ko[key].strip() for key in en)
+
+
+@pytest.mark.parametrize(
+    ("lang", "note"),
+    [
+        ("en", "To get you started: recent pages for your filter"),
+        ("ko", "시작을 돕는 최근 페이지입니다"),
+    ],
+)
+def test_a_welcome_digest_says_it_is_to_get_you_started(lang: str, note: str) -> None:
+    items = (DigestItem(make_page(), ("rl",)),)
+    welcome = Digest(lang=lang, date=DATE, items=items, welcome=True)
+    assert render_digest(welcome).splitlines()[1] == note
+    assert note not in render_digest(Digest(lang=lang, date=DATE, items=items))
+
+
+_SPOOFS = "\u202e\u2066\u2069\u200b\u2060\ufeff\u200f"
+
+
+@given(st.text(alphabet=st.sampled_from([*_SPOOFS, "a", "b", "한", " ", "\u200d", "\u200c"])))
+def test_titles_tags_and_tldrs_lose_bidi_and_zero_width_characters(spoof: str) -> None:
+    """A page whose title, tag or TL;DR carries bidi controls or zero-width characters
+    renders without them on every platform; ZWJ and ZWNJ stay."""
+    from bot import render
+    from bot.models import Platform
+
+    page = Page(
+        source="wiki",
+        key="papers/2026/x",
+        texts=(PageText("en", f"Title{spoof}gpj.exe", f"Tl{spoof}dr"),),
+        tags=(f"rl{spoof}", "ok"),
+        created=dt.date(2026, 8, 29),
+    )
+    d = Digest(lang="en", date=DATE, items=(DigestItem(page, (f"rl{spoof}",)),))
+    for platform in Platform:
+        for message in render.digest_messages(platform, d):
+            shown = message.text + json.dumps(message.blocks, ensure_ascii=False)
+            assert not set(_SPOOFS) & set(shown), platform
+    kept = [ch for ch in spoof if ch in "\u200d\u200c"]
+    entry = text.entry(d.items[0], lang="en")
+    assert [ch for ch in entry.title if ch in "\u200d\u200c"] == kept

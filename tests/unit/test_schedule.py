@@ -7,6 +7,7 @@ import itertools
 
 import pytest
 
+from bot import schedule
 from bot.schedule import local_date, next_due
 
 UTC = dt.UTC
@@ -64,3 +65,74 @@ def test_after_downtime_due_once_now() -> None:
     first = next_due(at=dt.time(9, 0), timezone="UTC", after=down_since)
     assert first < back
     assert next_due(at=dt.time(9, 0), timezone="UTC", after=back) == at("2026-12-04T09:00:00")
+
+
+@pytest.mark.parametrize(
+    ("typed", "zone"),
+    [
+        ("Asia/Seoul", "Asia/Seoul"),
+        ("asia/SEOUL", "Asia/Seoul"),
+        ("KST", "Asia/Seoul"),
+        ("kst", "Asia/Seoul"),
+        ("JST", "Asia/Tokyo"),
+        ("UTC", "UTC"),
+        ("gmt", "UTC"),
+        ("UTC+9", "Etc/GMT-9"),
+        ("UTC+09:00", "Etc/GMT-9"),
+        ("+09:00", "Etc/GMT-9"),
+        ("+9", "Etc/GMT-9"),
+        ("GMT-5", "Etc/GMT+5"),
+        ("-05:00", "Etc/GMT+5"),
+        ("UTC+14", "Etc/GMT-14"),
+        ("UTC-12", "Etc/GMT+12"),
+        ("+00:00", "UTC"),
+        ("+05:30", "Asia/Kolkata"),
+        ("Etc/GMT-9", "Etc/GMT-9"),
+        ("US/Eastern", "US/Eastern"),
+    ],
+)
+def test_resolve_zone_takes_names_abbreviations_and_offsets(typed: str, zone: str) -> None:
+    assert schedule.resolve_zone(typed) == zone
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "localtime",
+        "Factory",
+        "posixrules",
+        "posix/Asia/Seoul",
+        "right/UTC",
+        "EST5EDT",
+        "Japan",
+        "Etc/Unknown",
+        "IST",  # India, Israel or Ireland
+        "CST",  # US Central or China
+        "UTC+15",
+        "UTC-13",
+        "+05:17",
+        "",
+        "x" * 100,
+        "../../etc/passwd",
+    ],
+)
+def test_resolve_zone_refuses_what_is_not_a_place(typed: str) -> None:
+    assert schedule.resolve_zone(typed) is None
+
+
+def test_every_accepted_zone_is_a_place() -> None:
+    import zoneinfo
+
+    accepted = {z for z in zoneinfo.available_timezones() if schedule.is_place_zone(z)}
+    assert "Asia/Seoul" in accepted and "Etc/GMT-9" in accepted
+    assert not {"localtime", "Factory", "posixrules"} & accepted
+    assert not any(z.startswith(("posix/", "right/")) for z in accepted)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "expected"),
+    [(0, (0, 0)), (30, (0, 1)), (60, (0, 1)), (61, (0, 2)), (12_000, (3, 20)), (-5, (0, 0))],
+)
+def test_until_rounds_up_to_the_minute(seconds: int, expected: tuple[int, int]) -> None:
+    now = dt.datetime(2026, 12, 3, 12, 0, tzinfo=dt.UTC)
+    assert schedule.until(now + dt.timedelta(seconds=seconds), now) == expected
