@@ -102,8 +102,11 @@ from bot.store.schema import outbox as outbox_table
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
-CAP = 200  # messages/s: TelegramSender's rate_per_second and the server's global_rate
-LATENCY = 0.100  # seconds the server adds to every request
+CAPS = (30, 200, 1_000)  # messages/s: the sender's rate_per_second and the server's cap
+LATENCIES = (0.100, 0.300)  # seconds the server adds to every request
+FREE_RATE = 30  # Telegram's free broadcast rate; a cap above it sends paid broadcasts
+RUN_SECONDS = 15.0  # each delivery run sends cap x this many messages
+MEASURED_FROM, MEASURED_TO = 0.05, 0.95  # the share of the messages the rate is taken over
 FIRST_CHAT_ID = 700_000_001  # private chats: positive ids
 TAGS = (
     "rl", "reasoning", "post-training", "agentic-rl", "robotics", "vision", "efficiency",
@@ -118,7 +121,8 @@ INSERT_CHUNK = 5_000
 SERVER_NICE = -10  # the fake server's scheduling priority, when the bench may raise it
 
 TARGET_SHARE_OF_CAP = 0.95
-TARGET_CPU_MS = 1.5
+TARGET_CPU_MS = 0.6
+TARGET_CPU_RATIO = 2.0  # the engine's CPU per message against the bare sender's
 TARGET_PLAN_SECONDS = 10.0
 TARGET_PLAN_RSS_MB = 500.0
 
@@ -329,18 +333,22 @@ class Databases:
 
 
 @asynccontextmanager
-async def fake_telegram(*, rate: int = CAP) -> AsyncIterator[tuple[str, int]]:
-    """``serve_telegram.py`` with Telegram's limits and latency: (base_url, port)."""
+async def fake_telegram(
+    *, rate: int, latency: float = 0.100, paid_rate: int | None = None
+) -> AsyncIterator[tuple[str, int]]:
+    """``serve_telegram.py`` with Telegram's limits and latency: (base_url, port). Free
+    sends are held to ``rate`` a second, paid broadcasts to ``paid_rate`` (default: its own)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         str(ROOT / "tests" / "fakes" / "serve_telegram.py"),
         "--token",
         TOKEN,
         "--latency",
-        str(LATENCY),
+        str(latency),
         "--enforce-limits",
         "--global-rate",
         str(rate),
+        *(("--paid-rate", str(paid_rate)) if paid_rate else ()),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
     )
@@ -426,16 +434,52 @@ class MessageSender(TelegramSender):
         return str(sent.message_id)
 
 
+class Stamped:
+    """A sender that notes when each send begins (a list append): the rate is taken from
+    these, between ``MEASURED_FROM`` and ``MEASURED_TO`` of the messages, so the start-up
+    and the last replies are not counted."""
+
+    def __init__(self, sender: Any, starts: list[float]) -> None:
+        self._sender = sender
+        self._starts = starts
+        self.platform = sender.platform
+
+    @property
+    def rate_per_second(self) -> float | None:
+        rate: float | None = self._sender.rate_per_second
+        return rate
+
+    def interval(self, chat: ChatSettings) -> float:
+        seconds: float = self._sender.interval(chat)
+        return seconds
+
+    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+        self._starts.append(time.monotonic())
+        ref: str | None = await self._sender.send(chat_id, message, thread=thread)
+        return ref
+
+
+def steady_rate(starts: list[float]) -> float:
+    """Sends a second between ``MEASURED_FROM`` and ``MEASURED_TO`` of them."""
+    if len(starts) < 20:
+        return 0.0
+    times = sorted(starts)
+    first, last = int(MEASURED_FROM * len(times)), int(MEASURED_TO * len(times)) - 1
+    return (last - first) / (times[last] - times[first]) if times[last] > times[first] else 0.0
+
+
 async def run_deliver(args: argparse.Namespace) -> dict[str, Any]:
     engine = create_engine(args.url)
     bot: Bot | None = None
+    paid = args.cap > FREE_RATE
     if args.transport == "none":
-        sender: Any = SleepSender(rate=CAP, latency=LATENCY)
+        sender: Any = SleepSender(rate=args.cap, latency=args.latency)
     else:
         bot = httpx_bot(args.base_url) if args.transport == "httpx" else default_bot(args.base_url)
         kind = MessageSender if args.transport == "aiohttp-message" else TelegramSender
-        sender = kind(bot, rate_per_second=CAP)
-    delivery = Delivery(engine=engine, senders={Platform.TELEGRAM: sender})
+        sender = kind(bot, rate_per_second=args.cap, paid_broadcast=paid)
+    starts: list[float] = []
+    delivery = Delivery(engine=engine, senders={Platform.TELEGRAM: Stamped(sender, starts)})
     cpu, started = time.process_time(), time.monotonic()
     await delivery.drain()
     elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
@@ -452,7 +496,106 @@ async def run_deliver(args: argparse.Namespace) -> dict[str, Any]:
     if bot is not None:
         await close_bot(bot)
     await engine.dispose()
-    return {"rows_sent": delivery.sent, "seconds": elapsed, "cpu": cpu, "statuses": statuses}
+    return {
+        "rows_sent": delivery.sent,
+        "seconds": elapsed,
+        "cpu": cpu,
+        "statuses": statuses,
+        "rate": steady_rate(starts),
+        "window": delivery.window,
+    }
+
+
+async def due_messages(url: str) -> list[tuple[int, Outgoing]]:
+    """Every message the outbox holds, rendered as the engine renders it: (chat id, part)."""
+    engine = create_engine(url)
+    async with engine.begin() as conn:
+        rows = await outbox.claim(
+            conn,
+            worker="bare",
+            limit=1_000_000,
+            now=page_store.utcnow(),
+            platforms=[Platform.TELEGRAM.value],
+        )
+        records = await chat_store.get_many(conn, sorted({row.chat_pk for row in rows}))
+        page_ids = {int(page_id) for row in rows for page_id, _ in row.payload["pages"]}
+        loaded = await page_store.load_pages(conn, sorted(page_ids))
+    await engine.dispose()
+    messages: list[tuple[int, Outgoing]] = []
+    for row in rows:
+        chat = records[row.chat_pk].chat
+        built = digest_stage.build_digest(
+            lang=chat.lang,
+            filter=chat.filter,
+            candidates=[(loaded[int(p)], bool(u)) for p, u in row.payload["pages"]],
+            today=dt.date.fromisoformat(row.payload["date"]),
+        )
+        assert built is not None
+        messages += [
+            (int(chat.chat_id), part) for part in render.digest_messages(chat.platform, built)
+        ]
+    return messages
+
+
+async def run_bare(args: argparse.Namespace) -> dict[str, Any]:
+    """The floor: the same messages posted with aiohttp alone, paced at the engine's rate
+    (``PACE_HEADROOM`` x the cap), as many in flight as it takes. Per message: one JSON
+    body, one POST, one JSON answer read for its id; nothing else."""
+    import aiohttp
+
+    from bot.delivery import MAX_IN_FLIGHT, PACE_HEADROOM
+
+    messages = await due_messages(args.url)
+    paid = args.cap > FREE_RATE
+    url = f"{args.base_url}{TOKEN}/sendMessage"  # python-telegram-bot's base_url + token
+    starts: list[float] = []
+    failed = 0
+    slots = asyncio.Semaphore(MAX_IN_FLIGHT)
+    headers = {"Content-Type": "application/json"}
+
+    async def post(session: aiohttp.ClientSession, chat_id: int, message: Outgoing) -> None:
+        nonlocal failed
+        body: dict[str, Any] = {
+            "chat_id": chat_id,
+            "text": message.text,
+            "link_preview_options": {"is_disabled": True},
+        }
+        if not message.plain:
+            body["parse_mode"] = "HTML"
+        if message.markup:
+            body["reply_markup"] = message.markup
+        if paid:
+            body["allow_paid_broadcast"] = True
+        try:
+            async with session.post(url, data=json.dumps(body), headers=headers) as response:
+                answer = json.loads(await response.read())
+            if not answer.get("ok") or not answer["result"]["message_id"]:
+                failed += 1
+        finally:
+            slots.release()
+
+    cpu, started = time.process_time(), time.monotonic()
+    interval = 1.0 / (args.cap * PACE_HEADROOM)
+    connector = aiohttp.TCPConnector(limit=MAX_IN_FLIGHT)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        tasks = []
+        for i, (chat_id, message) in enumerate(messages):
+            due = started + i * interval
+            now = time.monotonic()
+            if due > now:
+                await asyncio.sleep(due - now)
+            await slots.acquire()
+            starts.append(time.monotonic())
+            tasks.append(asyncio.create_task(post(session, chat_id, message)))
+        await asyncio.gather(*tasks)
+    elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
+    return {
+        "rows_sent": len(messages),
+        "seconds": elapsed,
+        "cpu": cpu,
+        "rate": steady_rate(starts),
+        "failed": failed,
+    }
 
 
 async def run_naive(args: argparse.Namespace) -> dict[str, Any]:
@@ -504,14 +647,17 @@ async def run_plan(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def child(args: argparse.Namespace) -> None:
-    run = {"deliver": run_deliver, "naive": run_naive, "plan": run_plan}[args.phase]
+    run = {"deliver": run_deliver, "bare": run_bare, "naive": run_naive, "plan": run_plan}[
+        args.phase
+    ]
     profiler = cProfile.Profile() if args.profile else None
     if profiler is not None:
         profiler.enable()
     result = asyncio.run(run(args))
     if profiler is not None:
         profiler.disable()
-        name = f"{args.phase}-{args.transport or ''}-{make_url(args.url).get_backend_name()}"
+        name = f"{args.phase}-{args.transport or ''}-{args.cap}-{args.latency * 1000:.0f}ms-"
+        name += make_url(args.url).get_backend_name()
         profiler.dump_stats(str(Path(args.profile) / f"{name}.prof"))
     result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
@@ -549,20 +695,24 @@ def check(value: float, *, at_least: float | None = None, at_most: float | None 
     return value <= at_most
 
 
-def delivery_rows(run: str, result: dict[str, Any], *, engine: bool) -> list[Row]:
+def delivery_rows(
+    run: str, result: dict[str, Any], *, cap: int, engine: bool, floor: bool = False
+) -> list[Row]:
+    """``engine``: the targets apply; ``floor``: the bare sender, whose rate is checked too."""
     messages = result["messages"]
-    rate = messages / result["seconds"] if result["seconds"] else 0.0
+    rate = result.get("rate") or (messages / result["seconds"] if result["seconds"] else 0.0)
     cpu_ms = 1000 * result["cpu"] / messages if messages else 0.0
     part = "1 delivery"
+    paced = engine or floor
     rows = [
         Row(part, run, "messages delivered", f"{messages:,} in {result['seconds']:.1f} s"),
         Row(
             part,
             run,
             "messages/s (share of cap)",
-            f"{rate:.1f} ({rate / CAP:.3f})",
-            f">= {TARGET_SHARE_OF_CAP} of {CAP}" if engine else "",
-            check(rate / CAP, at_least=TARGET_SHARE_OF_CAP) if engine else None,
+            f"{rate:.1f} ({rate / cap:.3f})",
+            f">= {TARGET_SHARE_OF_CAP} of {cap}" if paced else "",
+            check(rate / cap, at_least=TARGET_SHARE_OF_CAP) if paced else None,
         ),
     ]
     if "rate_limited" in result:
@@ -588,13 +738,15 @@ def delivery_rows(run: str, result: dict[str, Any], *, engine: bool) -> list[Row
         Row(
             part,
             run,
-            "bot CPU per message",
+            "CPU per message",
             f"{cpu_ms:.3f} ms",
             f"<= {TARGET_CPU_MS} ms" if engine else "",
             check(cpu_ms, at_most=TARGET_CPU_MS) if engine else None,
         ),
         Row(part, run, "peak RSS", f"{result['rss_mb']:.0f} MB"),
     ]
+    if "window" in result:
+        rows.append(Row(part, run, "in-flight window at the end", str(result["window"])))
     return rows
 
 
@@ -624,53 +776,96 @@ def machine() -> str:
     )
 
 
+DELIVERY_RUNS = {
+    "aiohttp": ("deliver", "engine, aiohttp (make_bot)"),
+    "aiohttp-message": ("deliver", "engine, aiohttp, Bot.send_message"),
+    "httpx": ("deliver", "engine, httpx (PTB default)"),
+    "none": ("deliver", "engine, no HTTP (sleep)"),
+    "bare": ("bare", "bare aiohttp sender (floor)"),
+    "naive": ("naive", "naive loop, aiohttp"),
+}
+
+
 async def part_delivery(args: argparse.Namespace, rows: list[Row]) -> None:
+    """Every run of ``--runs`` at every cap of ``--caps`` and latency of ``--latencies``,
+    each on a fresh database and a fresh server."""
     databases = Databases(args.database_url)
     backend = databases.backend
-    runs = [
-        ("engine, aiohttp (make_bot)", "deliver", "aiohttp"),
-        ("engine, aiohttp, Bot.send_message", "deliver", "aiohttp-message"),
-        ("engine, httpx (PTB default)", "deliver", "httpx"),
-        ("engine, no HTTP (sleep)", "deliver", "none"),
-        (f"naive loop, aiohttp, {args.naive} msgs", "naive", "aiohttp"),
-    ]
-    rates: dict[str, float] = {}
-    wanted = set(args.runs.split(","))
+    wanted = [name for name in args.runs.split(",") if name]
+    unknown = set(wanted) - DELIVERY_RUNS.keys()
+    if unknown:
+        raise SystemExit(f"unknown --runs: {', '.join(sorted(unknown))}")
+    caps = [int(c) for c in args.caps.split(",")]
+    latencies = [float(ms) / 1000 for ms in args.latencies.split(",")]
     try:
-        for label, phase, transport in runs:
-            if (transport if phase == "deliver" else phase) not in wanted:
-                continue
-            url = await databases.new()
-            chat_count = args.naive if phase == "naive" else args.chats
-            await seed(url, chat_count=chat_count, page_count=5, delivery=True, plan=True)
-            print(f"[delivery] {label} on {backend} ...", file=sys.stderr, flush=True)
-            if transport == "none":
-                result = await in_child(phase, url, "--transport", transport, profile=args.profile)
-                result["messages"] = result["rows_sent"]
-            else:
-                async with fake_telegram() as (base_url, port):
-                    extra = ["--base-url", base_url, "--transport", transport]
-                    extra += ["--limit", str(args.naive)]
-                    result = await in_child(phase, url, *extra, profile=args.profile)
-                    stats = await server_stats(port)
-                result.update(stats)
-                result["messages"] = stats["delivered"]
-            await databases.drop(url)
-            rates[label] = result["messages"] / result["seconds"]
-            rows += delivery_rows(f"{label} [{backend}]", result, engine=phase == "deliver")
+        for cap in caps:
+            for latency in latencies:
+                paid = " paid" if cap > FREE_RATE else ""
+                combo = f"cap {cap:,}/s{paid}, {latency * 1000:.0f} ms"
+                cpu: dict[str, float] = {}
+                rates: dict[str, float] = {}
+                for name in wanted:
+                    phase, label = DELIVERY_RUNS[name]
+                    url = await databases.new()
+                    chat_count = args.naive if phase == "naive" else round(cap * args.seconds)
+                    if args.chats:
+                        chat_count = args.chats if phase != "naive" else chat_count
+                    await seed(url, chat_count=chat_count, page_count=5, delivery=True, plan=True)
+                    print(f"[delivery] {label}, {combo} on {backend} ({chat_count:,} chats) ...",
+                          file=sys.stderr, flush=True)  # fmt: skip
+                    extra = ["--transport", name, "--cap", str(cap), "--latency", str(latency)]
+                    if name == "none":
+                        result = await in_child(phase, url, *extra, profile=args.profile)
+                        result["messages"] = result["rows_sent"]
+                    else:
+                        async with fake_telegram(
+                            rate=min(cap, FREE_RATE), latency=latency, paid_rate=cap
+                        ) as (base_url, port):
+                            extra += ["--base-url", base_url, "--limit", str(args.naive)]
+                            result = await in_child(phase, url, *extra, profile=args.profile)
+                            stats = await server_stats(port)
+                        result.update(stats)
+                        result["messages"] = stats["delivered"]
+                    await databases.drop(url)
+                    messages = max(1, result["messages"])
+                    cpu[name] = 1000 * result["cpu"] / messages
+                    rates[name] = messages / result["seconds"]
+                    rows += delivery_rows(
+                        f"{label}, {combo} [{backend}]",
+                        result,
+                        cap=cap,
+                        engine=phase == "deliver" and name != "none",
+                        floor=phase == "bare",
+                    )
+                run = f"engine / bare, {combo} [{backend}]"
+                if "aiohttp" in cpu and "bare" in cpu and cpu["bare"]:
+                    ratio = cpu["aiohttp"] / cpu["bare"]
+                    rows.append(
+                        Row(
+                            "1 delivery",
+                            run,
+                            "CPU per message, ratio",
+                            f"{ratio:.2f}x ({cpu['aiohttp']:.3f} / {cpu['bare']:.3f} ms)",
+                            f"<= {TARGET_CPU_RATIO:g}x",
+                            check(ratio, at_most=TARGET_CPU_RATIO),
+                        )
+                    )
+                if "aiohttp" in rates and "naive" in rates:
+                    rows.append(
+                        Row(
+                            "1 delivery",
+                            f"engine / naive, {combo} [{backend}]",
+                            "throughput ratio",
+                            f"{rates['aiohttp'] / rates['naive']:.1f}x",
+                        )
+                    )
+                rows.append(Row("1 delivery", combo, "load average after", load_average()))
     finally:
         await databases.close()
-    if runs[0][0] not in rates or runs[-1][0] not in rates:
-        return
-    engine_rate, naive_rate = rates[runs[0][0]], rates[runs[-1][0]]
-    rows.append(
-        Row(
-            "1 delivery",
-            "engine / naive (aiohttp)",
-            "throughput ratio",
-            f"{engine_rate / naive_rate:.1f}x",
-        )
-    )
+
+
+def load_average() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 async def part_planning(args: argparse.Namespace, rows: list[Row]) -> None:
@@ -883,12 +1078,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("all", "delivery", "planning"), default="all")
     parser.add_argument("--database-url", default=None)
-    parser.add_argument("--chats", type=int, default=10_000)
+    parser.add_argument(
+        "--chats", type=int, default=0, help="chats a delivery run; 0: cap x --seconds"
+    )
+    parser.add_argument("--seconds", type=float, default=RUN_SECONDS)
+    parser.add_argument("--caps", default=",".join(str(c) for c in CAPS))
+    parser.add_argument(
+        "--latencies", default=",".join(f"{1000 * s:g}" for s in LATENCIES), help="in ms"
+    )
     parser.add_argument("--naive", type=int, default=300)
     parser.add_argument(
         "--runs",
-        default="aiohttp,aiohttp-message,httpx,none,naive",
-        help="part 1 runs, comma-separated: aiohttp, aiohttp-message, httpx, none, naive",
+        default="aiohttp,bare",
+        help="part 1 runs, comma-separated: aiohttp, aiohttp-message, httpx, none, bare, naive",
     )
     parser.add_argument("--plan-chats", type=int, default=100_000)
     parser.add_argument("--plan-pages", type=int, default=50)
@@ -906,7 +1108,11 @@ def main() -> None:
         "--replicas", type=int, default=1, help="part 3: trendbot run replicas (PostgreSQL)"
     )
     # A measured run in a child process (internal).
-    parser.add_argument("--phase", choices=("deliver", "naive", "plan"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--phase", choices=("deliver", "bare", "naive", "plan"), help=argparse.SUPPRESS
+    )
+    parser.add_argument("--cap", type=int, default=200, help=argparse.SUPPRESS)
+    parser.add_argument("--latency", type=float, default=0.1, help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     parser.add_argument("--transport", help=argparse.SUPPRESS)

@@ -8,7 +8,10 @@ start-up is not counted), the limit violations the server saw, and the replicas'
 per message.
 
     .venv/bin/python bench/replicas.py [--database-url postgresql+asyncpg://postgres@127.0.0.1:5432/test]
-        [--messages 9000] [--cap 600]
+        [--messages 9000] [--cap 600] [--replicas 1,2,3]
+
+With ``--cap`` over 30 the replicas send paid broadcasts (``TELEGRAM_PAID_BROADCAST``): the
+server holds them to ``--paid-rate`` = the cap, and free sends to the same cap.
 """
 
 from __future__ import annotations
@@ -125,6 +128,7 @@ async def run_once(
         before = (await client.get(stats_url)).json()
         base_delivered = before["delivered"]
         base_violations = before["limit_violations"]
+        base_limited = before["rate_limited"]
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "SLACK_"))}
         env.update(
             DATABASE_URL=url,
@@ -176,6 +180,8 @@ async def run_once(
         "rate": rate,
         "of_cap": rate / cap,
         "violations": after["limit_violations"] - base_violations,
+        "rate_limited": after["rate_limited"] - base_limited,
+        "load": os.getloadavg()[0],
         "cpu_ms_per_message": (cpu_after - cpu_before) / messages * 1000,
     }
 
@@ -204,7 +210,7 @@ async def measure(args: argparse.Namespace) -> None:
         assert fake.stdout is not None
         info = json.loads(fake.stdout.readline())
         results = []
-        for index, replicas in enumerate((1, 2, 3)):
+        for index, replicas in enumerate(int(n) for n in args.replicas.split(",")):
             result = await run_once(
                 replicas=replicas,
                 url=url,
@@ -216,8 +222,10 @@ async def measure(args: argparse.Namespace) -> None:
             results.append(result)
             print(
                 f"{replicas} replica(s): {result['rate']:6.0f} msg/s = "
-                f"{result['of_cap']:.2f} of the cap, {result['violations']} limit violations, "
-                f"{result['cpu_ms_per_message']:.2f} ms CPU per message",
+                f"{result['of_cap']:.3f} of the cap, {result['rate_limited']} x 429, "
+                f"{result['violations']} limit violations, "
+                f"{result['cpu_ms_per_message']:.2f} ms CPU per message; "
+                f"load average {result['load']:.2f}",
                 flush=True,
             )
     finally:
@@ -239,6 +247,7 @@ def main() -> None:
     )
     parser.add_argument("--messages", type=int, default=9000)
     parser.add_argument("--cap", type=int, default=600)
+    parser.add_argument("--replicas", default="1,2,3", help="replica counts, comma-separated")
     asyncio.run(measure(parser.parse_args()))
 
 
