@@ -81,6 +81,11 @@ TOUCH_EVERY_SECONDS = 30.0
 MAX_INLINE_WAIT_SECONDS = 60.0
 # A send that wakes over this many pace intervals after its slot moves the schedule (see Pace).
 PACE_LATE_SLOTS = 2
+# ... or over this many seconds, when that is longer (at high rates, where an interval is a
+# millisecond and the event loop's own delay moved the schedule at every turn: 0.6 of a
+# 1,000/s cap). Sends up to (1 / PACE_HEADROOM - 1) s late, 20 ms, still keep to the cap in
+# every second; half of that is left for jitter.
+PACE_LATE_SECONDS = 0.010
 # A platform cap is paced with this much to spare, so that the few sends a late wake-up lets
 # out together (PACE_LATE_SLOTS) and jitter on the way never add up to more than the cap in
 # a second, as the platform counts them on arrival.
@@ -130,7 +135,8 @@ class Pace:
     across tasks.
 
     Each task reserves the next slot of a schedule and sleeps until it. A task that wakes
-    more than ``PACE_LATE_SLOTS`` intervals after its slot (the event loop was busy) goes at
+    more than ``PACE_LATE_SLOTS`` intervals (at least ``PACE_LATE_SECONDS``) after its slot
+    (the event loop was busy) goes at
     once and moves the rest of the schedule as late: the sends that fell due during the
     stall then go one interval apart, in their order, instead of together in one burst over
     the platform's cap; the time lost is not made up.
@@ -140,10 +146,12 @@ class Pace:
         self._interval = 0.0
         self._next = 0.0  # the next free slot, on the schedule's own clock
         self._shift = 0.0  # how late the schedule runs behind time.monotonic()
+        self._late = 0.0  # how late a wake-up may be before it moves the schedule
         self.set_rate(rate)
 
     def set_rate(self, rate: float | None) -> None:
         self._interval = 1.0 / (rate * PACE_HEADROOM) if rate else 0.0
+        self._late = max(PACE_LATE_SLOTS * self._interval, PACE_LATE_SECONDS)
 
     @property
     def rate(self) -> float | None:
@@ -161,7 +169,7 @@ class Pace:
             if now < due:
                 await asyncio.sleep(due - now)
                 continue  # a late task may have moved the schedule meanwhile
-            if now - due > PACE_LATE_SLOTS * self._interval:
+            if now - due > self._late:
                 self._shift += now - due
             return
 

@@ -15,6 +15,8 @@ have reached Telegram.
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import TYPE_CHECKING
 
 import aiohttp
@@ -140,13 +142,7 @@ class AiohttpRequest(BaseRequest):
         write = _given(write_timeout, self._media_write_timeout if files else self._write_timeout)
         connect = _given(connect_timeout, self._connect_timeout)
         pool = _given(pool_timeout, self._pool_timeout)
-        parts = (pool, connect, write, read)
-        timeout = aiohttp.ClientTimeout(
-            total=None if None in parts else sum(p for p in parts if p is not None),
-            connect=None if pool is None or connect is None else pool + connect,
-            sock_connect=connect,
-            sock_read=read,
-        )
+        timeout = _timeout(pool, connect, write, read)
         body: aiohttp.FormData | bytes | None = None
         headers = None
         if request_data is not None:
@@ -156,7 +152,7 @@ class AiohttpRequest(BaseRequest):
                 # The parameters as a JSON object of strings (nested values JSON-encoded, as
                 # in a form), which the Bot API reads like a form. Percent-encoding the form
                 # in Python cost about as much CPU as the rest of the request.
-                body = request_data.json_payload
+                body = _json_payload(request_data)
                 headers = _JSON
         try:
             async with session.request(
@@ -179,6 +175,32 @@ def _given(value: ODVInput[float], default: float | None) -> float | None:
     if value is None or isinstance(value, int | float):
         return value
     return default
+
+
+@functools.lru_cache(maxsize=64)
+def _timeout(
+    pool: float | None, connect: float | None, write: float | None, read: float | None
+) -> aiohttp.ClientTimeout:
+    """aiohttp's timeouts for PTB's four (see :class:`AiohttpRequest`); the few
+    combinations in use are made once, not for every request."""
+    parts = (pool, connect, write, read)
+    return aiohttp.ClientTimeout(
+        total=None if None in parts else sum(p for p in parts if p is not None),
+        connect=None if pool is None or connect is None else pool + connect,
+        sock_connect=connect,
+        sock_read=read,
+    )
+
+
+def _json_payload(request_data: RequestData) -> bytes:
+    """``request_data.json_payload``, with each value JSON-encoded once (PTB's property
+    encodes every non-text value twice)."""
+    return json.dumps(
+        {
+            name: value if isinstance(value, str) else json.dumps(value)
+            for name, value in request_data.parameters.items()
+        }
+    ).encode()
 
 
 def _multipart(request_data: RequestData) -> aiohttp.FormData:
