@@ -77,7 +77,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
-from sqlalchemy import func, insert, select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from telegram import Bot
@@ -117,14 +117,16 @@ WORDS = (
     "benchmark", "context", "memory", "latency", "budget", "scaling", "curriculum",
 )  # fmt: skip
 TIMEZONES = ("UTC", "Europe/Berlin", "Asia/Seoul", "America/New_York")
-INSERT_CHUNK = 5_000
 SERVER_NICE = -10  # the fake server's scheduling priority, when the bench may raise it
 
 TARGET_SHARE_OF_CAP = 0.95
 TARGET_CPU_MS = 0.6
 TARGET_CPU_RATIO = 2.0  # the engine's CPU per message against the bare sender's
-TARGET_PLAN_SECONDS = 10.0
+TARGET_PLAN_SECONDS = 10.0  # up to 100,000 chats
 TARGET_PLAN_RSS_MB = 500.0
+LARGE_PLAN_CHATS = 1_000_000  # and from a million chats:
+TARGET_LARGE_PLAN_SECONDS = 60.0
+TARGET_LARGE_PLAN_RSS_MB = 1_000.0
 
 
 # ------------------------------------------------------------------------------ data
@@ -222,35 +224,45 @@ async def insert_chats(
     voted_tags: int = 0,
     limit: int | None = None,
 ) -> None:
+    """The chats, their tags and weights in bulk (``outbox.insert_many``: one ``unnest``
+    insert per 10,000 rows on PostgreSQL), so a million chats seed in about a minute."""
     now = page_store.utcnow()
     async with engine.begin() as conn:
         cursor = await chat_store.latest_event_id(conn)
         rows = [
-            {
+            (
+                str(FIRST_CHAT_ID + i),
+                f"{rng.randint(6, 10):02d}:00",
+                rng.choice(TIMEZONES),
+                "ko" if i % 5 == 0 else "en",
+                filters.format_filter(f),
+                now + dt.timedelta(hours=rng.randint(1, 23)),
+            )
+            for i, f in enumerate(chat_filters)
+        ]
+        await outbox.insert_many(
+            conn,
+            chats,
+            ("chat_id", "digest_time", "timezone", "lang", "filter", "next_digest_at"),
+            rows,
+            same={
                 "platform": Platform.TELEGRAM.value,
-                "chat_id": str(FIRST_CHAT_ID + i),
                 "kind": "private",
                 "title": None,
                 "state": "active",
                 "mode": "daily",
-                "digest_time": f"{rng.randint(6, 10):02d}:00",
-                "timezone": rng.choice(TIMEZONES),
-                "lang": "ko" if i % 5 == 0 else "en",
-                "filter": filters.format_filter(f),
                 "cursor": cursor,
-                "next_digest_at": now + dt.timedelta(hours=rng.randint(1, 23)),
                 "inactive_reason": None,
                 "created_at": now,
                 "updated_at": now,
                 "digest_limit": limit,
-            }
-            for i, f in enumerate(chat_filters)
-        ]
-        for start in range(0, len(rows), INSERT_CHUNK):
-            await conn.execute(insert(chats), rows[start : start + INSERT_CHUNK])
+                "weekday": 0,  # the column's default
+            },
+        )
+        del rows
         pks = dict((await conn.execute(select(chats.c.chat_id, chats.c.id))).tuples().all())
         tag_rows = [
-            {"chat_pk": pks[str(FIRST_CHAT_ID + i)], "tag": tag, "kind": kind}
+            (pks[str(FIRST_CHAT_ID + i)], tag, kind)
             for i, f in enumerate(chat_filters)
             for kind, tags in (
                 ("any", f.any_of),
@@ -259,26 +271,26 @@ async def insert_chats(
             )
             for tag in sorted(tags)
         ]
-        for start in range(0, len(tag_rows), INSERT_CHUNK):
-            await conn.execute(insert(chat_tags), tag_rows[start : start + INSERT_CHUNK])
+        await outbox.insert_many(conn, chat_tags, ("chat_pk", "tag", "kind"), tag_rows, same={})
+        del tag_rows
         if voted_tags:
             votes_rng = random.Random(len(chat_filters))  # the other data stay as without
             vocabulary = [*TAGS, *(f"topic-{n:02d}" for n in range(20))]
             weight_rows = [
-                {
-                    "chat_pk": pk,
-                    "weights": feedback.encode(
+                (
+                    pk,
+                    feedback.encode(
                         {
                             tag: votes_rng.choice([-1, 1]) * votes_rng.uniform(0.1, 3.0)
                             for tag in votes_rng.sample(vocabulary, voted_tags)
                         }
                     ),
-                    "based_at": now,
-                }
+                )
                 for pk in pks.values()
             ]
-            for start in range(0, len(weight_rows), INSERT_CHUNK):
-                await conn.execute(insert(chat_weights), weight_rows[start : start + INSERT_CHUNK])
+            await outbox.insert_many(
+                conn, chat_weights, ("chat_pk", "weights"), weight_rows, same={"based_at": now}
+            )
 
 
 # ------------------------------------------------------------------------------ databases
@@ -869,8 +881,9 @@ def load_average() -> str:
 
 
 async def part_planning(args: argparse.Namespace, rows: list[Row]) -> None:
-    bases: list[str | None] = [None]
-    if args.database_url:
+    stores = set(args.plan_stores.split(","))
+    bases: list[str | None] = [None] if "sqlite" in stores else []
+    if args.database_url and "postgresql" in stores:
         bases.append(args.database_url)
     for base in bases:
         databases = Databases(base)
@@ -887,9 +900,18 @@ async def part_planning(args: argparse.Namespace, rows: list[Row]) -> None:
                 voted_tags=args.plan_voted_tags,
                 limit=args.plan_limit or None,
             )
+            print(f"[planning] planning on {databases.backend}; load average {load_average()}",
+                  file=sys.stderr, flush=True)  # fmt: skip
             result = await in_child("plan", url, profile=args.profile)
+            print(f"[planning] {databases.backend}: {result['seconds']:.1f} s "
+                  f"(CPU {result['cpu']:.1f} s), {result['rss_mb']:.0f} MB",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            rows.append(Row("2 planning", databases.backend, "load average after", load_average()))
         finally:
             await databases.close()
+        large = args.plan_chats >= LARGE_PLAN_CHATS
+        seconds = TARGET_LARGE_PLAN_SECONDS if large else TARGET_PLAN_SECONDS
+        rss = TARGET_LARGE_PLAN_RSS_MB if large else TARGET_PLAN_RSS_MB
         run = f"plan_now, {args.plan_chats:,} chats x {args.plan_pages} pages [{databases.backend}]"
         if args.plan_voted_tags or args.plan_limit:
             run += f", {args.plan_voted_tags} voted tags, limit {args.plan_limit or 'off'}"
@@ -905,16 +927,16 @@ async def part_planning(args: argparse.Namespace, rows: list[Row]) -> None:
                 run,
                 "time to plan all",
                 f"{result['seconds']:.2f} s (CPU {result['cpu']:.2f} s)",
-                f"<= {TARGET_PLAN_SECONDS:g} s",
-                check(result["seconds"], at_most=TARGET_PLAN_SECONDS),
+                f"<= {seconds:g} s",
+                check(result["seconds"], at_most=seconds),
             ),
             Row(
                 "2 planning",
                 run,
                 "peak RSS",
                 f"{result['rss_mb']:.0f} MB",
-                f"<= {TARGET_PLAN_RSS_MB:g} MB",
-                check(result["rss_mb"], at_most=TARGET_PLAN_RSS_MB),
+                f"<= {rss:g} MB",
+                check(result["rss_mb"], at_most=rss),
             ),
         ]
 
@@ -1094,6 +1116,9 @@ def main() -> None:
     )
     parser.add_argument("--plan-chats", type=int, default=100_000)
     parser.add_argument("--plan-pages", type=int, default=50)
+    parser.add_argument(
+        "--plan-stores", default="sqlite,postgresql", help="part 2: the stores to plan on"
+    )
     parser.add_argument(
         "--plan-voted-tags", type=int, default=0, help="tags with vote weights, per chat"
     )

@@ -431,6 +431,8 @@ class Planner:
                 batch = [_chat_of(row) for row in await conn.execute(query)]
                 if not batch:
                     return
+                if postgres:
+                    batch = await _had_pages_now(conn, batch)
                 run.after_pk = max(run.after_pk, batch[-1].pk)  # the next batch goes on from here
                 window = await _window(conn, min(c.cursor for c in batch))
                 if run.offers is None or run.offers.window != window:
@@ -608,6 +610,27 @@ def _chat_of(row: Sequence[Any]) -> _Chat:
 @functools.lru_cache(maxsize=4096)
 def _quiet_of(text: str | None) -> QuietHours | None:
     return schedule.quiet_of(text)
+
+
+async def _had_pages_now(conn: AsyncConnection, batch: list[_Chat]) -> list[_Chat]:
+    """``batch`` with ``had_pages`` read again, now that its rows are locked.
+
+    A row another worker planned and committed while the batch's query ran is locked with
+    its new cursor, but ``had_pages`` comes from the query's snapshot, from before: that
+    chat was welcomed a second time, and the ledger refused the pages it already had (seen
+    planning a million chats, where one batch's query takes long enough).
+    """
+    unwelcomed = [c.pk for c in batch if not c.had_pages]
+    had: set[int] = set()
+    for part in chunks(unwelcomed):
+        had.update(
+            (
+                await conn.execute(
+                    select(chat_pages.c.chat_pk).where(chat_pages.c.chat_pk.in_(part)).distinct()
+                )
+            ).scalars()
+        )
+    return [c._replace(had_pages=True) if c.pk in had else c for c in batch] if had else batch
 
 
 async def _dates(conn: AsyncConnection, window: _Window) -> dict[int, int]:

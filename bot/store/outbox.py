@@ -115,6 +115,19 @@ async def enqueue(conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]) -> N
     )
 
 
+async def insert_many(
+    conn: AsyncConnection,
+    table: Table,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    same: Mapping[str, Any],
+) -> None:
+    """Bulk loads of any table of the schema (``bench/fanout.py`` seeds a million chats
+    with it): see :func:`_insert_many`."""
+    await _insert_many(conn, table, columns, rows, same=same)
+
+
 async def _insert_many(
     conn: AsyncConnection,
     table: Table,
