@@ -142,9 +142,10 @@ async def _insert_many(
     Planning 100,000 chats writes 100,000 messages and over a million ledger rows, and
     SQLAlchemy's processing of every row's parameters took longer than the planning itself.
     Here the values are converted by the columns' own bind processors (those of ``same``
-    once) and handed to the driver: on PostgreSQL as one array per column to a single
-    ``INSERT ... SELECT FROM unnest(...)`` (a third less server time than a row-by-row
-    ``executemany``), elsewhere to ``executemany`` of the insert SQLAlchemy compiles.
+    once) and handed to the driver: on PostgreSQL to a binary ``COPY`` (``INSERT ...
+    SELECT FROM unnest(...)`` before it already took a third less server time than a
+    row-by-row ``executemany``), elsewhere to ``executemany`` of the insert SQLAlchemy
+    compiles.
     """
     if not rows:
         return
@@ -172,18 +173,17 @@ async def _insert_many(
         rows = converted_rows
     names = [*columns, *same]
     if dialect.name == "postgresql":
-        quote = dialect.identifier_preparer.quote
-        types = [table.c[n].type.dialect_impl(dialect).compile(dialect=dialect) for n in names]
-        arrays = [f"CAST(${i} AS {types[i - 1]}[])" for i in range(1, len(columns) + 1)]
-        scalars = [f"CAST(${i} AS {types[i - 1]})" for i in range(len(columns) + 1, len(names) + 1)]
-        # Names from the schema's metadata, quoted by the dialect; the values are parameters.
-        statement = (
-            f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "  # noqa: S608
-            f"SELECT {', '.join(['u.*', *scalars])} FROM unnest({', '.join(arrays)}) AS u"
-        )
+        # A binary COPY into the table, in this transaction: asyncpg's encoding of the
+        # arrays of an ``INSERT ... SELECT FROM unnest(...)`` checked every element against
+        # the abstract base classes, a fifth of the planner's CPU at a million chats.
+        driver = (await conn.get_raw_connection()).driver_connection
+        assert driver is not None
+        if not driver.is_in_transaction():  # SQLAlchemy begins on the first statement
+            await conn.exec_driver_sql("SELECT 1")
         for part in chunks(rows, BULK_CHUNK):
-            columnwise = [list(column) for column in zip(*part, strict=True)]
-            await conn.exec_driver_sql(statement, (*columnwise, *constants))
+            await driver.copy_records_to_table(
+                table.name, columns=names, records=[(*row, *constants) for row in part]
+            )
         return
     compiled = insert(table).compile(dialect=dialect, column_keys=names)
     order = [names.index(name) for name in compiled.positiontup or ()]
