@@ -35,7 +35,7 @@ import random
 import socket
 import time
 import uuid
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -106,6 +106,9 @@ WINDOW_HEADROOM = 1.5
 MAX_IN_FLIGHT = 1024
 # The measured time per send is a moving average: each new send weighs this much.
 LATENCY_WEIGHT = 0.05
+# Rendered digests kept for later claims (a claim's own are kept with it): chats with the
+# same language, filter and pages get the same messages, and a claim holds 500 rows at most.
+RENDERED_KEPT = 4096
 # A platform that refused the credentials, whose sender cannot say when they work again, is
 # tried again after this long.
 AUTH_PAUSE_SECONDS = 60.0
@@ -294,6 +297,9 @@ class Delivery:
         self.worker_id = worker_id or new_worker_id()
         self._queues: dict[int, _ChatQueue] = {}
         self._claimed: dict[int, _Claimed] = {}  # by outbox row id, until it is rendered
+        # Messages rendered, by what they were rendered from (the pages included), across
+        # claims; the least recently used go first.
+        self._rendered: OrderedDict[tuple[object, ...], tuple[Outgoing, ...]] = OrderedDict()
         self._in_flight = 0  # workers between taking a message and recording it
         self._records = _Records(
             engine, window=RECORD_WINDOW_SECONDS, in_flight=lambda: self._in_flight
@@ -622,7 +628,14 @@ class Delivery:
         key = (chat.platform, chat.lang, chat.filter, entries, day, row.kind, ranked, more, welcome)
         parts = claimed.rendered.get(key)
         if parts is None:
+            # Rendered for an earlier claim from the same pages, as they were then?
             loaded = claimed.pages
+            versions = tuple(loaded.get(page_id) for page_id, _ in entries)
+            parts = self._rendered.get((key, versions))
+            if parts is not None:
+                self._rendered.move_to_end((key, versions))
+                claimed.rendered[key] = parts
+        if parts is None:
             built = digest_stage.build_digest(
                 lang=chat.lang,
                 filter=chat.filter,
@@ -641,6 +654,9 @@ class Delivery:
                 )
             parts = tuple(render.digest_messages(chat.platform, built)) if built else ()
             claimed.rendered[key] = parts
+            self._rendered[(key, versions)] = parts
+            if len(self._rendered) > RENDERED_KEPT:
+                self._rendered.popitem(last=False)
         return list(parts)
 
     def _pop(self, queue: _ChatQueue) -> None:
