@@ -1,26 +1,35 @@
 """Fan-out benchmark: digests through the delivery engine to a rate-limited Bot API, and planning.
 
-Part 1, delivery: 10,000 chats each due a digest of 5 new pages (planned with
-``Planner.plan_now``), sent through ``bot.delivery.Delivery`` and ``TelegramSender`` (cap
-200 messages/s) to ``tests/fakes/serve_telegram.py`` in a process of its own, which adds
-100 ms to every request and enforces the Bot API limits (1 message/s per chat, 200/s in
-all). Runs (``--runs``):
+Part 1, delivery: at every cap of ``--caps`` (30, 200, 1,000 messages/s) and latency of
+``--latencies`` (100 and 300 ms), cap x ``--seconds`` (15) chats each due a digest of 5 new
+pages (planned with ``Planner.plan_now``), sent through ``bot.delivery.Delivery`` and
+``TelegramSender`` to ``tests/fakes/serve_telegram.py`` in a process of its own, which adds
+the latency to every request and enforces the Bot API limits (1 message/s per chat, 30/s in
+all; above 30/s the sender sends paid broadcasts, ``allow_paid_broadcast``, which the
+server holds to the cap with ``--paid-rate``). Runs (``--runs``, default ``aiohttp,bare``):
 
 * ``aiohttp``: the engine as deployed (``make_bot``: python-telegram-bot over aiohttp);
-* ``aiohttp-message``: the same, the sender going through ``Bot.send_message`` (which makes
-  a ``telegram.Message`` of every answer) instead of posting ``sendMessage`` itself;
+* ``bare``: the floor: the same messages (rendered before the clock starts) posted with
+  aiohttp alone, paced at the engine's rate, one JSON body and one POST each, nothing
+  recorded; it does not guard against bursts, so under load it is answered some 429s;
+* ``aiohttp-message``: the engine, the sender going through ``Bot.send_message`` (which
+  makes a ``telegram.Message`` of every answer) instead of posting ``sendMessage`` itself;
 * ``httpx``: the engine with python-telegram-bot's default transport, ``HTTPXRequest``;
 * ``none``: the engine with a sender that only sleeps the latency: the engine's own CPU
   (claims, chat records, rendering, pacing, records of sends);
 * ``naive``: the loop that awaits each ``bot.send_message`` in turn, on ``--naive``
   messages (it runs at about 1/latency).
 
-Each run gets a fresh database and a fresh server; the counters (429s answered, limit
-violations, messages received) are read from the server's ``GET /_stats``.
+The rate is taken from when each send began, between 5 % and 95 % of them (start-up and
+the last answers are not counted); the engine's CPU per message is compared with the bare
+sender's of the same cap and latency, in the same run. Each run gets a fresh database and
+a fresh server; the counters (429s answered, limit violations, messages received) are read
+from the server's ``GET /_stats``.
 
 Part 2, planning: ``--plan-chats`` chats (1-3 of 14 tags each, some with a required or an
-excluded tag) x ``--plan-pages`` new pages (1-3 tags each), on SQLite and, with
-``--database-url``, on PostgreSQL: the time ``Planner.plan_now`` takes to plan every digest.
+excluded tag; seeded in bulk with ``outbox.insert_many``) x ``--plan-pages`` new pages (1-3
+tags each), on SQLite and, with ``--database-url``, on PostgreSQL (``--plan-stores``): the
+time ``Planner.plan_now`` takes to plan every digest.
 With ``--plan-voted-tags N`` every chat has weights (from -3 to 3) for N tags its votes
 taught, drawn from the 14 page tags and 20 others, so its digest is ranked; with
 ``--plan-limit N`` every chat's digest is cut at its N best pages.
@@ -38,9 +47,10 @@ and peak RSS are the bot's alone; setting up the data is not measured. Figures d
 the machine being otherwise idle: the table's first line gives its load average.
 
     .venv/bin/python bench/fanout.py [--part all|delivery|planning] [--database-url URL]
-        [--runs aiohttp,aiohttp-message,httpx,none,naive] [--chats 10000] [--naive 300]
+        [--runs aiohttp,bare,aiohttp-message,httpx,none,naive] [--caps 30,200,1000]
+        [--latencies 100,300] [--seconds 15] [--chats N] [--naive 300]
         [--plan-chats 100000] [--plan-pages 50] [--plan-voted-tags 20] [--plan-limit 10]
-        [--profile DIR]
+        [--plan-stores sqlite,postgresql] [--profile DIR]
     .venv/bin/python bench/fanout.py --beside-run [--database-url URL] [--replicas N]
         [--beside-chats 2000] [--beside-cap 300]
 
