@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import Caller
-from bot.filters import normalize_tag
 from bot.i18n import clean, t, tn
 from bot.models import LANGUAGES, Button, Platform, Reply
 from bot.settings import Settings
@@ -34,6 +33,7 @@ from bot.store import outbox
 from bot.store import pages as page_store
 from bot.store.admin import Audience
 from bot.store.pages import utcnow
+from bot.tags import normalize_tag
 
 log = logging.getLogger("bot.admin")
 

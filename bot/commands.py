@@ -37,6 +37,7 @@ from bot.models import (
     QuietHours,
     Reply,
     Toast,
+    is_korean,
 )
 from bot.render import votes
 from bot.render.text import format_date
@@ -389,7 +390,7 @@ class CommandCore:
 
     def _new_chat(self, caller: Caller) -> ChatSettings:
         lang = self._defaults.lang
-        if caller.language_code and caller.language_code.lower().startswith("ko"):
+        if is_korean(caller.language_code):
             lang = "ko"
         return ChatSettings(
             platform=caller.platform,

@@ -76,7 +76,7 @@ from bot.errors import (
     TransientError,
 )
 from bot.i18n import t
-from bot.models import ChatKind, ChatSettings, Outgoing, Platform, Reply, Toast
+from bot.models import ChatKind, ChatSettings, Outgoing, Platform, Reply, Toast, is_korean
 from bot.render import votes
 from bot.settings import Settings
 from bot.store import chats as chat_store
@@ -894,8 +894,7 @@ class TelegramChannel:
         )
 
     def _fallback_lang(self, caller: Caller) -> str:
-        code = (caller.language_code or "").lower()
-        return "ko" if code.startswith("ko") else self._settings.default_language
+        return "ko" if is_korean(caller.language_code) else self._settings.default_language
 
     async def _reply(self, chat_id: int, reply: Reply, *, thread_id: int | None) -> None:
         for part in render.reply_messages(Platform.TELEGRAM, reply):

@@ -449,6 +449,41 @@ def test_korean_with_lang_ko(
     assert "“frobnicate” 명령어는 모릅니다." in unknown
 
 
+def test_a_page_tagged_in_korean_reaches_a_chat_subscribed_to_that_tag(
+    env: dict[str, str], tmp_path: Path, wiki: Path
+) -> None:
+    """Tags of any script on both sides: the page's ``강화학습`` (and ``ＲＬ강화``, folded to
+    ``rl강화``) is the tag the chat subscribes to, through scan, store, planner and digest."""
+    page = wiki / "papers/2026/2612.00002-korean-tags.md"
+    page.write_text(
+        NEW_PAGE_TEXT.replace("[rl, exploration]", "[강화학습, ＲＬ강화]").replace(
+            "lang: en", "lang: ko"
+        ),
+        encoding="utf-8",
+    )
+    with on_terminal(trendbot("console"), env, tmp_path) as bot:
+        bot.expect(HINT)
+        bot.prompt()
+        bot.send("/subscribe 강화학습")
+        subscribed = bot.expect(PROMPT)
+        bot.send("/digest")
+        bot.expect("Sending your digest now")
+        digest = bot.expect(NEW_PAGE_TLDR)
+        bot.prompt()
+        bot.send("/unsubscribe all")
+        bot.prompt()
+        bot.send("/subscribe rl강화")
+        bot.prompt()
+        bot.send("/latest 1")
+        latest = bot.expect(PROMPT)
+        bot.send("/quit")
+        assert bot.wait() == 0
+
+    assert "강화학습" in subscribed
+    assert NEW_PAGE_TITLE in digest and "matched: 강화학습" in digest
+    assert NEW_PAGE_TITLE in latest and "matched: rl강화" in latest
+
+
 def test_a_new_page_shows_up_in_digest_after_the_next_poll(
     env: dict[str, str], tmp_path: Path, wiki: Path
 ) -> None:
