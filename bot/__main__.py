@@ -251,7 +251,7 @@ async def _digest(settings: Settings, args: argparse.Namespace) -> int:
     from bot.store import chats as chat_store
     from bot.store import outbox
     from bot.store.engine import reader
-    from bot.store.pages import utcnow
+    from bot.util import utcnow
 
     async with open_app(settings) as app:
         chat_pks: list[int] | None = None

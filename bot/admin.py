@@ -32,8 +32,8 @@ from bot.store import chats as chat_store
 from bot.store import outbox
 from bot.store import pages as page_store
 from bot.store.admin import Audience
-from bot.store.pages import utcnow
 from bot.tags import normalize_tag
+from bot.util import utcnow
 
 log = logging.getLogger("bot.admin")
 

@@ -28,7 +28,7 @@ from bot.store import chats as chat_store
 from bot.store import outbox
 from bot.store.chats import ChatRecord
 from bot.store.engine import reader
-from bot.store.pages import utcnow
+from bot.util import utcnow
 
 log = logging.getLogger("bot.alerts")
 

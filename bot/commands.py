@@ -49,7 +49,7 @@ from bot.store import feedback as feedback_store
 from bot.store import feeds as feed_store
 from bot.store import pages as page_store
 from bot.store.engine import reader
-from bot.store.pages import utcnow
+from bot.util import utcnow
 
 log = logging.getLogger("bot.commands")
 

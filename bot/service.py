@@ -32,7 +32,7 @@ from bot.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
 from bot.models import Platform
 from bot.store import outbox
 from bot.store.engine import reader
-from bot.store.pages import utcnow
+from bot.util import utcnow
 
 log = logging.getLogger("bot.service")
 

@@ -8,14 +8,12 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import metrics
 from bot.sources.urls import redact_url, scrub
-from bot.store import outbox
-from bot.store import pages as page_store
-from bot.store.engine import reader
+from bot.store import health
+from bot.util import utcnow
 
 log = logging.getLogger("bot.web")
 
@@ -47,16 +45,13 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
     async def healthz(_request: web.Request) -> web.Response:
         body: dict[str, object] = {"status": "ok"}
         try:
-            async with reader(engine).connect() as conn:
-                await conn.execute(text("SELECT 1"))
-                depth, _ = await outbox.pending(conn)
-                sources = await page_store.all_sources(conn)
-                oldest = await outbox.oldest_queued_age(conn, now=page_store.utcnow())
+            found = await health.check(engine, now=utcnow())
         except Exception as exc:  # any database failure means unhealthy, never a crash
             log.warning("health check: database unavailable: %s", type(exc).__name__)
             return web.json_response(
                 {"status": "unavailable", "database": "unreachable"}, status=503
             )
+        depth, oldest, sources = found.queue.depth, found.queue.oldest_age_seconds, found.sources
         metrics.QUEUE_DEPTH.set(depth)
         metrics.QUEUE_OLDEST_AGE.set(oldest)
         body.update(
@@ -87,11 +82,9 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
 
     async def metrics_endpoint(_request: web.Request) -> web.Response:
         try:
-            async with reader(engine).connect() as conn:
-                depth, _ = await outbox.pending(conn)
-                oldest = await outbox.oldest_queued_age(conn, now=page_store.utcnow())
-            metrics.QUEUE_DEPTH.set(depth)
-            metrics.QUEUE_OLDEST_AGE.set(oldest)
+            queue = await health.queue(engine, now=utcnow())
+            metrics.QUEUE_DEPTH.set(queue.depth)
+            metrics.QUEUE_OLDEST_AGE.set(queue.oldest_age_seconds)
         except Exception:  # metrics still render what the process knows
             log.warning("metrics: database unavailable")
         return web.Response(

@@ -13,9 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from bot.store import outbox
-from bot.store.pages import utcnow
 from bot.store.schema import audit_log, broadcasts, chat_tags, chats, page_events, pages
 from bot.store.schema import outbox as outbox_table
+from bot.util import utcnow
 
 PREVIEWED = "previewed"
 CONFIRMED = "confirmed"

@@ -14,8 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot import filters, schedule
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform
-from bot.store.pages import chunks, utcnow
 from bot.store.schema import chat_pages, chat_tags, chats, outbox, page_events
+from bot.util import chunks, utcnow
 
 # The statements every command runs, built once: building one and its cache key costs more
 # CPU than SQLite takes to run it.

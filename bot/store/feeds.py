@@ -13,8 +13,9 @@ from bot import feeds, filters
 from bot.models import DigestItem, Filter
 from bot.store import chats as chat_store
 from bot.store.chats import ChatRecord
-from bot.store.pages import load_pages, utcnow
+from bot.store.pages import load_pages
 from bot.store.schema import chat_feeds, chats, pages
+from bot.util import utcnow
 
 # Pages are read newest first, this many per entry wanted, then twice as many each round.
 SCAN_FACTOR = 4

@@ -31,8 +31,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.store.pages import chunks, utcnow
 from bot.store.schema import chat_pages, chats, outbox
+from bot.util import chunks, utcnow
 
 QUEUED = "queued"
 SENDING = "sending"

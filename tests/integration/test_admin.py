@@ -28,8 +28,8 @@ from bot.settings import Settings
 from bot.store import admin as admin_store
 from bot.store import chats as chat_store
 from bot.store.engine import create_engine
-from bot.store.pages import utcnow
 from bot.store.schema import audit_log, chat_tags, chats
+from bot.util import utcnow
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_planner import started
 

@@ -22,9 +22,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.leader import LEASE_SECONDS, Leases, live_services, one_shots_sending
 from bot.store import outbox
-from bot.store.pages import utcnow
 from bot.store.schema import chat_tags, chats
 from bot.store.schema import outbox as outbox_table
+from bot.util import utcnow
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_crash import run_env, start_run, wait_until
 from tests.integration.test_planner import started

@@ -23,8 +23,8 @@ from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
-from bot.store.pages import utcnow
 from bot.store.schema import broadcasts, outbox, page_tags, pages
+from bot.util import utcnow
 from tests.conftest import ROOT
 
 WIKI = ROOT / "examples" / "wiki"
