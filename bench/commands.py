@@ -344,9 +344,7 @@ async def run(args: argparse.Namespace) -> bool:
             tags = await _known_tags(app)
             assert app.telegram_bot is not None
             transport = _transport(app.telegram_bot)
-            channel = TelegramChannel(
-                settings=settings, core=app.core, bot=app.telegram_bot, engine=app.engine
-            )
+            channel = TelegramChannel(settings=settings, core=app.core, bot=app.telegram_bot)
             await channel.start()
             try:
                 await fake.ask({"op": "wait_for_poll"})

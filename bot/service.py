@@ -330,9 +330,7 @@ class Service:
         if app.telegram_bot is not None:
             from bot.channels.telegram import TelegramChannel
 
-            telegram = TelegramChannel(
-                settings=app.settings, core=app.core, bot=app.telegram_bot, engine=app.engine
-            )
+            telegram = TelegramChannel(settings=app.settings, core=app.core, bot=app.telegram_bot)
             if app.settings.telegram_webhook_url:
                 hooks.telegram = telegram.process_webhook
             else:

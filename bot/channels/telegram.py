@@ -27,7 +27,6 @@ from urllib.parse import quote
 
 import aiohttp
 import httpx
-from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import (
     Bot,
     BotCommand,
@@ -79,7 +78,6 @@ from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, Outgoing, Platform, Reply, Toast, is_korean
 from bot.render import votes
 from bot.settings import Settings
-from bot.store import chats as chat_store
 
 log = logging.getLogger("bot.channels.telegram")
 
@@ -450,13 +448,10 @@ class TelegramChannel:
     queued as a transient failure).
     """
 
-    def __init__(
-        self, *, settings: Settings, core: CommandCore, bot: Bot, engine: AsyncEngine
-    ) -> None:
+    def __init__(self, *, settings: Settings, core: CommandCore, bot: Bot) -> None:
         self._settings = settings
         self._core = core
         self._bot = bot
-        self._engine = engine
         self._username = ""
         self._admin_cache: dict[tuple[int, int], tuple[float, bool]] = {}
         self._webhook_mode = settings.telegram_webhook_url is not None
@@ -809,11 +804,9 @@ class TelegramChannel:
             old, new = message.migrate_from_chat_id, message.chat.id
         else:
             return
-        async with self._engine.begin() as conn:
-            record = await chat_store.migrate(
-                conn, platform=Platform.TELEGRAM, old_chat_id=str(old), new_chat_id=str(new)
-            )
-        if record is not None:
+        if await self._core.chat_moved(
+            platform=Platform.TELEGRAM, old_chat_id=str(old), new_chat_id=str(new)
+        ):
             log.info("telegram: group became supergroup %s; chat moved", new, extra=_ctx(old))
 
     async def _on_my_chat_member(self, update: Update, _context: _Context) -> None:
@@ -824,13 +817,7 @@ class TelegramChannel:
         if status not in (ChatMember.BANNED, ChatMember.LEFT):
             return  # (re-)added: a later subscribe or resume makes the chat active again
         chat_id = str(change.chat.id)
-        async with self._engine.begin() as conn:
-            records = await chat_store.with_topics(
-                conn, platform=Platform.TELEGRAM, chat_id=chat_id
-            )
-            for record in records:  # the group and each of its forum topics
-                await chat_store.deactivate(conn, pk=record.pk, reason="removed from chat")
-        if records:
+        if await self._core.removed_from_chat(platform=Platform.TELEGRAM, chat_id=chat_id):
             log.info("telegram: bot removed from chat; chat is now inactive", extra=_ctx(chat_id))
 
     async def _on_error(self, update: object, context: _Context) -> None:

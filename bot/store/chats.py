@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import filters, schedule
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform
+from bot.store.engine import reader
 from bot.store.schema import chat_pages, chat_tags, chats, outbox, page_events
 from bot.util import chunks, utcnow
 
@@ -26,6 +28,9 @@ _UPDATE = update(chats).where(chats.c.id == bindparam("pk")).returning(chats)  #
 _INSERT = insert(chats).returning(chats)
 _DELETE_TAGS = delete(chat_tags).where(chat_tags.c.chat_pk == bindparam("pk"))
 _INSERT_TAGS = insert(chat_tags)
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +217,59 @@ async def _save_tags(conn: AsyncConnection, pk: int, f: Filter, *, new: bool = F
     ]
     if rows:
         await conn.execute(_INSERT_TAGS, rows)
+
+
+async def in_chat(
+    engine: AsyncEngine,
+    *,
+    defaults: ChatSettings,
+    title: str | None,
+    body: Callable[[AsyncConnection, ChatRecord], Awaitable[T]],
+    write: bool,
+) -> T:
+    """``body`` on the chat ``defaults.platform:defaults.chat_id``, in one transaction with
+    reading the chat; a chat seen for the first time is created with ``defaults``.
+
+    With ``write`` false the transaction only reads (on SQLite it waits for no writer);
+    creating a chat takes a transaction that writes, either way.
+    """
+    if not write:
+        async with reader(engine).connect() as conn:
+            record = await get(conn, platform=defaults.platform, chat_id=defaults.chat_id)
+            if record is not None:
+                return await body(conn, record)
+    for attempt in (1, 2):
+        try:
+            async with engine.begin() as conn:
+                record = await ensure(conn, defaults=defaults, title=title)
+                return await body(conn, record)
+        except IntegrityError:
+            # Another command of the same new chat created it first (PostgreSQL runs
+            # both at once): all of this was rolled back; once more, on that chat.
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+async def remove_bot(engine: AsyncEngine, *, platform: Platform, chat_id: str) -> int:
+    """The bot was removed from chat ``chat_id``: it and each of its forum topics become
+    inactive, in one transaction. Returns how many chats that was (0: never seen)."""
+    async with engine.begin() as conn:
+        records = await with_topics(conn, platform=platform, chat_id=chat_id)
+        for record in records:  # the group and each of its forum topics
+            await deactivate(conn, pk=record.pk, reason="removed from chat")
+    return len(records)
+
+
+async def move(
+    engine: AsyncEngine, *, platform: Platform, old_chat_id: str, new_chat_id: str
+) -> bool:
+    """:func:`migrate` in a transaction of its own; False when the old chat was never seen."""
+    async with engine.begin() as conn:
+        record = await migrate(
+            conn, platform=platform, old_chat_id=old_chat_id, new_chat_id=new_chat_id
+        )
+    return record is not None
 
 
 async def deactivate(

@@ -56,7 +56,7 @@ class Bot:
         core = CommandCore(
             engine=engine, defaults=Defaults(), digests=Planner(engine=engine), admin=self.admin
         )
-        self.channel = TelegramChannel(settings=settings, core=core, bot=self.bot, engine=engine)
+        self.channel = TelegramChannel(settings=settings, core=core, bot=self.bot)
         self.keyboards: dict[int, Any] = {}
 
     def delivery(self, *, rate: float = 1000) -> Delivery:

@@ -183,7 +183,7 @@ async def running(
     if tg is not None:
         bot = make_bot(settings)
         if telegram_updates:
-            telegram = TelegramChannel(settings=settings, core=core, bot=bot, engine=engine)
+            telegram = TelegramChannel(settings=settings, core=core, bot=bot)
             await telegram.start()
             stops.append(telegram.stop)
         senders[Platform.TELEGRAM] = TelegramSender(bot, rate_per_second=1000)

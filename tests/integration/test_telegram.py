@@ -93,9 +93,7 @@ def running(tg: FakeTelegram, engine: AsyncEngine, database_url: str) -> Running
         settings = make_settings(tg, database_url, **overrides)
         admins = Admin(engine=engine, settings=settings) if admin else None
         core = CommandCore(engine=engine, defaults=Defaults(), admin=admins)
-        channel = TelegramChannel(
-            settings=settings, core=core, bot=make_bot(settings), engine=engine
-        )
+        channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings))
         await channel.start()
         try:
             yield channel
@@ -673,7 +671,7 @@ async def test_a_rejected_token_is_a_config_error_without_the_token(
         database_url=database_url, telegram_bot_token=other, telegram_api_base_url=tg.base_url
     )
     core = CommandCore(engine=engine, defaults=Defaults())
-    channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings), engine=engine)
+    channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings))
     with pytest.raises(ConfigError) as caught:
         await channel.start()
     assert caught.value.variable == "TELEGRAM_BOT_TOKEN"
@@ -691,7 +689,7 @@ async def test_an_unreachable_api_is_a_transient_error(
         telegram_api_base_url=f"http://127.0.0.1:{port}/bot",
     )
     core = CommandCore(engine=engine, defaults=Defaults())
-    channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings), engine=engine)
+    channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings))
     with pytest.raises(TransientError) as caught:
         await channel.start()
     assert TOKEN not in caught.value.reason

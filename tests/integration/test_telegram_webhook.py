@@ -174,7 +174,7 @@ def idle_channel() -> TelegramChannel:
         telegram_webhook_secret=SECRET,
     )
     core = CommandCore(engine=engine, defaults=Defaults())
-    return TelegramChannel(settings=settings, core=core, bot=make_bot(settings), engine=engine)
+    return TelegramChannel(settings=settings, core=core, bot=make_bot(settings))
 
 
 _KEYS = (
