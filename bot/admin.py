@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot import payloads
 from bot.commands import Caller
 from bot.i18n import clean, t, tn
 from bot.models import LANGUAGES, Button, Platform, Reply
@@ -264,8 +265,10 @@ class Admin:
         return Reply(lang, t(lang, "admin.broadcast.cancelled", id=broadcast_id))
 
     async def broadcast_row_done(self, broadcast_id: int) -> None:
-        """Called by the delivery engine after each broadcast row; the last one sends the
-        admin who confirmed it a report in that chat's language."""
+        """Called by the delivery engine when a row of the broadcast was completed (sent or
+        failed for good) and this process holds no more of its rows; once every row is
+        done, the admin who confirmed it gets a report in that chat's language (once: the
+        store marks the broadcast done in the same transaction)."""
         async with self._engine.begin() as conn:
             final = await store.finish_if_done(conn, broadcast_id)
             if final is None:
@@ -299,7 +302,7 @@ class Admin:
                         chat_pk=record.pk,
                         platform=platform,
                         kind="notice",
-                        payload={"text": "\n".join(lines)},
+                        payload=payloads.Notice(text="\n".join(lines)),
                         now=utcnow(),
                         priority=20,
                     )

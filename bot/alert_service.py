@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import alerts
+from bot import alerts, payloads
 from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, ChatState, Platform
 from bot.settings import Settings
@@ -97,7 +97,9 @@ class AlertService:
                             chat_pk=record.pk,
                             platform=record.chat.platform.value,
                             kind="alert",
-                            payload={"text": t(record.chat.lang, change.message, **change.params)},
+                            payload=payloads.Alert(
+                                text=t(record.chat.lang, change.message, **change.params)
+                            ),
                             now=now,
                             priority=ALERT_PRIORITY,
                         )

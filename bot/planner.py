@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import filters, ranking, schedule
+from bot import filters, payloads, ranking, schedule
 from bot.i18n import tn
 from bot.models import Filter, Mode, QuietHours
 from bot.store import chats as chat_store
@@ -72,7 +72,12 @@ class _Chat(NamedTuple):
         return self.mode != Mode.INSTANT.value
 
 
-Offer = tuple[int, bool, str]  # (page_id, is_update, fingerprint)
+class Offer(NamedTuple):
+    """A page offered to a chat: new to it, or an update of a version it had."""
+
+    page_id: int
+    is_update: bool
+    fingerprint: str
 
 
 class _Welcome:
@@ -103,7 +108,7 @@ class _Welcome:
         recent = [(page_id, fp) for page_id, fp, day in matching if day >= cutoff][:WELCOME_MAX]
         if not recent:
             recent = [(page_id, fp) for page_id, fp, _ in matching[:WELCOME_MIN]]
-        found = self._by_filter[f] = tuple((page_id, False, fp) for page_id, fp in recent)
+        found = self._by_filter[f] = tuple(Offer(page_id, False, fp) for page_id, fp in recent)
         return found
 
 
@@ -207,7 +212,7 @@ class _Offers:
                 for page_id, event in latest.items()
                 if filters.matches_normalized(f, tags.get(page_id, untagged))
             ]
-            fresh = tuple((e.page_id, False, e.fingerprint) for e, new in candidates if new)
+            fresh = tuple(Offer(e.page_id, False, e.fingerprint) for e, new in candidates if new)
             found = self._matching[key] = (candidates, fresh)
         candidates, fresh = found
         if not ledger:
@@ -217,9 +222,9 @@ class _Offers:
             had = ledger.get(event.page_id)
             if had is None:
                 if new:
-                    offers.append((event.page_id, False, event.fingerprint))
+                    offers.append(Offer(event.page_id, False, event.fingerprint))
             elif had != event.fingerprint:
-                offers.append((event.page_id, True, event.fingerprint))
+                offers.append(Offer(event.page_id, True, event.fingerprint))
         return tuple(offers)
 
     def _latest_after(self, cursor: int) -> tuple[dict[int, Event], set[int]]:
@@ -459,16 +464,16 @@ class Planner:
 def _digest_payload(
     offers: tuple[Offer, ...], rest: tuple[Offer, ...], day: dt.date, *, welcome: bool
 ) -> str:
-    """A digest's outbox payload, as JSON: ``pages`` (``[page_id, is_update]`` in the order
-    shown), ``date``, ``ranked``, the ``rest`` the limit left out and ``welcome`` for a
-    chat's first digest. Built here rather
-    than by ``json.dumps``: a ranked digest is a chat's own, made once per chat, and this
-    is a third of the time (ids are ints, the date ISO digits: nothing to escape)."""
-    pages = ",".join([f"[{p},true]" if u else f"[{p},false]" for p, u, _ in offers])
-    tail = f',"rest":[{",".join([str(p) for p, _, _ in rest])}]' if rest else ""
-    if welcome:
-        tail += ',"welcome":true'
-    return f'{{"pages":[{pages}],"date":"{day.isoformat()}","ranked":true{tail}}}'
+    """A digest's outbox payload, as JSON (:class:`bot.payloads.Digest`): the pages in the
+    order shown, the day, ranked, the ``rest`` the limit left out, and ``welcome`` for a
+    chat's first digest."""
+    return payloads.encode_digest(
+        [(p, u) for p, u, _ in offers],
+        rest=[p for p, _, _ in rest],
+        day=day,
+        ranked=True,
+        welcome=welcome,
+    )
 
 
 def _chat_of(row: Sequence[Any]) -> _Chat:
@@ -573,7 +578,7 @@ class _Messages:
                 chat_pk=chat.pk,
                 platform=chat.platform,
                 kind="page",
-                payload={"pages": [[page_id, is_update]]},
+                payload=payloads.Instant(pages=((page_id, is_update),)),
                 now=stamp,
                 priority=DIGEST_PRIORITY,
             )

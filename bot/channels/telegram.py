@@ -257,19 +257,24 @@ def _is_gone(message: str) -> bool:
 def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) -> DeliveryError:
     """A python-telegram-bot error as the ``bot.errors`` class the delivery engine acts on.
 
-    The reason starts with a short label (``blocked``, ``rate_limited``, ``timeout``...), the
-    first word the metrics count by, then Telegram's own text with the token redacted.
+    Each carries a ``code`` the metrics count by (``blocked``, ``rate_limited``,
+    ``timeout``...); the reason starts with the same label, then Telegram's own text with
+    the token redacted.
     """
     text = redact(str(exc), token)
     if isinstance(exc, tg_error.RetryAfter):
         seconds = _retry_after_seconds(exc)
-        return RateLimited(f"rate_limited: retry after {seconds:g}s", retry_after=seconds)
+        return RateLimited(
+            f"rate_limited: retry after {seconds:g}s", retry_after=seconds, code="rate_limited"
+        )
     if isinstance(exc, tg_error.ChatMigrated):
         return ChatMigrated(
-            f"migrated: now supergroup {exc.new_chat_id}", new_chat_id=str(exc.new_chat_id)
+            f"migrated: now supergroup {exc.new_chat_id}",
+            new_chat_id=str(exc.new_chat_id),
+            code="migrated",
         )
     if isinstance(exc, tg_error.Forbidden):
-        return ChatGone(f"blocked: {text}")
+        return ChatGone(f"blocked: {text}", code="blocked")
     if isinstance(exc, tg_error.InvalidToken):
         # 401 Unauthorized: the token was revoked or is wrong. No chat is to blame: sending
         # to Telegram stops as a whole and the messages stay queued (see bot/delivery.py).
@@ -279,22 +284,22 @@ def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) ->
     if isinstance(exc, tg_error.BadRequest):
         lowered = text.lower()
         if any(marker in lowered for marker in _TOPIC_CLOSED_MARKERS):
-            return ChatGone(f"topic closed: {text}")
+            return ChatGone(f"topic closed: {text}", code="topic_closed")
         if any(marker in lowered for marker in _TOPIC_GONE_MARKERS):
-            return ChatGone(f"topic deleted: {text}")
+            return ChatGone(f"topic deleted: {text}", code="topic_deleted")
         if _is_gone(text):
-            return ChatGone(f"gone: {text}")
-        return PermanentError(f"bad_request: {text}")
+            return ChatGone(f"gone: {text}", code="gone")
+        return PermanentError(f"bad_request: {text}", code="bad_request")
     if isinstance(exc, tg_error.TimedOut):
         # A request that timed out while connecting or waiting for a pooled connection was
         # never sent; one that timed out later may have reached Telegram.
         unsent = isinstance(exc.__cause__, _UNSENT_TIMEOUTS)
-        return TransientError(f"timeout: {text}", ambiguous=not unsent)
+        return TransientError(f"timeout: {text}", ambiguous=not unsent, code="timeout")
     if isinstance(exc, tg_error.NetworkError):  # 5xx, connection refused or dropped
-        return TransientError(f"network: {text}")
+        return TransientError(f"network: {text}", code="network")
     if isinstance(exc, tg_error.EndPointNotFound | tg_error.Conflict):
-        return PermanentError(f"telegram: {text}")
-    return TransientError(f"telegram: {text}")  # e.g. an unreadable answer
+        return PermanentError(f"telegram: {text}", code="telegram")
+    return TransientError(f"telegram: {text}", code="telegram")  # e.g. an unreadable answer
 
 
 # ---------------------------------------------------------------------------- outbound
@@ -336,7 +341,9 @@ class TelegramSender:
             if "not initialized" not in str(exc):
                 raise
             # The connections were closed (shutting down): the message stays queued.
-            raise TransientError("closed: the Telegram connections are shut down") from None
+            raise TransientError(
+                "closed: the Telegram connections are shut down", code="closed"
+            ) from None
         return str(message_id)
 
 

@@ -12,6 +12,7 @@ from sqlalchemy import and_, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
+from bot import payloads
 from bot.store import outbox
 from bot.store.schema import audit_log, broadcasts, chat_tags, chats, page_events, pages
 from bot.store.schema import outbox as outbox_table
@@ -183,7 +184,7 @@ async def confirm_broadcast(conn: AsyncConnection, broadcast_id: int) -> int | N
             chat_pk=pk,
             platform=platform,
             kind="broadcast",
-            payload={"text": broadcast.text},
+            payload=payloads.Broadcast(text=broadcast.text),
             now=now,
             priority=BROADCAST_PRIORITY,
             broadcast_id=broadcast_id,

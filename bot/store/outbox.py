@@ -31,6 +31,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from bot import payloads
 from bot.store.schema import chat_pages, chats, outbox
 from bot.util import chunks, utcnow
 
@@ -57,20 +58,29 @@ class OutboxRow:
     broadcast_id: int | None
     created_at: dt.datetime
 
+    def content(self) -> payloads.Payload:
+        """The payload, typed (:func:`bot.payloads.decode`; old rows read too).
+
+        Raises:
+            payloads.PayloadError: for a payload no version of the format describes.
+        """
+        return payloads.decode(self.kind, self.payload)
+
 
 def row_values(
     *,
     chat_pk: int,
     platform: str,
     kind: str,
-    payload: Mapping[str, Any] | str,
+    payload: payloads.Payload | str,
     now: dt.datetime,
     priority: int = 0,
     broadcast_id: int | None = None,
 ) -> dict[str, Any]:
-    """An outbox row's values; ``payload`` a mapping, or its JSON text already made."""
+    """An outbox row's values; ``payload`` typed, or its JSON text already made
+    (:func:`bot.payloads.encode_digest`)."""
     if not isinstance(payload, str):
-        payload = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+        payload = payloads.encode(payload)
     return {
         "chat_pk": chat_pk,
         "platform": platform,
