@@ -1,8 +1,9 @@
 """The long-running service (``trendbot run`` and ``trendbot console``).
 
-Polls the sources on a schedule, plans due digests every minute, delivers from the
-outbox, serves HTTP, and runs the chat channels. SIGTERM or SIGINT stops it cleanly:
-no new work is taken, in-flight sends finish (bounded), the rest stays queued.
+Polls the sources on a schedule, plans due digests twice a minute (``PLAN_EVERY_SECONDS``)
+and after every poll, delivers from the outbox, serves HTTP, and runs the chat channels.
+SIGTERM or SIGINT stops it cleanly: no new work is taken, in-flight sends finish
+(bounded), the rest stays queued.
 """
 
 from __future__ import annotations
