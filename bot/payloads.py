@@ -55,27 +55,28 @@ class Instant:
 
 
 @dataclass(frozen=True, slots=True)
-class Broadcast:
+class _Text:
     text: str
     version: int = VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class Broadcast(_Text):
+    """An admin's broadcast, to each chat of its audience."""
 
     kind = BROADCAST
 
 
 @dataclass(frozen=True, slots=True)
-class Alert:
-    text: str
-    version: int = VERSION
+class Alert(_Text):
+    """An operator alert, to an admin's private chat."""
 
     kind = ALERT
 
 
 @dataclass(frozen=True, slots=True)
-class Notice:
+class Notice(_Text):
     """A text to one chat that is neither a broadcast nor an alert (an admin's report)."""
-
-    text: str
-    version: int = VERSION
 
     kind = NOTICE
 

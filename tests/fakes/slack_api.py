@@ -45,10 +45,12 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any
 from urllib.parse import urlencode
 
 from aiohttp import web
+
+from tests.fakes.base import Dropped, LocalApiServer
 
 DEFAULT_TOKEN = "xoxb-1-test-token"
 DEFAULT_TEAM_ID = "T1"
@@ -97,10 +99,6 @@ class _ApiError(Exception):
         self.details: dict[str, Any] = {}
 
 
-class _Dropped(Exception):
-    """The connection is to be closed without an answer."""
-
-
 @dataclass(slots=True)
 class SlackCall:
     """One request the app made, as the fake answered it.
@@ -140,13 +138,7 @@ class _Failure:
     status: int
     error: str
     retry_after: int | None
-    channel: str | None
-    remaining: int
-
-
-@dataclass(slots=True)
-class _Drop:
-    channel: str | None
+    target: str | None  # the channel (for "response_url", the URL's name); None: any
     remaining: int
 
 
@@ -159,7 +151,7 @@ class _Ts:
         return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
 
 
-class FakeSlack:
+class FakeSlack(LocalApiServer[SlackCall]):
     """A Slack Web API server on 127.0.0.1 with an ephemeral port.
 
     Use as ``async with FakeSlack() as sl:`` and give slack-sdk ``base_url=sl.base_url``. All
@@ -178,6 +170,7 @@ class FakeSlack:
         team_id: str = DEFAULT_TEAM_ID,
         log_requests: bool = False,
     ) -> None:
+        super().__init__()
         self.token = token
         self.tokens: set[str] = {token}
         self.team_id = team_id
@@ -185,8 +178,7 @@ class FakeSlack:
         self.bot_id = BOT_ID
         self.log_requests = log_requests
 
-        # What the app did.
-        self.sent: list[SlackCall] = []
+        # What the app did (and ``sent``: every call).
         self.request_count: Counter[str] = Counter()
         self.limit_violations: list[LimitViolation] = []
         self.ephemerals: list[dict[str, Any]] = []
@@ -208,17 +200,12 @@ class FakeSlack:
         self.user_locales: dict[str, str] = {}
         self.user_timezones: dict[str, str] = {}
 
-        self._failures: dict[str, deque[_Failure]] = {}
-        self._drops: dict[str, deque[_Drop]] = {}
         self._last_post: dict[str, float] = {}
         self._workspace_posts: deque[float] = deque()
         self._messages: dict[tuple[str, str], dict[str, Any]] = {}
         self._by_channel: dict[str, list[dict[str, Any]]] = {}
         self._ts = _Ts()
         self._delivered = 0
-        self._changed = asyncio.Condition()
-        self._runner: web.AppRunner | None = None
-        self._port = 0
         self._handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "auth.test": self._auth_test,
             "chat.postMessage": self._post_message,
@@ -231,35 +218,9 @@ class FakeSlack:
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def start(self) -> None:
-        """Listen on 127.0.0.1 on a free port."""
-        app = web.Application()
+    def _routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/api/{method}", self._handle)
         app.router.add_post("/response/{name}", self._handle_response_url)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert server is not None
-        sockets = getattr(server, "sockets", None) or []
-        self._port = sockets[0].getsockname()[1]
-
-    async def close(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    @property
-    def port(self) -> int:
-        return self._port
 
     @property
     def url(self) -> str:
@@ -337,11 +298,11 @@ class FakeSlack:
         if error is None:
             error = "ratelimited" if status == 429 else "fatal_error"
         failure = _Failure(status, error, retry_after if status == 429 else None, channel, times)
-        self._failures.setdefault(method, deque()).append(failure)
+        self._add_failure(method, failure)
 
     def drop_next(self, method: str, times: int = 1, *, channel: str | None = None) -> None:
         """Close the connection of the next ``times`` calls of ``method`` without an answer."""
-        self._drops.setdefault(method, deque()).append(_Drop(channel, times))
+        self._add_drop(method, target=channel, times=times)
 
     # ------------------------------------------------------------------ what the app did
 
@@ -374,45 +335,13 @@ class FakeSlack:
         """How many chat.postMessage calls succeeded."""
         return self._delivered
 
-    async def wait_for(
-        self,
-        until: int | Callable[[SlackCall], bool],
-        *,
-        count: int = 1,
-        timeout: float = 5.0,  # noqa: ASYNC109 - the deadline is the point of this helper
-    ) -> list[SlackCall]:
-        """Wait until the app has done what the test expects, and return those calls.
+    @staticmethod
+    def _is_delivered(call: SlackCall) -> bool:
+        return call.ok and call.method == "chat.postMessage"
 
-        ``until`` is either a number of successful chat.postMessage calls (in all, counted
-        from the start) or a predicate over :class:`SlackCall`, of which ``count`` must match.
-        Wakes on each recorded call; never polls. Raises ``TimeoutError`` naming what was seen.
-        """
-        predicate: Callable[[SlackCall], bool]
-        if isinstance(until, int):
-            count, predicate = until, _is_delivered_message
-        else:
-            predicate = until
-        matches: list[SlackCall] = []
-        cursor = 0
-
-        def satisfied() -> bool:
-            nonlocal cursor
-            calls = self.sent
-            while cursor < len(calls):
-                if predicate(calls[cursor]):
-                    matches.append(calls[cursor])
-                cursor += 1
-            return len(matches) >= count
-
-        try:
-            async with asyncio.timeout(timeout), self._changed:
-                await self._changed.wait_for(satisfied)
-        except TimeoutError:
-            recent = ", ".join(f"{c.method}({c.channel})={c.error or 'ok'}" for c in self.sent[-5:])
-            raise TimeoutError(
-                f"{len(matches)} of {count} expected calls after {timeout}s; last: [{recent}]"
-            ) from None
-        return matches
+    @staticmethod
+    def _describe(call: SlackCall) -> str:
+        return f"{call.method}({call.channel})={call.error or 'ok'}"
 
     async def wait_for_response(
         self,
@@ -457,7 +386,7 @@ class FakeSlack:
             )
             if err.retry_after is not None:
                 headers["Retry-After"] = str(err.retry_after)
-        except _Dropped:
+        except Dropped:
             call.status, call.response = 0, None
         await self._record(call)
         if call.response is None:
@@ -476,7 +405,7 @@ class FakeSlack:
         call = SlackCall("response_url", body, time.monotonic(), name)
         if self.latency > 0:
             await asyncio.sleep(self.latency)
-        failure = self._take(self._failures, "response_url", name)
+        failure = self._take_failure("response_url", name)
         if failure is not None:
             call.status, call.response = failure.status, {"ok": False, "error": failure.error}
             await self._record(call)
@@ -485,11 +414,6 @@ class FakeSlack:
         call.status, call.response = 200, {"ok": True}
         await self._record(call)
         return web.Response(text="ok")
-
-    async def _record(self, call: SlackCall) -> None:
-        self.sent.append(call)
-        async with self._changed:
-            self._changed.notify_all()
 
     def _answer(self, token: str | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if not token:
@@ -503,27 +427,14 @@ class FakeSlack:
             raise _ApiError("unknown_method")
         self._require_scopes(METHOD_SCOPES.get(method, frozenset()))
         channel = params.get("channel")
-        if self._take(self._drops, method, channel):
-            raise _Dropped
-        failure = self._take(self._failures, method, channel)
+        if self._take_drop(method, channel):
+            raise Dropped
+        failure = self._take_failure(method, channel)
         if failure is not None:
             raise _ApiError(failure.error, status=failure.status, retry_after=failure.retry_after)
         if isinstance(channel, str) and channel in self.channel_errors:
             raise _ApiError(self.channel_errors[channel])
         return {"ok": True, **handler(params)}
-
-    def _take(self, queues: dict[str, deque[Any]], method: str, channel: Any) -> Any:
-        for key in (method, "*"):
-            queue = queues.get(key)
-            if not queue:
-                continue
-            for entry in queue:
-                if entry.channel is None or entry.channel == channel:
-                    entry.remaining -= 1
-                    if entry.remaining <= 0:
-                        queue.remove(entry)
-                    return entry
-        return None
 
     def _require_scopes(self, needed: frozenset[str]) -> None:
         """Slack's ``missing_scope``, naming the scope needed and those the token has
@@ -736,10 +647,6 @@ class FakeSlack:
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-def _is_delivered_message(call: SlackCall) -> bool:
-    return call.ok and call.method == "chat.postMessage"
 
 
 def _channel_object(channel_id: str, *, name: str | None, team_id: str) -> dict[str, Any]:

@@ -83,9 +83,13 @@ class Bot:
         keyboard = self.keyboards[message["message_id"]]
         data = next(b["callback_data"] for row in keyboard for b in row if b["text"] == label)
         answers = len(self.tg.calls("answerCallbackQuery"))
+        edits = len(self.tg.calls("editMessageText"))
         self.tg.callback(chat_id, message["message_id"], data, user_id=user)
-        await self.tg.wait_for(lambda c: c.method == "answerCallbackQuery", count=answers + 1)
-        await asyncio.sleep(0.1)  # the edit follows the answer
+        calls = await self.tg.wait_for(
+            lambda c: c.method == "answerCallbackQuery", count=answers + 1
+        )
+        if not calls[-1].params.get("show_alert"):  # not refused: the edit follows the answer
+            await self.tg.wait_for(lambda c: c.method == "editMessageText", count=edits + 1)
         return str(self.tg.messages_to(chat_id)[-1]["text"])
 
 
