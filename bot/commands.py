@@ -200,7 +200,12 @@ def echo(text: str) -> str:
 
 
 def format_wait(lang: str, hours: int, minutes: int) -> str:
-    """``3 h 20 min`` / ``3시간 20분``."""
+    """``3 h 20 min`` / ``3시간 20분``; from a day on, to the hour: ``6 d 3 h``."""
+    days, hours = divmod(hours, 24)
+    if days:
+        if hours:
+            return t(lang, "wait.days_hours", days=days, hours=hours)
+        return t(lang, "wait.days", days=days)
     if hours:
         return t(lang, "wait.hours_minutes", hours=hours, minutes=minutes)
     return t(lang, "wait.minutes", minutes=minutes)
