@@ -25,7 +25,7 @@ from sqlalchemy.engine import make_url
 
 from bot import alert_service, metrics, web
 from bot.app import App
-from bot.channels.console import ConsoleChannel
+from bot.channels.console import ConsoleChannel, ConsoleSender
 from bot.errors import BotError
 from bot.feed_server import FeedServer
 from bot.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
@@ -295,6 +295,9 @@ class Service:
             tasks.append(asyncio.create_task(self._poll_loop()))
             if self._console:
                 console = ConsoleChannel(core=self._app.core, on_command=self._delivery.notify)
+                printer = self._app.senders.get(Platform.CONSOLE)
+                if isinstance(printer, ConsoleSender):  # its digests' 👍 and 👎 can be pressed
+                    printer.on_buttons = console.offer_votes
                 tasks.append(asyncio.create_task(self._run_console(console)))
             await self._stop.wait()
         finally:
