@@ -15,7 +15,7 @@ JSON_KEYS = ("time", "level", "logger", "event", "chat", "platform", "page", "er
 REDACTED = "[redacted]"
 # A Telegram bot token anywhere in a URL or message (the library logs request URLs).
 TELEGRAM_TOKEN_IN_TEXT = re.compile(r"\b\d{5,20}:[A-Za-z0-9_-]{30,}\b")
-SLACK_TOKEN_IN_TEXT = re.compile(r"\bxox[abpr]-[A-Za-z0-9-]+|\bxapp-[A-Za-z0-9-]+")
+SLACK_TOKEN_IN_TEXT = re.compile(r"\bxox[abepr]-[A-Za-z0-9-]+|\bxapp-[A-Za-z0-9-]+")
 # A chat's private feed address (a reply carries it; the libraries log requests at DEBUG).
 FEED_TOKEN_IN_TEXT = re.compile(r"/feeds/[A-Za-z0-9_-]{43}\.atom")
 
