@@ -43,7 +43,7 @@ SLACK_CLIENT_ID_RE = re.compile(r"^\d{1,20}\.\d{1,20}$")
 MIN_STATE_SECRET_CHARS = 16
 
 
-TOKEN_KEY_HINT = (
+KEY_COMMAND_HINT = (
     "python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'"
 )
 
@@ -303,14 +303,14 @@ class Settings(BaseSettings):
 
         keys = [k.strip() for k in value.get_secret_value().split(",") if k.strip()]
         if not keys:
-            raise ValueError("is empty; generate a key with " + TOKEN_KEY_HINT)
+            raise ValueError("is empty; generate a key with " + KEY_COMMAND_HINT)
         for key in keys:
             try:
                 Fernet(key)
             except ValueError:
                 raise ValueError(
                     "is not a Fernet key (32 url-safe base64-encoded bytes); generate one with "
-                    + TOKEN_KEY_HINT
+                    + KEY_COMMAND_HINT
                 ) from None
         return value
 

@@ -114,7 +114,7 @@ def record_of(installation: Installation | Bot, *, installer: str | None) -> Ins
         team_name=installation.team_name,
         bot_id=installation.bot_id,
         bot_user_id=installation.bot_user_id,
-        bot_scopes=",".join(scopes) if isinstance(scopes, list | tuple) else scopes,
+        bot_scopes=scopes if isinstance(scopes, str) or scopes is None else ",".join(scopes),
         bot_refresh_token=installation.bot_refresh_token,
         bot_token_expires_at=_naive_utc(expires) if isinstance(expires, int | float) else None,
         installer_user_id=installer,

@@ -31,17 +31,27 @@ class Audience:
     tags: tuple[str, ...] = ()
     platform: str | None = None
     lang: str | None = None
+    workspace: str | None = None  # Slack: only this workspace's chats (a workspace admin's)
 
     def as_json(self) -> str:
-        return json.dumps(
-            {"tags": list(self.tags), "platform": self.platform, "lang": self.lang},
-            separators=(",", ":"),
-        )
+        data: dict[str, object] = {
+            "tags": list(self.tags),
+            "platform": self.platform,
+            "lang": self.lang,
+        }
+        if self.workspace:
+            data["workspace"] = self.workspace
+        return json.dumps(data, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> Audience:
         data = json.loads(text)
-        return cls(tags=tuple(data["tags"]), platform=data["platform"], lang=data["lang"])
+        return cls(
+            tags=tuple(data["tags"]),
+            platform=data["platform"],
+            lang=data["lang"],
+            workspace=data.get("workspace"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +88,9 @@ def _audience_filter(audience: Audience) -> list[ColumnElement[bool]]:
         conditions.append(chats.c.platform == audience.platform)
     if audience.lang:
         conditions.append(chats.c.lang == audience.lang)
+    if audience.workspace:
+        conditions.append(chats.c.platform == "slack")
+        conditions.append(chats.c.team_id == audience.workspace)
     if audience.tags:
         following = select(chat_tags.c.chat_pk).where(
             chat_tags.c.tag.in_(list(audience.tags)), chat_tags.c.kind != "excluded"

@@ -360,9 +360,7 @@ async def deactivate_team(
 ) -> list[int]:
     """Every active or paused chat of the workspace becomes inactive for ``reason``; their
     primary keys."""
-    where = _of_team(platform, team_id, enterprise_id) & (
-        chats.c.state != ChatState.INACTIVE.value
-    )
+    where = _of_team(platform, team_id, enterprise_id) & (chats.c.state != ChatState.INACTIVE.value)
     pks = [int(pk) for (pk,) in await conn.execute(select(chats.c.id).where(where))]
     if pks:
         await conn.execute(
@@ -386,13 +384,9 @@ async def reactivate_team(
     """The workspace's chats made inactive for one of ``reasons`` (the code before any
     ``:``) are active again, from the newest page event on: nothing missed is replayed.
     How many."""
-    where = _of_team(platform, team_id, enterprise_id) & (
-        chats.c.state == ChatState.INACTIVE.value
-    )
+    where = _of_team(platform, team_id, enterprise_id) & (chats.c.state == ChatState.INACTIVE.value)
     rows = await conn.execute(select(chats.c.id, chats.c.inactive_reason).where(where))
-    pks = [
-        int(pk) for pk, reason in rows if (reason or "").split(":", 1)[0].strip() in reasons
-    ]
+    pks = [int(pk) for pk, reason in rows if (reason or "").split(":", 1)[0].strip() in reasons]
     if pks:
         await conn.execute(
             update(chats)
