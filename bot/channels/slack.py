@@ -887,14 +887,13 @@ class SlackChannel:
                 response = await flow.handle_callback(bolt_request)
             else:
                 response = await flow.handle_installation(bolt_request)
-        except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
-            # Slack could not be asked (oauth.v2.access or auth.test did not answer).
+        except Exception as exc:  # Slack did not answer, or the store failed: never a 500
             log.warning(
                 "slack: an install did not complete: %s",
                 translate_error(exc).reason,
                 extra={"platform": "slack"},
             )
-            return web.Response(status=503, text="Slack did not answer; try again")
+            return web.Response(status=503, text="the install did not complete; try again")
         return await to_aiohttp_response(response)
 
     def _enter(self, context: Mapping[str, Any], client: AsyncWebClient | None) -> None:

@@ -501,6 +501,11 @@ class InstallFlow(AsyncOAuthFlow):
         return _page(lang, t(lang, "slack.oauth.install_title"), link)
 
 
+def _headers(set_cookie: str) -> dict[str, str | list[str]]:
+    """An HTML page's headers; the browser forgets the state cookie (it was used)."""
+    return {"Content-Type": "text/html; charset=utf-8", "Set-Cookie": [set_cookie]}
+
+
 def callbacks(workspaces: Workspaces, *, default_lang: str) -> AsyncCallbackOptions:
     """What the redirect answers: a page in the installer's language, never a traceback."""
 
@@ -519,7 +524,7 @@ def callbacks(workspaces: Workspaces, *, default_lang: str) -> AsyncCallbackOpti
         return BoltResponse(
             status=200,
             body=_page(lang, t(lang, "slack.oauth.done_title"), body),
-            headers={"Content-Type": "text/html; charset=utf-8"},
+            headers=_headers(args.settings.state_utils.build_set_cookie_for_deletion()),
         )
 
     async def failure(args: AsyncFailureArgs) -> BoltResponse:
@@ -538,7 +543,7 @@ def callbacks(workspaces: Workspaces, *, default_lang: str) -> AsyncCallbackOpti
                 t(lang, "slack.oauth.failed_title"),
                 f"<p>{html.escape(t(lang, key))}</p>{retry}",
             ),
-            headers={"Content-Type": "text/html; charset=utf-8"},
+            headers=_headers(args.settings.state_utils.build_set_cookie_for_deletion()),
         )
 
     return AsyncCallbackOptions(success=success, failure=failure)
