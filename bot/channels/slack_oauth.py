@@ -27,6 +27,7 @@ import logging
 import re
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -335,8 +336,8 @@ class Workspaces:
 
 class InstallationStore(AsyncInstallationStore):
     """Bolt's installation store on :class:`Workspaces` (bot tokens only: the app asks for
-    no user scopes). ``find_bot`` returns a token already refreshed, so Bolt's own rotation
-    never has to run."""
+    no user scopes). ``find_bot`` returns a token already refreshed, and no refresh token:
+    refreshing is :class:`Workspaces`' alone, so a refresh token is never spent twice."""
 
     def __init__(self, workspaces: Workspaces) -> None:
         self._workspaces = workspaces
@@ -361,7 +362,10 @@ class InstallationStore(AsyncInstallationStore):
         record = await self._workspaces.installation(
             enterprise_id=enterprise_id, team_id=None if is_enterprise_install else team_id
         )
-        return bot_of(record) if record is not None else None
+        if record is None:
+            return None
+        # Refreshed already; without its refresh token Bolt never rotates it a second time.
+        return bot_of(replace(record, bot_refresh_token=None, bot_token_expires_at=None))
 
     async def async_find_installation(
         self,
@@ -501,7 +505,7 @@ class InstallFlow(AsyncOAuthFlow):
         return _page(lang, t(lang, "slack.oauth.install_title"), link)
 
 
-def _headers(set_cookie: str) -> dict[str, str | list[str]]:
+def _headers(set_cookie: str) -> dict[str, str | Sequence[str]]:
     """An HTML page's headers; the browser forgets the state cookie (it was used)."""
     return {"Content-Type": "text/html; charset=utf-8", "Set-Cookie": [set_cookie]}
 

@@ -246,6 +246,7 @@ class FakeSlack:
         self.token_teams: dict[str, str] = {token: team_id}
         self.token_expires: dict[str, float] = {}  # time.time() after which a token expired
         self.refresh_tokens: dict[str, str] = {}  # refresh token -> access token it renews
+        self.refresh_issued: list[str] = []  # every refresh token handed out, used or not
         self.channel_teams: dict[str, str] = {}
         self._grants: dict[str, _Grant] = {}
         self._serial = 0
@@ -407,9 +408,9 @@ class FakeSlack:
             self.add_workspace(team_id)
         workspace = self.workspaces[team_id]
         self._serial += 1
-        code = (
-            f"{self._serial}.{int(time.time())}.{hashlib.sha256(team_id.encode()).hexdigest()[:16]}"
-        )
+        # Slack's codes: two numbers and 64 hex digits, e.g. 4724469134.4644010092847.232b...
+        digest = hashlib.sha256(f"{team_id}:{self._serial}".encode()).hexdigest()
+        code = f"{4_000_000_000 + self._serial}.{time.time_ns() // 1_000_000}.{digest}"
         self._grants[code] = _Grant(
             team_id=team_id,
             team_name=workspace.name,
@@ -767,6 +768,7 @@ class FakeSlack:
         self.token_teams[token] = team_id
         self.token_expires[token] = time.time() + self.token_lifetime_seconds
         self.refresh_tokens[refresh] = token
+        self.refresh_issued.append(refresh)
         return {
             "access_token": token,
             "refresh_token": refresh,

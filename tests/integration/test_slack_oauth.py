@@ -8,10 +8,12 @@ would put in the redirect). The browser is an aiohttp session with a cookie jar.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import html
 import json
 import re
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -146,6 +148,17 @@ class Deployment:
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None) + self.days * LATER
         await self.app.planner.plan_due(now=now)
         await self.app.delivery().drain()
+
+    async def state_becomes(self, chat_id: str, state: ChatState) -> ChatRecord:
+        """Wait (polling, with a deadline) until the chat is in ``state``: events are acted
+        on after Slack's acknowledgement."""
+        deadline = time.monotonic() + 10
+        while True:
+            record = await self.chat(chat_id)
+            if record is not None and record.chat.state == state:
+                return record
+            assert time.monotonic() < deadline, f"{chat_id} is {record and record.chat.state}"
+            await asyncio.sleep(0.02)
 
     async def chat(self, chat_id: str) -> ChatRecord | None:
         async with self.app.engine.connect() as conn:
@@ -360,9 +373,8 @@ async def test_uninstall_of_one_workspace_leaves_the_other_working(two: Deployme
     sl.uninstall(TEAM_A)
     assert await two.event({"type": "app_uninstalled"}, team=TEAM_A, event_id="Ev1") == 200
 
-    a = await two.chat(f"{TEAM_A}/{CHANNEL_A}")
+    a = await two.state_becomes(f"{TEAM_A}/{CHANNEL_A}", ChatState.INACTIVE)
     b = await two.chat(f"{TEAM_B}/{CHANNEL_B}")
-    assert a is not None and a.chat.state == ChatState.INACTIVE
     assert (a.inactive_reason or "").startswith("app_uninstalled")
     assert b is not None and b.chat.state == ChatState.ACTIVE
     async with two.app.engine.connect() as conn:
@@ -380,6 +392,7 @@ async def test_a_reinstall_makes_the_chats_active_without_replaying(two: Deploym
     sl = two.sl
     sl.uninstall(TEAM_A)
     await two.event({"type": "app_uninstalled"}, team=TEAM_A, event_id="Ev1")
+    await two.state_becomes(f"{TEAM_A}/{CHANNEL_A}", ChatState.INACTIVE)
     await two.publish("papers/2026/2611.00004-missed", tags="[rl]")
     await two.deliver()
 
@@ -398,9 +411,8 @@ async def test_a_reinstall_makes_the_chats_active_without_replaying(two: Deploym
 async def test_tokens_revoked_stops_that_workspace_only(two: Deployment) -> None:
     event = {"type": "tokens_revoked", "tokens": {"oauth": [], "bot": ["U0BOT2"]}}
     assert await two.event(event, team=TEAM_A, event_id="Ev2") == 200
-    a = await two.chat(f"{TEAM_A}/{CHANNEL_A}")
+    await two.state_becomes(f"{TEAM_A}/{CHANNEL_A}", ChatState.INACTIVE)
     b = await two.chat(f"{TEAM_B}/{CHANNEL_B}")
-    assert a is not None and a.chat.state == ChatState.INACTIVE
     assert b is not None and b.chat.state == ChatState.ACTIVE
 
 
