@@ -24,7 +24,7 @@ Failures are part of the fake's input, set by the test:
 * ``uninstall(team)`` -- the app removed from a workspace: its tokens answer ``token_revoked``;
 * ``enforce_limits`` -- one chat.postMessage per second per channel, else 429 and an entry in
   ``limit_violations``;
-* ``workspace_rate`` -- at most this many chat.postMessage a second in the whole workspace
+* ``workspace_rate`` -- at most this many chat.postMessage a second in each workspace
   (Slack's own figure is "several hundred messages per minute"), else the same 429.
 
 Many workspaces (an app distributed by OAuth, https://api.slack.com/authentication/oauth-v2):
@@ -278,7 +278,7 @@ class FakeSlack:
         self._failures: dict[str, deque[_Failure]] = {}
         self._drops: dict[str, deque[_Drop]] = {}
         self._last_post: dict[str, float] = {}
-        self._workspace_posts: deque[float] = deque()
+        self._workspace_posts: dict[str, deque[float]] = {}  # by workspace
         self._messages: dict[tuple[str, str], dict[str, Any]] = {}
         self._by_channel: dict[str, list[dict[str, Any]]] = {}
         self._ts = _Ts()
@@ -683,7 +683,7 @@ class FakeSlack:
         HTTP 429 with Retry-After (https://api.slack.com/apis/rate-limits)."""
         now = time.monotonic()
         if self.workspace_rate is not None:
-            window = self._workspace_posts
+            window = self._workspace_posts.setdefault(self._team, deque())
             while window and now - window[0] >= 1.0 - self.limit_tolerance:
                 window.popleft()
             if len(window) >= self.workspace_rate:

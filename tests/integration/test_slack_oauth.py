@@ -30,8 +30,9 @@ from bot.app import App, open_app
 from bot.channels.slack import SlackChannel
 from bot.channels.slack_oauth import Workspaces
 from bot.commands import Caller
+from bot.filters import parse_filter
 from bot.i18n import t
-from bot.models import ChatKind, ChatState, Platform
+from bot.models import ChatKind, ChatSettings, ChatState, Platform
 from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store.chats import ChatRecord
@@ -549,3 +550,73 @@ def _slack_caller(team: str, channel: str, user: str, *, admin: bool = True) -> 
 async def _last_broadcast(d: Deployment) -> int:
     async with d.app.engine.connect() as conn:
         return int((await conn.execute(select(func.max(broadcasts.c.id)))).scalar_one())
+
+
+# ---------------------------------------------------------------------- edges
+
+
+async def test_a_workspace_without_the_app_is_told_and_nothing_changes(two: Deployment) -> None:
+    two.sl.add_workspace("TC3")
+    two.sl.add_channel("CC3", team_id="TC3")
+    name = "not-installed"
+    body = slash_command_body(
+        "/trend",
+        "subscribe rl",
+        user_id="UC1",
+        channel_id="CC3",
+        team_id="TC3",
+        response_url=two.sl.response_url(name),
+    )
+    status, ack = await two.post(body)
+    shown = ack or json.dumps(await two.sl.wait_for_response(name))
+
+    assert status == 200
+    assert t("en", "slack.oauth.not_installed") in shown
+    assert await two.chat("TC3/CC3") is None
+
+
+async def test_each_workspace_is_paced_on_its_own(
+    sl: FakeSlack, database_url: str, tmp_path: Path
+) -> None:
+    """``SLACK_WORKSPACE_RATE_PER_SECOND`` caps each workspace: Slack's per-workspace limit
+    is never hit in either, and both workspaces' channels are served."""
+    sl.workspace_rate = 3
+    sl.enforce_limits = True
+    channels = {TEAM_A: ["CA1", "CA2", "CA3"], TEAM_B: ["CB1", "CB2", "CB3"]}
+    async with deployment(sl, database_url, tmp_path, slack_workspace_rate_per_second=3) as d:
+        for team, ids in channels.items():
+            await d.install(team, installer=INSTALLER_A if team == TEAM_A else INSTALLER_B)
+            for channel in ids:
+                sl.add_channel(channel, team_id=team)
+                await d.command("subscribe rl", team=team, channel=channel, user="U1")
+        await d.publish("papers/2026/2611.00009-paced", tags="[rl]")
+        await d.deliver()
+    posts = sl.calls("chat.postMessage", ok=True)
+    every = sorted(channel for ids in channels.values() for channel in ids)
+    assert sorted(c.channel or "" for c in posts) == every
+    assert sl.limit_violations == []
+    assert {c.team for c in posts} == {TEAM_A, TEAM_B}
+
+
+async def test_chats_of_the_token_setup_move_to_their_workspace_on_install(
+    sl: FakeSlack, database_url: str, tmp_path: Path
+) -> None:
+    """A deployment that had one workspace by token and moves to OAuth keeps its chats."""
+    async with deployment(sl, database_url, tmp_path) as d:
+        async with d.app.engine.begin() as conn:
+            record = await chat_store.ensure(
+                conn,
+                defaults=ChatSettings(
+                    platform=Platform.SLACK,
+                    chat_id=CHANNEL_A,
+                    kind=ChatKind.GROUP,
+                    filter=parse_filter("rl"),
+                ),
+            )
+            await chat_store.set_workspace(conn, pk=record.pk, team_id=TEAM_A, enterprise_id=None)
+        assert (await d.install(TEAM_A, installer=INSTALLER_A))[0] == 200
+        moved = await d.chat(f"{TEAM_A}/{CHANNEL_A}")
+        await d.publish("papers/2026/2611.00010-moved", tags="[rl]")
+        await d.deliver()
+    assert moved is not None and moved.pk == record.pk
+    assert "moved" in texts_to(sl, CHANNEL_A)
