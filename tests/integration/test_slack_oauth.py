@@ -24,6 +24,9 @@ from urllib.parse import parse_qs, urlsplit
 import aiohttp
 import pytest
 from cryptography.fernet import Fernet
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from sqlalchemy import func, select, update
 
 from bot.app import App, open_app
@@ -620,3 +623,38 @@ async def test_chats_of_the_token_setup_move_to_their_workspace_on_install(
         await d.deliver()
     assert moved is not None and moved.pk == record.pk
     assert "moved" in texts_to(sl, CHANNEL_A)
+
+
+@pytest.fixture
+async def fresh(sl: FakeSlack, database_url: str, tmp_path: Path) -> AsyncIterator[Deployment]:
+    async with deployment(sl, database_url, tmp_path) as d:
+        yield d
+
+
+QUERY_TEXT = st.text(max_size=80) | st.sampled_from(["", "deleted", "x" * 300])
+
+
+@hypothesis_settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    query=st.dictionaries(
+        st.sampled_from(["code", "state", "error", "team", "other"]), QUERY_TEXT, max_size=4
+    ),
+    cookie=st.none() | QUERY_TEXT,
+)
+async def test_any_redirect_query_is_answered_and_installs_nothing(
+    fresh: Deployment, query: dict[str, str], cookie: str | None
+) -> None:
+    headers = {"Cookie": f"slack-app-oauth-state={cookie}"} if cookie is not None else {}
+    try:
+        async with fresh.browser.get(
+            f"{fresh.base}/slack/oauth_redirect", params=query, headers=headers
+        ) as response:
+            status, text = response.status, await response.text()
+    except ValueError:  # a header value the client itself refuses to send
+        return
+    assert status in (200, 400, 401), text
+    assert "Traceback" not in text
+    async with fresh.app.engine.connect() as conn:
+        assert (await conn.execute(select(slack_installations))).first() is None
