@@ -146,6 +146,7 @@ UNAVAILABLE_ERRORS = frozenset({"service_unavailable", "request_timeout"})
 _APP_TOKEN_REJECTED = frozenset(
     {"invalid_auth", "not_authed", "token_revoked", "account_inactive", "not_allowed_token_type"}
 )
+
 _ERRORS: tuple[type[BaseException], ...] = (SlackClientError, aiohttp.ClientError, TimeoutError)
 
 # Slack signs every request it sends; one older than this is refused as stale
