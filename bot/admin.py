@@ -297,16 +297,19 @@ class Admin:
         now = utcnow()
         day_ago = now - dt.timedelta(hours=24)
         async with self._engine.begin() as conn:
-            chat_rows = await store.chat_counts(conn)
-            tags = await chat_store.subscriber_counts(conn)
+            # A workspace's installer sees that workspace's chats and deliveries only.
+            workspace = self._workspace_only(caller)
+            scope = chat_store.of_workspace(workspace) if workspace else None
+            chat_rows = await store.chat_counts(conn, workspace=workspace)
+            tags = await chat_store.subscriber_counts(conn, workspace=workspace)
             page_total = await page_store.page_count(conn)
             new_today = await store.pages_new_since(
                 conn, now.replace(hour=0, minute=0, second=0, microsecond=0)
             )
-            deliveries = await outbox.counts_since(conn, since=day_ago)
-            failures = await outbox.top_failures(conn, since=day_ago)
+            deliveries = await outbox.counts_since(conn, since=day_ago, chat_pks=scope)
+            failures = await outbox.top_failures(conn, since=day_ago, chat_pks=scope)
             sources = await page_store.all_sources(conn)
-            running = await store.in_progress(conn)
+            running = await store.in_progress(conn, created_by=actor(caller) if workspace else None)
             await store.audit(
                 conn, actor=actor(caller), chat=_chat(caller), action="stats.viewed", allowed=True
             )

@@ -306,16 +306,25 @@ async def listing(conn: AsyncConnection) -> list[ChatRecord]:
     return [record_from_row(r) for r in rows]
 
 
-async def subscriber_counts(conn: AsyncConnection) -> Mapping[str, int]:
-    """Chats subscribed to each tag (any-of or required)."""
+async def subscriber_counts(
+    conn: AsyncConnection, *, workspace: str | None = None
+) -> Mapping[str, int]:
+    """Chats subscribed to each tag (any-of or required); of one Slack workspace if given."""
     count = func.count(chat_tags.c.chat_pk)
+    query = select(chat_tags.c.tag, count).where(chat_tags.c.kind != "excluded")
+    if workspace:
+        query = query.where(chat_tags.c.chat_pk.in_(of_workspace(workspace)))
     rows = await conn.execute(
-        select(chat_tags.c.tag, count)
-        .where(chat_tags.c.kind != "excluded")
-        .group_by(chat_tags.c.tag)
-        .order_by(count.desc(), chat_tags.c.tag)
+        query.group_by(chat_tags.c.tag).order_by(count.desc(), chat_tags.c.tag)
     )
     return {tag: n for tag, n in rows}
+
+
+def of_workspace(workspace: str) -> Any:
+    """The primary keys of a Slack workspace's chats, as a subquery."""
+    return select(chats.c.id).where(
+        chats.c.platform == Platform.SLACK.value, chats.c.team_id == workspace
+    )
 
 
 def describe(record: ChatRecord) -> dict[str, str]:

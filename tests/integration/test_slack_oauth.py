@@ -504,6 +504,20 @@ async def test_the_installer_is_that_workspaces_admin(two: Deployment) -> None:
     assert stats.startswith(t("en", "admin.stats.header"))
 
 
+async def test_a_workspace_admins_stats_count_that_workspace_only(two: Deployment) -> None:
+    two.sl.add_channel("CB9", team_id=TEAM_B)
+    await two.command("subscribe robotics reasoning", team=TEAM_B, channel="CB9", user="UB1")
+
+    mine = await two.command("stats", team=TEAM_A, channel=CHANNEL_A, user=INSTALLER_A)
+    theirs = await two.command("stats", team=TEAM_B, channel=CHANNEL_B, user=INSTALLER_B)
+
+    assert t("en", "admin.stats.chats", summary="slack active 1") in mine
+    assert t("en", "admin.stats.tags", tags="rl (1)") in mine
+    assert "robotics" not in mine and "reasoning" not in mine
+    assert t("en", "admin.stats.chats", summary="slack active 2") in theirs
+    assert "rl (" not in theirs
+
+
 async def test_a_workspace_broadcast_reaches_that_workspace_only(two: Deployment) -> None:
     from bot.admin import SEND
 
