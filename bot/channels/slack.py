@@ -13,8 +13,13 @@ its raw body before anything parses it) or Socket Mode. Every answer is ephemera
 caller: in the acknowledgement itself, or through the request's ``response_url`` when the
 work may take longer than Slack's 3 seconds.
 
-One workspace: :class:`SlackAuth` holds whether Slack accepts the bot token, for the
-sender and the channel alike; a refused token stops every send, not one chat.
+One workspace (``SLACK_BOT_TOKEN``): :class:`SlackAuth` holds whether Slack accepts the bot
+token, for the sender and the channel alike; a refused token stops every send, not one chat.
+
+Many workspaces (``SLACK_CLIENT_ID``, :mod:`bot.channels.slack_oauth`): Bolt authorizes each
+request with its workspace's installation; chats are ``TEAM/CHANNEL``, each send uses its
+workspace's token and counts against that workspace's cap (:meth:`SlackSender.pace_key`);
+an uninstalled workspace stops its own chats only.
 """
 
 from __future__ import annotations
@@ -889,12 +894,17 @@ class SlackChannel:
             else:
                 response = await flow.handle_installation(bolt_request)
         except Exception as exc:  # Slack did not answer, or the store failed: never a 500
+            from bot.channels.slack_oauth import failure_page, page_lang
+
             log.warning(
                 "slack: an install did not complete: %s",
                 translate_error(exc).reason,
                 extra={"platform": "slack"},
             )
-            return web.Response(status=503, text="the install did not complete; try again")
+            lang = page_lang(bolt_request, self._settings.default_language)
+            return web.Response(
+                status=503, text=failure_page(lang), content_type="text/html", charset="utf-8"
+            )
         return await to_aiohttp_response(response)
 
     def _enter(self, context: Mapping[str, Any], client: AsyncWebClient | None) -> None:

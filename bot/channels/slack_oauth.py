@@ -474,7 +474,7 @@ def _lang(request: AsyncBoltRequest, default: str) -> str:
     return default
 
 
-def _page(lang: str, title: str, body: str) -> str:
+def _page(lang: str, *, title: str, body: str) -> str:
     return (
         f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title></head><body><h1>{html.escape(title)}</h1>"
@@ -502,7 +502,19 @@ class InstallFlow(AsyncOAuthFlow):
     async def build_install_page_html(self, url: str, request: AsyncBoltRequest) -> str:
         lang = _lang(request, self._default_lang)
         link = f'<p><a href="{html.escape(url)}">{html.escape(t(lang, "slack.oauth.add"))}</a></p>'
-        return _page(lang, t(lang, "slack.oauth.install_title"), link)
+        return _page(lang, title=t(lang, "slack.oauth.install_title"), body=link)
+
+
+def failure_page(lang: str, *, key: str = "slack.oauth.failed") -> str:
+    """The page of an install that did not complete: why, and a link to start again."""
+    retry = f'<p><a href="{INSTALL_PATH}">{html.escape(t(lang, "slack.oauth.retry"))}</a></p>'
+    body = f"<p>{html.escape(t(lang, key))}</p>{retry}"
+    return _page(lang, title=t(lang, "slack.oauth.failed_title"), body=body)
+
+
+def page_lang(request: AsyncBoltRequest, default: str) -> str:
+    """The installer's language, from the browser's Accept-Language (English or Korean)."""
+    return _lang(request, default)
 
 
 def _headers(set_cookie: str) -> dict[str, str | Sequence[str]]:
@@ -527,7 +539,7 @@ def callbacks(workspaces: Workspaces, *, default_lang: str) -> AsyncCallbackOpti
         body = f"<p>{html.escape(t(lang, 'slack.oauth.done_text'))}</p>"
         return BoltResponse(
             status=200,
-            body=_page(lang, t(lang, "slack.oauth.done_title"), body),
+            body=_page(lang, title=t(lang, "slack.oauth.done_title"), body=body),
             headers=_headers(args.settings.state_utils.build_set_cookie_for_deletion()),
         )
 
@@ -536,17 +548,12 @@ def callbacks(workspaces: Workspaces, *, default_lang: str) -> AsyncCallbackOpti
         log.warning("slack: an install did not complete: %s", reason, extra={"platform": "slack"})
         lang = _lang(args.request, default_lang)
         key = _FAILURES.get(reason, "slack.oauth.failed")
-        retry = f'<p><a href="{INSTALL_PATH}">{html.escape(t(lang, "slack.oauth.retry"))}</a></p>'
         status = args.suggested_status_code
         if status >= 500:
             status = 503  # the store could not save it: try again later
         return BoltResponse(
             status=status,
-            body=_page(
-                lang,
-                t(lang, "slack.oauth.failed_title"),
-                f"<p>{html.escape(t(lang, key))}</p>{retry}",
-            ),
+            body=failure_page(lang, key=key),
             headers=_headers(args.settings.state_utils.build_set_cookie_for_deletion()),
         )
 

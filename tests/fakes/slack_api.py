@@ -625,6 +625,8 @@ class FakeSlack:
             raise _ApiError("invalid_client_id")
         if secret != self.client_secret:
             raise _ApiError("bad_client_secret")
+        if self._take(self._drops, method, None):
+            raise _Dropped
         failure = self._take(self._failures, method, None)
         if failure is not None:
             raise _ApiError(failure.error, status=failure.status, retry_after=failure.retry_after)

@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.app import App, open_app
 from bot.channels.slack import SlackChannel
@@ -672,3 +673,34 @@ async def test_any_redirect_query_is_answered_and_installs_nothing(
     assert "Traceback" not in text
     async with fresh.app.engine.connect() as conn:
         assert (await conn.execute(select(slack_installations))).first() is None
+
+
+async def test_slack_not_answering_the_code_exchange_is_a_page_to_retry(
+    sl: FakeSlack, database_url: str, tmp_path: Path
+) -> None:
+    async with deployment(sl, database_url, tmp_path) as d:
+        _, _, query = await d.install_page()
+        sl.drop_next("oauth.v2.access")
+        status, text = await d.redirect(
+            code=sl.authorize(TEAM_A, user_id=INSTALLER_A), state=query["state"][0]
+        )
+        async with d.app.engine.connect() as conn:
+            rows = (await conn.execute(select(slack_installations))).all()
+    assert status == 503
+    assert t("en", "slack.oauth.failed") in text and "/slack/install" in text
+    assert rows == []
+
+
+async def test_without_a_client_id_the_install_routes_do_not_exist(
+    engine: AsyncEngine,
+) -> None:
+    runner, port = await start_web(
+        make_app(engine=engine, hooks=WebHooks()), host="127.0.0.1", port=0
+    )
+    try:
+        async with aiohttp.ClientSession() as http:
+            for path in ("/slack/install", "/slack/oauth_redirect?code=1&state=2"):
+                async with http.get(f"http://127.0.0.1:{port}{path}") as response:
+                    assert response.status == 404
+    finally:
+        await runner.cleanup()
