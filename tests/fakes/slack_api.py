@@ -189,6 +189,7 @@ class _Grant:
     enterprise_id: str | None
     redirect_uri: str | None
     expires_at: float
+    org_wide: bool = False
 
 
 @dataclass(slots=True)
@@ -248,9 +249,11 @@ class FakeSlack:
         self.refresh_tokens: dict[str, str] = {}  # refresh token -> access token it renews
         self.refresh_issued: list[str] = []  # every refresh token handed out, used or not
         self.channel_teams: dict[str, str] = {}
+        self.org_tokens: dict[str, str] = {}  # token of an org-wide install -> its enterprise
         self._grants: dict[str, _Grant] = {}
         self._serial = 0
         self._team: str = team_id  # the workspace of the call being answered
+        self._token: str | None = None  # and the token it came with
 
         # What the app did.
         self.sent: list[SlackCall] = []
@@ -401,9 +404,12 @@ class FakeSlack:
         *,
         user_id: str = "U0INSTALLER",
         redirect_uri: str | None = None,
+        org_wide: bool = False,
     ) -> str:
         """A user of ``team_id`` approves the install on Slack's authorize page; returns the
-        ``code`` Slack appends to the redirect URL (single use, for ten minutes)."""
+        ``code`` Slack appends to the redirect URL (single use, for ten minutes). ``org_wide``:
+        an Enterprise Grid admin installs the app for the whole organisation of ``team_id``
+        (https://api.slack.com/enterprise/org-ready-apps)."""
         if team_id not in self.workspaces:
             self.add_workspace(team_id)
         workspace = self.workspaces[team_id]
@@ -418,6 +424,7 @@ class FakeSlack:
             enterprise_id=workspace.enterprise_id,
             redirect_uri=redirect_uri,
             expires_at=time.time() + CODE_LIFETIME_SECONDS,
+            org_wide=org_wide,
         )
         return code
 
@@ -643,6 +650,7 @@ class FakeSlack:
         if token in self.token_expires and time.time() >= self.token_expires[token]:
             raise _ApiError("token_expired")
         self._team = self.token_teams.get(token, self.team_id)
+        self._token = token
         handler = self._handlers.get(method)
         if handler is None:
             raise _ApiError("unknown_method")
@@ -718,6 +726,8 @@ class FakeSlack:
         }
         if workspace.enterprise_id:
             answer["enterprise_id"] = workspace.enterprise_id
+        if self._token in self.org_tokens:  # the organisation's token
+            answer.update(enterprise_id=self.org_tokens[self._token], is_enterprise_install=True)
         return answer
 
     def _oauth_access(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -738,6 +748,8 @@ class FakeSlack:
         if grant.redirect_uri is not None and redirect != grant.redirect_uri:
             raise _ApiError("bad_redirect_uri")
         workspace = self.workspaces[grant.team_id]
+        if grant.org_wide:  # the organisation's install: no team
+            return self._org_install(grant, workspace)
         answer: dict[str, Any] = {
             "app_id": APP_ID,
             "authed_user": {"id": grant.user_id},
@@ -753,6 +765,24 @@ class FakeSlack:
             "is_enterprise_install": False,
         }
         answer.update(self._issue(workspace.team_id))
+        return answer
+
+    def _org_install(self, grant: _Grant, workspace: _Workspace) -> dict[str, Any]:
+        """oauth.v2.access of an org-wide install: ``team`` null, ``enterprise`` set,
+        ``is_enterprise_install`` true; the token serves every workspace of the org."""
+        enterprise = workspace.enterprise_id or "E0"
+        answer: dict[str, Any] = {
+            "app_id": APP_ID,
+            "authed_user": {"id": grant.user_id},
+            "scope": ",".join(sorted(self.scopes)),
+            "token_type": "bot",
+            "bot_user_id": workspace.bot_user_id,
+            "team": None,
+            "enterprise": {"id": enterprise, "name": f"Org {enterprise}"},
+            "is_enterprise_install": True,
+        }
+        answer.update(self._issue(workspace.team_id))
+        self.org_tokens[answer["access_token"]] = enterprise
         return answer
 
     def _issue(self, team_id: str) -> dict[str, Any]:
@@ -926,10 +956,17 @@ class FakeSlack:
         channel = self._channel(channel_id)
         if channel["is_private"] and not channel["is_member"]:
             raise _ApiError("channel_not_found")
-        # Another workspace's conversation does not exist for this workspace's token.
-        if self.channel_teams.get(channel_id, self._team) != self._team:
+        # Another workspace's conversation does not exist for this workspace's token (an
+        # org-wide install's token sees every workspace of its organisation).
+        owner = self.channel_teams.get(channel_id, self._team)
+        if owner != self._team and not self._same_org(owner):
             raise _ApiError("channel_not_found")
         return channel
+
+    def _same_org(self, team_id: str) -> bool:
+        org = self.org_tokens.get(self._token or "")
+        owner = self.workspaces.get(team_id)
+        return org is not None and owner is not None and owner.enterprise_id == org
 
     def _writable_channel(self, params: dict[str, Any]) -> str:
         """The conversation a message goes to, or the error Slack gives for it.
@@ -1161,8 +1198,12 @@ def slash_command_body(
     user_name: str | None = None,
     trigger_id: str = "1111.2222.abcd",
     api_app_id: str = "A1",
+    enterprise_id: str | None = None,
+    org_install: bool = False,
 ) -> bytes:
-    """A slash command as Slack posts it to the app: an urlencoded form."""
+    """A slash command as Slack posts it to the app: an urlencoded form (from a workspace of
+    an Enterprise Grid organisation: with ``enterprise_id``; ``is_enterprise_install`` true
+    when the app was installed for the whole organisation)."""
     fields = {
         "token": "verification-token",
         "team_id": team_id,
@@ -1174,10 +1215,13 @@ def slash_command_body(
         "command": command,
         "text": text,
         "api_app_id": api_app_id,
-        "is_enterprise_install": "false",
+        "is_enterprise_install": "true" if org_install else "false",
         "response_url": response_url,
         "trigger_id": trigger_id,
     }
+    if enterprise_id:
+        fields["enterprise_id"] = enterprise_id
+        fields["enterprise_name"] = f"Org {enterprise_id}"
     return urlencode(fields).encode()
 
 

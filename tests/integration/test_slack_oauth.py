@@ -41,7 +41,7 @@ from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store.chats import ChatRecord
 from bot.store.installations import TokenCipher
-from bot.store.schema import broadcasts, slack_installations, slack_oauth_states
+from bot.store.schema import broadcasts, chats, slack_installations, slack_oauth_states
 from bot.web import WebHooks, make_app
 from bot.web import start as start_web
 from tests.fakes.slack_api import FakeSlack, event_body, signed_headers, slash_command_body
@@ -704,3 +704,49 @@ async def test_without_a_client_id_the_install_routes_do_not_exist(
                     assert response.status == 404
     finally:
         await runner.cleanup()
+
+
+async def test_an_org_wide_install_serves_each_workspace_of_the_organisation(
+    sl: FakeSlack, database_url: str, tmp_path: Path
+) -> None:
+    """Enterprise Grid: one install for the organisation; each workspace's chats carry the
+    workspace and the organisation, and are sent to with the organisation's token."""
+    for team, channel in (("T7", "C7"), ("T8", "C8")):
+        sl.add_workspace(team, enterprise_id="E1")
+        sl.add_channel(channel, team_id=team)
+    async with deployment(sl, database_url, tmp_path) as d:
+        _, _, query = await d.install_page()
+        code = sl.authorize("T7", user_id="UORGADMIN", org_wide=True)
+        assert (await d.redirect(code=code, state=query["state"][0]))[0] == 200
+        for team, channel in (("T7", "C7"), ("T8", "C8")):
+            name = f"org-{team}"
+            body = slash_command_body(
+                "/trend",
+                "subscribe rl",
+                user_id="U1",
+                channel_id=channel,
+                team_id=team,
+                enterprise_id="E1",
+                org_install=True,
+                response_url=sl.response_url(name),
+            )
+            status, _ = await d.post(body)
+            assert status == 200
+        await d.publish("papers/2026/2611.00011-org", tags="[rl]")
+        await d.deliver()
+        async with d.app.engine.connect() as conn:
+            rows = await conn.execute(
+                select(chats.c.chat_id, chats.c.team_id, chats.c.enterprise_id).order_by(
+                    chats.c.chat_id
+                )
+            )
+            stored = [tuple(r) for r in rows]
+            installs = (await conn.execute(select(slack_installations))).mappings().all()
+    assert stored == [("T7/C7", "T7", "E1"), ("T8/C8", "T8", "E1")]
+    assert [(r["enterprise_id"], r["team_id"], r["is_enterprise_install"]) for r in installs] == [
+        ("E1", "", True)
+    ]
+    org_token = next(iter(sl.org_tokens))
+    posts = sl.calls("chat.postMessage", ok=True)
+    assert sorted(c.channel or "" for c in posts) == ["C7", "C8"]
+    assert all(c.token == org_token for c in posts)
