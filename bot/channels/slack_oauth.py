@@ -461,7 +461,6 @@ class _NoCodes(logging.Filter):
 
 
 _FLOW_LOG = logging.getLogger("bot.channels.slack.oauth")
-_FLOW_LOG.addFilter(_NoCodes())
 
 
 def _lang(request: AsyncBoltRequest, default: str) -> str:
@@ -496,6 +495,8 @@ class InstallFlow(AsyncOAuthFlow):
     """Bolt's OAuth flow, with the project's pages in the installer's language."""
 
     def __init__(self, *, settings: AsyncOAuthSettings, client: AsyncWebClient, default_lang: str):
+        if not any(isinstance(f, _NoCodes) for f in _FLOW_LOG.filters):
+            _FLOW_LOG.addFilter(_NoCodes())
         super().__init__(client=client, logger=_FLOW_LOG, settings=settings)
         self._default_lang = default_lang
 
