@@ -350,13 +350,15 @@ async def test_a_malformed_redirect_is_answered_and_installs_nothing(
 
 
 async def test_a_code_slack_refuses_is_a_page_not_an_install(
-    sl: FakeSlack, database_url: str, tmp_path: Path
+    sl: FakeSlack, database_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     async with deployment(sl, database_url, tmp_path) as d:
         _, _, query = await d.install_page()
         status, text = await d.redirect(code="9.9.not-a-code", state=query["state"][0])
     assert status == 401 and "did not confirm" in text
     assert [c.error for c in sl.calls("oauth.v2.access")] == ["invalid_code"]
+    assert "oauth.v2.access" in caplog.text  # Bolt said why, without the code
+    assert "9.9.not-a-code" not in caplog.text
 
 
 async def test_the_pages_speak_korean_to_a_korean_browser(
