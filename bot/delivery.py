@@ -279,6 +279,7 @@ class Delivery:
         # key: one Pace per workspace, at the platform's rate.
         self._rates = {p: s.rate_per_second for p, s in self._senders.items()}
         self._key_pace: dict[tuple[Platform, str], Pace] = {}
+        self._keys: Counter[Platform] = Counter()  # paces per key, by platform
         self._concurrency = concurrency
         self._max_in_flight = max(concurrency, max_in_flight)
         self._workers: set[asyncio.Task[None]] = set()
@@ -396,8 +397,8 @@ class Delivery:
         needed = 0.0
         for name, hold in self._send_seconds.items():
             rate = self._pace[name].rate
-            if rate is not None:
-                needed += rate * hold * WINDOW_HEADROOM
+            if rate is not None:  # each workspace of a platform paced per key has the rate
+                needed += rate * max(1, self._keys[name]) * hold * WINDOW_HEADROOM
         if needed > len(self._workers):
             self._grow(min(self._max_in_flight, int(needed) + 1))
 
@@ -603,6 +604,7 @@ class Delivery:
         pace = self._key_pace.get((chat.platform, key))
         if pace is None:
             pace = self._key_pace[(chat.platform, key)] = Pace(self._rates[chat.platform])
+            self._keys[chat.platform] += 1
         return pace
 
     async def _render(self, record: ChatRecord, row: OutboxRow) -> list[Outgoing]:
