@@ -139,6 +139,10 @@ class Caller:
     chat_title: str | None = None
     language_code: str | None = None
     can_manage: Callable[[], Awaitable[bool]] | None = None
+    # Slack: the caller's workspace, and whether they installed the app there (an admin of
+    # that workspace alone).
+    workspace: str | None = None
+    workspace_admin: bool = False
 
 
 class DigestPort(Protocol):

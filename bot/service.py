@@ -352,9 +352,13 @@ class Service:
                 engine=app.engine,
                 client=app.slack_client,
                 auth=sender.auth if isinstance(sender, SlackSender) else None,
+                workspaces=app.slack_workspaces,
+                state_store=app.slack_states,
             )
             if app.settings.slack_signing_secret is not None:
                 hooks.slack = slack.handle_request
+            if slack.oauth:
+                hooks.slack_install = slack.handle_install
             hooks.channels["slack"] = lambda: slack.running
             hooks.auth_errors["slack"] = lambda: slack.auth.error
             channels.append(slack)
