@@ -139,6 +139,10 @@ class Caller:
     chat_title: str | None = None
     language_code: str | None = None
     can_manage: Callable[[], Awaitable[bool]] | None = None
+    # Slack: the caller's workspace, and whether they installed the app there (an admin of
+    # that workspace alone).
+    workspace: str | None = None
+    workspace_admin: bool = False
 
 
 class DigestPort(Protocol):
@@ -200,7 +204,12 @@ def echo(text: str) -> str:
 
 
 def format_wait(lang: str, hours: int, minutes: int) -> str:
-    """``3 h 20 min`` / ``3시간 20분``."""
+    """``3 h 20 min`` / ``3시간 20분``; from a day on, to the hour: ``6 d 3 h``."""
+    days, hours = divmod(hours, 24)
+    if days:
+        if hours:
+            return t(lang, "wait.days_hours", days=days, hours=hours)
+        return t(lang, "wait.days", days=days)
     if hours:
         return t(lang, "wait.hours_minutes", hours=hours, minutes=minutes)
     return t(lang, "wait.minutes", minutes=minutes)

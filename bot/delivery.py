@@ -271,6 +271,11 @@ class Delivery:
         self._on_broadcast_row = on_broadcast_row
         self._senders = dict(senders)
         self._pace = {p: Pace(s.rate_per_second) for p, s in self._senders.items()}
+        # A sender with ``pace_key`` (Slack installed in many workspaces) has its cap per
+        # key: one Pace per workspace, at the platform's rate.
+        self._rates = {p: s.rate_per_second for p, s in self._senders.items()}
+        self._key_pace: dict[tuple[Platform, str], Pace] = {}
+        self._keys: Counter[Platform] = Counter()  # paces per key, by platform
         self._concurrency = concurrency
         self._max_in_flight = max(concurrency, max_in_flight)
         self._workers: set[asyncio.Task[None]] = set()
@@ -310,9 +315,12 @@ class Delivery:
     def share_caps(self, replicas: int) -> None:
         """Several replicas send: each keeps to ``cap / replicas`` of every platform cap."""
         for platform, sender in self._senders.items():
-            self._pace[platform].set_rate(
+            self._rates[platform] = (
                 sender.rate_per_second / max(1, replicas) if sender.rate_per_second else None
             )
+            self._pace[platform].set_rate(self._rates[platform])
+        for (platform, _key), pace in self._key_pace.items():
+            pace.set_rate(self._rates[platform])
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until ``stop`` is set; then finish in-flight sends and release the rest."""
@@ -390,8 +398,8 @@ class Delivery:
         needed = 0.0
         for name, hold in self._send_seconds.items():
             rate = self._pace[name].rate
-            if rate is not None:
-                needed += rate * hold * WINDOW_HEADROOM
+            if rate is not None:  # each workspace of a platform paced per key has the rate
+                needed += rate * max(1, self._keys[name]) * hold * WINDOW_HEADROOM
         if needed > len(self._workers):
             self._grow(min(self._max_in_flight, int(needed) + 1))
 
@@ -535,7 +543,7 @@ class Delivery:
         if chat.platform in self._paused:
             await self._hold(queue, reason="credentials refused")
             return
-        await self._pace[chat.platform].acquire()
+        await self._pace_of(sender, chat).acquire()
         if self._stopping:  # not begun: it stays queued for later
             return
         started = queue.started = time.monotonic()
@@ -600,6 +608,17 @@ class Delivery:
                 await self._chat_gone(queue, exc, state=decision.chat_state)
             case Outcome.FAIL:
                 await self._fail_row(queue, decision.reason, code=exc.code)
+    def _pace_of(self, sender: Sender, chat: ChatSettings) -> Pace:
+        """The platform's pace, or that of the chat's workspace when the sender has one."""
+        pace_key = getattr(sender, "pace_key", None)
+        key = pace_key(chat.chat_id) if callable(pace_key) else None
+        if key is None:
+            return self._pace[chat.platform]
+        pace = self._key_pace.get((chat.platform, key))
+        if pace is None:
+            pace = self._key_pace[(chat.platform, key)] = Pace(self._rates[chat.platform])
+            self._keys[chat.platform] += 1
+        return pace
 
     async def _render(self, record: ChatRecord, row: OutboxRow) -> list[Outgoing]:
         chat = record.chat

@@ -246,3 +246,5 @@ class Outgoing:
     in_thread: bool = False
     markup: dict[str, object] | None = None
     plain: bool = False
+    # The console's buttons (its text shows them; the console presses them by number).
+    buttons: tuple[Button, ...] = ()

@@ -26,7 +26,7 @@ from sqlalchemy.engine import make_url
 
 from bot import alert_service, metrics, web
 from bot.app import App
-from bot.channels.console import ConsoleChannel
+from bot.channels.console import ConsoleChannel, ConsoleSender
 from bot.errors import BotError
 from bot.feed_server import FeedServer
 from bot.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
@@ -296,6 +296,9 @@ class Service:
             tasks.append(asyncio.create_task(self._poll_loop()))
             if self._console:
                 console = ConsoleChannel(core=self._app.core, on_command=self._delivery.notify)
+                printer = self._app.senders.get(Platform.CONSOLE)
+                if isinstance(printer, ConsoleSender):  # its digests' 👍 and 👎 can be pressed
+                    printer.on_buttons = console.offer_votes
                 tasks.append(asyncio.create_task(self._run_console(console)))
             await self._stop.wait()
         finally:
@@ -348,9 +351,13 @@ class Service:
                 engine=app.engine,
                 client=app.slack_client,
                 auth=sender.auth if isinstance(sender, SlackSender) else None,
+                workspaces=app.slack_workspaces,
+                state_store=app.slack_states,
             )
             if app.settings.slack_signing_secret is not None:
                 hooks.slack = slack.handle_request
+            if slack.oauth:
+                hooks.slack_install = slack.handle_install
             hooks.channels["slack"] = lambda: slack.running
             hooks.auth_errors["slack"] = lambda: slack.auth.error
             channels.append(slack)

@@ -31,6 +31,7 @@ class WebHooks:
 
     telegram: TelegramHook | None = None
     slack: SlackHook | None = None
+    slack_install: SlackHook | None = None  # GET /slack/install and /slack/oauth_redirect
     channels: dict[str, Callable[[], bool]] = field(default_factory=dict)
     feeds: FeedHook | None = None
     # Failed polls of each source in this process, by shown name (the poller's counters).
@@ -104,6 +105,11 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
             raise web.HTTPNotFound()
         return await hooks.slack(request)
 
+    async def slack_install(request: web.Request) -> web.StreamResponse:
+        if hooks.slack_install is None:
+            raise web.HTTPNotFound()
+        return await hooks.slack_install(request)
+
     async def feed(request: web.Request) -> web.StreamResponse:
         if hooks.feeds is None:
             raise web.HTTPNotFound()
@@ -113,6 +119,8 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
     app.router.add_get("/metrics", metrics_endpoint)
     app.router.add_post("/telegram/webhook", telegram_webhook)
     app.router.add_post("/slack/events", slack_events)
+    app.router.add_get("/slack/install", slack_install)
+    app.router.add_get("/slack/oauth_redirect", slack_install)
     app.router.add_get("/feeds/{name}", feed)
     return app
 

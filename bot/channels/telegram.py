@@ -83,6 +83,13 @@ log = logging.getLogger("bot.channels.telegram")
 
 PRIVATE_CHAT_INTERVAL = 1.0  # Bot API: about one message a second to one chat
 GROUP_CHAT_INTERVAL = 3.0  # Bot API: at most 20 messages a minute to one group
+# The topics of a forum are chats of their own here, but Telegram counts the 20 a minute
+# for the whole group (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this):
+# their sends are spaced by the group's interval, plus this margin against jitter.
+TOPIC_GROUP_MARGIN_SECONDS = 0.05
+# Forum groups whose next free slot is remembered; past this many, the slots that have
+# passed are forgotten.
+TOPIC_GROUPS_KEPT = 10_000
 # The delivery engine runs up to 64 sends at once; replies to commands need room beside them.
 CONNECTION_POOL_SIZE = 96
 CONNECT_TIMEOUT = 5.0
@@ -314,6 +321,7 @@ class TelegramSender:
         self._bot = bot
         self._rate = rate_per_second
         self._paid = paid_broadcast
+        self._group_free_at: dict[str, float] = {}  # forum group -> its next free slot
 
     @property
     def rate_per_second(self) -> float | None:
@@ -331,6 +339,8 @@ class TelegramSender:
                 closed or deleted topic is ``ChatGone`` for that topic alone.
         """
         chat_ref, topic = split_chat_id(chat_id)
+        if topic is not None:
+            await self._group_slot(str(chat_ref))
         try:
             message_id = await post_message(
                 self._bot, chat_id=chat_ref, message=message, thread_id=topic, paid=self._paid
@@ -345,6 +355,17 @@ class TelegramSender:
                 "closed: the Telegram connections are shut down", code="closed"
             ) from None
         return str(message_id)
+
+    async def _group_slot(self, group: str) -> None:
+        """Wait for the forum group's next free slot: the delivery engine spaces each topic
+        as a chat, and this spaces the topics of one group as the group they are."""
+        now = time.monotonic()
+        if len(self._group_free_at) >= TOPIC_GROUPS_KEPT:
+            self._group_free_at = {g: t for g, t in self._group_free_at.items() if t > now}
+        slot = max(now, self._group_free_at.get(group, 0.0))
+        self._group_free_at[group] = slot + GROUP_CHAT_INTERVAL + TOPIC_GROUP_MARGIN_SECONDS
+        if slot > now:
+            await asyncio.sleep(slot - now)
 
 
 async def post_message(

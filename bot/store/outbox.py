@@ -451,31 +451,34 @@ async def pending(
     return int(count), earliest
 
 
-async def counts_since(conn: AsyncConnection, *, since: dt.datetime) -> dict[str, int]:
-    """Messages by status: sent and failed since ``since``, and everything still queued."""
+async def counts_since(
+    conn: AsyncConnection, *, since: dt.datetime, chat_pks: Any = None
+) -> dict[str, int]:
+    """Messages by status: sent and failed since ``since``, and everything still queued (of
+    the chats of the ``chat_pks`` subquery, when given)."""
     recent = outbox.c.created_at >= since
-    row = (
-        await conn.execute(
-            select(
-                func.sum(case((and_(outbox.c.status == SENT, recent), 1), else_=0)),
-                func.sum(case((and_(outbox.c.status == FAILED, recent), 1), else_=0)),
-                func.sum(case((outbox.c.status.in_((QUEUED, SENDING)), 1), else_=0)),
-            )
-        )
-    ).one()
+    query = select(
+        func.sum(case((and_(outbox.c.status == SENT, recent), 1), else_=0)),
+        func.sum(case((and_(outbox.c.status == FAILED, recent), 1), else_=0)),
+        func.sum(case((outbox.c.status.in_((QUEUED, SENDING)), 1), else_=0)),
+    )
+    if chat_pks is not None:
+        query = query.where(outbox.c.chat_pk.in_(chat_pks))
+    row = (await conn.execute(query)).one()
     return {"sent": int(row[0] or 0), "failed": int(row[1] or 0), "queued": int(row[2] or 0)}
 
 
 async def top_failures(
-    conn: AsyncConnection, *, since: dt.datetime, limit: int = 5
+    conn: AsyncConnection, *, since: dt.datetime, limit: int = 5, chat_pks: Any = None
 ) -> list[tuple[str, int]]:
     count = func.count()
+    query = select(outbox.c.last_error, count).where(
+        outbox.c.status == FAILED, outbox.c.created_at >= since
+    )
+    if chat_pks is not None:
+        query = query.where(outbox.c.chat_pk.in_(chat_pks))
     rows = await conn.execute(
-        select(outbox.c.last_error, count)
-        .where(outbox.c.status == FAILED, outbox.c.created_at >= since)
-        .group_by(outbox.c.last_error)
-        .order_by(count.desc())
-        .limit(limit)
+        query.group_by(outbox.c.last_error).order_by(count.desc()).limit(limit)
     )
     return [(error or "?", int(n)) for error, n in rows]
 

@@ -215,7 +215,7 @@ class Terminal:
         return lines
 
     def send(self, line: str) -> None:
-        self._run("send-keys", "-t", self._target, "-l", line)
+        self._run("send-keys", "-t", self._target, "-l", "--", line)
         self._run("send-keys", "-t", self._target, "Enter")
         self.expect(f"{PROMPT}{line}")  # the line as the prompt accepted it
 
@@ -383,6 +383,34 @@ def test_subscribe_then_latest_shows_pages_with_their_tldr(
         assert tldr[:60] in latest, f"the TL;DR of {title!r} is missing"
     assert "matched: rl" in latest
     assert "<b>" not in latest and "&amp;" not in latest  # plain text, not Telegram's HTML
+
+
+@DRIVERS
+def test_pages_shown_are_voted_on_with_plus_and_minus_n(
+    drive: Driver, env: dict[str, str], tmp_path: Path
+) -> None:
+    with drive(trendbot("console"), env, tmp_path) as bot:
+        bot.expect(HINT)
+        bot.prompt()
+        bot.send("-1")
+        assert "There is no page -1 to vote on" in bot.expect(PROMPT)
+        bot.send("/subscribe rl")
+        bot.expect(PROMPT)
+        bot.send("/latest 2")
+        latest = bot.expect(PROMPT)
+        assert "[+1 👍] [-1 👎]" in latest and "[+2 👍] [-2 👎]" in latest
+        bot.send("-2")
+        assert "Noted: less like this" in bot.expect(PROMPT)
+        bot.send("-2")  # the same button again takes the vote back
+        undone = bot.expect(PROMPT)
+        bot.send("/feedback")
+        feedback = bot.expect(PROMPT)
+        bot.send("+1")
+        assert "Noted: more like this" in bot.expect(PROMPT)
+        bot.send("/quit")
+        assert bot.wait() == 0
+    assert "Noted: less like this" not in undone
+    assert "-1.0" not in feedback  # the 👎 was taken back: no tag learned a weight from it
 
 
 @DRIVERS
@@ -612,6 +640,10 @@ def test_a_newcomer_gets_a_digest_presses_buttons_and_keeps_the_prompt(
         bot.prompt()  # drawn again under the delivery
         screen = bot.screen()
         assert screen[-1].rstrip() == PROMPT.rstrip() and screen[-2] == RULE
+
+        assert "[+1 👍] [-1 👎]" in digest
+        bot.send("+1")  # a digest's page is voted on where it was printed
+        assert "Noted: more like this" in bot.expect(PROMPT)
 
         bot.send("/tags")  # the prompt still takes commands
         assert "rl (" in bot.expect(PROMPT)

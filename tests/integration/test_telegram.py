@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime as dt
+import itertools
 import json
 import logging
 import sys
@@ -1044,6 +1045,32 @@ async def test_two_topics_get_different_pages_and_a_closed_topic_stops_alone(
     listing = out.decode().splitlines()
     assert any(line.startswith(f"telegram:{FORUM}/{rl} state=active ") for line in listing)
     assert any(line.startswith(f"telegram:{FORUM}/{vision} state=inactive ") for line in listing)
+
+
+async def test_topics_of_one_forum_are_paced_as_the_one_group_telegram_counts(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine, database_url: str, tmp_path: Path
+) -> None:
+    world = await started(engine, tmp_path / "wiki")
+    tg.chat_admins[FORUM] = {ADMIN}
+    topics = [tg.create_topic(FORUM, name) for name in ("A", "B", "C", "D")]
+    async with running():
+        for topic in topics:
+            await reply_to(tg, FORUM, "/subscribe rl", user_id=ADMIN, thread_id=topic)
+    replies = len(tg.calls("sendMessage"))
+    await world.publish("papers/2026/policy-gradients", tags="[rl]")
+    assert await world.plan() == len(topics)
+    tg.enforce_limits = True  # one message a second to a chat, 20 a minute to a group
+    bot = make_bot(make_settings(tg, database_url))
+    try:
+        sender = TelegramSender(bot, rate_per_second=30)
+        await Delivery(engine=engine, senders={Platform.TELEGRAM: sender}, concurrency=8).drain()
+    finally:
+        await close_bot(bot)
+    sent = [c for c in tg.calls("sendMessage")[replies:] if c.ok]
+    assert sorted(c.params["message_thread_id"] for c in sent) == sorted(topics)
+    assert tg.limit_violations == []  # each topic alone would have been sent at once
+    times = sorted(c.at for c in sent)
+    assert all(b - a >= GROUP_CHAT_INTERVAL * 0.95 for a, b in itertools.pairwise(times))
 
 
 async def test_removed_from_a_forum_makes_every_topic_inactive(
