@@ -10,6 +10,7 @@ planned for a chat at most once per version, whatever crashes.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import datetime as dt
 import functools
 import logging
@@ -65,6 +66,7 @@ class _Chat(NamedTuple):
     limit: int | None = None
     held_until: dt.datetime | None = None  # instant pages held by quiet hours until then
     had_pages: bool = True  # whether any page was ever planned for it (False: welcome it)
+    created_at: dt.datetime | None = None  # when it subscribed: its welcome is older pages
 
     @property
     def digests(self) -> bool:
@@ -87,39 +89,48 @@ class _Welcome:
     def __init__(self, days: int, *, enabled: bool = True) -> None:
         self.enabled = enabled
         self._days = days
-        self._pool: list[tuple[int, str, dt.date, frozenset[str]]] | None = None
-        self._by_filter: dict[Filter, tuple[Offer, ...]] = {}
+        self._pool: list[tuple[int, str, dt.date, dt.datetime, frozenset[str]]] | None = None
+        self._seen: list[dt.datetime] = []  # when the pool's pages were first seen, sorted
+        self._by_filter: dict[tuple[Filter, int], tuple[Offer, ...]] = {}
 
     async def offers(
-        self, conn: AsyncConnection, f: Filter, *, now: dt.datetime
+        self, conn: AsyncConnection, f: Filter, *, now: dt.datetime, since: dt.datetime | None
     ) -> tuple[Offer, ...]:
-        """The welcome pages for a chat with filter ``f``, newest first."""
-        found = self._by_filter.get(f)
-        if found is not None:
-            return found
+        """The welcome pages for a chat with filter ``f`` that subscribed at ``since``,
+        newest first: pages the wiki had by then. One published later came to it as news,
+        or was missed while it could not be reached; a welcome never replays those."""
         if self._pool is None:
             self._pool = await _newest_pages(conn, limit=WELCOME_POOL)
+            self._seen = sorted(seen for _, _, _, seen, _ in self._pool)
+        # Chats that subscribed between the same two first sightings get the same pages.
+        known = len(self._seen) if since is None else bisect.bisect_right(self._seen, since)
+        found = self._by_filter.get((f, known))
+        if found is not None:
+            return found
         cutoff = now.date() - dt.timedelta(days=self._days)
+        before = self._seen[known - 1] if known else None
         matching = [
             (page_id, fp, day)
-            for page_id, fp, day, tags in self._pool
-            if filters.matches_normalized(f, tags)
+            for page_id, fp, day, seen, tags in self._pool
+            if before is not None and seen <= before and filters.matches_normalized(f, tags)
         ]
         recent = [(page_id, fp) for page_id, fp, day in matching if day >= cutoff][:WELCOME_MAX]
         if not recent:
             recent = [(page_id, fp) for page_id, fp, _ in matching[:WELCOME_MIN]]
-        found = self._by_filter[f] = tuple(Offer(page_id, False, fp) for page_id, fp in recent)
+        found = self._by_filter[(f, known)] = tuple(
+            Offer(page_id, False, fp) for page_id, fp in recent
+        )
         return found
 
 
 async def _newest_pages(
     conn: AsyncConnection, *, limit: int
-) -> list[tuple[int, str, dt.date, frozenset[str]]]:
+) -> list[tuple[int, str, dt.date, dt.datetime, frozenset[str]]]:
     """The newest present pages (by wiki date, else when first seen): id, fingerprint,
-    date and normalised tags."""
+    date, when first seen and normalised tags."""
     return [
-        (page_id, fp, day, filters.normalized_tags(tags))
-        for page_id, fp, day, tags in await planning.newest_pages(conn, limit=limit)
+        (page_id, fp, day, seen, filters.normalized_tags(tags))
+        for page_id, fp, day, seen, tags in await planning.newest_pages(conn, limit=limit)
     ]
 
 
@@ -405,7 +416,9 @@ class Planner:
                 offered = {page_id for page_id, _, _ in offers}
                 extra = tuple(
                     o
-                    for o in await welcome.offers(conn, chat.filter, now=now)
+                    for o in await welcome.offers(
+                        conn, chat.filter, now=now, since=chat.created_at
+                    )
                     if o[0] not in offered
                 )
                 if extra:
@@ -478,7 +491,7 @@ def _digest_payload(
 
 def _chat_of(row: Sequence[Any]) -> _Chat:
     """A :class:`_Chat` of a row of ``_CHAT_COLUMNS`` and ``had_pages``."""
-    pk, platform, mode, at, tz, text, cursor, next_at, weekday, quiet, limit, held, had = row
+    pk, platform, mode, at, tz, text, cursor, next_at, weekday, quiet, limit, held, made, had = row
     return _Chat(
         pk,
         platform,
@@ -493,6 +506,7 @@ def _chat_of(row: Sequence[Any]) -> _Chat:
         limit,
         held,
         bool(had),
+        made,
     )
 
 

@@ -82,6 +82,7 @@ _CHAT_COLUMNS = (
     chats.c.quiet,
     chats.c.digest_limit,
     chats.c.held_until,
+    chats.c.created_at,
 )
 
 
@@ -164,9 +165,9 @@ async def window(conn: AsyncConnection, after: int) -> Window:
 
 async def newest_pages(
     conn: AsyncConnection, *, limit: int
-) -> list[tuple[int, str, dt.date, list[str]]]:
+) -> list[tuple[int, str, dt.date, dt.datetime, list[str]]]:
     """The newest present pages (by wiki date, else when first seen): id, fingerprint,
-    date and tags."""
+    date, when first seen and tags."""
     date = func.coalesce(pages.c.updated, pages.c.created)
     rows = (
         await conn.execute(
@@ -183,7 +184,8 @@ async def newest_pages(
         ):
             tags.setdefault(page_id, []).append(tag)
     return [
-        (page_id, fp, day or seen.date(), tags.get(page_id, [])) for page_id, fp, day, seen in rows
+        (page_id, fp, day or seen.date(), seen, tags.get(page_id, []))
+        for page_id, fp, day, seen in rows
     ]
 
 
