@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # with the targets that use them.
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: run test lint mypy pytest install clean bench
+.PHONY: run test test-fast lint mypy pytest install clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ pytest: $(STAMP)
 	$(BIN)/pytest -q
 
 test: lint mypy pytest
+
+# The unit tests (the pure stages; the command core on a SQLite file), for the edit loop.
+test-fast: $(STAMP)
+	$(BIN)/pytest -q tests/unit
 
 bench: $(STAMP)
 	$(BIN)/python bench/scan.py

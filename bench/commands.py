@@ -33,10 +33,8 @@ import json
 import os
 import platform
 import random
-import secrets
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import AsyncIterator
@@ -47,15 +45,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import telegram
-from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot import logs
 from bot.app import App, open_app
 from bot.channels.telegram import TelegramChannel
 from bot.settings import Settings
 from bot.store import pages as page_store
+from bot.store import scratch
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "123456789:AAHbenchTokenForTheLocalServer_0123456789"
@@ -291,25 +288,13 @@ def cpu_model() -> str:
 @contextlib.asynccontextmanager
 async def scratch_database(url: str | None) -> AsyncIterator[tuple[str, str]]:
     """(the URL to use, a label): a temp SQLite file, or a scratch PostgreSQL database."""
-    if url is None:
-        with tempfile.TemporaryDirectory() as tmp:
-            yield f"sqlite+aiosqlite:///{tmp}/bench.db", "SQLite (temp file, WAL)"
-        return
-    base = make_url(url)
-    name = f"trendbot_bench_{secrets.token_hex(6)}"
-    admin = create_async_engine(base, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as conn:
-            await conn.execute(text(f'CREATE DATABASE "{name}"'))
-            version = (await conn.execute(text("SHOW server_version"))).scalar_one()
-        try:
-            scratch = base.set(database=name).render_as_string(hide_password=False)
-            yield scratch, f"PostgreSQL {version} ({base.host}:{base.port or 5432}, asyncpg)"
-        finally:
-            async with admin.connect() as conn:
-                await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        await admin.dispose()
+    async with scratch.scratch_database(url, prefix="trendbot_bench") as scratch_url:
+        if url is None:
+            yield scratch_url, "SQLite (temp file, WAL)"
+            return
+        base = make_url(url)
+        version = await scratch.server_version(url)
+        yield scratch_url, f"PostgreSQL {version} ({base.host}:{base.port or 5432}, asyncpg)"
 
 
 def _transport(bot: telegram.Bot) -> str:
@@ -344,9 +329,7 @@ async def run(args: argparse.Namespace) -> bool:
             tags = await _known_tags(app)
             assert app.telegram_bot is not None
             transport = _transport(app.telegram_bot)
-            channel = TelegramChannel(
-                settings=settings, core=app.core, bot=app.telegram_bot, engine=app.engine
-            )
+            channel = TelegramChannel(settings=settings, core=app.core, bot=app.telegram_bot)
             await channel.start()
             try:
                 await fake.ask({"op": "wait_for_poll"})

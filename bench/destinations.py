@@ -20,14 +20,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
-import tempfile
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 
 from sqlalchemy import text
-from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import feeds, filters
 from bot.models import Page, PageText
@@ -36,6 +33,7 @@ from bot.store import feeds as feed_store
 from bot.store import pages as page_store
 from bot.store.engine import create_engine, upgrade
 from bot.store.schema import outbox
+from bot.store.scratch import scratch_database
 
 ROUNDS = 5
 
@@ -143,27 +141,12 @@ async def main() -> None:
     parser.add_argument("--sent", type=int, default=200_000)
     parser.add_argument("--database-url")
     args = parser.parse_args()
-    if args.database_url is None:
-        with tempfile.TemporaryDirectory() as directory:
-            engine = create_engine(f"sqlite+aiosqlite:///{directory}/bench.db")
-            try:
-                await measure(engine, pages=args.pages, sent=args.sent)
-            finally:
-                await engine.dispose()
-        return
-    name = f"trendbot_bench_{uuid.uuid4().hex[:12]}"
-    admin = create_async_engine(args.database_url, isolation_level="AUTOCOMMIT")
-    async with admin.connect() as conn:
-        await conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(args.database_url).set(database=name).render_as_string(hide_password=False)
-    engine = create_engine(url)
-    try:
-        await measure(engine, pages=args.pages, sent=args.sent)
-    finally:
-        await engine.dispose()
-        async with admin.connect() as conn:
-            await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        await admin.dispose()
+    async with scratch_database(args.database_url, prefix="trendbot_bench") as url:
+        engine = create_engine(url)
+        try:
+            await measure(engine, pages=args.pages, sent=args.sent)
+        finally:
+            await engine.dispose()
 
 
 if __name__ == "__main__":

@@ -89,7 +89,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import create_async_engine
 from telegram import Bot
 from telegram.request import HTTPXRequest
 
@@ -104,7 +103,7 @@ from bot.poll import Poller
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.store import chats as chat_store
-from bot.store import feedback, outbox
+from bot.store import feedback, outbox, scratch
 from bot.store import pages as page_store
 from bot.store.engine import create_engine, upgrade
 from bot.store.schema import chat_pages, chat_tags, chat_weights, chats
@@ -322,33 +321,23 @@ class Databases:
     async def new(self) -> str:
         if self._base is None:
             return f"sqlite+aiosqlite:///{self._tmp}/{uuid.uuid4().hex[:8]}.db"
-        name = f"fanout_{uuid.uuid4().hex[:12]}"
-        await self._admin(f'CREATE DATABASE "{name}"')
-        self._created.append(name)
-        return make_url(self._base).set(database=name).render_as_string(hide_password=False)
+        url = await scratch.create_database(self._base, prefix="fanout")
+        self._created.append(url)
+        return url
 
     async def drop(self, url: str) -> None:
         if self._base is None:
             for path in self._tmp.glob(f"{Path(make_url(url).database or '').name}*"):
                 path.unlink()
             return
-        name = make_url(url).database
-        await self._admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        self._created.remove(name or "")
+        await scratch.drop_database(url, base_url=self._base)
+        self._created.remove(url)
 
     async def close(self) -> None:
-        for name in list(self._created):
-            await self._admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        for url in list(self._created):
+            assert self._base is not None
+            await scratch.drop_database(url, base_url=self._base)
         shutil.rmtree(self._tmp, ignore_errors=True)
-
-    async def _admin(self, statement: str) -> None:
-        assert self._base is not None
-        admin = create_async_engine(self._base, isolation_level="AUTOCOMMIT")
-        try:
-            async with admin.connect() as conn:
-                await conn.execute(text(statement))
-        finally:
-            await admin.dispose()
 
 
 # ------------------------------------------------------------------------------ the server

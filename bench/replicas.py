@@ -26,22 +26,20 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx
 from sqlalchemy import insert, select, text
-from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import create_async_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.store import admin as admin_store  # noqa: E402
+from bot.store import scratch  # noqa: E402
 from bot.store.engine import create_engine, upgrade  # noqa: E402
-from bot.store.pages import utcnow  # noqa: E402
 from bot.store.schema import chat_tags, chats  # noqa: E402
+from bot.util import utcnow  # noqa: E402
 
 TOKEN = "123456789:AAHbenchTokenForReplicas_0123456789abcdef"
 LATENCY = 0.1
@@ -52,22 +50,6 @@ def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     return (int(fields[11]) + int(fields[12])) / ticks
-
-
-async def scratch_database(base: str) -> tuple[str, str]:
-    name = f"trendbot_bench_{uuid.uuid4().hex[:10]}"
-    admin = create_async_engine(base, isolation_level="AUTOCOMMIT")
-    async with admin.connect() as conn:
-        await conn.execute(text(f'CREATE DATABASE "{name}"'))
-    await admin.dispose()
-    return name, make_url(base).set(database=name).render_as_string(hide_password=False)
-
-
-async def drop_database(base: str, name: str) -> None:
-    admin = create_async_engine(base, isolation_level="AUTOCOMMIT")
-    async with admin.connect() as conn:
-        await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    await admin.dispose()
 
 
 async def queue_broadcast(url: str, *, chats_count: int, start: int) -> None:
@@ -187,7 +169,7 @@ async def run_once(
 
 
 async def measure(args: argparse.Namespace) -> None:
-    name, url = await scratch_database(args.database_url)
+    url = await scratch.create_database(args.database_url, prefix="trendbot_bench")
     fake = subprocess.Popen(
         [
             sys.executable,
@@ -232,7 +214,7 @@ async def measure(args: argparse.Namespace) -> None:
         if fake.stdin:
             fake.stdin.close()
         fake.wait(timeout=30)
-        await drop_database(args.database_url, name)
+        await scratch.drop_database(url, base_url=args.database_url)
     print(
         f"cap {args.cap} msg/s, {LATENCY * 1000:.0f} ms latency, {args.messages} messages a run; "
         f"machine: {platform.machine()}, {len(os.sched_getaffinity(0))} cores, "

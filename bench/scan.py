@@ -1,4 +1,7 @@
-"""Scan benchmark: a 20,000-page wiki through ``trendbot poll``'s code path.
+"""Scan benchmark: a wiki of 20,000 page files through ``trendbot poll``'s code path.
+
+A quarter of the files are Korean translations of an English page (``x.en.md`` and
+``x.ko.md``: one page in two languages), so 20,000 files are 15,000 pages.
 
 Measures, in one run on one SQLite database: the first scan (baseline), an unchanged
 rescan, and a rescan after 100 pages changed; and the peak RSS of the process.
@@ -72,19 +75,25 @@ def page_text(i: int, *, lang: str, revision: int = 0) -> str:
     )
 
 
-def build(root: Path, pages: int) -> None:
-    for i in range(pages):
-        folder = root / "papers" / str(2020 + i % 7)
-        folder.mkdir(parents=True, exist_ok=True)
-        lang = "ko" if i % 4 == 0 else "en"  # a quarter of the pages are translations
-        (folder / f"26{i:08d}-paper-{i}.{lang}.md").write_text(page_text(i, lang=lang))
+def page_path(root: Path, i: int, *, lang: str) -> Path:
+    """Where page ``i`` in ``lang`` is: ``papers/<year>/<arxiv>-paper-<i>.<lang>.md``."""
+    return root / "papers" / str(2020 + i % 7) / f"26{i:08d}-paper-{i}.{lang}.md"
+
+
+def build(root: Path, files: int) -> None:
+    """``files`` page files; every fourth is the Korean translation of the page before it,
+    so a quarter of the files are translations (same key, ``.ko.md``)."""
+    for i in range(files):
+        page, lang = (i - 1, "ko") if i % 4 == 3 else (i, "en")
+        path = page_path(root, page, lang=lang)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page_text(page, lang=lang))
 
 
 def change(root: Path, count: int) -> None:
+    """A new revision of the English text of ``count`` pages (every tenth)."""
     for i in range(0, count * 10, 10):
-        lang = "ko" if i % 4 == 0 else "en"
-        path = root / "papers" / str(2020 + i % 7) / f"26{i:08d}-paper-{i}.{lang}.md"
-        path.write_text(page_text(i, lang=lang, revision=1))
+        page_path(root, i, lang="en").write_text(page_text(i, lang="en", revision=1))
 
 
 async def measure(pages: int, database_url: str | None) -> None:
@@ -92,7 +101,8 @@ async def measure(pages: int, database_url: str | None) -> None:
         root = Path(tmp) / "wiki"
         started = time.perf_counter()
         build(root, pages)
-        print(f"built {pages} pages in {time.perf_counter() - started:.1f} s")
+        built = time.perf_counter() - started
+        print(f"built {pages} page files ({pages // 4} translations) in {built:.1f} s")
         engine = create_engine(database_url or f"sqlite+aiosqlite:///{tmp}/bench.db")
         await upgrade(engine)
         http = make_feed_client()
@@ -127,7 +137,7 @@ def _cpus() -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pages", type=int, default=20_000)
+    parser.add_argument("--pages", type=int, default=20_000, help="page files to write")
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
     asyncio.run(measure(args.pages, args.database_url))

@@ -251,7 +251,7 @@ async def _digest(settings: Settings, args: argparse.Namespace) -> int:
     from bot.store import chats as chat_store
     from bot.store import outbox
     from bot.store.engine import reader
-    from bot.store.pages import utcnow
+    from bot.util import utcnow
 
     async with open_app(settings) as app:
         chat_pks: list[int] | None = None
@@ -283,12 +283,12 @@ async def _digest(settings: Settings, args: argparse.Namespace) -> int:
 async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
     from bot.admin import MAX_BROADCAST_CHARS, skipped_text
     from bot.app import open_app
-    from bot.filters import normalize_tag
     from bot.i18n import clean, t, tn
     from bot.service import send_once
     from bot.store import admin as admin_store
     from bot.store.admin import Audience
     from bot.store.engine import reader
+    from bot.tags import normalize_tag
 
     text = clean(args.text).strip()  # as in chat: no bidi controls or invisible characters
     if not text or len(text) > MAX_BROADCAST_CHARS:
@@ -297,8 +297,9 @@ async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_CONFIG
-    tags = tuple(normalize_tag(tag) for tag in args.tag)
-    if not all(tags):
+    normalized = [normalize_tag(tag) for tag in args.tag]
+    tags = tuple(tag for tag in normalized if tag is not None)
+    if len(tags) != len(normalized):
         print("trendbot broadcast: --tag needs a tag such as rl", file=sys.stderr)
         return EXIT_CONFIG
     audience = Audience(tags=tags, platform=args.platform, lang=args.lang)

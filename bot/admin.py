@@ -19,12 +19,12 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot import payloads
 from bot.commands import Caller
-from bot.filters import normalize_tag
 from bot.i18n import clean, t, tn
 from bot.models import LANGUAGES, Button, Platform, Reply
 from bot.settings import Settings
@@ -33,7 +33,8 @@ from bot.store import chats as chat_store
 from bot.store import outbox
 from bot.store import pages as page_store
 from bot.store.admin import Audience
-from bot.store.pages import utcnow
+from bot.tags import normalize_tag
+from bot.util import utcnow
 
 log = logging.getLogger("bot.admin")
 
@@ -124,8 +125,14 @@ class Admin:
         if caller.platform == Platform.TELEGRAM:
             return caller.user_id in self._telegram
         if caller.platform == Platform.SLACK:
-            return caller.user_id in self._slack
+            return caller.user_id in self._slack or caller.workspace_admin
         return caller.platform == Platform.CONSOLE
+
+    def _workspace_only(self, caller: Caller) -> str | None:
+        """The workspace a Slack workspace's installer (not a global admin) is limited to."""
+        if caller.platform == Platform.SLACK and caller.user_id not in self._slack:
+            return caller.workspace
+        return None
 
     async def refused(self, caller: Caller, *, name: str) -> None:
         log.warning("refused %s for a non-admin", name, extra={"chat": _chat(caller)})
@@ -155,6 +162,9 @@ class Admin:
             )
         if not draft.text or len(draft.text) > MAX_BROADCAST_CHARS:
             return Reply(lang, t(lang, "admin.broadcast.usage", p=prefix))
+        workspace = self._workspace_only(caller)
+        if workspace:
+            draft = replace(draft, audience=replace(draft.audience, workspace=workspace))
         async with self._engine.begin() as conn:
             size = await store.audience_size(conn, draft.audience)
             if size.reach == 0:
@@ -224,7 +234,7 @@ class Admin:
     async def confirm(self, caller: Caller, *, broadcast_id: int, lang: str) -> Reply:
         async with self._engine.begin() as conn:
             broadcast = await store.get_broadcast(conn, broadcast_id)
-            if broadcast is None:
+            if broadcast is None or not self._may_act_on(caller, broadcast):
                 return Reply(lang, t(lang, "admin.broadcast.unknown"))
             queued = await store.confirm_broadcast(conn, broadcast_id)
             await store.audit(
@@ -245,7 +255,7 @@ class Admin:
     async def cancel(self, caller: Caller, *, broadcast_id: int, lang: str) -> Reply:
         async with self._engine.begin() as conn:
             broadcast = await store.get_broadcast(conn, broadcast_id)
-            if broadcast is None:
+            if broadcast is None or not self._may_act_on(caller, broadcast):
                 return Reply(lang, t(lang, "admin.broadcast.unknown"))
             cancelled = await store.cancel_broadcast(conn, broadcast_id)
             await store.audit(
@@ -263,9 +273,15 @@ class Admin:
             )
         return Reply(lang, t(lang, "admin.broadcast.cancelled", id=broadcast_id))
 
+    def _may_act_on(self, caller: Caller, broadcast: store.Broadcast) -> bool:
+        """A workspace's installer sends or cancels only the broadcasts they previewed."""
+        return self._workspace_only(caller) is None or broadcast.created_by == actor(caller)
+
     async def broadcast_row_done(self, broadcast_id: int) -> None:
-        """Called by the delivery engine after each broadcast row; the last one sends the
-        admin who confirmed it a report in that chat's language."""
+        """Called by the delivery engine when a row of the broadcast was completed (sent or
+        failed for good) and this process holds no more of its rows; once every row is
+        done, the admin who confirmed it gets a report in that chat's language (once: the
+        store marks the broadcast done in the same transaction)."""
         async with self._engine.begin() as conn:
             final = await store.finish_if_done(conn, broadcast_id)
             if final is None:
@@ -299,7 +315,7 @@ class Admin:
                         chat_pk=record.pk,
                         platform=platform,
                         kind="notice",
-                        payload={"text": "\n".join(lines)},
+                        payload=payloads.Notice(text="\n".join(lines)),
                         now=utcnow(),
                         priority=20,
                     )
@@ -310,16 +326,19 @@ class Admin:
         now = utcnow()
         day_ago = now - dt.timedelta(hours=24)
         async with self._engine.begin() as conn:
-            chat_rows = await store.chat_counts(conn)
-            tags = await chat_store.subscriber_counts(conn)
+            # A workspace's installer sees that workspace's chats and deliveries only.
+            workspace = self._workspace_only(caller)
+            scope = chat_store.of_workspace(workspace) if workspace else None
+            chat_rows = await store.chat_counts(conn, workspace=workspace)
+            tags = await chat_store.subscriber_counts(conn, workspace=workspace)
             page_total = await page_store.page_count(conn)
             new_today = await store.pages_new_since(
                 conn, now.replace(hour=0, minute=0, second=0, microsecond=0), baseline=False
             )
-            deliveries = await outbox.counts_since(conn, since=day_ago)
-            failures = await outbox.top_failures(conn, since=day_ago)
+            deliveries = await outbox.counts_since(conn, since=day_ago, chat_pks=scope)
+            failures = await outbox.top_failures(conn, since=day_ago, chat_pks=scope)
             sources = await page_store.all_sources(conn)
-            running = await store.in_progress(conn)
+            running = await store.in_progress(conn, created_by=actor(caller) if workspace else None)
             await store.audit(
                 conn, actor=actor(caller), chat=_chat(caller), action="stats.viewed", allowed=True
             )

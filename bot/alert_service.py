@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import alerts
+from bot import alerts, payloads
 from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, ChatState, Platform
 from bot.settings import Settings
@@ -28,7 +28,7 @@ from bot.store import chats as chat_store
 from bot.store import outbox
 from bot.store.chats import ChatRecord
 from bot.store.engine import reader
-from bot.store.pages import utcnow
+from bot.util import utcnow
 
 log = logging.getLogger("bot.alerts")
 
@@ -97,7 +97,9 @@ class AlertService:
                             chat_pk=record.pk,
                             platform=record.chat.platform.value,
                             kind="alert",
-                            payload={"text": t(record.chat.lang, change.message, **change.params)},
+                            payload=payloads.Alert(
+                                text=t(record.chat.lang, change.message, **change.params)
+                            ),
                             now=now,
                             priority=ALERT_PRIORITY,
                         )

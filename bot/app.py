@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from slack_sdk.web.async_client import AsyncWebClient
     from telegram import Bot
 
+    from bot.channels.slack_oauth import StateStore, Workspaces
+
 
 @dataclass(slots=True)
 class App:
@@ -45,6 +47,8 @@ class App:
     senders: dict[Platform, Sender] = field(default_factory=dict)
     telegram_bot: Bot | None = None
     slack_client: AsyncWebClient | None = None
+    slack_workspaces: Workspaces | None = None  # installed by OAuth (SLACK_CLIENT_ID)
+    slack_states: StateStore | None = None
 
     def delivery(self, *, concurrency: int = 64) -> Delivery:
         return Delivery(
@@ -62,6 +66,7 @@ def _senders(
     console_out: TextIO | None,
     telegram_bot: Bot | None,
     slack_client: AsyncWebClient | None,
+    slack_workspaces: Workspaces | None = None,
 ) -> dict[Platform, Sender]:
     senders: dict[Platform, Sender] = {Platform.CONSOLE: ConsoleSender(out=console_out)}
     if telegram_bot is not None:
@@ -79,6 +84,7 @@ def _senders(
             slack_client,
             per_channel_rate=settings.slack_rate_per_second,
             workspace_rate=settings.slack_workspace_rate_per_second,
+            workspaces=slack_workspaces,
         )
     return senders
 
@@ -95,6 +101,8 @@ async def open_app(
     http = make_feed_client(transport=transport)
     telegram_bot: Bot | None = None
     slack_client: AsyncWebClient | None = None
+    slack_workspaces: Workspaces | None = None
+    slack_states: StateStore | None = None
     if settings.telegram_enabled:
         from bot.channels.telegram import make_bot
 
@@ -103,6 +111,8 @@ async def open_app(
         from bot.channels.slack import make_client
 
         slack_client = make_client(settings)
+    if settings.slack_oauth and slack_client is not None:
+        slack_workspaces, slack_states = _slack_oauth(settings, engine, slack_client)
     try:
         await upgrade(engine)
         planner = Planner(engine=engine, welcome_days=settings.welcome_digest_days)
@@ -138,9 +148,12 @@ async def open_app(
                 console_out=console_out,
                 telegram_bot=telegram_bot,
                 slack_client=slack_client,
+                slack_workspaces=slack_workspaces,
             ),
             telegram_bot=telegram_bot,
             slack_client=slack_client,
+            slack_workspaces=slack_workspaces,
+            slack_states=slack_states,
         )
         yield app
     finally:
@@ -150,3 +163,23 @@ async def open_app(
             await close_bot(telegram_bot)
         await http.aclose()
         await engine.dispose()
+
+
+def _slack_oauth(
+    settings: Settings, engine: AsyncEngine, client: AsyncWebClient
+) -> tuple[Workspaces, StateStore]:
+    """The installed workspaces and the OAuth state store, on the project's database."""
+    from bot.channels.slack_oauth import StateStore, Workspaces
+    from bot.store.installations import TokenCipher
+
+    assert settings.slack_token_key and settings.slack_client_secret and settings.slack_state_secret
+    assert settings.slack_client_id is not None
+    workspaces = Workspaces(
+        engine=engine,
+        cipher=TokenCipher(settings.slack_token_key.get_secret_value()),
+        client_id=settings.slack_client_id,
+        client_secret=settings.slack_client_secret.get_secret_value(),
+        client=client,
+    )
+    states = StateStore(engine=engine, secret=settings.slack_state_secret.get_secret_value())
+    return workspaces, states

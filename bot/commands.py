@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 from zoneinfo import ZoneInfo
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import feeds, filters, metrics, ranking, schedule, transfer, why
@@ -37,6 +36,7 @@ from bot.models import (
     QuietHours,
     Reply,
     Toast,
+    is_korean,
 )
 from bot.render import votes
 from bot.render.text import format_date
@@ -48,7 +48,7 @@ from bot.store import feedback as feedback_store
 from bot.store import feeds as feed_store
 from bot.store import pages as page_store
 from bot.store.engine import reader
-from bot.store.pages import utcnow
+from bot.util import utcnow
 
 log = logging.getLogger("bot.commands")
 
@@ -139,6 +139,10 @@ class Caller:
     chat_title: str | None = None
     language_code: str | None = None
     can_manage: Callable[[], Awaitable[bool]] | None = None
+    # Slack: the caller's workspace, and whether they installed the app there (an admin of
+    # that workspace alone).
+    workspace: str | None = None
+    workspace_admin: bool = False
 
 
 class DigestPort(Protocol):
@@ -200,7 +204,12 @@ def echo(text: str) -> str:
 
 
 def format_wait(lang: str, hours: int, minutes: int) -> str:
-    """``3 h 20 min`` / ``3시간 20분``."""
+    """``3 h 20 min`` / ``3시간 20분``; from a day on, to the hour: ``6 d 3 h``."""
+    days, hours = divmod(hours, 24)
+    if days:
+        if hours:
+            return t(lang, "wait.days_hours", days=days, hours=hours)
+        return t(lang, "wait.days", days=days)
     if hours:
         return t(lang, "wait.hours_minutes", hours=hours, minutes=minutes)
     return t(lang, "wait.minutes", minutes=minutes)
@@ -267,6 +276,26 @@ class CommandCore:
         finally:
             metrics.COMMANDS.labels(caller.platform.value, label).inc()
             metrics.COMMAND_LATENCY.labels(label).observe(time.perf_counter() - started)
+
+    async def removed_from_chat(self, *, platform: Platform, chat_id: str) -> int:
+        """The bot was removed from chat ``chat_id`` (or banned, or the chat archived): it
+        and its forum topics become inactive and get nothing until a command revives them.
+
+        Returns:
+            How many chats became inactive (0: a chat the bot never knew).
+        """
+        return await chat_store.remove_bot(self._engine, platform=platform, chat_id=chat_id)
+
+    async def chat_moved(self, *, platform: Platform, old_chat_id: str, new_chat_id: str) -> bool:
+        """The platform moved a chat to a new id (a Telegram group became a supergroup):
+        its subscription, ledger and queued messages move with it.
+
+        Returns:
+            False when the old chat was never seen (nothing to move).
+        """
+        return await chat_store.move(
+            self._engine, platform=platform, old_chat_id=old_chat_id, new_chat_id=new_chat_id
+        )
 
     async def _handle(self, caller: Caller, text: str, *, prefix: str) -> Reply:
         name, args = split_command(text)
@@ -366,30 +395,17 @@ class CommandCore:
         With ``write`` false the transaction only reads (on SQLite it waits for no writer);
         a chat seen for the first time is created, in a transaction that writes, either way.
         """
-        if not write:
-            async with self._reader.connect() as conn:
-                record = await chat_store.get(
-                    conn, platform=caller.platform, chat_id=caller.chat_id
-                )
-                if record is not None:
-                    return await body(conn, record)
-        for attempt in (1, 2):
-            try:
-                async with self._engine.begin() as conn:
-                    record = await chat_store.ensure(
-                        conn, defaults=self._new_chat(caller), title=caller.chat_title
-                    )
-                    return await body(conn, record)
-            except IntegrityError:
-                # Another command of the same new chat created it first (PostgreSQL runs
-                # both at once): all of this was rolled back; once more, on that chat.
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
+        return await chat_store.in_chat(
+            self._engine,
+            defaults=self._new_chat(caller),
+            title=caller.chat_title,
+            body=body,
+            write=write,
+        )
 
     def _new_chat(self, caller: Caller) -> ChatSettings:
         lang = self._defaults.lang
-        if caller.language_code and caller.language_code.lower().startswith("ko"):
+        if is_korean(caller.language_code):
             lang = "ko"
         return ChatSettings(
             platform=caller.platform,

@@ -43,17 +43,13 @@ from typing import Protocol
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import digest as digest_stage
-from bot import metrics, render
+from bot import failures, metrics, payloads, render
 from bot.errors import (
-    ChatGone,
-    ChatMigrated,
     DeliveryError,
-    NotInChannel,
-    PermanentError,
-    PlatformAuthFailed,
     RateLimited,
     TransientError,
 )
+from bot.failures import Outcome
 from bot.models import ChatSettings, ChatState, Outgoing, Page, Platform
 from bot.store import chats as chat_store
 from bot.store import outbox
@@ -286,6 +282,11 @@ class Delivery:
         self._on_broadcast_row = on_broadcast_row
         self._senders = dict(senders)
         self._pace = {p: Pace(s.rate_per_second) for p, s in self._senders.items()}
+        # A sender with ``pace_key`` (Slack installed in many workspaces) has its cap per
+        # key: one Pace per workspace, at the platform's rate.
+        self._rates = {p: s.rate_per_second for p, s in self._senders.items()}
+        self._key_pace: dict[tuple[Platform, str], Pace] = {}
+        self._keys: Counter[Platform] = Counter()  # paces per key, by platform
         self._concurrency = concurrency
         self._max_in_flight = max(concurrency, max_in_flight)
         self._workers: set[asyncio.Task[None]] = set()
@@ -328,9 +329,12 @@ class Delivery:
     def share_caps(self, replicas: int) -> None:
         """Several replicas send: each keeps to ``cap / replicas`` of every platform cap."""
         for platform, sender in self._senders.items():
-            self._pace[platform].set_rate(
+            self._rates[platform] = (
                 sender.rate_per_second / max(1, replicas) if sender.rate_per_second else None
             )
+            self._pace[platform].set_rate(self._rates[platform])
+        for (platform, _key), pace in self._key_pace.items():
+            pace.set_rate(self._rates[platform])
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until ``stop`` is set; then finish in-flight sends and release the rest."""
@@ -408,8 +412,8 @@ class Delivery:
         needed = 0.0
         for name, hold in self._send_seconds.items():
             rate = self._pace[name].rate
-            if rate is not None:
-                needed += rate * hold * WINDOW_HEADROOM
+            if rate is not None:  # each workspace of a platform paced per key has the rate
+                needed += rate * max(1, self._keys[name]) * hold * WINDOW_HEADROOM
         if needed > len(self._workers):
             self._grow(min(self._max_in_flight, int(needed) + 1))
 
@@ -471,12 +475,12 @@ class Delivery:
             records = await chat_store.get_many(conn, missing)
             # The pages of the whole batch in one go, not three queries for every message;
             # each message is rendered with its pages as they were when it was claimed.
-            page_ids = {int(page_id) for r in rows for page_id, _ in r.payload.get("pages", ())}
+            page_ids = {page_id for r in rows for page_id, _ in _pages_of(r) or ()}
             claimed = _Claimed(
                 await page_store.load_pages(conn, sorted(page_ids)) if page_ids else {}
             )
         for row in rows:
-            if "pages" in row.payload:
+            if _pages_of(row) is not None:
                 self._claimed[row.id] = claimed
             queue = self._queues.get(row.chat_pk)
             if queue is None:
@@ -522,7 +526,7 @@ class Delivery:
             except Exception:  # a bug must not stop deliveries to everyone else
                 log.exception("unexpected error while delivering", extra=_ctx(queue.record))
                 if queue.rows:
-                    await self._retry(queue, TransientError("internal error"), count=True)
+                    await self._failed(queue, TransientError("internal error", code="internal"))
             finally:
                 self._in_flight -= 1
                 if queue.started:
@@ -539,7 +543,11 @@ class Delivery:
         chat = queue.record.chat
         sender = self._senders[chat.platform]
         if queue.parts is None:
-            queue.parts = await self._render(queue.record, row)
+            try:
+                queue.parts = await self._render(queue.record, row)
+            except payloads.PayloadError as exc:  # a row no version of the format reads
+                await self._fail_row(queue, f"malformed payload: {exc}", code="payload")
+                return
             queue.next_part = row.parts_sent
             queue.thread = row.thread_ref
         if queue.next_part >= len(queue.parts):
@@ -549,7 +557,7 @@ class Delivery:
         if chat.platform in self._paused:
             await self._hold(queue, reason="credentials refused")
             return
-        await self._pace[chat.platform].acquire()
+        await self._pace_of(sender, chat).acquire()
         if self._stopping:  # not begun: it stays queued for later
             return
         started = queue.started = time.monotonic()
@@ -557,40 +565,8 @@ class Delivery:
             ref = await sender.send(
                 chat.chat_id, part, thread=queue.thread if part.in_thread else None
             )
-        except PlatformAuthFailed as exc:
-            self._pause(sender)
-            await self._hold(queue, reason=exc.reason)
-            await self._auth_failed(chat.platform, exc.reason)
-            return
-        except RateLimited as exc:
-            metrics.MESSAGES_RETRIED.labels(chat.platform.value, "rate_limited").inc()
-            log.warning("rate limited for %.1fs", exc.retry_after, extra=_ctx(queue.record))
-            if exc.retry_after > MAX_INLINE_WAIT_SECONDS:
-                await self._retry(queue, exc, count=False, delay=exc.retry_after)
-            else:
-                queue.ready_at = time.monotonic() + exc.retry_after
-            return
-        except ChatMigrated as exc:
-            async with self._engine.begin() as conn:
-                await chat_store.migrate_id(conn, pk=queue.record.pk, new_chat_id=exc.new_chat_id)
-            log.info("chat migrated to %s", exc.new_chat_id, extra=_ctx(queue.record))
-            queue.record = replace(queue.record, chat=replace(chat, chat_id=exc.new_chat_id))
-            queue.ready_at = time.monotonic()
-            return
-        except ChatGone as exc:
-            await self._chat_gone(queue, exc, state=ChatState.INACTIVE)
-            return
-        except NotInChannel as exc:
-            await self._chat_gone(queue, exc, state=ChatState.PAUSED)
-            return
-        except PermanentError as exc:
-            await self._fail_row(queue, exc.reason)
-            return
-        except TransientError as exc:
-            await self._retry(queue, exc, count=True)
-            return
         except DeliveryError as exc:
-            await self._retry(queue, TransientError(exc.reason), count=True)
+            await self._failed(queue, exc)
             return
         queue.ready_at = max(
             started + sender.interval(chat) + PER_CHAT_MARGIN_SECONDS, time.monotonic()
@@ -606,25 +582,76 @@ class Delivery:
                 row.id, parts_sent=queue.next_part, thread_ref=queue.thread
             )
 
+    async def _failed(self, queue: _ChatQueue, exc: DeliveryError) -> None:
+        """Carry out :func:`bot.failures.decide` for the failed send of the first message."""
+        chat = queue.record.chat
+        decision = failures.decide(
+            exc,
+            attempts=queue.rows[0].attempts,
+            max_attempts=MAX_ATTEMPTS,
+            max_inline_wait=MAX_INLINE_WAIT_SECONDS,
+        )
+        match decision.outcome:
+            case Outcome.HOLD:
+                self._pause(self._senders[chat.platform])
+                await self._hold(queue, reason=exc.reason)
+                await self._auth_failed(chat.platform, exc.reason)
+            case Outcome.WAIT:
+                metrics.MESSAGES_RETRIED.labels(chat.platform.value, exc.code).inc()
+                log.warning("rate limited for %.1fs", decision.delay, extra=_ctx(queue.record))
+                queue.ready_at = time.monotonic() + (decision.delay or 0.0)
+            case Outcome.RETRY:
+                if isinstance(exc, RateLimited):
+                    log.warning("rate limited for %.1fs", decision.delay, extra=_ctx(queue.record))
+                await self._retry(
+                    queue, exc, count=decision.count_attempt, delay=decision.delay
+                )
+            case Outcome.MOVE:
+                assert decision.new_chat_id is not None
+                async with self._engine.begin() as conn:
+                    await chat_store.migrate_id(
+                        conn, pk=queue.record.pk, new_chat_id=decision.new_chat_id
+                    )
+                log.info("chat migrated to %s", decision.new_chat_id, extra=_ctx(queue.record))
+                queue.record = replace(
+                    queue.record, chat=replace(chat, chat_id=decision.new_chat_id)
+                )
+                queue.ready_at = time.monotonic()
+            case Outcome.STOP_CHAT:
+                assert decision.chat_state is not None
+                await self._chat_gone(queue, exc, state=decision.chat_state)
+            case Outcome.FAIL:
+                await self._fail_row(queue, decision.reason, code=exc.code)
+    def _pace_of(self, sender: Sender, chat: ChatSettings) -> Pace:
+        """The platform's pace, or that of the chat's workspace when the sender has one."""
+        pace_key = getattr(sender, "pace_key", None)
+        key = pace_key(chat.chat_id) if callable(pace_key) else None
+        if key is None:
+            return self._pace[chat.platform]
+        pace = self._key_pace.get((chat.platform, key))
+        if pace is None:
+            pace = self._key_pace[(chat.platform, key)] = Pace(self._rates[chat.platform])
+            self._keys[chat.platform] += 1
+        return pace
+
     async def _render(self, record: ChatRecord, row: OutboxRow) -> list[Outgoing]:
         chat = record.chat
-        if "text" in row.payload:
-            return render.text_message(chat.platform, str(row.payload["text"]))
-        entries = tuple((int(page_id), bool(updated)) for page_id, updated in row.payload["pages"])
+        content = row.content()
+        if not isinstance(content, payloads.Digest | payloads.Instant):
+            return render.text_message(chat.platform, content.text)
+        entries = content.pages
+        digest = content if isinstance(content, payloads.Digest) else None
         claimed = self._claimed.pop(row.id, None)
         if claimed is None:
             async with reader(self._engine).connect() as conn:
                 claimed = _Claimed(
                     await page_store.load_pages(conn, [page_id for page_id, _ in entries])
                 )
-        day = (
-            dt.date.fromisoformat(row.payload["date"])
-            if "date" in row.payload
-            else row.created_at.date()
-        )
+        day = digest.date if digest is not None and digest.date else row.created_at.date()
         # Everything the (pure) digest and render stages read: equal keys, equal messages.
-        ranked, more = bool(row.payload.get("ranked")), len(row.payload.get("rest", ()))
-        welcome = bool(row.payload.get("welcome"))
+        ranked = digest is not None and digest.ranked
+        more = len(digest.rest) if digest is not None else 0
+        welcome = digest is not None and digest.welcome
         key = (chat.platform, chat.lang, chat.filter, entries, day, row.kind, ranked, more, welcome)
         parts = claimed.rendered.get(key)
         if parts is None:
@@ -681,10 +708,10 @@ class Delivery:
         self._pop(queue)
         await self._broadcasts_progressed([row.broadcast_id])
 
-    async def _fail_row(self, queue: _ChatQueue, reason: str) -> None:
+    async def _fail_row(self, queue: _ChatQueue, reason: str, *, code: str) -> None:
         row = queue.rows[0]
         platform = queue.record.chat.platform.value
-        metrics.MESSAGES_FAILED.labels(platform, _reason_label(reason)).inc()
+        metrics.MESSAGES_FAILED.labels(platform, code).inc()
         log.warning("delivery failed: %s", reason, extra=_ctx(queue.record))
         async with self._engine.begin() as conn:
             await outbox.fail(conn, row_id=row.id, error=reason, attempts=row.attempts + 1)
@@ -702,13 +729,8 @@ class Delivery:
     ) -> None:
         row = queue.rows[0]
         attempts = row.attempts + (1 if count else 0)
-        if count and attempts >= MAX_ATTEMPTS:
-            await self._fail_row(queue, f"gave up after {attempts} attempts: {exc.reason}")
-            return
         wait = delay if delay is not None else backoff(attempts, base_seconds=self._backoff_base)
-        metrics.MESSAGES_RETRIED.labels(
-            queue.record.chat.platform.value, _reason_label(exc.reason)
-        ).inc()
+        metrics.MESSAGES_RETRIED.labels(queue.record.chat.platform.value, exc.code).inc()
         log.info("will retry in %.0fs: %s", wait, exc.reason, extra=_ctx(queue.record))
         async with self._engine.begin() as conn:
             await outbox.part_sent(
@@ -782,7 +804,7 @@ class Delivery:
             count, broadcasts = await outbox.fail_chat(
                 conn, chat_pk=queue.record.pk, error=exc.reason
             )
-        metrics.MESSAGES_FAILED.labels(platform, _reason_label(exc.reason)).inc(max(count, 1))
+        metrics.MESSAGES_FAILED.labels(platform, exc.code).inc(max(count, 1))
         self.failed += max(count, 1)
         for row in queue.rows:
             self._claimed.pop(row.id, None)
@@ -834,7 +856,10 @@ def _ctx(record: ChatRecord) -> dict[str, object]:
     return {"chat": record.chat.address, "platform": record.chat.platform.value}
 
 
-def _reason_label(reason: str) -> str:
-    """A bounded label for metrics: the first word of the reason."""
-    word = reason.split(":", 1)[0].split(" ", 1)[0].strip().lower()
-    return word[:40] or "unknown"
+def _pages_of(row: OutboxRow) -> tuple[payloads.Entry, ...] | None:
+    """The pages of a digest or instant row; None for a text or a malformed row."""
+    try:
+        content = row.content()
+    except payloads.PayloadError:
+        return None
+    return content.pages if isinstance(content, payloads.Digest | payloads.Instant) else None

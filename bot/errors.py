@@ -43,18 +43,29 @@ class FilterError(BotError):
 
 
 class DeliveryError(BotError):
-    """A send failed. Subclasses say what the delivery loop should do about it."""
+    """A send failed. Subclasses say what the delivery loop should do about it
+    (:func:`bot.failures.decide`).
 
-    def __init__(self, reason: str) -> None:
+    ``reason`` is for people (logs, the outbox's ``last_error``, ``/why``); ``code`` is a
+    short stable word for machines (metrics labels): the platform's error code where it
+    has one (``bot_blocked``, Slack's ``channel_not_found``), else the class's ``CODE``.
+    """
+
+    CODE = "error"
+
+    def __init__(self, reason: str, *, code: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.code = code or self.CODE
 
 
 class RateLimited(DeliveryError):
     """The platform asked us to wait ``retry_after`` seconds before sending to this chat."""
 
-    def __init__(self, reason: str, *, retry_after: float) -> None:
-        super().__init__(reason)
+    CODE = "rate_limited"
+
+    def __init__(self, reason: str, *, retry_after: float, code: str | None = None) -> None:
+        super().__init__(reason, code=code)
         self.retry_after = retry_after
 
 
@@ -65,25 +76,33 @@ class TransientError(DeliveryError):
     the request was sent), so a retry may produce a duplicate.
     """
 
-    def __init__(self, reason: str, *, ambiguous: bool = False) -> None:
-        super().__init__(reason)
+    CODE = "transient"
+
+    def __init__(self, reason: str, *, ambiguous: bool = False, code: str | None = None) -> None:
+        super().__init__(reason, code=code)
         self.ambiguous = ambiguous
 
 
 class ChatGone(DeliveryError):
     """Permanent: blocked, kicked, archived, not found. The chat becomes inactive."""
 
+    CODE = "chat_gone"
+
 
 class ChatMigrated(DeliveryError):
     """A Telegram group became a supergroup with ``new_chat_id``; resend there."""
 
-    def __init__(self, reason: str, *, new_chat_id: str) -> None:
-        super().__init__(reason)
+    CODE = "chat_migrated"
+
+    def __init__(self, reason: str, *, new_chat_id: str, code: str | None = None) -> None:
+        super().__init__(reason, code=code)
         self.new_chat_id = new_chat_id
 
 
 class NotInChannel(DeliveryError):
     """Slack: the bot is not a member of the channel; the chat is paused with a hint."""
+
+    CODE = "not_in_channel"
 
 
 class PlatformAuthFailed(DeliveryError):
@@ -92,12 +111,13 @@ class PlatformAuthFailed(DeliveryError):
     chat's state changes; the adapter says when the credentials work again."""
 
     def __init__(self, reason: str, *, code: str) -> None:
-        super().__init__(reason)
-        self.code = code
+        super().__init__(reason, code=code)
 
 
 class PermanentError(DeliveryError):
     """Any other failure that a retry will not fix (a malformed message)."""
+
+    CODE = "permanent"
 
 
 class TransferError(BotError):

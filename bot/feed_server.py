@@ -16,7 +16,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot import feeds, filters
 from bot.i18n import t
 from bot.store import feeds as feed_store
-from bot.store.engine import reader
 
 log = logging.getLogger("bot.feeds")
 
@@ -35,16 +34,14 @@ class FeedServer:
         if token is None or self._base is None:
             return _not_found()
         try:
-            async with reader(self._engine).connect() as conn:
-                owner = await feed_store.owner(conn, token)
-                if owner is None:
-                    return _not_found()
-                chat = owner.record.chat
-                entries = await feed_store.entries(conn, chat.filter)
-                changed = await feed_store.last_change(conn)
+            found = await feed_store.document(self._engine, token)
         except Exception as exc:  # the database is away: unavailable, never a 500
             log.warning("feed: database unavailable: %s", type(exc).__name__)
             return web.Response(status=503, headers={"Retry-After": "60"})
+        if found is None:
+            return _not_found()
+        owner, entries, changed = found.owner, found.entries, found.changed
+        chat = owner.record.chat
         # The latest moment the store changed in a way that can change this document: any
         # page seen to change or removed, the chat's settings, the token. (Not the pages' own
         # wiki dates: a date ahead of the clock must not make Last-Modified lie.)

@@ -6,13 +6,8 @@ Syntax (CONTRACT.md): ``rl reasoning`` -- a page with any of these tags; ``+rl``
 must have it; ``-robotics`` -- a page with it is left out; ``*`` -- every page. Words are
 separated by whitespace or commas, so ``rl,reasoning`` and ``rl, reasoning`` are two words.
 
-A tag is 1-64 characters of letters, digits, ``-``, ``_`` and ``.``. "Letters" means letters
-of any script (Unicode category ``L*``, so Korean tags such as ``강화학습`` work), each
-optionally followed by its combining marks (``M*``, needed by scripts such as Devanagari);
-"digits" means decimal digits (``Nd``). A tag may not begin with ``-``: ``--x`` would
-otherwise read as "exclude ``-x``" and ``-x`` as an any-of tag could not be written back.
-Tags are compared case-insensitively after Unicode compatibility normalisation
-(NFKC + casefold), so ``Post-Training``, ``post-training`` and ``ＰＯＳＴ-training`` are one tag.
+What a tag is, and the form it is compared in, is :mod:`bot.tags`: the same vocabulary
+as the pages' tags, so a chat subscribed to ``강화학습`` gets the pages tagged ``강화학습``.
 
 Errors name the first offending word and carry a reason code (one of the ``REASON_*``
 constants) that the command layer maps to a message in the chat's language. Every function
@@ -23,16 +18,15 @@ was: when one item of a list is malformed, none of the list is applied.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from bot.errors import FilterError
 from bot.models import Filter
+from bot.tags import MAX_TAG_LENGTH, fold_tag, valid_chars
 
 MAX_TAGS = 50  # per chat, all buckets counted (CONTRACT.md)
-MAX_TAG_LENGTH = 64  # characters, after normalisation (CONTRACT.md)
 
 REASON_EMPTY = "empty"  # no word at all
 REASON_TOO_LONG = "too_long"  # a tag over MAX_TAG_LENGTH characters
@@ -53,7 +47,6 @@ REASONS = frozenset(
 
 EVERYTHING = "*"
 _SEPARATORS = re.compile(r"[\s,]+")
-_PUNCTUATION = frozenset("-_.")
 
 Kind = Literal["any", "required", "excluded", "everything"]
 
@@ -66,40 +59,14 @@ class FilterItem:
     tag: str
 
 
-def normalize_tag(tag: str) -> str:
-    """The form tags are compared in: NFKC, casefolded, NFKC again (idempotent in practice).
-
-    Used for page tags too, which are not validated: a page may carry any text as a tag.
-    """
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", tag).casefold())
-
-
-def _valid_chars(tag: str) -> bool:
-    if tag.startswith("-"):
-        return False
-    previous_is_letter = False
-    for ch in tag:
-        category = unicodedata.category(ch)
-        if category.startswith("L"):
-            previous_is_letter = True
-        elif category.startswith("M"):
-            if not previous_is_letter:
-                return False
-        elif category == "Nd" or ch in _PUNCTUATION:
-            previous_is_letter = False
-        else:
-            return False
-    return True
-
-
 def _parse_tag(word: str, raw: str) -> str:
-    tag = normalize_tag(raw)
+    tag = fold_tag(raw)
     if not tag:
         raise FilterError(word, REASON_EMPTY)
     if len(tag) > MAX_TAG_LENGTH:
         raise FilterError(word, REASON_TOO_LONG)
     # The second check keeps normalisation a fixed point, so format(parse(s)) is stable.
-    if not _valid_chars(tag) or normalize_tag(tag) != tag:
+    if not valid_chars(tag) or fold_tag(tag) != tag:
         raise FilterError(word, REASON_BAD_CHARS)
     return tag
 
@@ -211,7 +178,7 @@ def matches(f: Filter, tags: Iterable[str]) -> bool:
 def normalized_tags(tags: Iterable[str]) -> frozenset[str]:
     """A page's tags as :func:`matches_normalized` takes them: normalised once, for a page
     matched against many filters."""
-    return frozenset(normalize_tag(tag) for tag in tags)
+    return frozenset(fold_tag(tag) for tag in tags)
 
 
 def matches_normalized(f: Filter, page: frozenset[str]) -> bool:
@@ -235,7 +202,7 @@ def matched_tags(f: Filter, tags: Iterable[str]) -> tuple[str, ...]:
     seen: set[str] = set()
     found: list[str] = []
     for tag in tags:
-        key = normalize_tag(tag)
+        key = fold_tag(tag)
         if key in wanted and key not in seen:
             seen.add(key)
             found.append(tag)

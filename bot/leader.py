@@ -17,14 +17,11 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.delivery import owner_is_dead
-from bot.store.engine import reader
-from bot.store.pages import utcnow
-from bot.store.schema import leases
+from bot.store import leases
+from bot.util import utcnow
 
 log = logging.getLogger("bot.leader")
 
@@ -45,40 +42,14 @@ class Leases:
 
     async def _hold(self, name: str, *, now: dt.datetime) -> bool:
         """Take or renew lease ``name``; True when this holder has it afterwards."""
-        expires = now + dt.timedelta(seconds=LEASE_SECONDS)
-        async with self._engine.begin() as conn:
-            result = await conn.execute(
-                update(leases)
-                .where(
-                    leases.c.name == name,
-                    (leases.c.holder == self.holder) | (leases.c.expires_at < now),
-                )
-                .values(holder=self.holder, expires_at=expires)
-            )
-            if result.rowcount == 1:
-                return True
-            current = (
-                await conn.execute(select(leases.c.holder).where(leases.c.name == name))
-            ).first()
-            if current is not None:
-                if not owner_is_dead(current[0]):
-                    return False
-                # The holder was a process of this host that no longer exists (killed):
-                # no need to wait for its lease to expire.
-                result = await conn.execute(
-                    update(leases)
-                    .where(leases.c.name == name, leases.c.holder == current[0])
-                    .values(holder=self.holder, expires_at=expires)
-                )
-                return result.rowcount == 1
-        try:
-            async with self._engine.begin() as conn:
-                await conn.execute(
-                    insert(leases).values(name=name, holder=self.holder, expires_at=expires)
-                )
-            return True
-        except IntegrityError:  # another replica inserted it first
-            return False
+        return await leases.hold(
+            self._engine,
+            name=name,
+            holder=self.holder,
+            now=now,
+            expires=now + dt.timedelta(seconds=LEASE_SECONDS),
+            is_gone=owner_is_dead,
+        )
 
     async def tick(self, *, now: dt.datetime | None = None) -> bool:
         """Renew this replica's presence and try for leadership; returns ``is_leader``."""
@@ -103,16 +74,8 @@ class Leases:
             log.warning("leader lease expired without renewal: acting as a follower")
 
     async def live_replicas(self, *, now: dt.datetime | None = None) -> int:
-        now = now or utcnow()
-        async with reader(self._engine).connect() as conn:
-            count = (
-                await conn.execute(
-                    select(func.count()).where(
-                        leases.c.name.like(REPLICA_PREFIX + "%"), leases.c.expires_at >= now
-                    )
-                )
-            ).scalar_one()
-        return max(1, int(count))
+        count = await leases.count_live(self._engine, prefix=REPLICA_PREFIX, now=now or utcnow())
+        return max(1, count)
 
     async def counted_by_all(self, *, now: dt.datetime | None = None) -> bool:
         """True once every other live replica has renewed its presence since this one
@@ -122,16 +85,9 @@ class Leases:
         left out (they send nothing)."""
         if self.registered_at is None:
             return False
-        now = now or utcnow()
-        async with reader(self._engine).connect() as conn:
-            rows = await conn.execute(
-                select(leases.c.holder, leases.c.expires_at).where(
-                    leases.c.name.like(REPLICA_PREFIX + "%"),
-                    leases.c.holder != self.holder,
-                    leases.c.expires_at >= now,
-                )
-            )
-            others = rows.all()
+        others = await leases.live_holders(
+            self._engine, prefix=REPLICA_PREFIX, now=now or utcnow(), besides=self.holder
+        )
         renewed_since = self.registered_at + dt.timedelta(seconds=LEASE_SECONDS)
         return all(expires > renewed_since or owner_is_dead(holder) for holder, expires in others)
 
@@ -140,26 +96,18 @@ class Leases:
         await self._hold(ONE_SHOT_PREFIX + self.holder, now=utcnow())
 
     async def release_one_shot(self) -> None:
-        async with self._engine.begin() as conn:
-            await conn.execute(delete(leases).where(leases.c.name == ONE_SHOT_PREFIX + self.holder))
+        await leases.drop(self._engine, name=ONE_SHOT_PREFIX + self.holder)
 
     async def release(self) -> None:
         """A clean stop hands leadership over at once instead of after the expiry."""
-        async with self._engine.begin() as conn:
-            await conn.execute(
-                delete(leases).where(
-                    leases.c.holder == self.holder,
-                    leases.c.name.in_([LEADER, REPLICA_PREFIX + self.holder]),
-                )
-            )
+        await leases.release(
+            self._engine,
+            holder=self.holder,
+            names=[LEADER, REPLICA_PREFIX + self.holder],
             # Presence rows of replicas long gone would otherwise accumulate.
-            await conn.execute(
-                delete(leases).where(
-                    leases.c.name.like(REPLICA_PREFIX + "%")
-                    | leases.c.name.like(ONE_SHOT_PREFIX + "%"),
-                    leases.c.expires_at < utcnow() - dt.timedelta(hours=1),
-                )
-            )
+            prune_prefixes=[REPLICA_PREFIX, ONE_SHOT_PREFIX],
+            expired_before=utcnow() - dt.timedelta(hours=1),
+        )
         self.is_leader = False
 
 
@@ -180,11 +128,5 @@ async def one_shots_sending(engine: AsyncEngine, *, now: dt.datetime | None = No
 
 
 async def _live(engine: AsyncEngine, prefix: str, *, now: dt.datetime | None) -> int:
-    now = now or utcnow()
-    async with reader(engine).connect() as conn:
-        holders = await conn.execute(
-            select(leases.c.holder).where(
-                leases.c.name.like(prefix + "%"), leases.c.expires_at >= now
-            )
-        )
-        return sum(1 for (holder,) in holders if not owner_is_dead(holder))
+    holders = await leases.live_holders(engine, prefix=prefix, now=now or utcnow())
+    return sum(1 for holder, _ in holders if not owner_is_dead(holder))

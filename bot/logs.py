@@ -15,7 +15,9 @@ JSON_KEYS = ("time", "level", "logger", "event", "chat", "platform", "page", "er
 REDACTED = "[redacted]"
 # A Telegram bot token anywhere in a URL or message (the library logs request URLs).
 TELEGRAM_TOKEN_IN_TEXT = re.compile(r"\b\d{5,20}:[A-Za-z0-9_-]{30,}\b")
-SLACK_TOKEN_IN_TEXT = re.compile(r"\bxox[abpr]-[A-Za-z0-9-]+|\bxapp-[A-Za-z0-9-]+")
+SLACK_TOKEN_IN_TEXT = re.compile(r"\bxox[abepr]-[A-Za-z0-9-]+|\bxapp-[A-Za-z0-9-]+")
+# A Slack OAuth code (digits.digits.hex, in the redirect's query and oauth.v2.access's body).
+SLACK_OAUTH_CODE_IN_TEXT = re.compile(r"\b\d{4,}\.\d{4,}\.[0-9a-f]{16,}\b")
 # A chat's private feed address (a reply carries it; the libraries log requests at DEBUG).
 FEED_TOKEN_IN_TEXT = re.compile(r"/feeds/[A-Za-z0-9_-]{43}\.atom")
 
@@ -32,6 +34,7 @@ class Redactor(logging.Filter):
             text = text.replace(secret, REDACTED)
         text = TELEGRAM_TOKEN_IN_TEXT.sub(REDACTED, text)
         text = FEED_TOKEN_IN_TEXT.sub(f"/feeds/{REDACTED}.atom", text)
+        text = SLACK_OAUTH_CODE_IN_TEXT.sub(REDACTED, text)
         return SLACK_TOKEN_IN_TEXT.sub(REDACTED, text)
 
     def filter(self, record: logging.LogRecord) -> bool:

@@ -12,7 +12,24 @@ import enum
 import hashlib
 from dataclasses import dataclass, field
 
-LANGUAGES = ("en", "ko")
+LANGUAGES = ("en", "ko")  # the bot's languages; the first is the fallback of a text
+
+
+def normalize_lang(value: object) -> str | None:
+    """Map a language tag (``ko``, ``en-US``, ``ko_KR``) to one of the bot's languages.
+
+    Returns:
+        ``"en"`` or ``"ko"``, or None when ``value`` names neither.
+    """
+    if not isinstance(value, str):
+        return None
+    primary = value.strip().lower().replace("_", "-").split("-", 1)[0]
+    return primary if primary in LANGUAGES else None
+
+
+def is_korean(locale: object) -> bool:
+    """Whether a platform's locale or language code (``ko``, ``ko-KR``, ``ko_KR``) is Korean."""
+    return normalize_lang(locale) == "ko"
 
 
 class Platform(enum.StrEnum):
@@ -229,3 +246,5 @@ class Outgoing:
     in_thread: bool = False
     markup: dict[str, object] | None = None
     plain: bool = False
+    # The console's buttons (its text shows them; the console presses them by number).
+    buttons: tuple[Button, ...] = ()

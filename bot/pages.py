@@ -20,7 +20,8 @@ from urllib.parse import quote
 import yaml
 
 from bot.errors import ParseError
-from bot.models import LANGUAGES, Page, PageText
+from bot.models import LANGUAGES, Page, PageText, normalize_lang
+from bot.tags import MAX_TAG_LENGTH, normalize_tag
 
 try:
     from yaml import CSafeLoader as _SafeLoader
@@ -28,7 +29,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
 
 MAX_PAGE_BYTES = 1_000_000  # a page is a few KB of text; a bigger file is not a page
-MAX_TAG_CHARS = 64  # CONTRACT.md: a tag is 1-64 letters, digits, '-', '_', '.'
+MAX_TAG_CHARS = MAX_TAG_LENGTH  # page_tags.tag; what a tag is: bot/tags.py
 TLDR_HEADINGS = frozenset({"tl;dr", "tldr", "summary", "요약"})
 
 # What the store can hold of a page: the column sizes of bot/store/schema.py (a test keeps
@@ -45,7 +46,6 @@ MAX_TLDR_CHARS = 10_000
 MAX_PAGE_TAGS = 50  # issue 10: the rest of a page's tags are dropped, with a log line
 _HASH_MARK = "#sha256:"
 
-_TAG_RE = re.compile(rf"[A-Za-z0-9._-]{{1,{MAX_TAG_CHARS}}}")
 _TAG_SPLIT_RE = re.compile(r"[,\s]+")
 _CLOSING_FENCE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -111,38 +111,6 @@ def split_path(rel_path: str) -> tuple[str, str | None]:
     if dot and suffix in LANGUAGES and base and not base.endswith("/"):
         return base, suffix
     return stem, None
-
-
-def normalize_lang(value: object) -> str | None:
-    """Map a language tag (``ko``, ``en-US``, ``ko_KR``) to one of the bot's languages.
-
-    Returns:
-        ``"en"`` or ``"ko"``, or None when ``value`` names neither.
-    """
-    if not isinstance(value, str):
-        return None
-    primary = value.strip().lower().replace("_", "-").split("-", 1)[0]
-    return primary if primary in LANGUAGES else None
-
-
-def normalize_tag(value: object) -> str | None:
-    """A tag in its stored form (lowercase), or None when ``value`` is not a valid tag.
-
-    A leading ``#`` is dropped (``#rl`` is ``rl``); numbers are accepted as text
-    (``2026``); anything else that is not 1-64 letters, digits, ``-``, ``_`` or ``.``
-    is not a tag.
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        value = str(value)
-    if not isinstance(value, str):
-        return None
-    text = value.strip().removeprefix("#")
-    # Validate before lowercasing: some non-ASCII letters lowercase to ASCII ones.
-    if not _TAG_RE.fullmatch(text):
-        return None
-    return text.lower()
 
 
 def normalize_tags(values: Iterable[object]) -> tuple[str, ...]:

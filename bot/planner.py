@@ -10,6 +10,7 @@ planned for a chat at most once per version, whatever crashes.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import datetime as dt
 import functools
 import logging
@@ -17,17 +18,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from sqlalchemy import bindparam, func, literal_column, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import filters, ranking, schedule
+from bot import filters, payloads, ranking, schedule
 from bot.i18n import tn
-from bot.models import ChatState, Filter, Mode, QuietHours
+from bot.models import Filter, Mode, QuietHours
 from bot.store import chats as chat_store
-from bot.store import feedback, outbox
-from bot.store.engine import reader
-from bot.store.pages import chunks, utcnow
-from bot.store.schema import chat_pages, chats, page_events, page_tags, pages
+from bot.store import feedback, outbox, planning
+from bot.store.planning import Event
+from bot.store.planning import Window as _Window
+from bot.util import utcnow
 
 log = logging.getLogger("bot.planner")
 
@@ -50,48 +50,6 @@ WELCOME_MIN = 5
 WELCOME_POOL = 500
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    id: int
-    page_id: int
-    new: bool
-    fingerprint: str
-
-
-@dataclass(slots=True)
-class _Window:
-    """The events after some cursor, with the tags of their pages."""
-
-    events: list[Event]
-    tags: dict[int, tuple[str, ...]]
-
-    @property
-    def last_id(self) -> int:
-        return self.events[-1].id if self.events else 0
-
-
-async def _window(conn: AsyncConnection, after: int) -> _Window:
-    rows = await conn.execute(
-        select(
-            page_events.c.id, page_events.c.page_id, page_events.c.kind, page_events.c.fingerprint
-        )
-        .where(page_events.c.id > after)
-        .order_by(page_events.c.id)
-    )
-    events = [Event(id=i, page_id=p, new=k == "new", fingerprint=f) for i, p, k, f in rows]
-    tags: dict[int, list[str]] = {}
-    page_ids = sorted({e.page_id for e in events})
-    for part in chunks(page_ids):
-        tag_rows = await conn.execute(
-            select(page_tags.c.page_id, page_tags.c.tag)
-            .where(page_tags.c.page_id.in_(part))
-            .order_by(page_tags.c.page_id, page_tags.c.position)
-        )
-        for page_id, tag in tag_rows:
-            tags.setdefault(page_id, []).append(tag)
-    return _Window(events=events, tags={k: tuple(v) for k, v in tags.items()})
-
-
 class _Chat(NamedTuple):
     """What planning reads of a chat: a few columns, not a whole :class:`ChatRecord`."""
 
@@ -108,6 +66,7 @@ class _Chat(NamedTuple):
     limit: int | None = None
     held_until: dt.datetime | None = None  # instant pages held by quiet hours until then
     had_pages: bool = True  # whether any page was ever planned for it (False: welcome it)
+    created_at: dt.datetime | None = None  # when it subscribed: its welcome is older pages
 
     @property
     def digests(self) -> bool:
@@ -115,22 +74,12 @@ class _Chat(NamedTuple):
         return self.mode != Mode.INSTANT.value
 
 
-_CHAT_COLUMNS = (
-    chats.c.id,
-    chats.c.platform,
-    chats.c.mode,
-    chats.c.digest_time,
-    chats.c.timezone,
-    chats.c.filter,
-    chats.c.cursor,
-    chats.c.next_digest_at,
-    chats.c.weekday,
-    chats.c.quiet,
-    chats.c.digest_limit,
-    chats.c.held_until,
-)
+class Offer(NamedTuple):
+    """A page offered to a chat: new to it, or an update of a version it had."""
 
-Offer = tuple[int, bool, str]  # (page_id, is_update, fingerprint)
+    page_id: int
+    is_update: bool
+    fingerprint: str
 
 
 class _Welcome:
@@ -140,54 +89,48 @@ class _Welcome:
     def __init__(self, days: int, *, enabled: bool = True) -> None:
         self.enabled = enabled
         self._days = days
-        self._pool: list[tuple[int, str, dt.date, frozenset[str]]] | None = None
-        self._by_filter: dict[Filter, tuple[Offer, ...]] = {}
+        self._pool: list[tuple[int, str, dt.date, dt.datetime, frozenset[str]]] | None = None
+        self._seen: list[dt.datetime] = []  # when the pool's pages were first seen, sorted
+        self._by_filter: dict[tuple[Filter, int], tuple[Offer, ...]] = {}
 
     async def offers(
-        self, conn: AsyncConnection, f: Filter, *, now: dt.datetime
+        self, conn: AsyncConnection, f: Filter, *, now: dt.datetime, since: dt.datetime | None
     ) -> tuple[Offer, ...]:
-        """The welcome pages for a chat with filter ``f``, newest first."""
-        found = self._by_filter.get(f)
-        if found is not None:
-            return found
+        """The welcome pages for a chat with filter ``f`` that subscribed at ``since``,
+        newest first: pages the wiki had by then. One published later came to it as news,
+        or was missed while it could not be reached; a welcome never replays those."""
         if self._pool is None:
             self._pool = await _newest_pages(conn, limit=WELCOME_POOL)
+            self._seen = sorted(seen for _, _, _, seen, _ in self._pool)
+        # Chats that subscribed between the same two first sightings get the same pages.
+        known = len(self._seen) if since is None else bisect.bisect_right(self._seen, since)
+        found = self._by_filter.get((f, known))
+        if found is not None:
+            return found
         cutoff = now.date() - dt.timedelta(days=self._days)
+        before = self._seen[known - 1] if known else None
         matching = [
             (page_id, fp, day)
-            for page_id, fp, day, tags in self._pool
-            if filters.matches_normalized(f, tags)
+            for page_id, fp, day, seen, tags in self._pool
+            if before is not None and seen <= before and filters.matches_normalized(f, tags)
         ]
         recent = [(page_id, fp) for page_id, fp, day in matching if day >= cutoff][:WELCOME_MAX]
         if not recent:
             recent = [(page_id, fp) for page_id, fp, _ in matching[:WELCOME_MIN]]
-        found = self._by_filter[f] = tuple((page_id, False, fp) for page_id, fp in recent)
+        found = self._by_filter[(f, known)] = tuple(
+            Offer(page_id, False, fp) for page_id, fp in recent
+        )
         return found
 
 
 async def _newest_pages(
     conn: AsyncConnection, *, limit: int
-) -> list[tuple[int, str, dt.date, frozenset[str]]]:
+) -> list[tuple[int, str, dt.date, dt.datetime, frozenset[str]]]:
     """The newest present pages (by wiki date, else when first seen): id, fingerprint,
-    date and normalised tags."""
-    date = func.coalesce(pages.c.updated, pages.c.created)
-    rows = (
-        await conn.execute(
-            select(pages.c.id, pages.c.fingerprint, date, pages.c.first_seen_at)
-            .where(pages.c.removed_at.is_(None))
-            .order_by(date.desc().nulls_last(), pages.c.first_seen_at.desc(), pages.c.id.desc())
-            .limit(limit)
-        )
-    ).all()
-    tags: dict[int, list[str]] = {}
-    for part in chunks([row[0] for row in rows]):
-        for page_id, tag in await conn.execute(
-            select(page_tags.c.page_id, page_tags.c.tag).where(page_tags.c.page_id.in_(part))
-        ):
-            tags.setdefault(page_id, []).append(tag)
+    date, when first seen and normalised tags."""
     return [
-        (page_id, fp, day or seen.date(), filters.normalized_tags(tags.get(page_id, ())))
-        for page_id, fp, day, seen in rows
+        (page_id, fp, day, seen, filters.normalized_tags(tags))
+        for page_id, fp, day, seen, tags in await planning.newest_pages(conn, limit=limit)
     ]
 
 
@@ -280,7 +223,7 @@ class _Offers:
                 for page_id, event in latest.items()
                 if filters.matches_normalized(f, tags.get(page_id, untagged))
             ]
-            fresh = tuple((e.page_id, False, e.fingerprint) for e, new in candidates if new)
+            fresh = tuple(Offer(e.page_id, False, e.fingerprint) for e, new in candidates if new)
             found = self._matching[key] = (candidates, fresh)
         candidates, fresh = found
         if not ledger:
@@ -290,9 +233,9 @@ class _Offers:
             had = ledger.get(event.page_id)
             if had is None:
                 if new:
-                    offers.append((event.page_id, False, event.fingerprint))
+                    offers.append(Offer(event.page_id, False, event.fingerprint))
             elif had != event.fingerprint:
-                offers.append((event.page_id, True, event.fingerprint))
+                offers.append(Offer(event.page_id, True, event.fingerprint))
         return tuple(offers)
 
     def _latest_after(self, cursor: int) -> tuple[dict[int, Event], set[int]]:
@@ -316,7 +259,7 @@ class _Offers:
 class _Run:
     """One planning run: what its batches share."""
 
-    where: object
+    where: planning.Selection
     now: dt.datetime
     advance_schedule: bool
     count_pages: bool
@@ -349,11 +292,8 @@ class Planner:
         Returns the number of outbox rows written.
         """
         now = now or utcnow()
-        async with reader(self._engine).connect() as conn:
-            latest = await chat_store.latest_event_id(conn)
-        due = ((chats.c.mode == Mode.INSTANT.value) & (chats.c.cursor < latest)) | (
-            chats.c.next_digest_at <= now
-        )
+        latest = await planning.latest_event_id(self._engine)
+        due = planning.Due(now=now, latest_event=latest)
         return await self._plan(where=due, now=now, advance_schedule=True)
 
     async def plan_now(self, *, chat_pks: Sequence[int] | None = None) -> int:
@@ -361,19 +301,19 @@ class Planner:
 
         The next scheduled digest stays where it is and carries only what came after.
         """
-        where = chats.c.id.in_(list(chat_pks)) if chat_pks is not None else None
+        where = planning.Only(tuple(chat_pks) if chat_pks is not None else None)
         return await self._plan(where=where, now=utcnow(), advance_schedule=False)
 
     async def send_now(self, chat_pk: int) -> int:
         """The ``digest`` command: plan this chat now; returns the pages planned."""
         return await self._plan(
-            where=chats.c.id == chat_pk, now=utcnow(), advance_schedule=False, count_pages=True
+            where=planning.One(chat_pk), now=utcnow(), advance_schedule=False, count_pages=True
         )
 
     async def _plan(
         self,
         *,
-        where: object,
+        where: planning.Selection,
         now: dt.datetime,
         advance_schedule: bool,
         count_pages: bool = False,
@@ -403,38 +343,16 @@ class Planner:
         left; on PostgreSQL several of these share a run (see ``PG_WORKERS``)."""
         while True:
             async with self._engine.begin() as conn:
-                postgres = conn.dialect.name == "postgresql"
-                # Batches walk the primary key. For ``state = ?`` SQLite would pick ix_chats_due
-                # and sort every chat by id again for each batch (30 ms a batch at 100,000
-                # chats); its unary + keeps a column's term off the indexes.
-                state = chats.c.state if postgres else literal_column("+chats.state")
-                had_pages = (
-                    select(chat_pages.c.page_id)
-                    .where(chat_pages.c.chat_pk == chats.c.id)
-                    .exists()
-                    .label("had_pages")
+                rows = await planning.lock_batch(
+                    conn, selection=run.where, after_pk=run.after_pk, limit=BATCH
                 )
-                query = (
-                    select(*_CHAT_COLUMNS, had_pages)
-                    .where(state == ChatState.ACTIVE.value, chats.c.id > run.after_pk)
-                    .order_by(chats.c.id)
-                    .limit(BATCH)
-                )
-                if run.where is not None:
-                    query = query.where(run.where)  # type: ignore[arg-type]
-                if postgres:
-                    # Other workers and replicas skip the chats locked here. Only the cursor
-                    # and schedule change: the lock leaves rows that refer to a chat free,
-                    # and holds off deleting the chat until its ledger rows are committed
-                    # (the delete's trigger then removes them).
-                    query = query.with_for_update(skip_locked=True, key_share=True)
-                batch = [_chat_of(row) for row in await conn.execute(query)]
+                batch = [_chat_of(row) for row in rows]
                 if not batch:
                     return
-                if postgres:
+                if self._engine.dialect.name == "postgresql":  # several workers at once
                     batch = await _had_pages_now(conn, batch)
                 run.after_pk = max(run.after_pk, batch[-1].pk)  # the next batch goes on from here
-                window = await _window(conn, min(c.cursor for c in batch))
+                window = await planning.window(conn, min(c.cursor for c in batch))
                 if run.offers is None or run.offers.window != window:
                     run.offers = _Offers(window)
                     run.offers.dates = await _dates(conn, window)
@@ -500,7 +418,9 @@ class Planner:
                 offered = {page_id for page_id, _, _ in offers}
                 extra = tuple(
                     o
-                    for o in await welcome.offers(conn, chat.filter, now=now)
+                    for o in await welcome.offers(
+                        conn, chat.filter, now=now, since=chat.created_at
+                    )
                     if o[0] not in offered
                 )
                 if extra:
@@ -535,34 +455,18 @@ class Planner:
         await outbox.enqueue(conn, rows)
         await outbox.record_planned(conn, new_ledger, at=stamp)
         if changed_ledger:
-            await conn.execute(
-                update(chat_pages)
-                .where(
-                    chat_pages.c.chat_pk == bindparam("c"), chat_pages.c.page_id == bindparam("p")
-                )
-                .values(fingerprint=bindparam("f"), planned_at=bindparam("t")),
-                changed_ledger,
-            )
+            await planning.update_ledger(conn, changed_ledger)
         # Every chat of the batch has now seen the window: its cursor moves to the window's
         # end (never back), in one statement per chunk rather than one row at a time.
         held_pks = {pk for pks in held.values() for pk in pks}
         if window.last_id:
-            for pk_part in chunks([c.pk for c in batch if c.pk not in held_pks]):
-                await conn.execute(
-                    update(chats)
-                    .where(chats.c.id.in_(pk_part), chats.c.cursor < window.last_id)
-                    .values(cursor=window.last_id)
-                )
+            await planning.advance_cursors(
+                conn, [c.pk for c in batch if c.pk not in held_pks], to=window.last_id
+            )
         for due, due_pks in rescheduled.items():
-            for pk_part in chunks(due_pks):
-                await conn.execute(
-                    update(chats).where(chats.c.id.in_(pk_part)).values(next_digest_at=due)
-                )
+            await planning.set_next_digest(conn, due_pks, at=due)
         for until, until_pks in [*held.items(), (None, released)]:
-            for pk_part in chunks(until_pks):
-                await conn.execute(
-                    update(chats).where(chats.c.id.in_(pk_part)).values(held_until=until)
-                )
+            await planning.set_held_until(conn, until_pks, until=until)
         if rows:
             log.info(
                 "planned %s for %s",
@@ -575,21 +479,21 @@ class Planner:
 def _digest_payload(
     offers: tuple[Offer, ...], rest: tuple[Offer, ...], day: dt.date, *, welcome: bool
 ) -> str:
-    """A digest's outbox payload, as JSON: ``pages`` (``[page_id, is_update]`` in the order
-    shown), ``date``, ``ranked``, the ``rest`` the limit left out and ``welcome`` for a
-    chat's first digest. Built here rather
-    than by ``json.dumps``: a ranked digest is a chat's own, made once per chat, and this
-    is a third of the time (ids are ints, the date ISO digits: nothing to escape)."""
-    pages = ",".join([f"[{p},true]" if u else f"[{p},false]" for p, u, _ in offers])
-    tail = f',"rest":[{",".join([str(p) for p, _, _ in rest])}]' if rest else ""
-    if welcome:
-        tail += ',"welcome":true'
-    return f'{{"pages":[{pages}],"date":"{day.isoformat()}","ranked":true{tail}}}'
+    """A digest's outbox payload, as JSON (:class:`bot.payloads.Digest`): the pages in the
+    order shown, the day, ranked, the ``rest`` the limit left out, and ``welcome`` for a
+    chat's first digest."""
+    return payloads.encode_digest(
+        [(p, u) for p, u, _ in offers],
+        rest=[p for p, _, _ in rest],
+        day=day,
+        ranked=True,
+        welcome=welcome,
+    )
 
 
 def _chat_of(row: Sequence[Any]) -> _Chat:
     """A :class:`_Chat` of a row of ``_CHAT_COLUMNS`` and ``had_pages``."""
-    pk, platform, mode, at, tz, text, cursor, next_at, weekday, quiet, limit, held, had = row
+    pk, platform, mode, at, tz, text, cursor, next_at, weekday, quiet, limit, held, made, had = row
     return _Chat(
         pk,
         platform,
@@ -604,6 +508,7 @@ def _chat_of(row: Sequence[Any]) -> _Chat:
         limit,
         held,
         bool(had),
+        made,
     )
 
 
@@ -620,31 +525,16 @@ async def _had_pages_now(conn: AsyncConnection, batch: list[_Chat]) -> list[_Cha
     chat was welcomed a second time, and the ledger refused the pages it already had (seen
     planning a million chats, where one batch's query takes long enough).
     """
-    unwelcomed = [c.pk for c in batch if not c.had_pages]
-    had: set[int] = set()
-    for part in chunks(unwelcomed):
-        had.update(
-            (
-                await conn.execute(
-                    select(chat_pages.c.chat_pk).where(chat_pages.c.chat_pk.in_(part)).distinct()
-                )
-            ).scalars()
-        )
+    had = await planning.chats_with_pages(conn, [c.pk for c in batch if not c.had_pages])
     return [c._replace(had_pages=True) if c.pk in had else c for c in batch] if had else batch
 
 
 async def _dates(conn: AsyncConnection, window: _Window) -> dict[int, int]:
     """The ordinal of each window page's date (``updated``, else ``created``): the
     ranking's tie-break, as in the digest."""
-    found: dict[int, int] = {}
-    for part in chunks(sorted(window.tags.keys() | {e.page_id for e in window.events})):
-        rows = await conn.execute(
-            select(pages.c.id, pages.c.updated, pages.c.created).where(pages.c.id.in_(part))
-        )
-        for page_id, updated, created in rows:
-            date = updated or created
-            found[page_id] = date.toordinal() if date else 0
-    return found
+    return await planning.dates(
+        conn, sorted(window.tags.keys() | {e.page_id for e in window.events})
+    )
 
 
 async def _ledger(
@@ -656,19 +546,9 @@ async def _ledger(
     the range are left out here) instead of by a list of every key.
     """
     page_ids = sorted(window.tags.keys() | {e.page_id for e in window.events})
-    wanted = {c.pk for c in batch}
-    first, last = batch[0].pk, batch[-1].pk
-    ledger: dict[int, dict[int, str]] = {}
-    for page_part in chunks(page_ids):
-        rows = await conn.execute(
-            select(chat_pages.c.chat_pk, chat_pages.c.page_id, chat_pages.c.fingerprint).where(
-                chat_pages.c.chat_pk.between(first, last), chat_pages.c.page_id.in_(page_part)
-            )
-        )
-        for chat_pk, page_id, fingerprint in rows:
-            if chat_pk in wanted:
-                ledger.setdefault(chat_pk, {})[page_id] = fingerprint
-    return ledger
+    return await planning.ledger(
+        conn, page_ids=page_ids, first=batch[0].pk, last=batch[-1].pk, wanted={c.pk for c in batch}
+    )
 
 
 class _Messages:
@@ -726,7 +606,7 @@ class _Messages:
                 chat_pk=chat.pk,
                 platform=chat.platform,
                 kind="page",
-                payload={"pages": [[page_id, is_update]]},
+                payload=payloads.Instant(pages=((page_id, is_update),)),
                 now=stamp,
                 priority=DIGEST_PRIORITY,
             )

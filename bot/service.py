@@ -1,8 +1,9 @@
 """The long-running service (``trendbot run`` and ``trendbot console``).
 
-Polls the sources on a schedule, plans due digests every minute, delivers from the
-outbox, serves HTTP, and runs the chat channels. SIGTERM or SIGINT stops it cleanly:
-no new work is taken, in-flight sends finish (bounded), the rest stays queued.
+Polls the sources on a schedule, plans due digests twice a minute (``PLAN_EVERY_SECONDS``)
+and after every poll, delivers from the outbox, serves HTTP, and runs the chat channels.
+SIGTERM or SIGINT stops it cleanly: no new work is taken, in-flight sends finish
+(bounded), the rest stays queued.
 """
 
 from __future__ import annotations
@@ -25,14 +26,14 @@ from sqlalchemy.engine import make_url
 
 from bot import alert_service, metrics, web
 from bot.app import App
-from bot.channels.console import ConsoleChannel
+from bot.channels.console import ConsoleChannel, ConsoleSender
 from bot.errors import BotError
 from bot.feed_server import FeedServer
 from bot.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
 from bot.models import Platform
 from bot.store import outbox
 from bot.store.engine import reader
-from bot.store.pages import utcnow
+from bot.util import utcnow
 
 log = logging.getLogger("bot.service")
 
@@ -295,6 +296,9 @@ class Service:
             tasks.append(asyncio.create_task(self._poll_loop()))
             if self._console:
                 console = ConsoleChannel(core=self._app.core, on_command=self._delivery.notify)
+                printer = self._app.senders.get(Platform.CONSOLE)
+                if isinstance(printer, ConsoleSender):  # its digests' 👍 and 👎 can be pressed
+                    printer.on_buttons = console.offer_votes
                 tasks.append(asyncio.create_task(self._run_console(console)))
             await self._stop.wait()
         finally:
@@ -330,9 +334,7 @@ class Service:
         if app.telegram_bot is not None:
             from bot.channels.telegram import TelegramChannel
 
-            telegram = TelegramChannel(
-                settings=app.settings, core=app.core, bot=app.telegram_bot, engine=app.engine
-            )
+            telegram = TelegramChannel(settings=app.settings, core=app.core, bot=app.telegram_bot)
             if app.settings.telegram_webhook_url:
                 hooks.telegram = telegram.process_webhook
             else:
@@ -349,9 +351,13 @@ class Service:
                 engine=app.engine,
                 client=app.slack_client,
                 auth=sender.auth if isinstance(sender, SlackSender) else None,
+                workspaces=app.slack_workspaces,
+                state_store=app.slack_states,
             )
             if app.settings.slack_signing_secret is not None:
                 hooks.slack = slack.handle_request
+            if slack.oauth:
+                hooks.slack_install = slack.handle_install
             hooks.channels["slack"] = lambda: slack.running
             hooks.auth_errors["slack"] = lambda: slack.auth.error
             channels.append(slack)

@@ -37,6 +37,15 @@ MAX_SOURCE_CHARS = 2000  # sources.name, String(2000) in bot/store/schema.py
 # chat.postMessage: "limiting posting to several hundred messages per minute" in a workspace
 # (https://api.slack.com/methods/chat.postMessage, Rate limiting): 300 a minute.
 SLACK_WORKSPACE_RATE_PER_SECOND = 5.0
+# A Slack app's Client ID is two numbers joined by a dot (Basic Information, App Credentials).
+SLACK_CLIENT_ID_RE = re.compile(r"^\d{1,20}\.\d{1,20}$")
+# The OAuth state's HMAC key: at least 128 bits of a random string.
+MIN_STATE_SECRET_CHARS = 16
+
+
+KEY_COMMAND_HINT = (
+    "python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'"
+)
 
 
 def _split_csv(value: Any) -> Any:
@@ -118,6 +127,10 @@ class Settings(BaseSettings):
     slack_api_base_url: str = "https://slack.com/api/"
     slack_command: str = "/trend"
     slack_admin_ids: Annotated[tuple[str, ...], NoDecode] = ()
+    slack_client_id: str | None = None
+    slack_client_secret: SecretStr | None = None
+    slack_state_secret: SecretStr | None = None
+    slack_token_key: Annotated[SecretStr | None, NoDecode] = None
 
     telegram_rate_per_second: float = Field(default=30.0, gt=0, le=TELEGRAM_PAID_RATE_PER_SECOND)
     slack_rate_per_second: float = Field(default=1.0, gt=0, le=1_000)
@@ -265,6 +278,45 @@ class Settings(BaseSettings):
             raise ValueError("must be an app-level token starting with xapp-")
         return value
 
+    @field_validator("slack_client_id")
+    @classmethod
+    def _slack_client_id(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not SLACK_CLIENT_ID_RE.match(value or ""):
+            raise ValueError("must be the app's Client ID, such as 1234567890.1234567890")
+        return value
+
+    @field_validator("slack_state_secret")
+    @classmethod
+    def _slack_state_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_STATE_SECRET_CHARS:
+            raise ValueError(
+                f"must be at least {MIN_STATE_SECRET_CHARS} random characters, e.g. from "
+                "openssl rand -hex 32"
+            )
+        return value
+
+    @field_validator("slack_token_key")
+    @classmethod
+    def _slack_token_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        from cryptography.fernet import Fernet
+
+        keys = [k.strip() for k in value.get_secret_value().split(",") if k.strip()]
+        if not keys:
+            raise ValueError("is empty; generate a key with " + KEY_COMMAND_HINT)
+        for key in keys:
+            try:
+                Fernet(key)
+            except ValueError:
+                raise ValueError(
+                    "is not a Fernet key (32 url-safe base64-encoded bytes); generate one with "
+                    + KEY_COMMAND_HINT
+                ) from None
+        return value
+
     @field_validator("slack_command")
     @classmethod
     def _slack_command(cls, value: str) -> str:
@@ -274,6 +326,7 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _pairs(self) -> Settings:
+        self._slack_oauth_pairs()
         if (
             self.slack_bot_token is not None
             and self.slack_app_token is None
@@ -283,7 +336,11 @@ class Settings(BaseSettings):
                 "SLACK_SIGNING_SECRET: required with SLACK_BOT_TOKEN in HTTP mode "
                 "(or set SLACK_APP_TOKEN for Socket Mode)"
             )
-        if self.slack_bot_token is None and (self.slack_app_token or self.slack_signing_secret):
+        if (
+            self.slack_bot_token is None
+            and not self.slack_oauth
+            and (self.slack_app_token or self.slack_signing_secret)
+        ):
             raise ValueError(
                 "SLACK_BOT_TOKEN: required when SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set"
             )
@@ -308,6 +365,32 @@ class Settings(BaseSettings):
             )
         return self
 
+    def _slack_oauth_pairs(self) -> None:
+        """One Slack setup or the other: a bot token, or OAuth install with its settings."""
+        if self.slack_client_id is None:
+            for name in ("slack_client_secret", "slack_state_secret", "slack_token_key"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"SLACK_CLIENT_ID: required when {name.upper()} is set")
+            return
+        if self.slack_bot_token is not None:
+            raise ValueError(
+                "SLACK_BOT_TOKEN: set either SLACK_BOT_TOKEN (one workspace) or "
+                "SLACK_CLIENT_ID (install by OAuth to many workspaces), not both"
+            )
+        if self.slack_app_token is not None:
+            raise ValueError(
+                "SLACK_APP_TOKEN: OAuth install (SLACK_CLIENT_ID) serves Slack over HTTP; "
+                "unset SLACK_APP_TOKEN and set SLACK_SIGNING_SECRET"
+            )
+        for name in (
+            "slack_client_secret",
+            "slack_signing_secret",
+            "slack_state_secret",
+            "slack_token_key",
+        ):
+            if getattr(self, name) is None:
+                raise ValueError(f"{name.upper()}: required when SLACK_CLIENT_ID is set")
+
     # Derived values -----------------------------------------------------------------
 
     @property
@@ -324,7 +407,12 @@ class Settings(BaseSettings):
 
     @property
     def slack_enabled(self) -> bool:
-        return self.slack_bot_token is not None
+        return self.slack_bot_token is not None or self.slack_oauth
+
+    @property
+    def slack_oauth(self) -> bool:
+        """Slack is installed by OAuth to many workspaces (``SLACK_CLIENT_ID``)."""
+        return self.slack_client_id is not None
 
     def secrets(self) -> tuple[str, ...]:
         """Every secret value configured, for the log filter that redacts them."""
@@ -334,12 +422,20 @@ class Settings(BaseSettings):
             self.slack_bot_token,
             self.slack_signing_secret,
             self.slack_app_token,
+            self.slack_client_secret,
+            self.slack_state_secret,
+            self.slack_token_key,
         ]
         feed_credentials = [
             secret for source in self.wiki_sources for secret in url_secrets(source)
         ]
-        return tuple(v.get_secret_value() for v in values if v is not None) + tuple(
-            feed_credentials
+        token_keys = (
+            self.slack_token_key.get_secret_value().split(",") if self.slack_token_key else []
+        )
+        return (
+            tuple(v.get_secret_value() for v in values if v is not None)
+            + tuple(key.strip() for key in token_keys if key.strip())
+            + tuple(feed_credentials)
         )
 
 

@@ -8,14 +8,12 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import metrics
 from bot.sources.urls import redact_url, scrub
-from bot.store import outbox
-from bot.store import pages as page_store
-from bot.store.engine import reader
+from bot.store import health
+from bot.util import utcnow
 
 log = logging.getLogger("bot.web")
 
@@ -33,6 +31,7 @@ class WebHooks:
 
     telegram: TelegramHook | None = None
     slack: SlackHook | None = None
+    slack_install: SlackHook | None = None  # GET /slack/install and /slack/oauth_redirect
     channels: dict[str, Callable[[], bool]] = field(default_factory=dict)
     feeds: FeedHook | None = None
     # Failed polls of each source in this process, by shown name (the poller's counters).
@@ -47,16 +46,13 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
     async def healthz(_request: web.Request) -> web.Response:
         body: dict[str, object] = {"status": "ok"}
         try:
-            async with reader(engine).connect() as conn:
-                await conn.execute(text("SELECT 1"))
-                depth, _ = await outbox.pending(conn)
-                sources = await page_store.all_sources(conn)
-                oldest = await outbox.oldest_queued_age(conn, now=page_store.utcnow())
+            found = await health.check(engine, now=utcnow())
         except Exception as exc:  # any database failure means unhealthy, never a crash
             log.warning("health check: database unavailable: %s", type(exc).__name__)
             return web.json_response(
                 {"status": "unavailable", "database": "unreachable"}, status=503
             )
+        depth, oldest, sources = found.queue.depth, found.queue.oldest_age_seconds, found.sources
         metrics.QUEUE_DEPTH.set(depth)
         metrics.QUEUE_OLDEST_AGE.set(oldest)
         body.update(
@@ -87,11 +83,9 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
 
     async def metrics_endpoint(_request: web.Request) -> web.Response:
         try:
-            async with reader(engine).connect() as conn:
-                depth, _ = await outbox.pending(conn)
-                oldest = await outbox.oldest_queued_age(conn, now=page_store.utcnow())
-            metrics.QUEUE_DEPTH.set(depth)
-            metrics.QUEUE_OLDEST_AGE.set(oldest)
+            queue = await health.queue(engine, now=utcnow())
+            metrics.QUEUE_DEPTH.set(queue.depth)
+            metrics.QUEUE_OLDEST_AGE.set(queue.oldest_age_seconds)
         except Exception:  # metrics still render what the process knows
             log.warning("metrics: database unavailable")
         return web.Response(
@@ -111,6 +105,11 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
             raise web.HTTPNotFound()
         return await hooks.slack(request)
 
+    async def slack_install(request: web.Request) -> web.StreamResponse:
+        if hooks.slack_install is None:
+            raise web.HTTPNotFound()
+        return await hooks.slack_install(request)
+
     async def feed(request: web.Request) -> web.StreamResponse:
         if hooks.feeds is None:
             raise web.HTTPNotFound()
@@ -120,6 +119,8 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
     app.router.add_get("/metrics", metrics_endpoint)
     app.router.add_post("/telegram/webhook", telegram_webhook)
     app.router.add_post("/slack/events", slack_events)
+    app.router.add_get("/slack/install", slack_install)
+    app.router.add_get("/slack/oauth_redirect", slack_install)
     app.router.add_get("/feeds/{name}", feed)
     return app
 

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
-from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.settings import Settings
 from bot.store.engine import create_engine, upgrade
+from bot.store.scratch import scratch_database
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -42,31 +40,16 @@ def clean_env() -> Iterator[dict[str, str]]:
     yield env
 
 
-async def _postgres_database(base: str) -> tuple[AsyncEngine, str, str]:
-    name = f"trendbot_{uuid.uuid4().hex[:12]}"
-    admin = create_async_engine(base, isolation_level="AUTOCOMMIT")
-    async with admin.connect() as conn:
-        await conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(base).set(database=name).render_as_string(hide_password=False)
-    return admin, name, url
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     """A fresh, empty database URL on each backend."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path}/trendbot.db"
-        return
-    base = os.environ.get("TEST_DATABASE_URL")
-    if not base:
-        pytest.skip(NO_POSTGRES)
-    admin, name, url = await _postgres_database(base)
-    try:
+    base = None
+    if request.param == "postgresql":
+        base = os.environ.get("TEST_DATABASE_URL")
+        if not base:
+            pytest.skip(NO_POSTGRES)
+    async with scratch_database(base, directory=tmp_path) as url:
         yield url
-    finally:
-        async with admin.connect() as conn:
-            await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        await admin.dispose()
 
 
 @pytest.fixture

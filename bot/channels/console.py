@@ -8,7 +8,9 @@ On a terminal the console is a chat window (prompt_toolkit): the prompt stays at
 bottom, with history and completion of command names and known tags, while replies,
 deliveries and log lines print above it, wrapped to the terminal's width. Every button a
 reply carries is shown numbered (``[1 Send] [2 Cancel]``) and pressed by typing its number
-or ``/press N``. Without a terminal (pipes, a service) it reads and writes plain lines.
+or ``/press N``; the pages of the last digest or ``latest`` shown are voted on by typing
+``+N`` (👍) or ``-N`` (👎) for page N. Without a terminal (pipes, a service) it reads and
+writes plain lines.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import shutil
 import sys
 import threading
@@ -31,6 +34,7 @@ from bot import render
 from bot.commands import COMMAND_ORDER, Caller, CommandCore
 from bot.i18n import t
 from bot.models import Button, ChatSettings, Outgoing, Platform, Reply, Toast
+from bot.render import votes
 
 LOCAL_CHAT = "local"
 PROMPT = "you> "
@@ -40,6 +44,8 @@ MIN_WIDTH = 40  # narrower terminals are wrapped as if this wide
 EXTRA_COMMANDS = ("press", "quit")
 COMPLETION_TAGS = 200  # tags offered after /subscribe and /unsubscribe
 log = logging.getLogger("bot.console")
+# A vote typed at the prompt: +3 likes page 3 of the last pages shown, -3 dislikes it.
+VOTE_RE = re.compile(r"[+-][1-9][0-9]{0,2}")
 
 
 def columns(text: str) -> int:
@@ -135,6 +141,8 @@ class ConsoleSender:
 
     def __init__(self, *, out: TextIO | None = None) -> None:
         self._out = out
+        # Set by the console channel: told the vote buttons of each message printed.
+        self.on_buttons: Callable[[Sequence[Button]], None] | None = None
 
     @property
     def rate_per_second(self) -> float | None:
@@ -154,6 +162,8 @@ class ConsoleSender:
                 body = embolden(body, header=True)
         out.write(f"\n{RULE}\n[to console:{chat_id}]\n{body}\n{RULE}\n")
         out.flush()
+        if message.buttons and self.on_buttons is not None:
+            self.on_buttons(message.buttons)
         return None
 
 
@@ -180,6 +190,8 @@ class ConsoleChannel:
         )
         self._caller = Caller(platform=Platform.CONSOLE, chat_id=LOCAL_CHAT, user_id=LOCAL_CHAT)
         self._buttons: list[Button] = []  # the buttons of the last reply that had any
+        # "+N" and "-N" -> the vote actions of page N of the last pages shown
+        self._votes: dict[str, str] = {}
         self._lang = "en"
 
     async def run(self) -> None:
@@ -243,7 +255,9 @@ class ConsoleChannel:
         if text.lstrip("/").lower() in ("quit", "exit"):
             return False
         word, _, rest = text.lstrip("/").partition(" ")
-        if text.isdigit() or word.lower() == "press":
+        if VOTE_RE.fullmatch(text):
+            await self._vote(text)
+        elif text.isdigit() or word.lower() == "press":
             await self._press(text if text.isdigit() else rest.strip())
         else:
             if not text.startswith("/"):
@@ -252,6 +266,28 @@ class ConsoleChannel:
         if self._on_command is not None:
             self._on_command()
         return True
+
+    def offer_votes(self, buttons: Sequence[Button]) -> None:
+        """The 👍 and 👎 of the pages just shown (``bot.render.vote_buttons``, labelled
+        ``3 👍``): ``+3`` and ``-3`` press page 3's."""
+        if not buttons:
+            return
+        self._votes = {}
+        for button in buttons:
+            number, _, mark = button.label.partition(" ")
+            sign = "+" if mark == votes.UP_MARK else "-"
+            self._votes[f"{sign}{number}"] = button.action
+
+    async def _vote(self, text: str) -> None:
+        action = self._votes.get(text)
+        if action is None:
+            self._say(t(self._lang, "console.no_such_vote", vote=text))
+            return
+        reply = await self._core.handle_action(self._caller, action)
+        if isinstance(reply, Toast):
+            self._say(reply.text)
+        elif reply is not None:
+            self._show(reply)
 
     async def _press(self, number: str) -> None:
         lang = self._lang
@@ -284,6 +320,7 @@ class ConsoleChannel:
         buttons = [b for row in reply.buttons for b in row]
         if buttons:
             self._buttons = buttons
+        self.offer_votes(render.vote_buttons(reply.items))
         plain = replace_buttons(reply)
         for message in render.reply_messages(Platform.CONSOLE, plain):
             body = message.text

@@ -13,8 +13,13 @@ its raw body before anything parses it) or Socket Mode. Every answer is ephemera
 caller: in the acknowledgement itself, or through the request's ``response_url`` when the
 work may take longer than Slack's 3 seconds.
 
-One workspace: :class:`SlackAuth` holds whether Slack accepts the bot token, for the
-sender and the channel alike; a refused token stops every send, not one chat.
+One workspace (``SLACK_BOT_TOKEN``): :class:`SlackAuth` holds whether Slack accepts the bot
+token, for the sender and the channel alike; a refused token stops every send, not one chat.
+
+Many workspaces (``SLACK_CLIENT_ID``, :mod:`bot.channels.slack_oauth`): Bolt authorizes each
+request with its workspace's installation; chats are ``TEAM/CHANNEL``, each send uses its
+workspace's token and counts against that workspace's cap (:meth:`SlackSender.pace_key`);
+an uninstalled workspace stops its own chats only.
 """
 
 from __future__ import annotations
@@ -29,9 +34,10 @@ import re
 import time
 from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 import aiohttp
@@ -43,7 +49,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
-from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.errors import SlackApiError, SlackClientError, SlackTokenRotationError
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -66,6 +72,9 @@ from bot.store import chats as chat_store
 from bot.store import outbox
 from bot.store.chats import ChatRecord
 from bot.store.engine import reader
+
+if TYPE_CHECKING:
+    from bot.channels.slack_oauth import StateStore, Workspaces
 
 log = logging.getLogger("bot.channels.slack")
 
@@ -97,6 +106,9 @@ GROUP_DM_NAME_PREFIX = "mpdm-"
 CONVERSATION_TIMEOUT_SECONDS = 1.0
 # Conversations known to be postable are remembered, so that each costs one lookup.
 MAX_REMEMBERED_CONVERSATIONS = 10_000
+# GET /slack/install and /slack/oauth_redirect: Slack's redirect carries a code and a state
+# of a few dozen characters each; a longer query is not Slack's.
+MAX_OAUTH_QUERY_CHARS = 2000
 # The Events API events handled here; deploy/slack-app-manifest.yml subscribes to these.
 BOT_EVENTS = (
     "app_uninstalled",
@@ -166,6 +178,8 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     "conversations.info": frozenset({"channels:read", "groups:read", "im:read"}),
     "users.info": frozenset({"users:read"}),
 }
+# Every bot scope the app asks for: the OAuth install requests exactly these.
+BOT_SCOPES = frozenset({"commands"}).union(*METHOD_SCOPES.values())
 
 
 # ---------------------------------------------------------------------------- the client
@@ -179,13 +193,15 @@ def make_client(settings: Settings) -> AsyncWebClient:
     and, given a rate-limit handler, sleep on 429s; the delivery engine owns both decisions.
     No request is made here.
     """
-    if settings.slack_bot_token is None:
+    if settings.slack_bot_token is None and not settings.slack_oauth:
         raise ValueError("SLACK_BOT_TOKEN is not set")
     base_url = settings.slack_api_base_url
     if not base_url.endswith("/"):  # slack-sdk appends the method name to it
         base_url += "/"
+    token = settings.slack_bot_token
     return AsyncWebClient(
-        token=settings.slack_bot_token.get_secret_value(),
+        # OAuth install: no token of its own; each call names its workspace's token.
+        token=token.get_secret_value() if token is not None else None,
         base_url=base_url,
         timeout=REQUEST_TIMEOUT_SECONDS,
         retry_handlers=[],
@@ -360,11 +376,13 @@ class SlackSender:
         per_channel_rate: float,
         workspace_rate: float | None = None,
         auth: SlackAuth | None = None,
+        workspaces: Workspaces | None = None,
     ) -> None:
         self._client = client
         self._interval = 1.0 / per_channel_rate
         self._workspace_rate = workspace_rate
         self.auth = auth or SlackAuth(client)
+        self._workspaces = workspaces
 
     @property
     def rate_per_second(self) -> float | None:
@@ -372,6 +390,16 @@ class SlackSender:
 
     def interval(self, chat: ChatSettings) -> float:
         return self._interval
+
+    def pace_key(self, chat_id: str) -> str | None:
+        """The workspace whose cap a send to ``chat_id`` counts against (installed by
+        OAuth: ``T123`` of ``T123/C456``); None for the one workspace of a bot token."""
+        if self._workspaces is None:
+            return None
+        from bot.channels.slack_oauth import split_address
+
+        parts = split_address(chat_id)
+        return parts[0] if parts else None
 
     async def wait_authorized(self) -> None:
         """Return once Slack accepts the bot token again."""
@@ -389,18 +417,14 @@ class SlackSender:
             DeliveryError: a subclass saying what to do (see :func:`translate_error`);
                 :class:`PlatformAuthFailed` at once, without a call, while the token is refused.
         """
+        if self._workspaces is not None:
+            return await self._send_installed(chat_id, message, thread=thread)
         if self.auth.error is not None:
             code = self.auth.error
             raise PlatformAuthFailed(f"{code}: Slack refused the bot token", code=code)
         try:
             response = await self._client.chat_postMessage(
-                channel=chat_id,
-                text=message.text,
-                blocks=list(message.blocks) or None,
-                thread_ts=thread if message.in_thread and thread else None,
-                unfurl_links=False,
-                unfurl_media=False,
-                mrkdwn=not message.plain,
+                **_post_args(message, channel=chat_id, thread=thread)
             )
         except _ERRORS as exc:
             error = translate_error(exc)
@@ -409,6 +433,59 @@ class SlackSender:
             raise error from None
         ts = response.get("ts")
         return str(ts) if ts else None
+
+    async def _send_installed(
+        self, chat_id: str, message: Outgoing, *, thread: str | None
+    ) -> str | None:
+        """Installed by OAuth: post with the token of the chat's workspace (``T123/C456``).
+
+        A workspace that no longer has the app (uninstalled, its token refused) stops its
+        own chats, never the others': they become inactive (:class:`ChatGone`) until the
+        app is installed there again.
+        """
+        from bot.channels.slack_oauth import NO_INSTALLATION, split_address
+
+        assert self._workspaces is not None
+        parts = split_address(chat_id)
+        if parts is None:
+            raise ChatGone(f"{NO_INSTALLATION}: a chat id without its workspace")
+        team, channel = parts
+        try:
+            token = await self._workspaces.token(team_id=team)
+        except SlackTokenRotationError:
+            raise TransientError("token_refresh_failed: Slack refused the refresh") from None
+        except _ERRORS as exc:
+            raise TransientError(f"token_refresh: {translate_error(exc).reason}") from None
+        if token is None:
+            raise ChatGone(f"{NO_INSTALLATION}: the app is not installed in {team}")
+        try:
+            response = await self._client.chat_postMessage(
+                token=token, **_post_args(message, channel=channel, thread=thread)
+            )
+        except _ERRORS as exc:
+            error = translate_error(exc)
+            if isinstance(error, PlatformAuthFailed):
+                self._workspaces.forget(enterprise_id=None, team_id=team)
+                if error.code == "token_expired":  # read (and refreshed) again next time
+                    raise TransientError(error.code) from None
+                if error.code == "missing_scope":
+                    raise PermanentError(error.code) from None
+                raise ChatGone(f"{error.code}: Slack refused the workspace's token") from None
+            raise error from None
+        ts = response.get("ts")
+        return str(ts) if ts else None
+
+
+def _post_args(message: Outgoing, *, channel: str, thread: str | None) -> dict[str, Any]:
+    return {
+        "channel": channel,
+        "text": message.text,
+        "blocks": list(message.blocks) or None,
+        "thread_ts": thread if message.in_thread and thread else None,
+        "unfurl_links": False,
+        "unfurl_media": False,
+        "mrkdwn": not message.plain,
+    }
 
 
 # ---------------------------------------------------------------------------- inbound
@@ -465,6 +542,20 @@ class Where(Enum):
 class Conversation:
     where: Where
     chat_id: str  # where deliveries go: the channel's id, or the user's for the App DM
+
+
+@dataclass(frozen=True, slots=True)
+class _Workspace:
+    """The workspace a request came from, for everything its handler calls."""
+
+    team_id: str
+    enterprise_id: str | None
+    client: AsyncWebClient | None  # installed by OAuth: a client with its token
+    addressed: bool  # installed by OAuth: chat ids name the team (T123/C456)
+
+
+# Set by each handler (Bolt runs every listener in a task of its own).
+_WORKSPACE: ContextVar[_Workspace | None] = ContextVar("slack_workspace", default=None)
 
 
 class _Seen:
@@ -691,9 +782,12 @@ class SlackChannel:
         engine: AsyncEngine,
         client: AsyncWebClient,
         auth: SlackAuth | None = None,
+        workspaces: Workspaces | None = None,
+        state_store: StateStore | None = None,
     ) -> None:
         self._settings = settings
         self.auth = auth or SlackAuth(client)
+        self._workspaces = workspaces
         self._core = core
         self._engine = engine
         self._client = client
@@ -712,13 +806,17 @@ class SlackChannel:
         self._scope_warned: set[str] = set()
         secret = settings.slack_signing_secret
         self._http_mode = secret is not None
-        self.app = AsyncApp(
-            name="trendbot",
-            client=client,
-            signing_secret=secret.get_secret_value() if secret is not None else "",
-            request_verification_enabled=True,
-            process_before_response=False,
-        )
+        if workspaces is not None:
+            assert state_store is not None
+            self.app = self._oauth_app(client, workspaces=workspaces, state_store=state_store)
+        else:
+            self.app = AsyncApp(
+                name="trendbot",
+                client=client,
+                signing_secret=secret.get_secret_value() if secret is not None else "",
+                request_verification_enabled=True,
+                process_before_response=False,
+            )
         self.app.middleware(self._once_per_event)
         self.app.command(settings.slack_command)(self._on_command)
         self.app.action(ACTION_ID_RE)(self._on_action)
@@ -731,6 +829,112 @@ class SlackChannel:
             self.app.event(name)(self._on_deleted)
         for name in ("channel_unarchive", "group_unarchive"):
             self.app.event(name)(self._on_unarchived)
+
+    def _oauth_app(
+        self, client: AsyncWebClient, *, workspaces: Workspaces, state_store: StateStore
+    ) -> AsyncApp:
+        """Bolt's app for many workspaces: each request authorized with its workspace's
+        installation, the install pages served by :class:`~bot.channels.slack_oauth.InstallFlow`."""
+        from bot.channels import slack_oauth
+
+        settings = self._settings
+        secret = settings.slack_signing_secret
+        assert secret is not None  # required with SLACK_CLIENT_ID
+        redirect = (
+            f"{settings.public_base_url}{slack_oauth.REDIRECT_PATH}"
+            if settings.public_base_url
+            else None
+        )
+        oauth = slack_oauth.oauth_settings(
+            workspaces=workspaces,
+            state_store=state_store,
+            scopes=sorted(BOT_SCOPES),
+            redirect_uri=redirect,
+            default_lang=settings.default_language,
+        )
+        flow = slack_oauth.InstallFlow(
+            settings=oauth, client=client, default_lang=settings.default_language
+        )
+        not_installed = "\n".join(t(lang, "slack.oauth.not_installed") for lang in ("en", "ko"))
+        return AsyncApp(
+            name="trendbot",
+            client=client,
+            signing_secret=secret.get_secret_value(),
+            oauth_flow=flow,
+            request_verification_enabled=True,
+            process_before_response=False,
+            user_facing_authorize_error_message=not_installed,
+        )
+
+    @property
+    def oauth(self) -> bool:
+        """Installed by OAuth to many workspaces (``SLACK_CLIENT_ID``)."""
+        return self._workspaces is not None
+
+    async def handle_install(self, request: web.Request) -> web.StreamResponse:
+        """``GET /slack/install`` (the "Add to Slack" page, with a new state) and
+        ``GET /slack/oauth_redirect`` (Slack's answer: the state checked and used up, the
+        code exchanged for the workspace's token). 404 without ``SLACK_CLIENT_ID``; a page
+        saying what went wrong, never a traceback."""
+        flow = self.app.oauth_flow
+        if flow is None:
+            return web.Response(status=404, text="not found")
+        if self._stopping:
+            return web.Response(status=503, text="stopping")
+        if len(request.query_string) > MAX_OAUTH_QUERY_CHARS:
+            return web.Response(status=400, text="query too long")
+        bolt_request = AsyncBoltRequest(
+            body="",
+            query=request.query_string,
+            headers=request.headers,  # type: ignore[arg-type]
+        )
+        try:
+            if request.path == flow.redirect_uri_path:
+                response = await flow.handle_callback(bolt_request)
+            else:
+                response = await flow.handle_installation(bolt_request)
+        except Exception as exc:  # Slack did not answer, or the store failed: never a 500
+            from bot.channels.slack_oauth import failure_page, page_lang
+
+            log.warning(
+                "slack: an install did not complete: %s",
+                translate_error(exc).reason,
+                extra={"platform": "slack"},
+            )
+            lang = page_lang(bolt_request, self._settings.default_language)
+            return web.Response(
+                status=503, text=failure_page(lang), content_type="text/html", charset="utf-8"
+            )
+        return await to_aiohttp_response(response)
+
+    def _enter(self, context: Mapping[str, Any], client: AsyncWebClient | None) -> None:
+        """Remember the request's workspace for what its handler calls."""
+        team = str(context.get("team_id") or "")
+        if not team:
+            _WORKSPACE.set(None)
+            return
+        enterprise = context.get("enterprise_id")
+        _WORKSPACE.set(
+            _Workspace(
+                team_id=team,
+                enterprise_id=str(enterprise) if enterprise else None,
+                client=client if self.oauth else None,
+                addressed=self.oauth,
+            )
+        )
+
+    def _address(self, conversation: str) -> str:
+        """The chat id of a conversation of the current workspace (``T123/C456`` when
+        installed by OAuth; the conversation's own id with a bot token)."""
+        current = _WORKSPACE.get()
+        if current is None or not current.addressed or not conversation:
+            return conversation
+        return f"{current.team_id}/{conversation}"
+
+    def _api(self) -> AsyncWebClient:
+        """The client for the current workspace's calls."""
+        current = _WORKSPACE.get()
+        return current.client if current is not None and current.client else self._client
 
     @property
     def running(self) -> bool:
@@ -758,6 +962,10 @@ class SlackChannel:
             DeliveryError: Socket Mode, and Slack could not be reached (``TransientError``).
         """
         self._stopping = False
+        if self.oauth:  # no token of its own; each workspace's is checked as it is used
+            self._running = True
+            log.info("slack: serving the workspaces that installed the app (OAuth)")
+            return
         try:
             identity = await self._client.auth_test()
         except _ERRORS as exc:
@@ -904,8 +1112,10 @@ class SlackChannel:
         command: dict[str, Any],
         respond: AsyncRespond,
         context: Mapping[str, Any],
+        client: AsyncWebClient,
     ) -> None:
         self._track(asyncio.current_task())
+        self._enter(context, client)
         text = unescape(str(command.get("text") or "")).strip() or "help"
         name, _ = split_command(text)
         user_id = str(command.get("user_id") or "")
@@ -919,7 +1129,7 @@ class SlackChannel:
             await ack(**_ephemeral(await self._refusal(conversation, user_id=user_id)))
             return
         chat_id = conversation.chat_id
-        caller = self._caller(conversation, channel_name=channel_name, user_id=user_id)
+        caller = await self._caller(conversation, channel_name=channel_name, user_id=user_id)
 
         def run(c: Caller) -> Awaitable[Reply | None]:
             return self._core.handle(c, text, prefix=self._prefix)
@@ -947,8 +1157,11 @@ class SlackChannel:
         body: dict[str, Any],
         action: dict[str, Any],
         respond: AsyncRespond,
+        context: Mapping[str, Any],
+        client: AsyncWebClient,
     ) -> None:
         self._track(asyncio.current_task())
+        self._enter(context, client)
         await ack()
         channel = body.get("channel") or {}
         container = body.get("container") or {}
@@ -964,7 +1177,7 @@ class SlackChannel:
             await self._respond(respond, refusal, chat_id=conversation.chat_id)
             return
         value = str(action.get("value") or "")
-        caller = self._caller(conversation, channel_name=channel.get("name"), user_id=user_id)
+        caller = await self._caller(conversation, channel_name=channel.get("name"), user_id=user_id)
 
         toasts: list[Toast] = []
 
@@ -1000,22 +1213,53 @@ class SlackChannel:
 
     # Events -----------------------------------------------------------------------------
 
-    async def _on_uninstalled(self, event: dict[str, Any]) -> None:
-        """https://api.slack.com/events/app_uninstalled: the token no longer works."""
+    async def _on_uninstalled(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
+        """https://api.slack.com/events/app_uninstalled: the token no longer works. Installed
+        by OAuth: that workspace's tokens are deleted and its chats inactive; the other
+        workspaces go on."""
+        if self.oauth:
+            await self._removed(context, reason="app_uninstalled")
+            return
         self.auth.refused("app_uninstalled")
 
-    async def _on_tokens_revoked(self, event: dict[str, Any]) -> None:
-        """https://api.slack.com/events/tokens_revoked: stops Slack when a bot token is among
-        them (the app uses no user token)."""
+    async def _on_tokens_revoked(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
+        """https://api.slack.com/events/tokens_revoked: stops Slack (or, installed by OAuth,
+        that workspace) when a bot token is among them (the app uses no user token)."""
         tokens = event.get("tokens") if isinstance(event.get("tokens"), dict) else {}
-        if tokens and tokens.get("bot"):
-            self.auth.refused("tokens_revoked")
+        if not (tokens and tokens.get("bot")):
+            return
+        if self.oauth:
+            await self._removed(context, reason="tokens_revoked")
+            return
+        self.auth.refused("tokens_revoked")
+
+    async def _removed(self, context: Mapping[str, Any], *, reason: str) -> None:
+        assert self._workspaces is not None
+        team = str(context.get("team_id") or "") or None
+        enterprise = str(context.get("enterprise_id") or "") or None
+        if context.get("is_enterprise_install"):
+            team = None
+        if team is None and enterprise is None:
+            return
+        stopped = await self._workspaces.remove(
+            enterprise_id=enterprise, team_id=team, reason=reason
+        )
+        self._conversations.clear()
+        log.info(
+            "slack: %s in %s: its tokens are deleted, %d chats inactive",
+            reason,
+            team or enterprise,
+            stopped,
+            extra={"platform": "slack"},
+        )
 
     async def _on_member_joined(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """https://api.slack.com/events/member_joined_channel: when the bot itself joined, a
         chat of the channel that waited for an invite becomes active (from now on)."""
-        bot_user = self._bot_user_id or context.get("bot_user_id")
-        channel = str(event.get("channel") or "")
+        self._enter(context, None)
+        bot_user = context.get("bot_user_id") if self.oauth else None
+        bot_user = bot_user or self._bot_user_id or context.get("bot_user_id")
+        channel = self._address(str(event.get("channel") or ""))
         if not channel or not bot_user or event.get("user") != bot_user:
             return
         async with self._engine.begin() as conn:
@@ -1029,18 +1273,21 @@ class SlackChannel:
             )
         log.info("slack: invited to the channel; deliveries resume", extra=_chat_ctx(channel))
 
-    async def _on_archived(self, event: dict[str, Any]) -> None:
+    async def _on_archived(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """https://api.slack.com/events/channel_archive, .../group_archive."""
-        await self._stopped(str(event.get("channel") or ""), reason=ARCHIVED_REASON)
+        self._enter(context, None)
+        await self._stopped(self._address(str(event.get("channel") or "")), reason=ARCHIVED_REASON)
 
-    async def _on_deleted(self, event: dict[str, Any]) -> None:
+    async def _on_deleted(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """https://api.slack.com/events/channel_deleted, .../group_deleted."""
-        await self._stopped(str(event.get("channel") or ""), reason=DELETED_REASON)
+        self._enter(context, None)
+        await self._stopped(self._address(str(event.get("channel") or "")), reason=DELETED_REASON)
 
-    async def _on_unarchived(self, event: dict[str, Any]) -> None:
+    async def _on_unarchived(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """https://api.slack.com/events/channel_unarchive, .../group_unarchive: a chat made
         inactive by the archive is active again; what was published meanwhile is skipped."""
-        channel = str(event.get("channel") or "")
+        self._enter(context, None)
+        channel = self._address(str(event.get("channel") or ""))
         async with self._engine.begin() as conn:
             record = await chat_store.get(conn, platform=Platform.SLACK, chat_id=channel)
             if record is None or record.chat.state != ChatState.INACTIVE:
@@ -1072,9 +1319,15 @@ class SlackChannel:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    def _caller(self, conversation: Conversation, *, channel_name: Any, user_id: str) -> Caller:
+    async def _caller(
+        self, conversation: Conversation, *, channel_name: Any, user_id: str
+    ) -> Caller:
         name = str(channel_name) if channel_name else None
         group = conversation.where == Where.CHANNEL
+        current = _WORKSPACE.get()
+        installer = None
+        if self._workspaces is not None and current is not None:
+            installer = await self._workspaces.installer(team_id=current.team_id)
         return Caller(
             platform=Platform.SLACK,
             chat_id=conversation.chat_id,
@@ -1082,6 +1335,8 @@ class SlackChannel:
             chat_kind=ChatKind.GROUP if group else ChatKind.PRIVATE,
             chat_title=f"#{name}" if group and name else None,
             can_manage=None,
+            workspace=current.team_id if current is not None else None,
+            workspace_admin=bool(installer) and installer == user_id,
         )
 
     async def _conversation(
@@ -1096,20 +1351,34 @@ class SlackChannel:
         Needs channels:read, groups:read and im:read; without one (``missing_scope``, logged
         once naming it) or when Slack does not answer, the id and name decide.
         """
-        known = self._conversations.get(channel_id)
+        key = self._address(channel_id)
+        known = self._conversations.get(key)
         if known is not None:
             # A chat whose sends stopped (the bot removed, the channel archived) is looked
             # at again: the command may be the user's answer to that.
             record = await self._record(known.chat_id)
             if record is None or record.chat.state != ChatState.INACTIVE:
-                self._conversations.move_to_end(channel_id)
+                self._conversations.move_to_end(key)
                 return known
-            del self._conversations[channel_id]
+            del self._conversations[key]
+        conversation = await self._look_up(channel_id, channel_name=channel_name, user_id=user_id)
+        conversation = replace(conversation, chat_id=self._address(conversation.chat_id))
+        if conversation.where == Where.APP_DM:
+            await self._move_dm(key, conversation.chat_id)
+        if conversation.where in (Where.CHANNEL, Where.APP_DM):
+            self._conversations[key] = conversation
+            while len(self._conversations) > MAX_REMEMBERED_CONVERSATIONS:
+                self._conversations.popitem(last=False)
+        return conversation
+
+    async def _look_up(self, channel_id: str, *, channel_name: Any, user_id: str) -> Conversation:
+        """Where a command was typed, in the conversation ids of the workspace."""
         name = str(channel_name or "")
         guess = _guess(channel_id, name, user_id=user_id)
+        api_client = self._api()
         try:
             async with asyncio.timeout(CONVERSATION_TIMEOUT_SECONDS):
-                response = await self._client.conversations_info(channel=channel_id)
+                response = await api_client.conversations_info(channel=channel_id)
         except SlackApiError as exc:
             data = getattr(exc.response, "data", None)
             code = str(data.get("error") or "") if isinstance(data, dict) else ""
@@ -1137,19 +1406,12 @@ class SlackChannel:
         if not isinstance(info, dict):
             return guess
         if info.get("is_im"):
-            conversation = Conversation(Where.APP_DM, str(info.get("user") or user_id))
-            await self._move_dm(channel_id, conversation.chat_id)
-        elif info.get("is_mpim"):
-            conversation = Conversation(Where.PEOPLE_DM, channel_id)
-        elif info.get("is_private") and not info.get("is_member"):
-            conversation = Conversation(Where.INVITE, channel_id)
-        else:
-            conversation = Conversation(Where.CHANNEL, channel_id)
-        if conversation.where in (Where.CHANNEL, Where.APP_DM):
-            self._conversations[channel_id] = conversation
-            while len(self._conversations) > MAX_REMEMBERED_CONVERSATIONS:
-                self._conversations.popitem(last=False)
-        return conversation
+            return Conversation(Where.APP_DM, str(info.get("user") or user_id))
+        if info.get("is_mpim"):
+            return Conversation(Where.PEOPLE_DM, channel_id)
+        if info.get("is_private") and not info.get("is_member"):
+            return Conversation(Where.INVITE, channel_id)
+        return Conversation(Where.CHANNEL, channel_id)
 
     async def _move_dm(self, dm_channel: str, user_id: str) -> None:
         """A DM chat kept under its conversation id (``D…``) moves to the user's id, once."""
@@ -1194,9 +1456,10 @@ class SlackChannel:
                     if locale and locale.lower().startswith("ko"):
                         lang = "ko"
                 reply = await run(caller)
+                after = await self._record(caller.chat_id)
+                await self._note_workspace(after)
                 if reply is None:
                     return None
-                after = await self._record(caller.chat_id)
                 if needs_invite(after):
                     reply = replace(reply, text=f"{reply.text}\n\n{self._invite_hint(reply.lang)}")
                 return reply
@@ -1209,6 +1472,16 @@ class SlackChannel:
             if failed is not None:
                 failed.append(True)
             return Reply(lang, t(lang, "cmd.error"))
+
+    async def _note_workspace(self, record: ChatRecord | None) -> None:
+        """A chat learns its workspace (and organisation) the first time it is used."""
+        current = _WORKSPACE.get()
+        if record is None or current is None or record.team_id == current.team_id:
+            return
+        async with self._engine.begin() as conn:
+            await chat_store.set_workspace(
+                conn, pk=record.pk, team_id=current.team_id, enterprise_id=current.enterprise_id
+            )
 
     async def _record(self, chat_id: str) -> ChatRecord | None:
         async with reader(self._engine).connect() as conn:
@@ -1224,7 +1497,8 @@ class SlackChannel:
             return None
         try:
             async with asyncio.timeout(LOCALE_TIMEOUT_SECONDS):
-                response = await self._client.users_info(user=user_id, include_locale=True)
+                api_client = self._api()
+                response = await api_client.users_info(user=user_id, include_locale=True)
         except _ERRORS as exc:
             log.debug("slack: no locale for a user: %s", translate_error(exc).reason)
             return None

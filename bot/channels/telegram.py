@@ -27,7 +27,6 @@ from urllib.parse import quote
 
 import aiohttp
 import httpx
-from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import (
     Bot,
     BotCommand,
@@ -76,15 +75,21 @@ from bot.errors import (
     TransientError,
 )
 from bot.i18n import t
-from bot.models import ChatKind, ChatSettings, Outgoing, Platform, Reply, Toast
+from bot.models import ChatKind, ChatSettings, Outgoing, Platform, Reply, Toast, is_korean
 from bot.render import votes
 from bot.settings import Settings
-from bot.store import chats as chat_store
 
 log = logging.getLogger("bot.channels.telegram")
 
 PRIVATE_CHAT_INTERVAL = 1.0  # Bot API: about one message a second to one chat
 GROUP_CHAT_INTERVAL = 3.0  # Bot API: at most 20 messages a minute to one group
+# The topics of a forum are chats of their own here, but Telegram counts the 20 a minute
+# for the whole group (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this):
+# their sends are spaced by the group's interval, plus this margin against jitter.
+TOPIC_GROUP_MARGIN_SECONDS = 0.05
+# Forum groups whose next free slot is remembered; past this many, the slots that have
+# passed are forgotten.
+TOPIC_GROUPS_KEPT = 10_000
 # The delivery engine runs up to bot.delivery.MAX_IN_FLIGHT (1,024) sends at once, as many as
 # cap x latency needs (with 96, a 1,000/s cap at 100 ms reached 0.6); replies to commands
 # need room beside them. Connections are opened as they are needed.
@@ -261,19 +266,24 @@ def _is_gone(message: str) -> bool:
 def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) -> DeliveryError:
     """A python-telegram-bot error as the ``bot.errors`` class the delivery engine acts on.
 
-    The reason starts with a short label (``blocked``, ``rate_limited``, ``timeout``...), the
-    first word the metrics count by, then Telegram's own text with the token redacted.
+    Each carries a ``code`` the metrics count by (``blocked``, ``rate_limited``,
+    ``timeout``...); the reason starts with the same label, then Telegram's own text with
+    the token redacted.
     """
     text = redact(str(exc), token)
     if isinstance(exc, tg_error.RetryAfter):
         seconds = _retry_after_seconds(exc)
-        return RateLimited(f"rate_limited: retry after {seconds:g}s", retry_after=seconds)
+        return RateLimited(
+            f"rate_limited: retry after {seconds:g}s", retry_after=seconds, code="rate_limited"
+        )
     if isinstance(exc, tg_error.ChatMigrated):
         return ChatMigrated(
-            f"migrated: now supergroup {exc.new_chat_id}", new_chat_id=str(exc.new_chat_id)
+            f"migrated: now supergroup {exc.new_chat_id}",
+            new_chat_id=str(exc.new_chat_id),
+            code="migrated",
         )
     if isinstance(exc, tg_error.Forbidden):
-        return ChatGone(f"blocked: {text}")
+        return ChatGone(f"blocked: {text}", code="blocked")
     if isinstance(exc, tg_error.InvalidToken):
         # 401 Unauthorized: the token was revoked or is wrong. No chat is to blame: sending
         # to Telegram stops as a whole and the messages stay queued (see bot/delivery.py).
@@ -283,22 +293,22 @@ def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) ->
     if isinstance(exc, tg_error.BadRequest):
         lowered = text.lower()
         if any(marker in lowered for marker in _TOPIC_CLOSED_MARKERS):
-            return ChatGone(f"topic closed: {text}")
+            return ChatGone(f"topic closed: {text}", code="topic_closed")
         if any(marker in lowered for marker in _TOPIC_GONE_MARKERS):
-            return ChatGone(f"topic deleted: {text}")
+            return ChatGone(f"topic deleted: {text}", code="topic_deleted")
         if _is_gone(text):
-            return ChatGone(f"gone: {text}")
-        return PermanentError(f"bad_request: {text}")
+            return ChatGone(f"gone: {text}", code="gone")
+        return PermanentError(f"bad_request: {text}", code="bad_request")
     if isinstance(exc, tg_error.TimedOut):
         # A request that timed out while connecting or waiting for a pooled connection was
         # never sent; one that timed out later may have reached Telegram.
         unsent = isinstance(exc.__cause__, _UNSENT_TIMEOUTS)
-        return TransientError(f"timeout: {text}", ambiguous=not unsent)
+        return TransientError(f"timeout: {text}", ambiguous=not unsent, code="timeout")
     if isinstance(exc, tg_error.NetworkError):  # 5xx, connection refused or dropped
-        return TransientError(f"network: {text}")
+        return TransientError(f"network: {text}", code="network")
     if isinstance(exc, tg_error.EndPointNotFound | tg_error.Conflict):
-        return PermanentError(f"telegram: {text}")
-    return TransientError(f"telegram: {text}")  # e.g. an unreadable answer
+        return PermanentError(f"telegram: {text}", code="telegram")
+    return TransientError(f"telegram: {text}", code="telegram")  # e.g. an unreadable answer
 
 
 # ---------------------------------------------------------------------------- outbound
@@ -313,6 +323,7 @@ class TelegramSender:
         self._bot = bot
         self._rate = rate_per_second
         self._paid = paid_broadcast
+        self._group_free_at: dict[str, float] = {}  # forum group -> its next free slot
 
     @property
     def rate_per_second(self) -> float | None:
@@ -330,6 +341,8 @@ class TelegramSender:
                 closed or deleted topic is ``ChatGone`` for that topic alone.
         """
         chat_ref, topic = split_chat_id(chat_id)
+        if topic is not None:
+            await self._group_slot(str(chat_ref))
         try:
             message_id = await post_message(
                 self._bot, chat_id=chat_ref, message=message, thread_id=topic, paid=self._paid
@@ -340,8 +353,21 @@ class TelegramSender:
             if "not initialized" not in str(exc):
                 raise
             # The connections were closed (shutting down): the message stays queued.
-            raise TransientError("closed: the Telegram connections are shut down") from None
+            raise TransientError(
+                "closed: the Telegram connections are shut down", code="closed"
+            ) from None
         return str(message_id)
+
+    async def _group_slot(self, group: str) -> None:
+        """Wait for the forum group's next free slot: the delivery engine spaces each topic
+        as a chat, and this spaces the topics of one group as the group they are."""
+        now = time.monotonic()
+        if len(self._group_free_at) >= TOPIC_GROUPS_KEPT:
+            self._group_free_at = {g: t for g, t in self._group_free_at.items() if t > now}
+        slot = max(now, self._group_free_at.get(group, 0.0))
+        self._group_free_at[group] = slot + GROUP_CHAT_INTERVAL + TOPIC_GROUP_MARGIN_SECONDS
+        if slot > now:
+            await asyncio.sleep(slot - now)
 
 
 async def post_message(
@@ -456,13 +482,10 @@ class TelegramChannel:
     queued as a transient failure).
     """
 
-    def __init__(
-        self, *, settings: Settings, core: CommandCore, bot: Bot, engine: AsyncEngine
-    ) -> None:
+    def __init__(self, *, settings: Settings, core: CommandCore, bot: Bot) -> None:
         self._settings = settings
         self._core = core
         self._bot = bot
-        self._engine = engine
         self._username = ""
         self._admin_cache: dict[tuple[int, int], tuple[float, bool]] = {}
         self._webhook_mode = settings.telegram_webhook_url is not None
@@ -815,11 +838,9 @@ class TelegramChannel:
             old, new = message.migrate_from_chat_id, message.chat.id
         else:
             return
-        async with self._engine.begin() as conn:
-            record = await chat_store.migrate(
-                conn, platform=Platform.TELEGRAM, old_chat_id=str(old), new_chat_id=str(new)
-            )
-        if record is not None:
+        if await self._core.chat_moved(
+            platform=Platform.TELEGRAM, old_chat_id=str(old), new_chat_id=str(new)
+        ):
             log.info("telegram: group became supergroup %s; chat moved", new, extra=_ctx(old))
 
     async def _on_my_chat_member(self, update: Update, _context: _Context) -> None:
@@ -830,13 +851,7 @@ class TelegramChannel:
         if status not in (ChatMember.BANNED, ChatMember.LEFT):
             return  # (re-)added: a later subscribe or resume makes the chat active again
         chat_id = str(change.chat.id)
-        async with self._engine.begin() as conn:
-            records = await chat_store.with_topics(
-                conn, platform=Platform.TELEGRAM, chat_id=chat_id
-            )
-            for record in records:  # the group and each of its forum topics
-                await chat_store.deactivate(conn, pk=record.pk, reason="removed from chat")
-        if records:
+        if await self._core.removed_from_chat(platform=Platform.TELEGRAM, chat_id=chat_id):
             log.info("telegram: bot removed from chat; chat is now inactive", extra=_ctx(chat_id))
 
     async def _on_error(self, update: object, context: _Context) -> None:
@@ -900,8 +915,7 @@ class TelegramChannel:
         )
 
     def _fallback_lang(self, caller: Caller) -> str:
-        code = (caller.language_code or "").lower()
-        return "ko" if code.startswith("ko") else self._settings.default_language
+        return "ko" if is_korean(caller.language_code) else self._settings.default_language
 
     async def _reply(self, chat_id: int, reply: Reply, *, thread_id: int | None) -> None:
         for part in render.reply_messages(Platform.TELEGRAM, reply):

@@ -38,8 +38,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.i18n import admin, commands, destinations, digestq, render, slack
-
-LANGUAGES = ("en", "ko")
+from bot.models import LANGUAGES
 
 # Korean words the glossary above replaces, with the term to use instead.
 GLOSSARY_KO_AVOID: dict[str, str] = {

@@ -166,7 +166,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "dest.import.error.bad_value": "{field}=“{value}” 값이 올바르지 않습니다.",
         "dest.import.bad.filter": (
             "filter=“{value}” 값은 필터가 아닙니다. 문자, 숫자와 - _ . 기호로 된 태그, "
-            "+태그 (필수), -태그 (제외), * 를 쓸 수 있습니다."
+            "+태그 (필수), -태그 (제외), 모든 페이지를 뜻하는 * 기호를 쓸 수 있습니다."
         ),
         "dest.import.bad.mode": "mode=“{value}” 값은 방식이 아닙니다. 쓸 수 있는 값: {accepted}",
         "dest.import.bad.time": "time=“{value}” 값은 24시간제 HH:MM 형식의 시각이 아닙니다. 예: 09:00",

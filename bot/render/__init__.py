@@ -7,8 +7,10 @@ for a platform and wrap its output in :class:`~bot.models.Outgoing` messages.
 
 from __future__ import annotations
 
-from bot.models import Digest, Outgoing, Platform, Reply
-from bot.render import slack, telegram, text
+from collections.abc import Sequence
+
+from bot.models import Button, Digest, DigestItem, Outgoing, Platform, Reply
+from bot.render import slack, telegram, text, votes
 
 
 def digest_messages(platform: Platform, digest: Digest) -> list[Outgoing]:
@@ -19,7 +21,13 @@ def digest_messages(platform: Platform, digest: Digest) -> list[Outgoing]:
         return [Outgoing(text=summary.text, blocks=summary.blocks)] + [
             Outgoing(text=r.text, blocks=r.blocks, in_thread=True) for r in replies
         ]
-    return [Outgoing(text=text.render_digest(digest))]
+    return [Outgoing(text=text.render_digest(digest), buttons=vote_buttons(digest.items))]
+
+
+def vote_buttons(items: Sequence[DigestItem]) -> tuple[Button, ...]:
+    """The 👍 and 👎 of each numbered page that can be voted on (labelled ``3 👍``)."""
+    numbered = enumerate(items, start=1)
+    return tuple(button for number, item in numbered for button in votes.buttons(number, item))
 
 
 def reply_messages(platform: Platform, reply: Reply) -> list[Outgoing]:

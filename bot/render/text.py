@@ -263,16 +263,17 @@ def _items_text(items: Sequence[DigestItem], lang: str) -> list[str]:
     found = []
     for number, item in enumerate(items, start=1):
         body = _entry_text(entry(item, lang=lang))
-        row = votes.buttons(number, item)
-        if row:
-            body = votes.numbered(number, body) + "\n" + " ".join(f"[{b.label}]" for b in row)
+        if votes.buttons(number, item):
+            # The console votes by typing +N or -N (bot/channels/console.py).
+            up, down = votes.UP_MARK, votes.DOWN_MARK
+            body = f"{votes.numbered(number, body)}\n[+{number} {up}] [-{number} {down}]"
         found.append(body)
     return found
 
 
 def render_digest(d: Digest) -> str:
     """The digest as the console shows it: the Telegram message without markup; a page that
-    can be voted on is numbered, with its ``[1 👍] [1 👎]`` buttons under it."""
+    can be voted on is numbered, with its ``[+1 👍] [-1 👎]`` buttons under it."""
     head = "\n".join(line for line in (header(d), welcome_note(d)) if line)
     more = [t(d.lang, "digestq.more", count=d.more, p="/")] if d.more else []
     return "\n\n".join([head, *_items_text(d.items, d.lang), *more])

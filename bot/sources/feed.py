@@ -32,10 +32,9 @@ import httpx
 
 from bot import __version__
 from bot.errors import SourceError
-from bot.models import Page, PageText, Skipped
+from bot.models import Page, PageText, Skipped, normalize_lang
 from bot.pages import (
     bound_page,
-    normalize_lang,
     normalize_paragraphs,
     normalize_tags,
     too_many_tags,

@@ -12,10 +12,11 @@ from sqlalchemy import and_, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
+from bot import payloads
 from bot.store import outbox
-from bot.store.pages import utcnow
 from bot.store.schema import audit_log, broadcasts, chat_tags, chats, page_events, pages
 from bot.store.schema import outbox as outbox_table
+from bot.util import utcnow
 
 PREVIEWED = "previewed"
 CONFIRMED = "confirmed"
@@ -31,17 +32,27 @@ class Audience:
     tags: tuple[str, ...] = ()
     platform: str | None = None
     lang: str | None = None
+    workspace: str | None = None  # Slack: only this workspace's chats (a workspace admin's)
 
     def as_json(self) -> str:
-        return json.dumps(
-            {"tags": list(self.tags), "platform": self.platform, "lang": self.lang},
-            separators=(",", ":"),
-        )
+        data: dict[str, object] = {
+            "tags": list(self.tags),
+            "platform": self.platform,
+            "lang": self.lang,
+        }
+        if self.workspace:
+            data["workspace"] = self.workspace
+        return json.dumps(data, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> Audience:
         data = json.loads(text)
-        return cls(tags=tuple(data["tags"]), platform=data["platform"], lang=data["lang"])
+        return cls(
+            tags=tuple(data["tags"]),
+            platform=data["platform"],
+            lang=data["lang"],
+            workspace=data.get("workspace"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +89,9 @@ def _audience_filter(audience: Audience) -> list[ColumnElement[bool]]:
         conditions.append(chats.c.platform == audience.platform)
     if audience.lang:
         conditions.append(chats.c.lang == audience.lang)
+    if audience.workspace:
+        conditions.append(chats.c.platform == "slack")
+        conditions.append(chats.c.team_id == audience.workspace)
     if audience.tags:
         following = select(chat_tags.c.chat_pk).where(
             chat_tags.c.tag.in_(list(audience.tags)), chat_tags.c.kind != "excluded"
@@ -183,7 +197,7 @@ async def confirm_broadcast(conn: AsyncConnection, broadcast_id: int) -> int | N
             chat_pk=pk,
             platform=platform,
             kind="broadcast",
-            payload={"text": broadcast.text},
+            payload=payloads.Broadcast(text=broadcast.text),
             now=now,
             priority=BROADCAST_PRIORITY,
             broadcast_id=broadcast_id,
@@ -250,10 +264,12 @@ async def finish_if_done(conn: AsyncConnection, broadcast_id: int) -> Progress |
     return state if result.rowcount == 1 else None
 
 
-async def in_progress(conn: AsyncConnection) -> list[Progress]:
-    ids = await conn.execute(
-        select(broadcasts.c.id).where(broadcasts.c.status == CONFIRMED).order_by(broadcasts.c.id)
-    )
+async def in_progress(conn: AsyncConnection, *, created_by: str | None = None) -> list[Progress]:
+    """Confirmed broadcasts still going out (those of ``created_by``, when given)."""
+    query = select(broadcasts.c.id).where(broadcasts.c.status == CONFIRMED)
+    if created_by is not None:
+        query = query.where(broadcasts.c.created_by == created_by)
+    ids = await conn.execute(query.order_by(broadcasts.c.id))
     return [await progress(conn, broadcast_id) for (broadcast_id,) in ids]
 
 
@@ -285,11 +301,15 @@ async def audit_entries(conn: AsyncConnection, *, since: dt.datetime | None) -> 
     return (await conn.execute(query)).mappings().all()
 
 
-async def chat_counts(conn: AsyncConnection) -> list[tuple[str, str, int]]:
+async def chat_counts(
+    conn: AsyncConnection, *, workspace: str | None = None
+) -> list[tuple[str, str, int]]:
+    """Chats by platform and state (of one Slack workspace, when given)."""
+    query = select(chats.c.platform, chats.c.state, func.count())
+    if workspace:
+        query = query.where(chats.c.platform == "slack", chats.c.team_id == workspace)
     rows = await conn.execute(
-        select(chats.c.platform, chats.c.state, func.count())
-        .group_by(chats.c.platform, chats.c.state)
-        .order_by(chats.c.platform, chats.c.state)
+        query.group_by(chats.c.platform, chats.c.state).order_by(chats.c.platform, chats.c.state)
     )
     return [(platform, state, int(n)) for platform, state, n in rows]
 

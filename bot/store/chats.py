@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import filters, schedule
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform
-from bot.store.pages import chunks, utcnow
+from bot.store.engine import reader
 from bot.store.schema import chat_pages, chat_tags, chats, outbox, page_events
+from bot.util import chunks, utcnow
 
 # The statements every command runs, built once: building one and its cache key costs more
 # CPU than SQLite takes to run it.
@@ -28,6 +30,9 @@ _DELETE_TAGS = delete(chat_tags).where(chat_tags.c.chat_pk == bindparam("pk"))
 _INSERT_TAGS = insert(chat_tags)
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True, slots=True)
 class ChatRecord:
     pk: int
@@ -36,6 +41,7 @@ class ChatRecord:
     next_digest_at: dt.datetime | None
     inactive_reason: str | None = None
     held_until: dt.datetime | None = None  # instant pages held by quiet hours until then
+    team_id: str | None = None  # Slack: the chat's workspace
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -71,6 +77,7 @@ def record_from_row(row: RowMapping) -> ChatRecord:
         next_digest_at=row["next_digest_at"],
         inactive_reason=row["inactive_reason"],
         held_until=row["held_until"],
+        team_id=row["team_id"],
     )
 
 
@@ -214,6 +221,59 @@ async def _save_tags(conn: AsyncConnection, pk: int, f: Filter, *, new: bool = F
         await conn.execute(_INSERT_TAGS, rows)
 
 
+async def in_chat(
+    engine: AsyncEngine,
+    *,
+    defaults: ChatSettings,
+    title: str | None,
+    body: Callable[[AsyncConnection, ChatRecord], Awaitable[T]],
+    write: bool,
+) -> T:
+    """``body`` on the chat ``defaults.platform:defaults.chat_id``, in one transaction with
+    reading the chat; a chat seen for the first time is created with ``defaults``.
+
+    With ``write`` false the transaction only reads (on SQLite it waits for no writer);
+    creating a chat takes a transaction that writes, either way.
+    """
+    if not write:
+        async with reader(engine).connect() as conn:
+            record = await get(conn, platform=defaults.platform, chat_id=defaults.chat_id)
+            if record is not None:
+                return await body(conn, record)
+    for attempt in (1, 2):
+        try:
+            async with engine.begin() as conn:
+                record = await ensure(conn, defaults=defaults, title=title)
+                return await body(conn, record)
+        except IntegrityError:
+            # Another command of the same new chat created it first (PostgreSQL runs
+            # both at once): all of this was rolled back; once more, on that chat.
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+async def remove_bot(engine: AsyncEngine, *, platform: Platform, chat_id: str) -> int:
+    """The bot was removed from chat ``chat_id``: it and each of its forum topics become
+    inactive, in one transaction. Returns how many chats that was (0: never seen)."""
+    async with engine.begin() as conn:
+        records = await with_topics(conn, platform=platform, chat_id=chat_id)
+        for record in records:  # the group and each of its forum topics
+            await deactivate(conn, pk=record.pk, reason="removed from chat")
+    return len(records)
+
+
+async def move(
+    engine: AsyncEngine, *, platform: Platform, old_chat_id: str, new_chat_id: str
+) -> bool:
+    """:func:`migrate` in a transaction of its own; False when the old chat was never seen."""
+    async with engine.begin() as conn:
+        record = await migrate(
+            conn, platform=platform, old_chat_id=old_chat_id, new_chat_id=new_chat_id
+        )
+    return record is not None
+
+
 async def deactivate(
     conn: AsyncConnection, *, pk: int, reason: str, state: ChatState = ChatState.INACTIVE
 ) -> None:
@@ -304,16 +364,25 @@ async def listing(conn: AsyncConnection) -> list[ChatRecord]:
     return [record_from_row(r) for r in rows]
 
 
-async def subscriber_counts(conn: AsyncConnection) -> Mapping[str, int]:
-    """Chats subscribed to each tag (any-of or required)."""
+async def subscriber_counts(
+    conn: AsyncConnection, *, workspace: str | None = None
+) -> Mapping[str, int]:
+    """Chats subscribed to each tag (any-of or required); of one Slack workspace if given."""
     count = func.count(chat_tags.c.chat_pk)
+    query = select(chat_tags.c.tag, count).where(chat_tags.c.kind != "excluded")
+    if workspace:
+        query = query.where(chat_tags.c.chat_pk.in_(of_workspace(workspace)))
     rows = await conn.execute(
-        select(chat_tags.c.tag, count)
-        .where(chat_tags.c.kind != "excluded")
-        .group_by(chat_tags.c.tag)
-        .order_by(count.desc(), chat_tags.c.tag)
+        query.group_by(chat_tags.c.tag).order_by(count.desc(), chat_tags.c.tag)
     )
     return {tag: n for tag, n in rows}
+
+
+def of_workspace(workspace: str) -> Any:
+    """The primary keys of a Slack workspace's chats, as a subquery."""
+    return select(chats.c.id).where(
+        chats.c.platform == Platform.SLACK.value, chats.c.team_id == workspace
+    )
 
 
 def describe(record: ChatRecord) -> dict[str, str]:
@@ -334,3 +403,105 @@ async def had_pages(conn: AsyncConnection, chat_pk: int) -> bool:
     """Whether any page was ever planned for the chat (it had a digest or a page)."""
     query = select(chat_pages.c.page_id).where(chat_pages.c.chat_pk == chat_pk).limit(1)
     return (await conn.execute(query)).first() is not None
+
+
+async def set_workspace(
+    conn: AsyncConnection, *, pk: int, team_id: str, enterprise_id: str | None
+) -> None:
+    """Record the Slack workspace (and Enterprise Grid organisation) chat ``pk`` is in."""
+    await conn.execute(
+        update(chats)
+        .where(chats.c.id == pk)
+        .values(team_id=team_id[:32], enterprise_id=(enterprise_id or "")[:32] or None)
+    )
+
+
+def _of_team(platform: Platform, team_id: str, enterprise_id: str | None) -> Any:
+    """Chats of a workspace or, for an org-wide install (no team), of an organisation."""
+    if team_id:
+        return (chats.c.platform == platform.value) & (chats.c.team_id == team_id)
+    return (chats.c.platform == platform.value) & (chats.c.enterprise_id == enterprise_id)
+
+
+async def deactivate_team(
+    conn: AsyncConnection,
+    *,
+    platform: Platform,
+    team_id: str,
+    enterprise_id: str | None = None,
+    reason: str,
+) -> list[int]:
+    """Every active or paused chat of the workspace becomes inactive for ``reason``; their
+    primary keys."""
+    where = _of_team(platform, team_id, enterprise_id) & (chats.c.state != ChatState.INACTIVE.value)
+    pks = [int(pk) for (pk,) in await conn.execute(select(chats.c.id).where(where))]
+    if pks:
+        await conn.execute(
+            update(chats)
+            .where(chats.c.id.in_(pks))
+            .values(
+                state=ChatState.INACTIVE.value, inactive_reason=reason[:500], updated_at=utcnow()
+            )
+        )
+    return pks
+
+
+async def reactivate_team(
+    conn: AsyncConnection,
+    *,
+    platform: Platform,
+    team_id: str,
+    enterprise_id: str | None = None,
+    reasons: frozenset[str],
+) -> int:
+    """The workspace's chats made inactive for one of ``reasons`` (the code before any
+    ``:``) are active again, from the newest page event on: nothing missed is replayed.
+    How many."""
+    where = _of_team(platform, team_id, enterprise_id) & (chats.c.state == ChatState.INACTIVE.value)
+    rows = await conn.execute(select(chats.c.id, chats.c.inactive_reason).where(where))
+    pks = [int(pk) for pk, reason in rows if (reason or "").split(":", 1)[0].strip() in reasons]
+    if pks:
+        await conn.execute(
+            update(chats)
+            .where(chats.c.id.in_(pks))
+            .values(
+                state=ChatState.ACTIVE.value,
+                inactive_reason=None,
+                cursor=await latest_event_id(conn),
+                updated_at=utcnow(),
+            )
+        )
+    return len(pks)
+
+
+async def enterprise_of_team(
+    conn: AsyncConnection, *, platform: Platform, team_id: str
+) -> str | None:
+    """The Enterprise Grid organisation a workspace's chats were seen in, if any."""
+    row = (
+        await conn.execute(
+            select(chats.c.enterprise_id)
+            .where(
+                chats.c.platform == platform.value,
+                chats.c.team_id == team_id,
+                chats.c.enterprise_id.is_not(None),
+            )
+            .limit(1)
+        )
+    ).first()
+    return str(row[0]) if row is not None else None
+
+
+async def unaddressed_of_team(
+    conn: AsyncConnection, *, platform: Platform, team_id: str
+) -> list[ChatRecord]:
+    """The workspace's chats whose id does not name the workspace (``C456``, not
+    ``T123/C456``): those of a single-token setup."""
+    rows = await conn.execute(
+        select(chats).where(
+            chats.c.platform == platform.value,
+            chats.c.team_id == team_id,
+            ~chats.c.chat_id.contains("/"),
+        )
+    )
+    return [record_from_row(r) for r in rows.mappings()]

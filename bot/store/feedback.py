@@ -15,8 +15,8 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot import ranking
-from bot.store.pages import utcnow
 from bot.store.schema import chat_weights, chats, page_tags, pages, votes
+from bot.util import utcnow
 
 
 async def press(

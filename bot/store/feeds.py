@@ -7,14 +7,16 @@ import hmac
 from dataclasses import dataclass
 
 from sqlalchemy import delete, func, insert, select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import feeds, filters
 from bot.models import DigestItem, Filter
 from bot.store import chats as chat_store
 from bot.store.chats import ChatRecord
-from bot.store.pages import load_pages, utcnow
+from bot.store.engine import reader
+from bot.store.pages import load_pages
 from bot.store.schema import chat_feeds, chats, pages
+from bot.util import utcnow
 
 # Pages are read newest first, this many per entry wanted, then twice as many each round.
 SCAN_FACTOR = 4
@@ -122,3 +124,25 @@ async def last_change(conn: AsyncConnection) -> dt.datetime:
         await conn.execute(select(func.max(func.coalesce(pages.c.removed_at, pages.c.changed_at))))
     ).scalar_one()
     return newest or dt.datetime(1970, 1, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class FeedDocument:
+    """What ``GET /feeds/TOKEN.atom`` shows, read in one transaction."""
+
+    owner: FeedOwner
+    entries: list[feeds.FeedEntry]
+    changed: dt.datetime  # the latest change of any page (see :func:`last_change`)
+
+
+async def document(engine: AsyncEngine, token: str) -> FeedDocument | None:
+    """The feed of ``token`` (read-only), or None when no chat has that token."""
+    async with reader(engine).connect() as conn:
+        found = await owner(conn, token)
+        if found is None:
+            return None
+        return FeedDocument(
+            owner=found,
+            entries=await entries(conn, found.record.chat.filter),
+            changed=await last_change(conn),
+        )

@@ -31,8 +31,9 @@ from sqlalchemy import (
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.store.pages import chunks, utcnow
+from bot import payloads
 from bot.store.schema import chat_pages, chats, outbox
+from bot.util import chunks, utcnow
 
 QUEUED = "queued"
 SENDING = "sending"
@@ -57,20 +58,29 @@ class OutboxRow:
     broadcast_id: int | None
     created_at: dt.datetime
 
+    def content(self) -> payloads.Payload:
+        """The payload, typed (:func:`bot.payloads.decode`; old rows read too).
+
+        Raises:
+            payloads.PayloadError: for a payload no version of the format describes.
+        """
+        return payloads.decode(self.kind, self.payload)
+
 
 def row_values(
     *,
     chat_pk: int,
     platform: str,
     kind: str,
-    payload: Mapping[str, Any] | str,
+    payload: payloads.Payload | str,
     now: dt.datetime,
     priority: int = 0,
     broadcast_id: int | None = None,
 ) -> dict[str, Any]:
-    """An outbox row's values; ``payload`` a mapping, or its JSON text already made."""
+    """An outbox row's values; ``payload`` typed, or its JSON text already made
+    (:func:`bot.payloads.encode_digest`)."""
     if not isinstance(payload, str):
-        payload = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+        payload = payloads.encode(payload)
     return {
         "chat_pk": chat_pk,
         "platform": platform,
@@ -454,31 +464,34 @@ async def pending(
     return int(count), earliest
 
 
-async def counts_since(conn: AsyncConnection, *, since: dt.datetime) -> dict[str, int]:
-    """Messages by status: sent and failed since ``since``, and everything still queued."""
+async def counts_since(
+    conn: AsyncConnection, *, since: dt.datetime, chat_pks: Any = None
+) -> dict[str, int]:
+    """Messages by status: sent and failed since ``since``, and everything still queued (of
+    the chats of the ``chat_pks`` subquery, when given)."""
     recent = outbox.c.created_at >= since
-    row = (
-        await conn.execute(
-            select(
-                func.sum(case((and_(outbox.c.status == SENT, recent), 1), else_=0)),
-                func.sum(case((and_(outbox.c.status == FAILED, recent), 1), else_=0)),
-                func.sum(case((outbox.c.status.in_((QUEUED, SENDING)), 1), else_=0)),
-            )
-        )
-    ).one()
+    query = select(
+        func.sum(case((and_(outbox.c.status == SENT, recent), 1), else_=0)),
+        func.sum(case((and_(outbox.c.status == FAILED, recent), 1), else_=0)),
+        func.sum(case((outbox.c.status.in_((QUEUED, SENDING)), 1), else_=0)),
+    )
+    if chat_pks is not None:
+        query = query.where(outbox.c.chat_pk.in_(chat_pks))
+    row = (await conn.execute(query)).one()
     return {"sent": int(row[0] or 0), "failed": int(row[1] or 0), "queued": int(row[2] or 0)}
 
 
 async def top_failures(
-    conn: AsyncConnection, *, since: dt.datetime, limit: int = 5
+    conn: AsyncConnection, *, since: dt.datetime, limit: int = 5, chat_pks: Any = None
 ) -> list[tuple[str, int]]:
     count = func.count()
+    query = select(outbox.c.last_error, count).where(
+        outbox.c.status == FAILED, outbox.c.created_at >= since
+    )
+    if chat_pks is not None:
+        query = query.where(outbox.c.chat_pk.in_(chat_pks))
     rows = await conn.execute(
-        select(outbox.c.last_error, count)
-        .where(outbox.c.status == FAILED, outbox.c.created_at >= since)
-        .group_by(outbox.c.last_error)
-        .order_by(count.desc())
-        .limit(limit)
+        query.group_by(outbox.c.last_error).order_by(count.desc()).limit(limit)
     )
     return [(error or "?", int(n)) for error, n in rows]
 

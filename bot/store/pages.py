@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 from sqlalchemy import and_, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -21,19 +20,9 @@ from bot.store.schema import (
     sources,
 )
 
-T = TypeVar("T")
-
-# SQLite allows 32,766 bound parameters per statement; stay well below it.
-CHUNK = 500
-
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
-
-
-def chunks(items: Sequence[T], size: int = CHUNK) -> Iterable[Sequence[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+# Re-exported for the modules that still read the clock here (delivery.py, slack.py).
+from bot.util import chunks as chunks
+from bot.util import utcnow as utcnow
 
 
 @dataclass(frozen=True, slots=True)

@@ -138,7 +138,11 @@ chats = Table(
     Column("quiet", String(11), nullable=True),  # HH:MM-HH:MM, local
     Column("digest_limit", Integer, nullable=True),  # pages a digest shows at most
     Column("held_until", DateTime, nullable=True),  # UTC: instant pages held by quiet hours
+    # Slack: the chat's workspace (and Enterprise Grid organisation), whose token sends to it.
+    Column("team_id", String(32), nullable=True),
+    Column("enterprise_id", String(32), nullable=True),
     UniqueConstraint("platform", "chat_id"),
+    Index("ix_chats_team", "team_id"),
     Index("ix_chats_due", "state", "next_digest_at"),
 )
 
@@ -332,4 +336,42 @@ auth_failures = Table(
     Column("platform", String(16), primary_key=True),
     Column("reason", Text, nullable=False),
     Column("failed_at", DateTime, nullable=False),
+)
+
+# Slack workspaces (or Enterprise Grid organisations) that installed the app by OAuth. One
+# row per installation: ``enterprise_id`` and ``team_id`` are "" where Slack gives none (an
+# org-wide install has no team), so that the pair can be unique on every database. Tokens
+# are stored encrypted (Fernet, ``SLACK_TOKEN_KEY``), never in the clear.
+slack_installations = Table(
+    "slack_installations",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("enterprise_id", String(32), nullable=False),
+    Column("team_id", String(32), nullable=False),
+    Column("is_enterprise_install", Boolean, nullable=False),
+    Column("app_id", String(32), nullable=True),
+    Column("enterprise_name", String(255), nullable=True),
+    Column("enterprise_url", String(2000), nullable=True),
+    Column("team_name", String(255), nullable=True),
+    Column("bot_id", String(32), nullable=True),
+    Column("bot_user_id", String(32), nullable=True),
+    Column("bot_scopes", Text, nullable=True),  # comma-separated
+    Column("bot_token", Text, nullable=False),  # encrypted
+    Column("bot_refresh_token", Text, nullable=True),  # encrypted; with token rotation
+    Column("bot_token_expires_at", DateTime, nullable=True),  # UTC; with token rotation
+    Column("installer_user_id", String(32), nullable=True),  # the workspace's admin here
+    Column("token_type", String(16), nullable=True),
+    Column("installed_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+    UniqueConstraint("enterprise_id", "team_id"),
+)
+
+# OAuth states handed out by ``GET /slack/install``, kept as HMACs under
+# ``SLACK_STATE_SECRET``; a row is deleted as it is used, so a state works once.
+slack_oauth_states = Table(
+    "slack_oauth_states",
+    metadata,
+    Column("state_hash", String(64), primary_key=True),  # HMAC-SHA256, hex
+    Column("expires_at", DateTime, nullable=False),
+    Index("ix_slack_oauth_states_expires", "expires_at"),
 )

@@ -21,10 +21,20 @@ Failures are part of the fake's input, set by the test:
 * ``fail_next(method, status=429, retry_after=1, error="ratelimited")`` -- the next calls fail;
 * ``drop_next(method)`` -- the next calls lose their connection without an answer;
 * ``latency`` -- seconds before every answer;
+* ``uninstall(team)`` -- the app removed from a workspace: its tokens answer ``token_revoked``;
 * ``enforce_limits`` -- one chat.postMessage per second per channel, else 429 and an entry in
   ``limit_violations``;
-* ``workspace_rate`` -- at most this many chat.postMessage a second in the whole workspace
+* ``workspace_rate`` -- at most this many chat.postMessage a second in each workspace
   (Slack's own figure is "several hundred messages per minute"), else the same 429.
+
+Many workspaces (an app distributed by OAuth, https://api.slack.com/authentication/oauth-v2):
+``authorize(team_id, user_id=...)`` is a user approving the install in Slack and returns the
+code Slack would put in the redirect; ``oauth.v2.access`` exchanges it once for that
+workspace's bot token (https://api.slack.com/methods/oauth.v2.access), and every method then
+answers as that workspace (auth.test, the channels it sees, the team of what it posts). With
+``token_rotation`` the tokens expire after ``token_lifetime_seconds`` and come with a refresh
+token, which ``oauth.v2.access`` with ``grant_type=refresh_token`` exchanges, once, for a new
+pair (https://api.slack.com/authentication/rotation).
 
 It also receives what an app posts to a slash command's ``response_url``:
 ``sl.response_url("r1")`` is a URL on this server, and ``sl.responses["r1"]`` the JSON bodies
@@ -36,6 +46,7 @@ requests Slack itself would send to the app.
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import hmac
 import json
@@ -45,10 +56,12 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Self
-from urllib.parse import urlencode
+from typing import Any
+from urllib.parse import unquote_plus, urlencode
 
 from aiohttp import web
+
+from tests.fakes.base import Dropped, LocalApiServer
 
 DEFAULT_TOKEN = "xoxb-1-test-token"
 DEFAULT_TEAM_ID = "T1"
@@ -67,6 +80,15 @@ MAX_TEXT_CHARS = 40000  # chat.postMessage text; longer is msg_too_long
 CHANNEL_INTERVAL_SECONDS = 1.0  # Slack: about one message per second per channel
 DEFAULT_LIMIT_TOLERANCE = 0.05  # seconds of arrival jitter forgiven by the limit
 FIRST_TS_MICROS = 1_700_000_000_000_100  # message ts, in microseconds: 1700000000.000100
+DEFAULT_CLIENT_ID = "1111111111.2222222222"
+DEFAULT_CLIENT_SECRET = "fake-client-secret-0123456789abcdef"
+APP_ID = "A0TRENDBOT"
+# https://api.slack.com/authentication/oauth-v2: "codes expire after ten minutes".
+CODE_LIFETIME_SECONDS = 600
+# https://api.slack.com/authentication/rotation: a rotating access token lasts 12 hours.
+ROTATING_TOKEN_SECONDS = 12 * 3600
+# Methods that authenticate with the app's client id and secret, not a token.
+_CLIENT_METHODS = frozenset({"oauth.v2.access"})
 
 # The bot scopes a token has unless a test says otherwise: every scope a method below needs.
 ALL_BOT_SCOPES = frozenset(
@@ -97,10 +119,6 @@ class _ApiError(Exception):
         self.details: dict[str, Any] = {}
 
 
-class _Dropped(Exception):
-    """The connection is to be closed without an answer."""
-
-
 @dataclass(slots=True)
 class SlackCall:
     """One request the app made, as the fake answered it.
@@ -115,6 +133,15 @@ class SlackCall:
     channel: str | None
     status: int = 0
     response: dict[str, Any] | None = None
+    token: str | None = None  # the bearer token the call carried
+    team: str | None = None  # the workspace that token belongs to
+
+    @property
+    def refreshed(self) -> bool:
+        """An oauth.v2.access refresh (token rotation)."""
+        return self.method == "oauth.v2.access" and self.params.get("grant_type") == (
+            "refresh_token"
+        )
 
     @property
     def ok(self) -> bool:
@@ -140,14 +167,30 @@ class _Failure:
     status: int
     error: str
     retry_after: int | None
-    channel: str | None
+    target: str | None  # the channel (for "response_url", the URL's name); None: any
     remaining: int
 
 
 @dataclass(slots=True)
-class _Drop:
-    channel: str | None
-    remaining: int
+class _Grant:
+    """An install a user approved: what its code stands for."""
+
+    team_id: str
+    team_name: str
+    user_id: str
+    enterprise_id: str | None
+    redirect_uri: str | None
+    expires_at: float
+    org_wide: bool = False
+
+
+@dataclass(slots=True)
+class _Workspace:
+    team_id: str
+    name: str
+    bot_user_id: str
+    bot_id: str
+    enterprise_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -159,7 +202,7 @@ class _Ts:
         return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
 
 
-class FakeSlack:
+class FakeSlack(LocalApiServer[SlackCall]):
     """A Slack Web API server on 127.0.0.1 with an ephemeral port.
 
     Use as ``async with FakeSlack() as sl:`` and give slack-sdk ``base_url=sl.base_url``. All
@@ -178,6 +221,7 @@ class FakeSlack:
         team_id: str = DEFAULT_TEAM_ID,
         log_requests: bool = False,
     ) -> None:
+        super().__init__()
         self.token = token
         self.tokens: set[str] = {token}
         self.team_id = team_id
@@ -185,8 +229,26 @@ class FakeSlack:
         self.bot_id = BOT_ID
         self.log_requests = log_requests
 
-        # What the app did.
-        self.sent: list[SlackCall] = []
+        # Workspaces and the app's OAuth credentials (many workspaces, by OAuth).
+        self.client_id = DEFAULT_CLIENT_ID
+        self.client_secret = DEFAULT_CLIENT_SECRET
+        self.token_rotation = False
+        self.token_lifetime_seconds = ROTATING_TOKEN_SECONDS
+        self.workspaces: dict[str, _Workspace] = {
+            team_id: _Workspace(team_id, "Fake Workspace", BOT_USER_ID, BOT_ID)
+        }
+        self.token_teams: dict[str, str] = {token: team_id}
+        self.token_expires: dict[str, float] = {}  # time.time() after which a token expired
+        self.refresh_tokens: dict[str, str] = {}  # refresh token -> access token it renews
+        self.refresh_issued: list[str] = []  # every refresh token handed out, used or not
+        self.channel_teams: dict[str, str] = {}
+        self.org_tokens: dict[str, str] = {}  # token of an org-wide install -> its enterprise
+        self._grants: dict[str, _Grant] = {}
+        self._serial = 0
+        self._team: str = team_id  # the workspace of the call being answered
+        self._token: str | None = None  # and the token it came with
+
+        # What the app did (and ``sent``: every call).
         self.request_count: Counter[str] = Counter()
         self.limit_violations: list[LimitViolation] = []
         self.ephemerals: list[dict[str, Any]] = []
@@ -208,17 +270,12 @@ class FakeSlack:
         self.user_locales: dict[str, str] = {}
         self.user_timezones: dict[str, str] = {}
 
-        self._failures: dict[str, deque[_Failure]] = {}
-        self._drops: dict[str, deque[_Drop]] = {}
         self._last_post: dict[str, float] = {}
-        self._workspace_posts: deque[float] = deque()
+        self._workspace_posts: dict[str, deque[float]] = {}  # by workspace
         self._messages: dict[tuple[str, str], dict[str, Any]] = {}
         self._by_channel: dict[str, list[dict[str, Any]]] = {}
         self._ts = _Ts()
         self._delivered = 0
-        self._changed = asyncio.Condition()
-        self._runner: web.AppRunner | None = None
-        self._port = 0
         self._handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "auth.test": self._auth_test,
             "chat.postMessage": self._post_message,
@@ -227,39 +284,14 @@ class FakeSlack:
             "conversations.info": self._conversations_info,
             "conversations.open": self._conversations_open,
             "users.info": self._users_info,
+            "oauth.v2.access": self._oauth_access,
         }
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def start(self) -> None:
-        """Listen on 127.0.0.1 on a free port."""
-        app = web.Application()
+    def _routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/api/{method}", self._handle)
         app.router.add_post("/response/{name}", self._handle_response_url)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert server is not None
-        sockets = getattr(server, "sockets", None) or []
-        self._port = sockets[0].getsockname()[1]
-
-    async def close(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    @property
-    def port(self) -> int:
-        return self._port
 
     @property
     def url(self) -> str:
@@ -287,6 +319,7 @@ class FakeSlack:
         is_member: bool = True,
         is_mpim: bool = False,
         user: str | None = None,
+        team_id: str | None = None,
     ) -> dict[str, Any]:
         """Describe a conversation; posting follows it (see :meth:`_writable_channel`).
 
@@ -294,7 +327,9 @@ class FakeSlack:
         ``is_member`` (the App Home messages tab), else one between two people. ``is_mpim``:
         a group DM (private, ``G`` id), the bot in it only with ``is_member``.
         """
-        channel = _channel_object(channel_id, name=name, team_id=self.team_id)
+        team = team_id or self._team
+        channel = _channel_object(channel_id, name=name, team_id=team)
+        self.channel_teams[channel_id] = team
         private = is_private or is_mpim or channel["is_im"]
         channel.update(
             is_private=private,
@@ -314,6 +349,54 @@ class FakeSlack:
     def im_channel(self, user_id: str) -> str:
         """The id of the bot's direct-message conversation with a user."""
         return "D" + user_id[1:]
+
+    def add_workspace(
+        self, team_id: str, *, name: str | None = None, enterprise_id: str | None = None
+    ) -> None:
+        """A workspace the app may be installed in, with a bot user of its own."""
+        n = len(self.workspaces) + 1
+        self.workspaces[team_id] = _Workspace(
+            team_id, name or f"Workspace {team_id}", f"U0BOT{n}", f"B0BOT{n}", enterprise_id
+        )
+
+    def authorize(
+        self,
+        team_id: str,
+        *,
+        user_id: str = "U0INSTALLER",
+        redirect_uri: str | None = None,
+        org_wide: bool = False,
+    ) -> str:
+        """A user of ``team_id`` approves the install on Slack's authorize page; returns the
+        ``code`` Slack appends to the redirect URL (single use, for ten minutes). ``org_wide``:
+        an Enterprise Grid admin installs the app for the whole organisation of ``team_id``
+        (https://api.slack.com/enterprise/org-ready-apps)."""
+        if team_id not in self.workspaces:
+            self.add_workspace(team_id)
+        workspace = self.workspaces[team_id]
+        self._serial += 1
+        # Slack's codes: two numbers and 64 hex digits, e.g. 4724469134.4644010092847.232b...
+        digest = hashlib.sha256(f"{team_id}:{self._serial}".encode()).hexdigest()
+        code = f"{4_000_000_000 + self._serial}.{time.time_ns() // 1_000_000}.{digest}"
+        self._grants[code] = _Grant(
+            team_id=team_id,
+            team_name=workspace.name,
+            user_id=user_id,
+            enterprise_id=workspace.enterprise_id,
+            redirect_uri=redirect_uri,
+            expires_at=time.time() + CODE_LIFETIME_SECONDS,
+            org_wide=org_wide,
+        )
+        return code
+
+    def tokens_of(self, team_id: str) -> list[str]:
+        """The bot tokens issued for a workspace, oldest first."""
+        return [token for token, team in self.token_teams.items() if team == team_id]
+
+    def uninstall(self, team_id: str) -> None:
+        """The app is removed from the workspace: every token it had is revoked."""
+        for token in self.tokens_of(team_id):
+            self.token_errors[token] = "token_revoked"
 
     # ------------------------------------------------------------------ failures
 
@@ -337,11 +420,11 @@ class FakeSlack:
         if error is None:
             error = "ratelimited" if status == 429 else "fatal_error"
         failure = _Failure(status, error, retry_after if status == 429 else None, channel, times)
-        self._failures.setdefault(method, deque()).append(failure)
+        self._add_failure(method, failure)
 
     def drop_next(self, method: str, times: int = 1, *, channel: str | None = None) -> None:
         """Close the connection of the next ``times`` calls of ``method`` without an answer."""
-        self._drops.setdefault(method, deque()).append(_Drop(channel, times))
+        self._add_drop(method, target=channel, times=times)
 
     # ------------------------------------------------------------------ what the app did
 
@@ -374,45 +457,13 @@ class FakeSlack:
         """How many chat.postMessage calls succeeded."""
         return self._delivered
 
-    async def wait_for(
-        self,
-        until: int | Callable[[SlackCall], bool],
-        *,
-        count: int = 1,
-        timeout: float = 5.0,  # noqa: ASYNC109 - the deadline is the point of this helper
-    ) -> list[SlackCall]:
-        """Wait until the app has done what the test expects, and return those calls.
+    @staticmethod
+    def _is_delivered(call: SlackCall) -> bool:
+        return call.ok and call.method == "chat.postMessage"
 
-        ``until`` is either a number of successful chat.postMessage calls (in all, counted
-        from the start) or a predicate over :class:`SlackCall`, of which ``count`` must match.
-        Wakes on each recorded call; never polls. Raises ``TimeoutError`` naming what was seen.
-        """
-        predicate: Callable[[SlackCall], bool]
-        if isinstance(until, int):
-            count, predicate = until, _is_delivered_message
-        else:
-            predicate = until
-        matches: list[SlackCall] = []
-        cursor = 0
-
-        def satisfied() -> bool:
-            nonlocal cursor
-            calls = self.sent
-            while cursor < len(calls):
-                if predicate(calls[cursor]):
-                    matches.append(calls[cursor])
-                cursor += 1
-            return len(matches) >= count
-
-        try:
-            async with asyncio.timeout(timeout), self._changed:
-                await self._changed.wait_for(satisfied)
-        except TimeoutError:
-            recent = ", ".join(f"{c.method}({c.channel})={c.error or 'ok'}" for c in self.sent[-5:])
-            raise TimeoutError(
-                f"{len(matches)} of {count} expected calls after {timeout}s; last: [{recent}]"
-            ) from None
-        return matches
+    @staticmethod
+    def _describe(call: SlackCall) -> str:
+        return f"{call.method}({call.channel})={call.error or 'ok'}"
 
     async def wait_for_response(
         self,
@@ -436,9 +487,12 @@ class FakeSlack:
         method = request.match_info["method"]
         self.request_count[method] += 1
         params = await _read_params(request)
-        token = _bearer(request) or params.pop("token", None)
+        client = _basic_auth(request)
+        token = None if client else _bearer(request) or params.pop("token", None)
         channel = params.get("channel")
         call = SlackCall(method, params, arrived, channel if isinstance(channel, str) else None)
+        call.token = token
+        call.team = self.token_teams.get(token or "")
         if self.log_requests:
             _log.info("%s %s", method, params)
         # Every answer to a token Slack accepts lists its scopes
@@ -448,7 +502,10 @@ class FakeSlack:
         try:
             if self.latency > 0:
                 await asyncio.sleep(self.latency)
-            body = self._answer(token, method, params)
+            if method in _CLIENT_METHODS:
+                body = self._answer_client(client, method, params)
+            else:
+                body = self._answer(token, method, params)
             call.status, call.response = 200, body
         except _ApiError as err:
             call.status, call.response = (
@@ -457,7 +514,7 @@ class FakeSlack:
             )
             if err.retry_after is not None:
                 headers["Retry-After"] = str(err.retry_after)
-        except _Dropped:
+        except Dropped:
             call.status, call.response = 0, None
         await self._record(call)
         if call.response is None:
@@ -476,7 +533,7 @@ class FakeSlack:
         call = SlackCall("response_url", body, time.monotonic(), name)
         if self.latency > 0:
             await asyncio.sleep(self.latency)
-        failure = self._take(self._failures, "response_url", name)
+        failure = self._take_failure("response_url", name)
         if failure is not None:
             call.status, call.response = failure.status, {"ok": False, "error": failure.error}
             await self._record(call)
@@ -486,10 +543,25 @@ class FakeSlack:
         await self._record(call)
         return web.Response(text="ok")
 
-    async def _record(self, call: SlackCall) -> None:
-        self.sent.append(call)
-        async with self._changed:
-            self._changed.notify_all()
+    def _answer_client(
+        self, client: tuple[str, str] | None, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A method the app calls with its client id and secret: in HTTP Basic auth (Slack's
+        preference) or as ``client_id`` and ``client_secret`` arguments."""
+        client_id, secret = client or (
+            str(params.get("client_id") or ""),
+            str(params.get("client_secret") or ""),
+        )
+        if client_id != self.client_id:
+            raise _ApiError("invalid_client_id")
+        if secret != self.client_secret:
+            raise _ApiError("bad_client_secret")
+        if self._take_drop(method, None):
+            raise Dropped
+        failure = self._take_failure(method, None)
+        if failure is not None:
+            raise _ApiError(failure.error, status=failure.status, retry_after=failure.retry_after)
+        return {"ok": True, **self._handlers[method](params)}
 
     def _answer(self, token: str | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if not token:
@@ -498,32 +570,24 @@ class FakeSlack:
             raise _ApiError(self.token_errors[token])
         if token not in self.tokens:
             raise _ApiError("invalid_auth")
+        # https://api.slack.com/authentication/rotation: an expired token is refused.
+        if token in self.token_expires and time.time() >= self.token_expires[token]:
+            raise _ApiError("token_expired")
+        self._team = self.token_teams.get(token, self.team_id)
+        self._token = token
         handler = self._handlers.get(method)
         if handler is None:
             raise _ApiError("unknown_method")
         self._require_scopes(METHOD_SCOPES.get(method, frozenset()))
         channel = params.get("channel")
-        if self._take(self._drops, method, channel):
-            raise _Dropped
-        failure = self._take(self._failures, method, channel)
+        if self._take_drop(method, channel):
+            raise Dropped
+        failure = self._take_failure(method, channel)
         if failure is not None:
             raise _ApiError(failure.error, status=failure.status, retry_after=failure.retry_after)
         if isinstance(channel, str) and channel in self.channel_errors:
             raise _ApiError(self.channel_errors[channel])
         return {"ok": True, **handler(params)}
-
-    def _take(self, queues: dict[str, deque[Any]], method: str, channel: Any) -> Any:
-        for key in (method, "*"):
-            queue = queues.get(key)
-            if not queue:
-                continue
-            for entry in queue:
-                if entry.channel is None or entry.channel == channel:
-                    entry.remaining -= 1
-                    if entry.remaining <= 0:
-                        queue.remove(entry)
-                    return entry
-        return None
 
     def _require_scopes(self, needed: frozenset[str]) -> None:
         """Slack's ``missing_scope``, naming the scope needed and those the token has
@@ -540,7 +604,7 @@ class FakeSlack:
         HTTP 429 with Retry-After (https://api.slack.com/apis/rate-limits)."""
         now = time.monotonic()
         if self.workspace_rate is not None:
-            window = self._workspace_posts
+            window = self._workspace_posts.setdefault(self._team, deque())
             while window and now - window[0] >= 1.0 - self.limit_tolerance:
                 window.popleft()
             if len(window) >= self.workspace_rate:
@@ -560,28 +624,123 @@ class FakeSlack:
     # ------------------------------------------------------------------ methods
 
     def _auth_test(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "url": "https://fake-workspace.slack.com/",
-            "team": "Fake Workspace",
+        """https://api.slack.com/methods/auth.test: who the token is, in its workspace."""
+        workspace = self.workspaces[self._team]
+        answer: dict[str, Any] = {
+            "url": f"https://{workspace.team_id.lower()}.slack.com/",
+            "team": workspace.name,
             "user": "trendbot",
-            "team_id": self.team_id,
-            "user_id": self.bot_user_id,
-            "bot_id": self.bot_id,
+            "team_id": workspace.team_id,
+            "user_id": workspace.bot_user_id,
+            "bot_id": workspace.bot_id,
             "is_enterprise_install": False,
         }
+        if workspace.enterprise_id:
+            answer["enterprise_id"] = workspace.enterprise_id
+        if self._token in self.org_tokens:  # the organisation's token
+            answer.update(enterprise_id=self.org_tokens[self._token], is_enterprise_install=True)
+        return answer
+
+    def _oauth_access(self, params: dict[str, Any]) -> dict[str, Any]:
+        """https://api.slack.com/methods/oauth.v2.access: a code (once, within ten minutes,
+        with the redirect_uri of the authorize step if one was given) for the workspace's
+        bot token; with token rotation, ``grant_type=refresh_token`` exchanges a refresh token
+        (once: it is revoked as it is used) for a new access token and refresh token
+        (https://api.slack.com/authentication/rotation)."""
+        grant_type = str(params.get("grant_type") or "authorization_code")
+        if grant_type == "refresh_token":
+            return self._refresh(str(params.get("refresh_token") or ""))
+        if grant_type != "authorization_code":
+            raise _ApiError("invalid_grant_type")
+        grant = self._grants.pop(str(params.get("code") or ""), None)
+        if grant is None or time.time() >= grant.expires_at:
+            raise _ApiError("invalid_code")
+        redirect = params.get("redirect_uri")
+        if grant.redirect_uri is not None and redirect != grant.redirect_uri:
+            raise _ApiError("bad_redirect_uri")
+        workspace = self.workspaces[grant.team_id]
+        if grant.org_wide:  # the organisation's install: no team
+            return self._org_install(grant, workspace)
+        answer: dict[str, Any] = {
+            "app_id": APP_ID,
+            "authed_user": {"id": grant.user_id},
+            "scope": ",".join(sorted(self.scopes)),
+            "token_type": "bot",
+            "bot_user_id": workspace.bot_user_id,
+            "team": {"id": workspace.team_id, "name": workspace.name},
+            "enterprise": (
+                {"id": workspace.enterprise_id, "name": f"Org {workspace.enterprise_id}"}
+                if workspace.enterprise_id
+                else None
+            ),
+            "is_enterprise_install": False,
+        }
+        answer.update(self._issue(workspace.team_id))
+        return answer
+
+    def _org_install(self, grant: _Grant, workspace: _Workspace) -> dict[str, Any]:
+        """oauth.v2.access of an org-wide install: ``team`` null, ``enterprise`` set,
+        ``is_enterprise_install`` true; the token serves every workspace of the org."""
+        enterprise = workspace.enterprise_id or "E0"
+        answer: dict[str, Any] = {
+            "app_id": APP_ID,
+            "authed_user": {"id": grant.user_id},
+            "scope": ",".join(sorted(self.scopes)),
+            "token_type": "bot",
+            "bot_user_id": workspace.bot_user_id,
+            "team": None,
+            "enterprise": {"id": enterprise, "name": f"Org {enterprise}"},
+            "is_enterprise_install": True,
+        }
+        answer.update(self._issue(workspace.team_id))
+        self.org_tokens[answer["access_token"]] = enterprise
+        return answer
+
+    def _issue(self, team_id: str) -> dict[str, Any]:
+        """A new bot token for the workspace (and, with rotation, its refresh token)."""
+        self._serial += 1
+        secret = hashlib.sha256(f"{team_id}:{self._serial}".encode()).hexdigest()[:24]
+        if not self.token_rotation:
+            token = f"xoxb-{self._serial}-{team_id.lower()}-{secret}"
+            self.tokens.add(token)
+            self.token_teams[token] = team_id
+            return {"access_token": token}
+        token = f"xoxe.xoxb-{self._serial}-{team_id.lower()}-{secret}"
+        refresh = f"xoxe-1-{team_id.lower()}-{secret[::-1]}"
+        self.tokens.add(token)
+        self.token_teams[token] = team_id
+        self.token_expires[token] = time.time() + self.token_lifetime_seconds
+        self.refresh_tokens[refresh] = token
+        self.refresh_issued.append(refresh)
+        return {
+            "access_token": token,
+            "refresh_token": refresh,
+            "expires_in": self.token_lifetime_seconds,
+        }
+
+    def _refresh(self, refresh_token: str) -> dict[str, Any]:
+        old = self.refresh_tokens.pop(refresh_token, None)
+        if old is None:
+            raise _ApiError("invalid_refresh_token")
+        team_id = self.token_teams[old]
+        answer = {"token_type": "bot", "scope": ",".join(sorted(self.scopes))}
+        answer.update(self._issue(team_id))
+        answer["team"] = {"id": team_id, "name": self.workspaces[team_id].name}
+        return answer
 
     def _post_message(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = self._writable_channel(params)
         text, blocks = _message_content(params)
         self._check_limit("chat.postMessage", channel)
         ts = self._ts.take()
+        workspace = self.workspaces[self._team]
         message: dict[str, Any] = {
             "type": "message",
             "subtype": "bot_message",
             "text": text,
-            "user": self.bot_user_id,
-            "bot_id": self.bot_id,
-            "team": self.team_id,
+            "user": workspace.bot_user_id,
+            "bot_id": workspace.bot_id,
+            "team": workspace.team_id,
             "ts": ts,
         }
         if blocks is not None:
@@ -678,7 +837,7 @@ class FakeSlack:
         name = f"user{user_id.lower()}"
         user: dict[str, Any] = {
             "id": user_id,
-            "team_id": self.team_id,
+            "team_id": self._team,
             "name": name,
             "deleted": False,
             "real_name": f"User {user_id}",
@@ -708,7 +867,17 @@ class FakeSlack:
         channel = self._channel(channel_id)
         if channel["is_private"] and not channel["is_member"]:
             raise _ApiError("channel_not_found")
+        # Another workspace's conversation does not exist for this workspace's token (an
+        # org-wide install's token sees every workspace of its organisation).
+        owner = self.channel_teams.get(channel_id, self._team)
+        if owner != self._team and not self._same_org(owner):
+            raise _ApiError("channel_not_found")
         return channel
+
+    def _same_org(self, team_id: str) -> bool:
+        org = self.org_tokens.get(self._token or "")
+        owner = self.workspaces.get(team_id)
+        return org is not None and owner is not None and owner.enterprise_id == org
 
     def _writable_channel(self, params: dict[str, Any]) -> str:
         """The conversation a message goes to, or the error Slack gives for it.
@@ -738,10 +907,6 @@ class FakeSlack:
 # ---------------------------------------------------------------------- helpers
 
 
-def _is_delivered_message(call: SlackCall) -> bool:
-    return call.ok and call.method == "chat.postMessage"
-
-
 def _channel_object(channel_id: str, *, name: str | None, team_id: str) -> dict[str, Any]:
     is_im = channel_id.startswith("D")
     return {
@@ -762,6 +927,20 @@ def _channel_object(channel_id: str, *, name: str | None, team_id: str) -> dict[
 
 def _truthy(value: Any) -> bool:
     return value is True or str(value).lower() in ("1", "true")
+
+
+def _basic_auth(request: web.Request) -> tuple[str, str] | None:
+    """The client id and secret of an ``Authorization: Basic`` header (RFC 6749 2.3.1:
+    each form-encoded before they are joined)."""
+    header = request.headers.get("Authorization", "")
+    if not header.startswith("Basic "):
+        return None
+    try:
+        decoded = base64.b64decode(header[6:], validate=True).decode()
+    except ValueError:
+        return None
+    client_id, _, secret = decoded.partition(":")
+    return unquote_plus(client_id), unquote_plus(secret)
 
 
 def _bearer(request: web.Request) -> str | None:
@@ -926,8 +1105,12 @@ def slash_command_body(
     user_name: str | None = None,
     trigger_id: str = "1111.2222.abcd",
     api_app_id: str = "A1",
+    enterprise_id: str | None = None,
+    org_install: bool = False,
 ) -> bytes:
-    """A slash command as Slack posts it to the app: an urlencoded form."""
+    """A slash command as Slack posts it to the app: an urlencoded form (from a workspace of
+    an Enterprise Grid organisation: with ``enterprise_id``; ``is_enterprise_install`` true
+    when the app was installed for the whole organisation)."""
     fields = {
         "token": "verification-token",
         "team_id": team_id,
@@ -939,10 +1122,13 @@ def slash_command_body(
         "command": command,
         "text": text,
         "api_app_id": api_app_id,
-        "is_enterprise_install": "false",
+        "is_enterprise_install": "true" if org_install else "false",
         "response_url": response_url,
         "trigger_id": trigger_id,
     }
+    if enterprise_id:
+        fields["enterprise_id"] = enterprise_id
+        fields["enterprise_name"] = f"Org {enterprise_id}"
     return urlencode(fields).encode()
 
 
@@ -1047,6 +1233,8 @@ def url_verification_body(challenge: str) -> bytes:
 
 __all__ = [
     "ALL_BOT_SCOPES",
+    "DEFAULT_CLIENT_ID",
+    "DEFAULT_CLIENT_SECRET",
     "DEFAULT_TEAM_ID",
     "DEFAULT_TOKEN",
     "FakeSlack",

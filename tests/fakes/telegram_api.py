@@ -46,9 +46,11 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
 from aiohttp import web
+
+from tests.fakes.base import Dropped, LocalApiServer
 
 DEFAULT_TOKEN = "123456:TEST-token"
 DEFAULT_BOT_USERNAME = "TrendBot"
@@ -110,10 +112,6 @@ class _ApiError(Exception):
         self.parameters = parameters
 
 
-class _Dropped(Exception):
-    """The connection is to be closed without an answer."""
-
-
 @dataclass(slots=True)
 class TelegramCall:
     """One request the bot made, as the fake answered it.
@@ -158,13 +156,7 @@ class _Failure:
     status: int
     description: str | None
     retry_after: int | None
-    chat_id: int | str | None
-    remaining: int
-
-
-@dataclass(slots=True)
-class _Drop:
-    chat_id: int | str | None
+    target: int | str | None  # the chat id; None: any chat
     remaining: int
 
 
@@ -177,7 +169,7 @@ class _Limits:
     all_sends: deque[float] = field(default_factory=deque)
 
 
-class FakeTelegram:
+class FakeTelegram(LocalApiServer[TelegramCall]):
     """A Telegram Bot API server on 127.0.0.1 with an ephemeral port.
 
     Use as ``async with FakeTelegram(token="123:ABC") as tg:`` and give python-telegram-bot
@@ -199,6 +191,7 @@ class FakeTelegram:
         long_poll_cap: float = DEFAULT_LONG_POLL_CAP,
         log_requests: bool = False,
     ) -> None:
+        super().__init__()
         self.token = token
         bot_id = token.split(":", 1)[0]
         self.bot_user: dict[str, Any] = {
@@ -210,8 +203,7 @@ class FakeTelegram:
         self.long_poll_cap = long_poll_cap
         self.log_requests = log_requests
 
-        # What the bot did.
-        self.sent: list[TelegramCall] = []
+        # What the bot did (and ``sent``: every call but getUpdates).
         self.request_count: Counter[str] = Counter()
         self.limit_violations: list[LimitViolation] = []
         self.commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -241,8 +233,6 @@ class FakeTelegram:
         self.chat_admins: dict[int | str, set[int]] = {}
         self.chat_creators: dict[int | str, int] = {}
 
-        self._failures: dict[str, deque[_Failure]] = {}
-        self._drops: dict[str, deque[_Drop]] = {}
         self._limits = _Limits()
         self._paid_sends: deque[float] = deque()
         self._messages: dict[tuple[int | str, int], dict[str, Any]] = {}
@@ -256,10 +246,7 @@ class FakeTelegram:
         self._poll_generation = 0
         self._held_polls = 0
         self._updates_arrived = asyncio.Event()
-        self._changed = asyncio.Condition()
         self._closing = False
-        self._runner: web.AppRunner | None = None
-        self._port = 0
         self._handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
             "getMe": self._get_me,
             "getUpdates": self._get_updates,
@@ -280,13 +267,6 @@ class FakeTelegram:
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
     async def start(self) -> None:
         """Listen on 127.0.0.1 on a free port.
 
@@ -296,31 +276,20 @@ class FakeTelegram:
         bot never sent.
         """
         gc.freeze()
-        app = web.Application()
+        await super().start()
+
+    def _routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         app.router.add_route("*", "/file/bot{token}/{path:.*}", self._handle_file)
         app.router.add_get("/_stats", self._handle_stats)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert server is not None
-        sockets = getattr(server, "sockets", None) or []
-        self._port = sockets[0].getsockname()[1]
 
     async def close(self) -> None:
         """Answer held long polls at once and stop listening."""
         self._closing = True
         self._wake_pollers()
         if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+            await super().close()
             gc.unfreeze()
-
-    @property
-    def port(self) -> int:
-        return self._port
 
     @property
     def base_url(self) -> str:
@@ -350,16 +319,16 @@ class FakeTelegram:
         """
         if status == 429 and retry_after is None:
             retry_after = 1
-        queue = self._failures.setdefault(self._method_key(method), deque())
-        queue.append(_Failure(status, description, retry_after, chat_id, times))
+        self._add_failure(
+            self._method_key(method), _Failure(status, description, retry_after, chat_id, times)
+        )
 
     def drop_next(self, method: str, times: int = 1, *, chat_id: int | str | None = None) -> None:
         """Close the connection of the next ``times`` calls of ``method`` without an answer.
 
         The request is not processed: no message is sent. PTB raises ``NetworkError``.
         """
-        queue = self._drops.setdefault(self._method_key(method), deque())
-        queue.append(_Drop(chat_id, times))
+        self._add_drop(self._method_key(method), target=chat_id, times=times)
 
     # ------------------------------------------------------------------ updates for the bot
 
@@ -610,45 +579,13 @@ class FakeTelegram:
             "violations_by_rule": dict(Counter(v.rule for v in self.limit_violations)),
         }
 
-    async def wait_for(
-        self,
-        until: int | Callable[[TelegramCall], bool],
-        *,
-        count: int = 1,
-        timeout: float = 5.0,  # noqa: ASYNC109 - the deadline is the point of this helper
-    ) -> list[TelegramCall]:
-        """Wait until the bot has done what the test expects, and return those calls.
+    @staticmethod
+    def _is_delivered(call: TelegramCall) -> bool:
+        return call.ok and call.method == "sendMessage"
 
-        ``until`` is either a number of successful sendMessage calls (in all, counted from the
-        start) or a predicate over :class:`TelegramCall`, of which ``count`` must match. Wakes
-        on each recorded call; never polls. Raises ``TimeoutError`` naming what was seen.
-        """
-        predicate: Callable[[TelegramCall], bool]
-        if isinstance(until, int):
-            count, predicate = until, _is_delivered_message
-        else:
-            predicate = until
-        matches: list[TelegramCall] = []
-        cursor = 0
-
-        def satisfied() -> bool:
-            nonlocal cursor
-            calls = self.sent
-            while cursor < len(calls):
-                if predicate(calls[cursor]):
-                    matches.append(calls[cursor])
-                cursor += 1
-            return len(matches) >= count
-
-        try:
-            async with asyncio.timeout(timeout), self._changed:
-                await self._changed.wait_for(satisfied)
-        except TimeoutError:
-            recent = ", ".join(f"{c.method}({c.chat_id})={c.status}" for c in self.sent[-5:])
-            raise TimeoutError(
-                f"{len(matches)} of {count} expected calls after {timeout}s; last: [{recent}]"
-            ) from None
-        return matches
+    @staticmethod
+    def _describe(call: TelegramCall) -> str:
+        return f"{call.method}({call.chat_id})={call.status}"
 
     async def wait_for_poll(
         self,
@@ -691,12 +628,10 @@ class FakeTelegram:
             if err.parameters:
                 body["parameters"] = err.parameters
             call.status, call.response = err.status, body
-        except _Dropped:
+        except Dropped:
             call.status, call.response = 0, None
         if method != "getUpdates":
-            self.sent.append(call)
-            async with self._changed:
-                self._changed.notify_all()
+            await self._record(call)
         if call.response is None:
             assert request.transport is not None
             request.transport.abort()
@@ -720,9 +655,9 @@ class FakeTelegram:
         if handler is None:
             raise _ApiError(404, "Not Found")
         chat_id = params.get("chat_id")
-        if self._take(self._drops, method, chat_id):
-            raise _Dropped
-        failure = self._take(self._failures, method, chat_id)
+        if self._take_drop(method, chat_id):
+            raise Dropped
+        failure = self._take_failure(method, chat_id)
         if failure is not None:
             raise _failure_error(failure)
         if chat_id is not None and method not in ("getUpdates", "setMyCommands"):
@@ -735,19 +670,6 @@ class FakeTelegram:
         if is_send:
             self._commit_send(chat_id, paid=paid)
         return result
-
-    def _take(self, queues: dict[str, deque[Any]], method: str, chat_id: Any) -> Any:
-        for key in (method, "*"):
-            queue = queues.get(key)
-            if not queue:
-                continue
-            for entry in queue:
-                if entry.chat_id is None or entry.chat_id == chat_id:
-                    entry.remaining -= 1
-                    if entry.remaining <= 0:
-                        queue.remove(entry)
-                    return entry
-        return None
 
     def _method_key(self, method: str) -> str:
         return method if method == "*" else self._canonical.get(method.lower(), method)
@@ -1173,10 +1095,6 @@ class FakeTelegram:
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-def _is_delivered_message(call: TelegramCall) -> bool:
-    return call.ok and call.method == "sendMessage"
 
 
 def _chat_type_of(chat_id: int | str) -> str:

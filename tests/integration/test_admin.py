@@ -28,8 +28,8 @@ from bot.settings import Settings
 from bot.store import admin as admin_store
 from bot.store import chats as chat_store
 from bot.store.engine import create_engine
-from bot.store.pages import utcnow
 from bot.store.schema import audit_log, chat_tags, chats
+from bot.util import utcnow
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_planner import started
 
@@ -56,7 +56,7 @@ class Bot:
         core = CommandCore(
             engine=engine, defaults=Defaults(), digests=Planner(engine=engine), admin=self.admin
         )
-        self.channel = TelegramChannel(settings=settings, core=core, bot=self.bot, engine=engine)
+        self.channel = TelegramChannel(settings=settings, core=core, bot=self.bot)
         self.keyboards: dict[int, Any] = {}
 
     def delivery(self, *, rate: float = 1000) -> Delivery:
@@ -83,9 +83,13 @@ class Bot:
         keyboard = self.keyboards[message["message_id"]]
         data = next(b["callback_data"] for row in keyboard for b in row if b["text"] == label)
         answers = len(self.tg.calls("answerCallbackQuery"))
+        edits = len(self.tg.calls("editMessageText"))
         self.tg.callback(chat_id, message["message_id"], data, user_id=user)
-        await self.tg.wait_for(lambda c: c.method == "answerCallbackQuery", count=answers + 1)
-        await asyncio.sleep(0.1)  # the edit follows the answer
+        calls = await self.tg.wait_for(
+            lambda c: c.method == "answerCallbackQuery", count=answers + 1
+        )
+        if not calls[-1].params.get("show_alert"):  # not refused: the edit follows the answer
+            await self.tg.wait_for(lambda c: c.method == "editMessageText", count=edits + 1)
         return str(self.tg.messages_to(chat_id)[-1]["text"])
 
 

@@ -21,10 +21,11 @@ from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.leader import LEASE_SECONDS, Leases, live_services, one_shots_sending
+from bot.payloads import Notice
 from bot.store import outbox
-from bot.store.pages import utcnow
 from bot.store.schema import chat_tags, chats
 from bot.store.schema import outbox as outbox_table
+from bot.util import utcnow
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_crash import run_env, start_run, wait_until
 from tests.integration.test_planner import started
@@ -313,7 +314,9 @@ async def test_where_a_commands_messages_stand(engine: AsyncEngine) -> None:
     async with engine.begin() as conn:
         pks = [pk for (pk,) in await conn.execute(select(chats.c.id).order_by(chats.c.id))]
         rows = [
-            outbox.row_values(chat_pk=pk, platform="telegram", kind="notice", payload={}, now=now)
+            outbox.row_values(
+                chat_pk=pk, platform="telegram", kind="notice", payload=Notice(text="x"), now=now
+            )
             for pk in pks
         ]
         await outbox.enqueue(conn, rows)

@@ -215,7 +215,7 @@ class Terminal:
         return lines
 
     def send(self, line: str) -> None:
-        self._run("send-keys", "-t", self._target, "-l", line)
+        self._run("send-keys", "-t", self._target, "-l", "--", line)
         self._run("send-keys", "-t", self._target, "Enter")
         self.expect(f"{PROMPT}{line}")  # the line as the prompt accepted it
 
@@ -386,6 +386,34 @@ def test_subscribe_then_latest_shows_pages_with_their_tldr(
 
 
 @DRIVERS
+def test_pages_shown_are_voted_on_with_plus_and_minus_n(
+    drive: Driver, env: dict[str, str], tmp_path: Path
+) -> None:
+    with drive(trendbot("console"), env, tmp_path) as bot:
+        bot.expect(HINT)
+        bot.prompt()
+        bot.send("-1")
+        assert "There is no page -1 to vote on" in bot.expect(PROMPT)
+        bot.send("/subscribe rl")
+        bot.expect(PROMPT)
+        bot.send("/latest 2")
+        latest = bot.expect(PROMPT)
+        assert "[+1 👍] [-1 👎]" in latest and "[+2 👍] [-2 👎]" in latest
+        bot.send("-2")
+        assert "Noted: less like this" in bot.expect(PROMPT)
+        bot.send("-2")  # the same button again takes the vote back
+        undone = bot.expect(PROMPT)
+        bot.send("/feedback")
+        feedback = bot.expect(PROMPT)
+        bot.send("+1")
+        assert "Noted: more like this" in bot.expect(PROMPT)
+        bot.send("/quit")
+        assert bot.wait() == 0
+    assert "Noted: less like this" not in undone
+    assert "-1.0" not in feedback  # the 👎 was taken back: no tag learned a weight from it
+
+
+@DRIVERS
 def test_a_bad_command_gets_a_clear_reply_and_changes_nothing(
     drive: Driver, env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -447,6 +475,41 @@ def test_korean_with_lang_ko(
     for page in shown:
         assert text_in(page, "ko")[1][:40] in latest
     assert "“frobnicate” 명령어는 모릅니다." in unknown
+
+
+def test_a_page_tagged_in_korean_reaches_a_chat_subscribed_to_that_tag(
+    env: dict[str, str], tmp_path: Path, wiki: Path
+) -> None:
+    """Tags of any script on both sides: the page's ``강화학습`` (and ``ＲＬ강화``, folded to
+    ``rl강화``) is the tag the chat subscribes to, through scan, store, planner and digest."""
+    page = wiki / "papers/2026/2612.00002-korean-tags.md"
+    page.write_text(
+        NEW_PAGE_TEXT.replace("[rl, exploration]", "[강화학습, ＲＬ강화]").replace(
+            "lang: en", "lang: ko"
+        ),
+        encoding="utf-8",
+    )
+    with on_terminal(trendbot("console"), env, tmp_path) as bot:
+        bot.expect(HINT)
+        bot.prompt()
+        bot.send("/subscribe 강화학습")
+        subscribed = bot.expect(PROMPT)
+        bot.send("/digest")
+        bot.expect("Sending your digest now")
+        digest = bot.expect(NEW_PAGE_TLDR)
+        bot.prompt()
+        bot.send("/unsubscribe all")
+        bot.prompt()
+        bot.send("/subscribe rl강화")
+        bot.prompt()
+        bot.send("/latest 1")
+        latest = bot.expect(PROMPT)
+        bot.send("/quit")
+        assert bot.wait() == 0
+
+    assert "강화학습" in subscribed
+    assert NEW_PAGE_TITLE in digest and "matched: 강화학습" in digest
+    assert NEW_PAGE_TITLE in latest and "matched: rl강화" in latest
 
 
 def test_a_new_page_shows_up_in_digest_after_the_next_poll(
@@ -577,6 +640,10 @@ def test_a_newcomer_gets_a_digest_presses_buttons_and_keeps_the_prompt(
         bot.prompt()  # drawn again under the delivery
         screen = bot.screen()
         assert screen[-1].rstrip() == PROMPT.rstrip() and screen[-2] == RULE
+
+        assert "[+1 👍] [-1 👎]" in digest
+        bot.send("+1")  # a digest's page is voted on where it was printed
+        assert "Noted: more like this" in bot.expect(PROMPT)
 
         bot.send("/tags")  # the prompt still takes commands
         assert "rl (" in bot.expect(PROMPT)

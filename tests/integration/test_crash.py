@@ -18,8 +18,8 @@ from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.delivery import Delivery
-from bot.store.pages import utcnow
 from bot.store.schema import chat_tags, chats
+from bot.util import utcnow
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_planner import started
 

@@ -39,8 +39,8 @@ from bot.store import alerts as alert_store
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store.engine import create_engine, upgrade
-from bot.store.pages import utcnow
 from bot.store.schema import audit_log, chat_feeds, outbox
+from bot.util import utcnow
 from bot.web import WebHooks, make_app
 from bot.web import start as start_web
 from tests.fakes.slack_api import DEFAULT_TOKEN, FakeSlack, signed_headers, slash_command_body
@@ -183,7 +183,7 @@ async def running(
     if tg is not None:
         bot = make_bot(settings)
         if telegram_updates:
-            telegram = TelegramChannel(settings=settings, core=core, bot=bot, engine=engine)
+            telegram = TelegramChannel(settings=settings, core=core, bot=bot)
             await telegram.start()
             stops.append(telegram.stop)
         senders[Platform.TELEGRAM] = TelegramSender(bot, rate_per_second=1000)

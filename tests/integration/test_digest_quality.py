@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.commands import Caller, CommandCore, Defaults
+from bot.commands import Caller, CommandCore, Defaults, describe_next
 from bot.models import ChatKind, ChatState, Mode, Platform, QuietHours, Reply, Toast
 from bot.render import votes
 from bot.store import chats as chat_store
@@ -108,7 +108,14 @@ async def test_mode_weekly_sets_the_day_and_settings_show_it(bot: Bot) -> None:
     assert record.next_digest_at.weekday() == 4 and record.next_digest_at.time() == dt.time(9)
     settings = (await bot.say("1", "/settings")).text
     assert "Mode: weekly digest" in settings and "Weekly digest day: Friday" in settings
-    assert f"Next digest: {record.next_digest_at:%Y-%m-%d} 09:00 (UTC), in " in settings
+    # The next digest is the Friday one, said as settings says any next digest.
+    due = record.next_digest_at.replace(tzinfo=dt.UTC)
+    day_before = due - dt.timedelta(days=1)
+    found = describe_next(record.chat, next_at=record.next_digest_at, now=day_before)
+    assert found is not None
+    when, wait = found
+    assert when == "tomorrow at 09:00" and wait == "1 d"
+    assert settings.count("Next digest: ") == 1 and " 09:00 (UTC), in " in settings
 
     await bot.say("1", "/lang ko")
     reply = await bot.say("1", "/mode weekly")

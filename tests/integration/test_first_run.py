@@ -23,8 +23,8 @@ from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
-from bot.store.pages import utcnow
 from bot.store.schema import broadcasts, outbox, page_tags, pages
+from bot.util import utcnow
 from tests.conftest import ROOT
 
 WIKI = ROOT / "examples" / "wiki"
@@ -194,7 +194,10 @@ async def test_mode_time_timezone_lang_without_argument_show_the_current_value(
         await user.say(f"/{name}") for name in ("mode", "time", "timezone", "lang")
     ]
     if lang == "en":
-        assert mode == "Mode: daily digest. Change it with /mode daily or /mode instant."
+        assert mode == (
+            "Mode: daily digest. Change it with /mode daily, /mode weekly [mon…sun] "
+            "or /mode instant."
+        )
         assert time_.startswith("The daily digest comes at 07:30 (Asia/Seoul).")
         assert zone.startswith("This chat's time zone is Asia/Seoul.")
         assert language.startswith("Replies here are in English.")

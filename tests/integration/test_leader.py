@@ -10,7 +10,7 @@ import sys
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.leader import LEASE_SECONDS, RENEW_SECONDS, Leases
-from bot.store.pages import utcnow
+from bot.util import utcnow
 
 
 async def test_one_leader_and_takeover_after_expiry(engine: AsyncEngine) -> None:

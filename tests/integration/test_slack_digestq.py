@@ -51,7 +51,7 @@ async def test_digest_quality_commands_answer_in_the_chats_language(
     friday = t(lang, "digestq.weekday.fri")
     weekly = t(lang, "digestq.mode.weekly", day=friday, time="09:00", timezone="UTC")
     assert weekly in await says("mode weekly fri")
-    assert t(lang, "digestq.mode.usage", p=P) in await says("mode fortnightly")
+    assert t(lang, "mode.usage", value="fortnightly", p=P) in await says("mode fortnightly")
     assert t(lang, "digestq.limit.set", count=10, p=P) in await says("limit 10")
     assert t(lang, "digestq.limit.usage", p=P, most=50) in await says("limit 0")
     quiet = t(lang, "digestq.quiet.set", quiet="23:00-06:30", timezone="UTC")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime as dt
+import itertools
 import json
 import logging
 import sys
@@ -51,6 +52,7 @@ from bot.store.schema import chats as chats_table
 from bot.store.schema import outbox as outbox_table
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_planner import started
+from tests.strategies import MALFORMED_UPDATES
 
 # Token-shaped (Settings checks the shape) and long enough for any redaction rule to see.
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
@@ -93,9 +95,7 @@ def running(tg: FakeTelegram, engine: AsyncEngine, database_url: str) -> Running
         settings = make_settings(tg, database_url, **overrides)
         admins = Admin(engine=engine, settings=settings) if admin else None
         core = CommandCore(engine=engine, defaults=Defaults(), admin=admins)
-        channel = TelegramChannel(
-            settings=settings, core=core, bot=make_bot(settings), engine=engine
-        )
+        channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings))
         await channel.start()
         try:
             yield channel
@@ -622,23 +622,7 @@ async def test_a_webhook_update_sent_twice_is_acted_on_once(
 
 @pytest.mark.parametrize(
     "body",
-    [
-        b"",
-        b"\xff\xfe\x00",
-        b"null",
-        b"[]",
-        b'"update"',
-        b'{"update_id": "7"}',
-        b'{"update_id": 7.5}',
-        b'{"update_id": true}',
-        b'{"update_id": 7, "message": "hi"}',
-        b'{"update_id": 7, "message": {"chat": 5}}',
-        b'{"update_id": 7, "callback_query": [1]}',
-        b'{"update_id": 7, "message": {"message_id": 1, "date": "x", "chat": {"id": 1}}}',
-        b'{"update_id": 1' + b"0" * 5000 + b"}",
-        b"[" * 100_000 + b"]" * 100_000,
-        b'{"update_id": 7, "message": ' + b'{"a": ' * 50_000 + b"1" + b"}" * 50_001,
-    ],
+    MALFORMED_UPDATES,
     ids=lambda body: repr(body[:40]),
 )
 async def test_a_malformed_webhook_body_is_400_and_changes_nothing(
@@ -673,7 +657,7 @@ async def test_a_rejected_token_is_a_config_error_without_the_token(
         database_url=database_url, telegram_bot_token=other, telegram_api_base_url=tg.base_url
     )
     core = CommandCore(engine=engine, defaults=Defaults())
-    channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings), engine=engine)
+    channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings))
     with pytest.raises(ConfigError) as caught:
         await channel.start()
     assert caught.value.variable == "TELEGRAM_BOT_TOKEN"
@@ -691,7 +675,7 @@ async def test_an_unreachable_api_is_a_transient_error(
         telegram_api_base_url=f"http://127.0.0.1:{port}/bot",
     )
     core = CommandCore(engine=engine, defaults=Defaults())
-    channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings), engine=engine)
+    channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings))
     with pytest.raises(TransientError) as caught:
         await channel.start()
     assert TOKEN not in caught.value.reason
@@ -1061,6 +1045,32 @@ async def test_two_topics_get_different_pages_and_a_closed_topic_stops_alone(
     listing = out.decode().splitlines()
     assert any(line.startswith(f"telegram:{FORUM}/{rl} state=active ") for line in listing)
     assert any(line.startswith(f"telegram:{FORUM}/{vision} state=inactive ") for line in listing)
+
+
+async def test_topics_of_one_forum_are_paced_as_the_one_group_telegram_counts(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine, database_url: str, tmp_path: Path
+) -> None:
+    world = await started(engine, tmp_path / "wiki")
+    tg.chat_admins[FORUM] = {ADMIN}
+    topics = [tg.create_topic(FORUM, name) for name in ("A", "B", "C", "D")]
+    async with running():
+        for topic in topics:
+            await reply_to(tg, FORUM, "/subscribe rl", user_id=ADMIN, thread_id=topic)
+    replies = len(tg.calls("sendMessage"))
+    await world.publish("papers/2026/policy-gradients", tags="[rl]")
+    assert await world.plan() == len(topics)
+    tg.enforce_limits = True  # one message a second to a chat, 20 a minute to a group
+    bot = make_bot(make_settings(tg, database_url))
+    try:
+        sender = TelegramSender(bot, rate_per_second=30)
+        await Delivery(engine=engine, senders={Platform.TELEGRAM: sender}, concurrency=8).drain()
+    finally:
+        await close_bot(bot)
+    sent = [c for c in tg.calls("sendMessage")[replies:] if c.ok]
+    assert sorted(c.params["message_thread_id"] for c in sent) == sorted(topics)
+    assert tg.limit_violations == []  # each topic alone would have been sent at once
+    times = sorted(c.at for c in sent)
+    assert all(b - a >= GROUP_CHAT_INTERVAL * 0.95 for a, b in itertools.pairwise(times))
 
 
 async def test_removed_from_a_forum_makes_every_topic_inactive(

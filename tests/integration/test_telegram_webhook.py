@@ -23,29 +23,12 @@ from bot.commands import CommandCore, Defaults
 from bot.settings import Settings
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_ops import free_port, wait_healthy
+from tests.strategies import MALFORMED_UPDATES as MALFORMED
 
 TOKEN = "123456789:AAHwebhookTokenForTests_0123456789abcd"
 SECRET = "webhook-Secret_for_tests"
 PUBLIC_URL = "https://bot.example.org/telegram/webhook"  # what Telegram is told; never called
 
-# Bodies that are not a Telegram update, each in its own way.
-MALFORMED = [
-    b"",
-    b"\xff\xfe\x00",
-    b"null",
-    b"[]",
-    b'"update"',
-    b'{"update_id": "7"}',
-    b'{"update_id": 7.5}',
-    b'{"update_id": true}',
-    b'{"update_id": 7, "message": "hi"}',
-    b'{"update_id": 7, "message": {"chat": 5}}',
-    b'{"update_id": 7, "callback_query": [1]}',
-    b'{"update_id": 7, "message": {"message_id": 1, "date": "x", "chat": {"id": 1}}}',
-    b'{"update_id": 1' + b"0" * 5000 + b"}",
-    b"[" * 100_000 + b"]" * 100_000,  # nested too deeply for the JSON parser
-    b'{"update_id": 7, "message": ' + b'{"a": ' * 50_000 + b"1" + b"}" * 50_001,
-]
 
 
 def run_env(tg: FakeTelegram, database_url: str, port: int, **extra: str) -> dict[str, str]:
@@ -174,7 +157,7 @@ def idle_channel() -> TelegramChannel:
         telegram_webhook_secret=SECRET,
     )
     core = CommandCore(engine=engine, defaults=Defaults())
-    return TelegramChannel(settings=settings, core=core, bot=make_bot(settings), engine=engine)
+    return TelegramChannel(settings=settings, core=core, bot=make_bot(settings))
 
 
 _KEYS = (

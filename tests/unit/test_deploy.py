@@ -706,3 +706,20 @@ def test_slack_manifest_explains_socket_mode() -> None:
     assert "socket_mode_enabled: true" in text
     assert "connections:write" in text
     assert "SLACK_APP_TOKEN" in text
+
+
+def test_slack_manifest_can_be_distributed_by_oauth() -> None:
+    """Public distribution needs a redirect URL on the bot's host; the app asks for bot
+    scopes only (no user token is ever stored)."""
+    from bot.channels import slack_oauth
+
+    manifest = _yaml(SLACK_MANIFEST)
+    redirects = manifest["oauth_config"]["redirect_urls"]
+    events = manifest["settings"]["event_subscriptions"]["request_url"]
+    assert redirects == [events.removesuffix("/slack/events") + slack_oauth.REDIRECT_PATH]
+    assert set(manifest["oauth_config"]["scopes"]) == {"bot"}
+    assert set(manifest["oauth_config"]["scopes"]["bot"]) == slack.BOT_SCOPES
+    text = SLACK_MANIFEST.read_text()
+    for name in ("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACK_STATE_SECRET", "SLACK_TOKEN_KEY"):
+        assert name in text
+    assert slack_oauth.INSTALL_PATH in text

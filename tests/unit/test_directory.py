@@ -73,7 +73,7 @@ def test_translations_group_into_one_page(tmp_path: Path) -> None:
         ("papers/2026/a", ("en", "ko")),
         ("papers/2026/b", ("en", "ko")),
     ]
-    assert result.pages[0].tags == ("rl",)
+    assert result.pages[0].tags == ("rl", "강화")  # the union, Korean tags kept (bot/tags.py)
     assert result.present_keys == {"papers/2026/a", "papers/2026/b"}
     assert len(result.stamps) == 4
 

@@ -8,6 +8,7 @@ from bot import filters
 from bot.errors import FilterError
 from bot.filters import FilterItem, add, format_filter, parse_filter, parse_items, remove
 from bot.models import Filter
+from bot.tags import fold_tag
 
 
 def F(
@@ -253,7 +254,7 @@ _unicode_tags = st.text(
 @st.composite
 def valid_filters(draw: st.DrawFn) -> Filter:
     tags = draw(
-        st.sets(_tags.map(filters.normalize_tag).filter(_valid) | _unicode_tags, max_size=50)
+        st.sets(_tags.map(fold_tag).filter(_valid) | _unicode_tags, max_size=50)
     )
     buckets: dict[str, set[str]] = {"any": set(), "required": set(), "excluded": set()}
     for tag in sorted(tags):
@@ -283,7 +284,7 @@ def test_parse_items_returns_or_raises_filter_error(args: list[str]) -> None:
             assert (item.tag == "") == (item.kind == "everything")
             if item.tag:
                 assert len(item.tag) <= filters.MAX_TAG_LENGTH
-                assert filters.normalize_tag(item.tag) == item.tag
+                assert fold_tag(item.tag) == item.tag
 
 
 _filter_words = st.lists(
@@ -313,6 +314,6 @@ def test_format_of_parse_is_stable(s: str) -> None:
 @given(valid_filters(), st.lists(st.sampled_from(["a", "b", "c", "A", "x"]), max_size=5))
 def test_matched_tags_only_when_filter_wants_them(f: Filter, tags: list[str]) -> None:
     matched = filters.matched_tags(f, tags)
-    assert all(filters.normalize_tag(t) in f.any_of | f.required for t in matched)
+    assert all(fold_tag(t) in f.any_of | f.required for t in matched)
     if filters.matches(f, tags) and f.any_of and not f.everything:
         assert matched

@@ -20,6 +20,7 @@ from bot.render.slack import (
     render_digest,
     render_reply,
 )
+from tests.strategies import LONG_TEXT, TEXT, digest_items
 
 DATE = dt.date(2026, 12, 3)
 LINK = re.compile(r"<https?://[^<>|\s]+\|[^<>|]*>")
@@ -262,7 +263,7 @@ def test_reply_text_and_buttons() -> None:
     assert m.text == "Preview:\n\nHello &lt;everyone&gt; &amp; all\n\nReaches 3 chats."
 
 
-def test_reply_long_text_spans_sections() -> None:
+def test_replyLONG_TEXT_spans_sections() -> None:
     text = "\n\n".join("word " * 400 for _ in range(5))  # 5 paragraphs of 2000 characters
     m = render_reply(Reply(lang="en", text=text))
     check_message(m)
@@ -318,43 +319,6 @@ def test_button_limits() -> None:
 
 # --- properties --------------------------------------------------------------------------
 
-_nasty = st.sampled_from(
-    ["&", "<", ">", "|", "*", "<!here>", "&amp;", "🦜", "👩\u200d💻", "강화", "\n"]
-)
-_text = st.lists(st.one_of(st.text(max_size=20), _nasty), max_size=30).map("".join)
-_long_text = st.text(min_size=1, max_size=40).map(lambda s: (s * (10_000 // len(s) + 1))[:10_000])
-
-
-@st.composite
-def pages(draw: st.DrawFn) -> Page:
-    langs = draw(st.lists(st.sampled_from(["en", "ko", "ja"]), min_size=1, max_size=2, unique=True))
-    tldr = draw(st.one_of(_text, st.just("&<>" * 3400), _long_text))
-    title = draw(st.one_of(_text, _long_text))
-    return Page(
-        source=draw(st.sampled_from(["wiki", "https://arxiv.org/rss", "<&>", "https://<&>"])),
-        key=draw(st.text(max_size=20)),
-        texts=tuple(PageText(lang, title, tldr) for lang in langs),
-        tags=tuple(draw(st.lists(st.one_of(st.text(max_size=70), _nasty), max_size=60))),
-        url=draw(
-            st.one_of(
-                st.none(),
-                st.just("https://x.example/?a=<1>&b=|2|"),
-                _text,
-                _text.map(lambda s: "https://x.example/" + s),
-            )
-        ),
-        arxiv=draw(st.one_of(st.none(), _text)),
-        created=draw(st.one_of(st.none(), st.dates())),
-    )
-
-
-@st.composite
-def digest_items(draw: st.DrawFn) -> DigestItem:
-    page = draw(pages())
-    matched = tuple(draw(st.lists(st.sampled_from(page.tags), max_size=5))) if page.tags else ()
-    return DigestItem(page=page, matched=matched, updated=draw(st.booleans()))
-
-
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(digest_items(), min_size=1, max_size=30), st.sampled_from(["en", "ko"]), st.booleans()
@@ -374,9 +338,9 @@ def test_any_digest_renders_within_limits(
 
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.one_of(_text, _long_text, _long_text.map(lambda s: s * 20)),
+    st.one_of(TEXT, LONG_TEXT, LONG_TEXT.map(lambda s: s * 20)),
     st.lists(digest_items(), max_size=40),
-    st.lists(st.lists(st.builds(Button, _text, st.text(max_size=64)), max_size=30), max_size=4),
+    st.lists(st.lists(st.builds(Button, TEXT, st.text(max_size=64)), max_size=30), max_size=4),
 )
 def test_any_reply_renders_within_limits(
     text: str, items: list[DigestItem], rows: list[list[Button]]

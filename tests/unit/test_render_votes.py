@@ -66,7 +66,7 @@ def test_pages_without_an_id_get_no_number_and_no_buttons() -> None:
     assert html == telegram.render_digest(d)[0]
     summary, _ = slack.render_digest(d)
     assert not [b for b in summary.blocks if b["type"] == "actions"]
-    assert "[1 👍]" not in text.render_digest(d)
+    assert "[+1 👍]" not in text.render_digest(d)
 
 
 def test_reply_pages_get_rows_and_the_replys_own_buttons_come_last() -> None:
@@ -103,7 +103,7 @@ def test_slack_each_page_has_its_buttons_and_the_message_stays_within_limits() -
 
 def test_console_shows_numbered_pages_with_their_buttons_and_the_more_line() -> None:
     shown = text.render_digest(digest(2, more=3))
-    assert "1. Paper 0" in shown and "[1 👍] [1 👎]" in shown and "[2 👍] [2 👎]" in shown
+    assert "1. Paper 0" in shown and "[+1 👍] [-1 👎]" in shown and "[+2 👍] [-2 👎]" in shown
     assert shown.endswith("…and 3 more: /latest")
 
 

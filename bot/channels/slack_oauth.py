@@ -1,0 +1,604 @@
+"""Slack for many workspaces: the OAuth install and each workspace's bot token.
+
+With ``SLACK_CLIENT_ID`` set, any workspace adds the app from ``GET /slack/install`` (an
+"Add to Slack" page); Slack sends the installer back to ``GET /slack/oauth_redirect``, where
+Bolt's :class:`~slack_bolt.oauth.async_oauth_flow.AsyncOAuthFlow` checks the state and
+exchanges the code for the workspace's bot token (https://api.slack.com/methods/oauth.v2.access).
+
+- :class:`Workspaces` is the one place a workspace's token is read: from the project's
+  database (``bot.store.installations``, encrypted at rest), refreshed before it expires
+  when the app uses token rotation (https://api.slack.com/authentication/rotation). The
+  refresh happens in a transaction that locks the installation's row, so that two replicas
+  never both spend the refresh token (Slack revokes it as it is used).
+- :class:`InstallationStore` and :class:`StateStore` are Bolt's stores on that database;
+  a state is kept server side as an HMAC under ``SLACK_STATE_SECRET``, works once, and
+  expires after :data:`STATE_EXPIRATION_SECONDS`.
+
+A chat of an installed workspace is addressed ``TEAM/CHANNEL`` (``T123/C456``): the team
+picks the token, the channel is where it posts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import html
+import logging
+import re
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from slack_bolt.oauth.async_callback_options import (
+    AsyncCallbackOptions,
+    AsyncFailureArgs,
+    AsyncSuccessArgs,
+)
+from slack_bolt.oauth.async_oauth_flow import AsyncOAuthFlow
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
+from slack_sdk.oauth.installation_store import Bot, Installation
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
+from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
+from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.i18n import t
+from bot.models import Platform
+from bot.store import chats as chat_store
+from bot.store import installations as store
+from bot.store import outbox
+from bot.store.engine import reader
+from bot.store.installations import InstallationRecord, TokenCipher
+from bot.store.pages import utcnow
+from bot.store.schema import slack_installations
+
+log = logging.getLogger("bot.channels.slack")
+
+INSTALL_PATH = "/slack/install"
+REDIRECT_PATH = "/slack/oauth_redirect"
+# An install link works for ten minutes, once (Bolt's and Slack's own default).
+STATE_EXPIRATION_SECONDS = 600
+# A rotating token lives 12 hours (https://api.slack.com/authentication/rotation); it is
+# refreshed this long before it expires (Bolt's token_rotation_expiration_minutes default).
+TOKEN_ROTATION_MINUTES = 120
+# Chats made inactive for one of these wait for the app to be installed again.
+UNINSTALL_REASONS = frozenset(
+    {"app_uninstalled", "tokens_revoked", "invalid_auth", "token_revoked", "account_inactive",
+     "not_authed", "no_installation"}
+)  # fmt: skip
+NO_INSTALLATION = "no_installation"
+# A chat address of an installed workspace: TEAM/CHANNEL (a channel or a user id).
+ADDRESS_RE = re.compile(r"^([TE][A-Z0-9]{1,31})/([A-Z0-9]{1,32})$")
+# Workspaces' tokens kept in memory at most; the least recently used are read again.
+MAX_CACHED_TOKENS = 10_000
+
+
+def address(team_id: str, conversation: str) -> str:
+    """The chat id of ``conversation`` in workspace ``team_id``: ``T123/C456``."""
+    return f"{team_id}/{conversation}"
+
+
+def split_address(chat_id: str) -> tuple[str, str] | None:
+    """``T123/C456`` -> (``T123``, ``C456``); None for an id without a workspace."""
+    match = ADDRESS_RE.match(chat_id)
+    return (match[1], match[2]) if match else None
+
+
+def _epoch(value: dt.datetime | None) -> int | None:
+    return int(value.replace(tzinfo=dt.UTC).timestamp()) if value is not None else None
+
+
+def _naive_utc(epoch: int | float | None) -> dt.datetime | None:
+    if epoch is None:
+        return None
+    return dt.datetime.fromtimestamp(float(epoch), dt.UTC).replace(tzinfo=None)
+
+
+def record_of(installation: Installation | Bot, *, installer: str | None) -> InstallationRecord:
+    """Bolt's installation (or bot) as the store keeps it: bot token only, no user token."""
+    expires = getattr(installation, "bot_token_expires_at", None)
+    scopes = installation.bot_scopes
+    return InstallationRecord(
+        enterprise_id=installation.enterprise_id,
+        team_id=installation.team_id,
+        is_enterprise_install=bool(installation.is_enterprise_install),
+        bot_token=str(installation.bot_token),
+        app_id=installation.app_id,
+        enterprise_name=installation.enterprise_name,
+        enterprise_url=getattr(installation, "enterprise_url", None),
+        team_name=installation.team_name,
+        bot_id=installation.bot_id,
+        bot_user_id=installation.bot_user_id,
+        bot_scopes=scopes if isinstance(scopes, str) or scopes is None else ",".join(scopes),
+        bot_refresh_token=installation.bot_refresh_token,
+        bot_token_expires_at=_naive_utc(expires) if isinstance(expires, int | float) else None,
+        installer_user_id=installer,
+        token_type=getattr(installation, "token_type", None) or "bot",
+    )
+
+
+def bot_of(record: InstallationRecord) -> Bot:
+    return Bot(
+        app_id=record.app_id,
+        enterprise_id=record.enterprise_id,
+        enterprise_name=record.enterprise_name,
+        team_id=record.team_id,
+        team_name=record.team_name,
+        bot_token=record.bot_token,
+        bot_id=record.bot_id or "",
+        bot_user_id=record.bot_user_id or "",
+        bot_scopes=record.bot_scopes or "",
+        bot_refresh_token=record.bot_refresh_token,
+        bot_token_expires_at=_epoch(record.bot_token_expires_at),
+        is_enterprise_install=record.is_enterprise_install,
+        installed_at=(record.installed_at or utcnow()).replace(tzinfo=dt.UTC).timestamp(),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    token: str
+    fresh_until: float  # time.time() after which the store is asked again (None: never)
+
+
+class Workspaces:
+    """Installed workspaces: their bot tokens (refreshed before expiry), installers, removal.
+
+    Args:
+        engine: the project's database.
+        cipher: ``SLACK_TOKEN_KEY``'s cipher for the tokens at rest.
+        client_id, client_secret: the app's credentials, for refreshing rotating tokens.
+        client: a Web API client without a token, for ``oauth.v2.access``.
+        rotation_minutes: refresh a rotating token this long before it expires.
+    """
+
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        cipher: TokenCipher,
+        client_id: str,
+        client_secret: str,
+        client: AsyncWebClient,
+        rotation_minutes: int = TOKEN_ROTATION_MINUTES,
+    ) -> None:
+        self._engine = engine
+        self.cipher = cipher
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self._rotator = AsyncTokenRotator(
+            client_id=client_id, client_secret=client_secret, client=client
+        )
+        self.rotation_minutes = rotation_minutes
+        self._cache: dict[tuple[str, str], _Cached] = {}
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+
+    @staticmethod
+    def _key(enterprise_id: str | None, team_id: str | None) -> tuple[str, str]:
+        return (enterprise_id or "", team_id or "")
+
+    def forget(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        """Drop what is remembered of the workspace: the next use reads the store."""
+        self._cache.pop(self._key(enterprise_id, team_id), None)
+        if enterprise_id:
+            for key in [k for k in self._cache if k[0] == enterprise_id]:
+                del self._cache[key]
+
+    async def token(self, *, team_id: str, enterprise_id: str | None = None) -> str | None:
+        """The workspace's bot token, fresh for at least ``rotation_minutes``; None when the
+        app is not installed there.
+
+        Raises:
+            SlackTokenRotationError: the token needed a refresh and Slack refused it.
+            SlackClientError: Slack could not be asked for the refresh.
+        """
+        key = self._key(enterprise_id, team_id)
+        cached = self._cache.get(key)
+        if cached is not None and time.time() < cached.fresh_until:
+            return cached.token
+        record = await self.installation(enterprise_id=enterprise_id, team_id=team_id)
+        return record.bot_token if record is not None else None
+
+    async def installation(
+        self, *, enterprise_id: str | None, team_id: str | None
+    ) -> InstallationRecord | None:
+        """The installation serving the workspace, its token refreshed when it would expire
+        within ``rotation_minutes``."""
+        key = self._key(enterprise_id, team_id)
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            async with reader(self._engine).connect() as conn:
+                if enterprise_id is None and team_id:
+                    # A workspace of an Enterprise Grid organisation may be served by the
+                    # organisation's org-wide install; its chats know the organisation.
+                    enterprise_id = await chat_store.enterprise_of_team(
+                        conn, platform=Platform.SLACK, team_id=team_id
+                    )
+                record = await store.find(
+                    conn, enterprise_id=enterprise_id, team_id=team_id, cipher=self.cipher
+                )
+            if record is not None and self._expiring(record):
+                record = await self._refresh(record)
+            if record is None:
+                self._cache.pop(key, None)
+                return None
+            self._remember(key, record)
+            return record
+
+    def _expiring(self, record: InstallationRecord) -> bool:
+        expires = _epoch(record.bot_token_expires_at)
+        return expires is not None and expires <= time.time() + self.rotation_minutes * 60
+
+    def _remember(self, key: tuple[str, str], record: InstallationRecord) -> None:
+        expires = _epoch(record.bot_token_expires_at)
+        fresh_until = float("inf") if expires is None else expires - self.rotation_minutes * 60 + 1
+        # A token that does not rotate is read again now and then all the same: another
+        # replica may have seen the app uninstalled.
+        fresh_until = min(fresh_until, time.time() + 300)
+        self._cache[key] = _Cached(record.bot_token, fresh_until)
+        while len(self._cache) > MAX_CACHED_TOKENS:
+            del self._cache[next(iter(self._cache))]
+
+    async def _refresh(self, record: InstallationRecord) -> InstallationRecord | None:
+        """Exchange the refresh token for a new token, once across replicas: the row stays
+        locked (PostgreSQL ``FOR UPDATE``; SQLite has one writer) from the read to the save,
+        and a replica that waited finds the token already fresh."""
+        async with self._engine.begin() as conn:
+            await conn.execute(
+                select(slack_installations.c.id)
+                .where(
+                    slack_installations.c.enterprise_id == (record.enterprise_id or ""),
+                    slack_installations.c.team_id
+                    == ("" if record.is_enterprise_install else record.team_id or ""),
+                )
+                .with_for_update()
+            )
+            current = await store.find(
+                conn,
+                enterprise_id=record.enterprise_id,
+                team_id=record.team_id,
+                cipher=self.cipher,
+            )
+            if current is None or not self._expiring(current):
+                return current
+            refreshed = await self._rotator.perform_bot_token_rotation(
+                bot=bot_of(current), minutes_before_expiration=self.rotation_minutes
+            )
+            if refreshed is None:
+                return current
+            updated = replace(
+                current,
+                bot_token=str(refreshed.bot_token),
+                bot_refresh_token=refreshed.bot_refresh_token,
+                bot_token_expires_at=_naive_utc(refreshed.bot_token_expires_at),
+            )
+            await store.save(conn, updated, cipher=self.cipher)
+        log.info(
+            "slack: the bot token of %s was refreshed before it expired",
+            record.team_id or record.enterprise_id,
+            extra={"platform": "slack"},
+        )
+        return updated
+
+    async def save(self, record: InstallationRecord) -> None:
+        async with self._engine.begin() as conn:
+            await store.save(conn, record, cipher=self.cipher)
+        self.forget(enterprise_id=record.enterprise_id, team_id=record.team_id)
+
+    async def installed(self, record: InstallationRecord) -> int:
+        """After an install: the workspace's chats that stopped because the app was
+        uninstalled are active again (nothing missed is replayed), and chats of the
+        single-token setup move to ``TEAM/CHANNEL``. How many became active."""
+        team = record.team_id or ""
+        async with self._engine.begin() as conn:
+            if team:
+                for old in await chat_store.unaddressed_of_team(
+                    conn, platform=Platform.SLACK, team_id=team
+                ):
+                    new_id = address(team, old.chat.chat_id)
+                    if await chat_store.get(conn, platform=Platform.SLACK, chat_id=new_id) is None:
+                        await chat_store.migrate_id(conn, pk=old.pk, new_chat_id=new_id)
+            return await chat_store.reactivate_team(
+                conn,
+                platform=Platform.SLACK,
+                team_id=team,
+                enterprise_id=record.enterprise_id,
+                reasons=UNINSTALL_REASONS,
+            )
+
+    async def remove(self, *, enterprise_id: str | None, team_id: str | None, reason: str) -> int:
+        """The app was uninstalled or its tokens revoked: forget the workspace's tokens,
+        make its chats inactive and fail what was queued for them. How many chats."""
+        async with self._engine.begin() as conn:
+            await store.delete_installation(conn, enterprise_id=enterprise_id, team_id=team_id)
+            pks = await chat_store.deactivate_team(
+                conn,
+                platform=Platform.SLACK,
+                team_id=team_id or "",
+                enterprise_id=enterprise_id,
+                reason=reason,
+            )
+            for pk in pks:
+                await outbox.fail_chat(conn, chat_pk=pk, error=reason)
+        self.forget(enterprise_id=enterprise_id, team_id=team_id)
+        return len(pks)
+
+    async def installer(self, *, team_id: str) -> str | None:
+        async with reader(self._engine).connect() as conn:
+            return await store.installer_of(conn, team_id=team_id)
+
+
+class InstallationStore(AsyncInstallationStore):
+    """Bolt's installation store on :class:`Workspaces` (bot tokens only: the app asks for
+    no user scopes). ``find_bot`` returns a token already refreshed, and no refresh token:
+    refreshing is :class:`Workspaces`' alone, so a refresh token is never spent twice."""
+
+    def __init__(self, workspaces: Workspaces) -> None:
+        self._workspaces = workspaces
+
+    @property
+    def logger(self) -> logging.Logger:
+        return log
+
+    async def async_save(self, installation: Installation) -> None:
+        await self._workspaces.save(record_of(installation, installer=installation.user_id))
+
+    async def async_save_bot(self, bot: Bot) -> None:
+        await self._workspaces.save(record_of(bot, installer=None))
+
+    async def async_find_bot(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        is_enterprise_install: bool | None = False,
+    ) -> Bot | None:
+        record = await self._workspaces.installation(
+            enterprise_id=enterprise_id, team_id=None if is_enterprise_install else team_id
+        )
+        if record is None:
+            return None
+        # Refreshed already; without its refresh token Bolt never rotates it a second time.
+        return bot_of(replace(record, bot_refresh_token=None, bot_token_expires_at=None))
+
+    async def async_find_installation(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        user_id: str | None = None,
+        is_enterprise_install: bool | None = False,
+    ) -> Installation | None:
+        bot = await self.async_find_bot(
+            enterprise_id=enterprise_id,
+            team_id=team_id,
+            is_enterprise_install=is_enterprise_install,
+        )
+        if bot is None:
+            return None
+        return Installation(
+            app_id=bot.app_id,
+            enterprise_id=bot.enterprise_id,
+            enterprise_name=bot.enterprise_name,
+            team_id=bot.team_id,
+            team_name=bot.team_name,
+            bot_token=bot.bot_token,
+            bot_id=bot.bot_id,
+            bot_user_id=bot.bot_user_id,
+            bot_scopes=bot.bot_scopes,
+            bot_refresh_token=bot.bot_refresh_token,
+            bot_token_expires_at=bot.bot_token_expires_at,
+            user_id=user_id or "",
+            is_enterprise_install=bot.is_enterprise_install,
+            installed_at=bot.installed_at,
+        )
+
+    async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        await self._workspaces.remove(
+            enterprise_id=enterprise_id, team_id=team_id, reason="app_uninstalled"
+        )
+
+    async def async_delete_installation(
+        self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
+    ) -> None:
+        if user_id is None:
+            await self.async_delete_bot(enterprise_id=enterprise_id, team_id=team_id)
+
+
+class StateStore(AsyncOAuthStateStore):
+    """OAuth states in the database, as HMACs: single use, expiring."""
+
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        secret: str,
+        expiration_seconds: int = STATE_EXPIRATION_SECONDS,
+    ) -> None:
+        self._engine = engine
+        self._secret = secret
+        self.expiration_seconds = expiration_seconds
+
+    @property
+    def logger(self) -> logging.Logger:
+        return log
+
+    async def async_issue(self, *args: Any, **kwargs: Any) -> str:
+        state = secrets.token_urlsafe(32)
+        now = utcnow()
+        async with self._engine.begin() as conn:
+            await store.issue_state(
+                conn,
+                hashed=store.state_hash(self._secret, state),
+                expires_at=now + dt.timedelta(seconds=self.expiration_seconds),
+                now=now,
+            )
+        return state
+
+    async def async_consume(self, state: str) -> bool:
+        if not state or len(state) > 256:
+            return False
+        async with self._engine.begin() as conn:
+            return await store.consume_state(
+                conn, hashed=store.state_hash(self._secret, state), now=utcnow()
+            )
+
+
+class _NoCodes(logging.Filter):
+    """Bolt logs a failed code exchange with the code in it; the code is a credential."""
+
+    _CODE = re.compile(r"with code: \S+")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = self._CODE.sub("with code: [redacted]", record.getMessage()), None
+        return True
+
+
+_FLOW_LOG = logging.getLogger("bot.channels.slack.oauth")
+
+
+def _lang(request: AsyncBoltRequest, default: str) -> str:
+    accept = request.headers.get("accept-language", [""])
+    first = (accept[0] if accept else "").split(",")[0].strip().lower()
+    if first.startswith("ko"):
+        return "ko"
+    if first.startswith("en"):
+        return "en"
+    return default
+
+
+def _page(lang: str, *, title: str, body: str) -> str:
+    return (
+        f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title></head><body><h1>{html.escape(title)}</h1>"
+        f"{body}</body></html>"
+    )
+
+
+# Why an install did not complete, as the page says it (Bolt's failure reasons).
+_FAILURES = {
+    "invalid_browser": "slack.oauth.failed_state",
+    "invalid_state": "slack.oauth.failed_state",
+    "missing_code": "slack.oauth.failed_code",
+    "invalid_code": "slack.oauth.failed_code",
+    "access_denied": "slack.oauth.cancelled",
+}
+
+
+class InstallFlow(AsyncOAuthFlow):
+    """Bolt's OAuth flow, with the project's pages in the installer's language."""
+
+    def __init__(self, *, settings: AsyncOAuthSettings, client: AsyncWebClient, default_lang: str):
+        if not any(isinstance(f, _NoCodes) for f in _FLOW_LOG.filters):
+            _FLOW_LOG.addFilter(_NoCodes())
+        super().__init__(client=client, logger=_FLOW_LOG, settings=settings)
+        self._default_lang = default_lang
+
+    async def build_install_page_html(self, url: str, request: AsyncBoltRequest) -> str:
+        lang = _lang(request, self._default_lang)
+        link = f'<p><a href="{html.escape(url)}">{html.escape(t(lang, "slack.oauth.add"))}</a></p>'
+        return _page(lang, title=t(lang, "slack.oauth.install_title"), body=link)
+
+
+def failure_page(lang: str, *, key: str = "slack.oauth.failed") -> str:
+    """The page of an install that did not complete: why, and a link to start again."""
+    retry = f'<p><a href="{INSTALL_PATH}">{html.escape(t(lang, "slack.oauth.retry"))}</a></p>'
+    body = f"<p>{html.escape(t(lang, key))}</p>{retry}"
+    return _page(lang, title=t(lang, "slack.oauth.failed_title"), body=body)
+
+
+def page_lang(request: AsyncBoltRequest, default: str) -> str:
+    """The installer's language, from the browser's Accept-Language (English or Korean)."""
+    return _lang(request, default)
+
+
+def _headers(set_cookie: str) -> dict[str, str | Sequence[str]]:
+    """An HTML page's headers; the browser forgets the state cookie (it was used)."""
+    return {"Content-Type": "text/html; charset=utf-8", "Set-Cookie": [set_cookie]}
+
+
+def callbacks(workspaces: Workspaces, *, default_lang: str) -> AsyncCallbackOptions:
+    """What the redirect answers: a page in the installer's language, never a traceback."""
+
+    async def success(args: AsyncSuccessArgs) -> BoltResponse:
+        installation = args.installation
+        record = record_of(installation, installer=installation.user_id)
+        resumed = await workspaces.installed(record)
+        log.info(
+            "slack: installed in %s (%d chats active again)",
+            installation.team_id or installation.enterprise_id,
+            resumed,
+            extra={"platform": "slack"},
+        )
+        lang = _lang(args.request, default_lang)
+        body = f"<p>{html.escape(t(lang, 'slack.oauth.done_text'))}</p>"
+        return BoltResponse(
+            status=200,
+            body=_page(lang, title=t(lang, "slack.oauth.done_title"), body=body),
+            headers=_headers(args.settings.state_utils.build_set_cookie_for_deletion()),
+        )
+
+    async def failure(args: AsyncFailureArgs) -> BoltResponse:
+        reason = str(args.reason)[:64]
+        log.warning("slack: an install did not complete: %s", reason, extra={"platform": "slack"})
+        lang = _lang(args.request, default_lang)
+        key = _FAILURES.get(reason, "slack.oauth.failed")
+        status = args.suggested_status_code
+        if status >= 500:
+            status = 503  # the store could not save it: try again later
+        return BoltResponse(
+            status=status,
+            body=failure_page(lang, key=key),
+            headers=_headers(args.settings.state_utils.build_set_cookie_for_deletion()),
+        )
+
+    return AsyncCallbackOptions(success=success, failure=failure)
+
+
+def oauth_settings(
+    *,
+    workspaces: Workspaces,
+    state_store: StateStore,
+    scopes: list[str],
+    redirect_uri: str | None,
+    authorization_url: str | None = None,
+    default_lang: str,
+) -> AsyncOAuthSettings:
+    """Bolt's OAuth settings on the project's stores."""
+    return AsyncOAuthSettings(
+        client_id=workspaces.client_id,
+        client_secret=workspaces.client_secret,
+        scopes=scopes,
+        user_scopes=[],
+        redirect_uri=redirect_uri,
+        install_path=INSTALL_PATH,
+        redirect_uri_path=REDIRECT_PATH,
+        callback_options=callbacks(workspaces, default_lang=default_lang),
+        authorization_url=authorization_url,
+        installation_store=InstallationStore(workspaces),
+        installation_store_bot_only=True,
+        token_rotation_expiration_minutes=workspaces.rotation_minutes,
+        state_store=state_store,
+        state_expiration_seconds=state_store.expiration_seconds,
+        logger=_FLOW_LOG,
+    )
+
+
+__all__ = [
+    "INSTALL_PATH",
+    "REDIRECT_PATH",
+    "UNINSTALL_REASONS",
+    "InstallFlow",
+    "InstallationStore",
+    "StateStore",
+    "Workspaces",
+    "address",
+    "oauth_settings",
+    "split_address",
+]

@@ -1,0 +1,225 @@
+"""Slack installations by OAuth, and the OAuth states of installs under way.
+
+One row per workspace (or Enterprise Grid organisation) that installed the app. Its bot
+token and refresh token are encrypted with :class:`TokenCipher` before they reach the
+database and decrypted as they leave it: a copy of the database alone sends nothing.
+
+States are kept as HMACs (:func:`state_hash`), each used once and only before it expires.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.store.pages import utcnow
+from bot.store.schema import slack_installations, slack_oauth_states
+
+# Where Slack gives no enterprise (or, for an org-wide install, no team), the column holds "".
+NONE = ""
+
+
+class TokenKeyError(Exception):
+    """A stored token cannot be decrypted with any key of ``SLACK_TOKEN_KEY``."""
+
+
+class TokenCipher:
+    """Fernet encryption of tokens at rest (AES-128-CBC with HMAC-SHA256, authenticated).
+
+    ``keys`` is ``SLACK_TOKEN_KEY``: one Fernet key, or several separated by commas while
+    the key is being changed; the first encrypts, any of them decrypts.
+    """
+
+    def __init__(self, keys: str) -> None:
+        fernets = [Fernet(key.strip()) for key in keys.split(",") if key.strip()]
+        if not fernets:
+            raise ValueError("no key")
+        self._fernet = MultiFernet(fernets)
+
+    def encrypt(self, token: str) -> str:
+        return self._fernet.encrypt(token.encode()).decode("ascii")
+
+    def decrypt(self, stored: str) -> str:
+        try:
+            return self._fernet.decrypt(stored.encode("ascii")).decode()
+        except (InvalidToken, UnicodeError) as exc:
+            raise TokenKeyError("a stored Slack token does not open with SLACK_TOKEN_KEY") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class InstallationRecord:
+    """One installation, tokens in the clear (in memory only)."""
+
+    enterprise_id: str | None
+    team_id: str | None
+    is_enterprise_install: bool
+    bot_token: str
+    app_id: str | None = None
+    enterprise_name: str | None = None
+    enterprise_url: str | None = None
+    team_name: str | None = None
+    bot_id: str | None = None
+    bot_user_id: str | None = None
+    bot_scopes: str | None = None
+    bot_refresh_token: str | None = None
+    bot_token_expires_at: dt.datetime | None = None  # naive UTC
+    installer_user_id: str | None = None
+    token_type: str | None = None
+    installed_at: dt.datetime | None = None
+
+
+def _key(enterprise_id: str | None, team_id: str | None) -> dict[str, str]:
+    return {"enterprise_id": enterprise_id or NONE, "team_id": team_id or NONE}
+
+
+async def save(
+    conn: AsyncConnection,
+    record: InstallationRecord,
+    *,
+    cipher: TokenCipher,
+    now: dt.datetime | None = None,
+) -> None:
+    """Store ``record`` as its workspace's installation, replacing the one before (a
+    reinstall, or a rotated token)."""
+    now = now or utcnow()
+    # An org-wide install is the organisation's, whatever workspace it was made from.
+    key = _key(record.enterprise_id, None if record.is_enterprise_install else record.team_id)
+    values = {
+        "is_enterprise_install": record.is_enterprise_install,
+        "app_id": record.app_id,
+        "enterprise_name": (record.enterprise_name or "")[:255] or None,
+        "enterprise_url": (record.enterprise_url or "")[:2000] or None,
+        "team_name": (record.team_name or "")[:255] or None,
+        "bot_id": record.bot_id,
+        "bot_user_id": record.bot_user_id,
+        "bot_scopes": record.bot_scopes,
+        "bot_token": cipher.encrypt(record.bot_token),
+        "bot_refresh_token": (
+            cipher.encrypt(record.bot_refresh_token) if record.bot_refresh_token else None
+        ),
+        "bot_token_expires_at": record.bot_token_expires_at,
+        "installer_user_id": record.installer_user_id,
+        "token_type": record.token_type,
+        "updated_at": now,
+    }
+    where = (slack_installations.c.enterprise_id == key["enterprise_id"]) & (
+        slack_installations.c.team_id == key["team_id"]
+    )
+    found = (await conn.execute(select(slack_installations.c.id).where(where))).first()
+    if found is None:
+        await conn.execute(insert(slack_installations).values(**key, **values, installed_at=now))
+        return
+    if record.installer_user_id is None:
+        del values["installer_user_id"]  # a token refresh keeps who installed the app
+    await conn.execute(update(slack_installations).where(where).values(**values))
+
+
+async def find(
+    conn: AsyncConnection,
+    *,
+    enterprise_id: str | None,
+    team_id: str | None,
+    cipher: TokenCipher,
+) -> InstallationRecord | None:
+    """The installation that serves ``team_id`` (of ``enterprise_id``): the workspace's own,
+    else its organisation's org-wide install. None when the app is not installed there."""
+    keys = [_key(enterprise_id, team_id)]
+    if enterprise_id and team_id:
+        keys.append(_key(enterprise_id, None))
+    for key in keys:
+        row = (
+            (
+                await conn.execute(
+                    select(slack_installations).where(
+                        slack_installations.c.enterprise_id == key["enterprise_id"],
+                        slack_installations.c.team_id == key["team_id"],
+                    )
+                )
+            )
+            .mappings()
+            .first()
+        )
+        if row is not None:
+            return InstallationRecord(
+                enterprise_id=row["enterprise_id"] or None,
+                team_id=row["team_id"] or None,
+                is_enterprise_install=bool(row["is_enterprise_install"]),
+                bot_token=cipher.decrypt(row["bot_token"]),
+                app_id=row["app_id"],
+                enterprise_name=row["enterprise_name"],
+                enterprise_url=row["enterprise_url"],
+                team_name=row["team_name"],
+                bot_id=row["bot_id"],
+                bot_user_id=row["bot_user_id"],
+                bot_scopes=row["bot_scopes"],
+                bot_refresh_token=(
+                    cipher.decrypt(row["bot_refresh_token"]) if row["bot_refresh_token"] else None
+                ),
+                bot_token_expires_at=row["bot_token_expires_at"],
+                installer_user_id=row["installer_user_id"],
+                token_type=row["token_type"],
+                installed_at=row["installed_at"],
+            )
+    return None
+
+
+async def delete_installation(
+    conn: AsyncConnection, *, enterprise_id: str | None, team_id: str | None
+) -> int:
+    """Forget the installation of ``team_id`` (of ``enterprise_id``) and its tokens; how
+    many rows went (0 or 1)."""
+    key = _key(enterprise_id, team_id)
+    result = await conn.execute(
+        delete(slack_installations).where(
+            slack_installations.c.enterprise_id == key["enterprise_id"],
+            slack_installations.c.team_id == key["team_id"],
+        )
+    )
+    return int(result.rowcount or 0)
+
+
+async def installer_of(conn: AsyncConnection, *, team_id: str) -> str | None:
+    """The user who installed the app in ``team_id`` (that workspace's own install)."""
+    row = (
+        await conn.execute(
+            select(slack_installations.c.installer_user_id).where(
+                slack_installations.c.team_id == team_id
+            )
+        )
+    ).first()
+    return str(row[0]) if row is not None and row[0] else None
+
+
+# ---------------------------------------------------------------------------- OAuth states
+
+
+def state_hash(secret: str, state: str) -> str:
+    """The form a state is stored in: HMAC-SHA256 under ``SLACK_STATE_SECRET``, hex."""
+    return hmac.new(secret.encode(), state.encode("utf-8", "replace"), hashlib.sha256).hexdigest()
+
+
+async def issue_state(
+    conn: AsyncConnection, *, hashed: str, expires_at: dt.datetime, now: dt.datetime
+) -> None:
+    """Remember a state until ``expires_at``; states already expired are forgotten."""
+    await conn.execute(delete(slack_oauth_states).where(slack_oauth_states.c.expires_at <= now))
+    await conn.execute(insert(slack_oauth_states).values(state_hash=hashed, expires_at=expires_at))
+
+
+async def consume_state(conn: AsyncConnection, *, hashed: str, now: dt.datetime) -> bool:
+    """True once for a state issued and not yet expired; the state is gone afterwards.
+
+    One ``DELETE``: of two requests with the same state, only one deletes its row.
+    """
+    result = await conn.execute(
+        delete(slack_oauth_states).where(
+            slack_oauth_states.c.state_hash == hashed, slack_oauth_states.c.expires_at > now
+        )
+    )
+    return bool(result.rowcount)

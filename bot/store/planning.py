@@ -1,0 +1,267 @@
+"""What planning reads and writes: page events and their tags, the chats due, the ledger
+(``chat_pages``) and the chats' cursors and schedules (see :mod:`bot.planner`).
+
+Every function runs in the caller's transaction, so the outbox rows, the ledger and the
+cursors of a batch are written together.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, bindparam, func, literal_column, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from bot.models import ChatState, Mode
+from bot.store import chats as chat_store
+from bot.store.engine import reader
+from bot.store.schema import chat_pages, chats, page_events, page_tags, pages
+from bot.util import chunks
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    id: int
+    page_id: int
+    new: bool
+    fingerprint: str
+
+
+@dataclass(slots=True)
+class Window:
+    """The events after some cursor, with the tags of their pages."""
+
+    events: list[Event]
+    tags: dict[int, tuple[str, ...]]
+
+    @property
+    def last_id(self) -> int:
+        return self.events[-1].id if self.events else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    """Chats to plan on schedule: instant chats with events after their cursor, and chats
+    whose next digest is due at ``now``."""
+
+    now: dt.datetime
+    latest_event: int
+
+
+@dataclass(frozen=True, slots=True)
+class Only:
+    """Chats to plan now, whatever their schedule: these, or every one when ``pks`` is None."""
+
+    pks: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class One:
+    """One chat to plan now (the ``digest`` command)."""
+
+    pk: int
+
+
+Selection = Due | Only | One
+
+# The columns of a chat that planning reads, in the order of a row of :func:`lock_batch`
+# (then ``had_pages``): a few columns, not a whole ``ChatRecord``.
+_CHAT_COLUMNS = (
+    chats.c.id,
+    chats.c.platform,
+    chats.c.mode,
+    chats.c.digest_time,
+    chats.c.timezone,
+    chats.c.filter,
+    chats.c.cursor,
+    chats.c.next_digest_at,
+    chats.c.weekday,
+    chats.c.quiet,
+    chats.c.digest_limit,
+    chats.c.held_until,
+    chats.c.created_at,
+)
+
+
+async def latest_event_id(engine: AsyncEngine) -> int:
+    """The id of the newest page event, 0 when there is none (a read-only transaction)."""
+    async with reader(engine).connect() as conn:
+        return await chat_store.latest_event_id(conn)
+
+
+def _where(selection: Selection) -> ColumnElement[bool] | None:
+    if isinstance(selection, Due):
+        return (
+            (chats.c.mode == Mode.INSTANT.value) & (chats.c.cursor < selection.latest_event)
+        ) | (chats.c.next_digest_at <= selection.now)
+    if isinstance(selection, One):
+        return chats.c.id == selection.pk
+    return None if selection.pks is None else chats.c.id.in_(list(selection.pks))
+
+
+async def lock_batch(
+    conn: AsyncConnection, *, selection: Selection, after_pk: int, limit: int
+) -> list[Sequence[Any]]:
+    """The next ``limit`` active chats of ``selection`` after primary key ``after_pk``, in
+    key order: rows of the planning columns and ``had_pages`` (whether any page was ever
+    planned for the chat).
+
+    On PostgreSQL the rows are locked, and chats locked by another transaction skipped.
+    """
+    postgres = conn.dialect.name == "postgresql"
+    # Batches walk the primary key. For ``state = ?`` SQLite would pick ix_chats_due
+    # and sort every chat by id again for each batch (30 ms a batch at 100,000
+    # chats); its unary + keeps a column's term off the indexes.
+    state = chats.c.state if postgres else literal_column("+chats.state")
+    had_pages = (
+        select(chat_pages.c.page_id)
+        .where(chat_pages.c.chat_pk == chats.c.id)
+        .exists()
+        .label("had_pages")
+    )
+    query = (
+        select(*_CHAT_COLUMNS, had_pages)
+        .where(state == ChatState.ACTIVE.value, chats.c.id > after_pk)
+        .order_by(chats.c.id)
+        .limit(limit)
+    )
+    where = _where(selection)
+    if where is not None:
+        query = query.where(where)
+    if postgres:
+        # Other workers and replicas skip the chats locked here. Only the cursor
+        # and schedule change: the lock leaves rows that refer to a chat free,
+        # and holds off deleting the chat until its ledger rows are committed
+        # (the delete's trigger then removes them).
+        query = query.with_for_update(skip_locked=True, key_share=True)
+    return list(await conn.execute(query))
+
+
+async def window(conn: AsyncConnection, after: int) -> Window:
+    """The page events after event ``after``, in order, with their pages' tags."""
+    rows = await conn.execute(
+        select(
+            page_events.c.id, page_events.c.page_id, page_events.c.kind, page_events.c.fingerprint
+        )
+        .where(page_events.c.id > after)
+        .order_by(page_events.c.id)
+    )
+    events = [Event(id=i, page_id=p, new=k == "new", fingerprint=f) for i, p, k, f in rows]
+    tags: dict[int, list[str]] = {}
+    page_ids = sorted({e.page_id for e in events})
+    for part in chunks(page_ids):
+        tag_rows = await conn.execute(
+            select(page_tags.c.page_id, page_tags.c.tag)
+            .where(page_tags.c.page_id.in_(part))
+            .order_by(page_tags.c.page_id, page_tags.c.position)
+        )
+        for page_id, tag in tag_rows:
+            tags.setdefault(page_id, []).append(tag)
+    return Window(events=events, tags={k: tuple(v) for k, v in tags.items()})
+
+
+async def newest_pages(
+    conn: AsyncConnection, *, limit: int
+) -> list[tuple[int, str, dt.date, dt.datetime, list[str]]]:
+    """The newest present pages (by wiki date, else when first seen): id, fingerprint,
+    date, when first seen and tags."""
+    date = func.coalesce(pages.c.updated, pages.c.created)
+    rows = (
+        await conn.execute(
+            select(pages.c.id, pages.c.fingerprint, date, pages.c.first_seen_at)
+            .where(pages.c.removed_at.is_(None))
+            .order_by(date.desc().nulls_last(), pages.c.first_seen_at.desc(), pages.c.id.desc())
+            .limit(limit)
+        )
+    ).all()
+    tags: dict[int, list[str]] = {}
+    for part in chunks([row[0] for row in rows]):
+        for page_id, tag in await conn.execute(
+            select(page_tags.c.page_id, page_tags.c.tag).where(page_tags.c.page_id.in_(part))
+        ):
+            tags.setdefault(page_id, []).append(tag)
+    return [
+        (page_id, fp, day or seen.date(), seen, tags.get(page_id, []))
+        for page_id, fp, day, seen in rows
+    ]
+
+
+async def dates(conn: AsyncConnection, page_ids: Sequence[int]) -> dict[int, int]:
+    """The ordinal of each page's date (``updated``, else ``created``; 0: undated)."""
+    found: dict[int, int] = {}
+    for part in chunks(page_ids):
+        rows = await conn.execute(
+            select(pages.c.id, pages.c.updated, pages.c.created).where(pages.c.id.in_(part))
+        )
+        for page_id, updated, created in rows:
+            date = updated or created
+            found[page_id] = date.toordinal() if date else 0
+    return found
+
+
+async def ledger(
+    conn: AsyncConnection, *, page_ids: Sequence[int], first: int, last: int, wanted: set[int]
+) -> dict[int, dict[int, str]]:
+    """The fingerprints the chats ``wanted`` (keys from ``first`` to ``last``) had of
+    ``page_ids``, by chat.
+
+    The rows are read by key range (other chats' rows in the range are left out here)
+    instead of by a list of every key.
+    """
+    found: dict[int, dict[int, str]] = {}
+    for page_part in chunks(page_ids):
+        rows = await conn.execute(
+            select(chat_pages.c.chat_pk, chat_pages.c.page_id, chat_pages.c.fingerprint).where(
+                chat_pages.c.chat_pk.between(first, last), chat_pages.c.page_id.in_(page_part)
+            )
+        )
+        for chat_pk, page_id, fingerprint in rows:
+            if chat_pk in wanted:
+                found.setdefault(chat_pk, {})[page_id] = fingerprint
+    return found
+
+
+async def update_ledger(conn: AsyncConnection, changed: Sequence[Mapping[str, object]]) -> None:
+    """New fingerprints of pages chats had: ``{"c": chat_pk, "p": page_id, "f": fingerprint,
+    "t": planned_at}`` each, in one executemany."""
+    await conn.execute(
+        update(chat_pages)
+        .where(chat_pages.c.chat_pk == bindparam("c"), chat_pages.c.page_id == bindparam("p"))
+        .values(fingerprint=bindparam("f"), planned_at=bindparam("t")),
+        list(changed),
+    )
+
+
+async def advance_cursors(conn: AsyncConnection, pks: Sequence[int], *, to: int) -> None:
+    """Move the chats' cursors to event ``to`` (never back), one statement per chunk."""
+    for pk_part in chunks(pks):
+        await conn.execute(
+            update(chats).where(chats.c.id.in_(pk_part), chats.c.cursor < to).values(cursor=to)
+        )
+
+
+async def set_next_digest(conn: AsyncConnection, pks: Sequence[int], *, at: dt.datetime) -> None:
+    for pk_part in chunks(pks):
+        await conn.execute(update(chats).where(chats.c.id.in_(pk_part)).values(next_digest_at=at))
+
+
+async def set_held_until(
+    conn: AsyncConnection, pks: Iterable[int], *, until: dt.datetime | None
+) -> None:
+    """Hold the instant chats' pages until ``until`` (quiet hours' end); None releases."""
+    for pk_part in chunks(list(pks)):
+        await conn.execute(update(chats).where(chats.c.id.in_(pk_part)).values(held_until=until))
+
+
+async def chats_with_pages(conn: AsyncConnection, chat_pks: Sequence[int]) -> set[int]:
+    """Which of ``chat_pks`` had any page planned (read in the caller's transaction)."""
+    had: set[int] = set()
+    for part in chunks(list(chat_pks)):
+        rows = await conn.execute(
+            select(chat_pages.c.chat_pk).where(chat_pages.c.chat_pk.in_(part)).distinct()
+        )
+        had.update(rows.scalars())
+    return had
