@@ -5,9 +5,9 @@
 The line starts with the format's name and version, then ``key=value`` fields separated by
 spaces, in the order of :data:`FIELDS`. A value with a space, a quote or a backslash (and
 an empty one) is written in double quotes, with ``\\"`` and ``\\\\`` inside. Fields that a
-chat may leave unset (``quiet``, ``limit``, once they exist) are written only when set; a
-line without one of them means "not set". Every field a line names is checked before
-anything is applied, so a line is taken whole or not at all.
+chat may leave unset (``day`` of a weekly digest, ``quiet``, ``limit``) are written only
+when set; a line without one of them means "not set". Every field a line names is checked
+before anything is applied, so a line is taken whole or not at all.
 
 Adding a setting is one entry in :data:`FIELDS` (how to read it from the chat, write it,
 parse it, and put it back) and one attribute of :class:`ChatSettings`.
@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 from bot import filters
 from bot.errors import FilterError, TransferError
-from bot.models import LANGUAGES, ChatKind, ChatSettings, ChatState, Mode, Platform
+from bot.models import LANGUAGES, ChatKind, ChatSettings, ChatState, Mode, Platform, QuietHours
 
 FORMAT = "trendbot"
 VERSION = 1
@@ -103,6 +103,33 @@ def _parse_zone(text: str) -> str:
     return text
 
 
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+LIMIT_RANGE = (1, 50)  # as the `limit` command takes
+
+
+def _parse_day(text: str) -> int:
+    if text not in WEEKDAYS:
+        raise ValueError("not one of " + ", ".join(WEEKDAYS))
+    return WEEKDAYS.index(text)
+
+
+def _parse_quiet(text: str) -> QuietHours:
+    start, sep, end = text.partition("-")
+    if not sep:
+        raise ValueError("not HH:MM-HH:MM")
+    quiet = QuietHours(_parse_time(start), _parse_time(end))
+    if quiet.start == quiet.end:
+        raise ValueError("starts where it ends")
+    return quiet
+
+
+def _parse_limit(text: str) -> int:
+    low, high = LIMIT_RANGE
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise ValueError(f"not a whole number from {low} to {high}")
+    return int(text)
+
+
 def _parse_lang(text: str) -> str:
     if text not in LANGUAGES:
         raise ValueError("not one of " + ", ".join(LANGUAGES))
@@ -144,6 +171,31 @@ FIELDS: tuple[Field, ...] = (
         write=str,
         parse=_parse_lang,
         apply=lambda c, v: replace(c, lang=v),
+    ),
+    # Written only when set: the weekly digest's day, quiet hours, the limit.
+    Field(
+        "day",
+        read=lambda c: c.weekday if c.mode == Mode.WEEKLY else None,
+        write=lambda v: WEEKDAYS[v],
+        parse=_parse_day,
+        apply=lambda c, v: replace(c, weekday=v or 0),
+        required=False,
+    ),
+    Field(
+        "quiet",
+        read=lambda c: c.quiet,
+        write=str,
+        parse=_parse_quiet,
+        apply=lambda c, v: replace(c, quiet=v),
+        required=False,
+    ),
+    Field(
+        "limit",
+        read=lambda c: c.limit,
+        write=str,
+        parse=_parse_limit,
+        apply=lambda c, v: replace(c, limit=v),
+        required=False,
     ),
 )
 _BY_NAME = {f.name: f for f in FIELDS}

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from bot import transfer
 from bot.errors import TransferError
-from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform
+from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform, QuietHours
 
 CHAT = ChatSettings(platform=Platform.TELEGRAM, chat_id="1001")
 LINE = 'trendbot:1 filter="rl +post-training -robotics" mode=daily time=09:00 tz=Asia/Seoul lang=ko'
@@ -85,6 +85,27 @@ GOOD = "filter=rl mode=daily time=09:00 tz=UTC lang=en"
         ("trendbot:1 filter=rl mode=daily time=09:00 tz=Mars/Base lang=en", "bad_value", "tz"),
         ("trendbot:1 filter=rl mode=daily time=09:00 tz=../etc lang=en", "bad_value", "tz"),
         ("trendbot:1 filter=rl mode=daily time=09:00 tz=UTC lang=fr", "bad_value", "lang"),
+        (
+            "trendbot:1 filter=rl mode=weekly time=09:00 tz=UTC lang=en day=funday",
+            "bad_value",
+            "day",
+        ),
+        (
+            "trendbot:1 filter=rl mode=daily time=09:00 tz=UTC lang=en quiet=22:00",
+            "bad_value",
+            "quiet",
+        ),
+        (
+            "trendbot:1 filter=rl mode=daily time=09:00 tz=UTC lang=en quiet=07:00-07:00",
+            "bad_value",
+            "quiet",
+        ),
+        ("trendbot:1 filter=rl mode=daily time=09:00 tz=UTC lang=en limit=0", "bad_value", "limit"),
+        (
+            "trendbot:1 filter=rl mode=daily time=09:00 tz=UTC lang=en limit=51",
+            "bad_value",
+            "limit",
+        ),
     ],
 )
 def test_malformed_lines_say_what_is_wrong(line: str, reason: str, field: str) -> None:
@@ -93,6 +114,17 @@ def test_malformed_lines_say_what_is_wrong(line: str, reason: str, field: str) -
     assert caught.value.reason == reason
     assert caught.value.field == field
     assert transfer.describe_error(caught.value)
+
+
+def test_a_weekly_chat_with_quiet_hours_and_a_limit_travels_whole() -> None:
+    line = (
+        "trendbot:1 filter=rl mode=weekly time=07:30 tz=UTC lang=en"
+        " day=fri quiet=22:00-07:00 limit=10"
+    )
+    moved = transfer.import_line(CHAT, line)
+    assert moved.mode == Mode.WEEKLY and moved.weekday == 4 and moved.limit == 10
+    assert str(moved.quiet) == "22:00-07:00"
+    assert transfer.export_line(moved) == line
 
 
 def test_too_many_tags_is_a_bad_filter() -> None:
@@ -118,7 +150,7 @@ def chats(draw: st.DrawFn) -> ChatSettings:
         chat_id=draw(st.from_regex(r"-?[0-9A-Z]{1,20}", fullmatch=True)),
         kind=draw(st.sampled_from(list(ChatKind))),
         state=draw(st.sampled_from(list(ChatState))),
-        mode=draw(st.sampled_from(list(Mode))),
+        mode=(mode := draw(st.sampled_from(list(Mode)))),
         digest_time=draw(st.times()).replace(second=0, microsecond=0),
         timezone=draw(st.sampled_from(ZONES)),
         lang=draw(st.sampled_from(("en", "ko"))),
@@ -128,7 +160,20 @@ def chats(draw: st.DrawFn) -> ChatSettings:
             excluded=chosen.get("excluded", frozenset()),
             everything=draw(st.booleans()),
         ),
+        # The day matters (and travels) only in weekly mode; elsewhere it is Monday's default.
+        weekday=draw(st.integers(0, 6)) if mode == Mode.WEEKLY else 0,
+        quiet=draw(st.none() | quiet_hours()),
+        limit=draw(st.none() | st.integers(1, 50)),
     )
+
+
+@st.composite
+def quiet_hours(draw: st.DrawFn) -> QuietHours:
+    start = draw(st.times()).replace(second=0, microsecond=0)
+    end = draw(
+        st.times().map(lambda t: t.replace(second=0, microsecond=0)).filter(lambda t: t != start)
+    )
+    return QuietHours(start, end)
 
 
 @settings(max_examples=300, deadline=None)
