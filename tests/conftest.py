@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -11,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.settings import Settings
 from bot.store.engine import create_engine, upgrade
-from bot.store.scratch import scratch_database
+from bot.store.scratch import DatabasePool, scratch_database
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -40,16 +41,35 @@ def clean_env() -> Iterator[dict[str, str]]:
     yield env
 
 
+@pytest.fixture(scope="session")
+def postgres_pool() -> Iterator[DatabasePool | None]:
+    """Scratch PostgreSQL databases for the whole run, emptied between tests (creating one
+    per test took most of the suite's time); None without TEST_DATABASE_URL."""
+    base = os.environ.get("TEST_DATABASE_URL")
+    if not base:
+        yield None
+        return
+    pool = DatabasePool(base)
+    yield pool
+    asyncio.run(pool.close())
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+async def database_url(
+    request: pytest.FixtureRequest, tmp_path: Path, postgres_pool: DatabasePool | None
+) -> AsyncIterator[str]:
     """A fresh, empty database URL on each backend."""
-    base = None
-    if request.param == "postgresql":
-        base = os.environ.get("TEST_DATABASE_URL")
-        if not base:
-            pytest.skip(NO_POSTGRES)
-    async with scratch_database(base, directory=tmp_path) as url:
+    if request.param == "sqlite":
+        async with scratch_database(None, directory=tmp_path) as url:
+            yield url
+        return
+    if postgres_pool is None:
+        pytest.skip(NO_POSTGRES)
+    url = await postgres_pool.take()
+    try:
         yield url
+    finally:
+        await postgres_pool.give_back(url)
 
 
 @pytest.fixture

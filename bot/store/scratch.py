@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 
@@ -30,6 +31,70 @@ async def drop_database(url: str, *, base_url: str) -> None:
     server of ``base_url``), even with connections still open to it."""
     name = make_url(url).database
     await _admin(base_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+async def recycle_database(url: str, *, base_url: str) -> str:
+    """Empty the PostgreSQL database of ``url`` for its next use, far faster than dropping
+    it and creating another (PostgreSQL writes a new database out in full); returns its new
+    URL.
+
+    Its connections are closed and it is renamed first, so that whatever still holds the
+    old URL (a process a test left behind) can never write into the next user's database.
+    Everything in its ``public`` schema goes: tables, sequences, functions and triggers.
+    """
+    old = make_url(url)
+    name = f"{str(old.database).rsplit('_', 1)[0]}_{uuid.uuid4().hex[:12]}"
+    # Both names are this module's own (letters, digits and underscores).
+    close_connections = (  # waiting up to 5 s for each to end
+        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "  # noqa: S608
+        f"WHERE datname = '{old.database}' AND pid <> pg_backend_pid()"
+    )
+    rename = f'ALTER DATABASE "{old.database}" RENAME TO "{name}"'
+    for attempt in range(3):  # a process left behind may connect again in between
+        try:
+            await _admin(base_url, close_connections, rename)
+            break
+        except DBAPIError:
+            if attempt == 2:
+                raise
+    new_url = old.set(database=name).render_as_string(hide_password=False)
+    try:
+        await _admin(new_url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
+    except Exception:
+        await drop_database(new_url, base_url=base_url)
+        raise
+    return new_url
+
+
+class DatabasePool:
+    """Scratch PostgreSQL databases on the server of ``base_url``, each emptied by
+    :func:`recycle_database` when given back and handed out again: a test suite that needs
+    a fresh database for each of a thousand tests creates a few."""
+
+    def __init__(self, base_url: str, *, prefix: str = "trendbot") -> None:
+        self.base_url = base_url
+        self._prefix = prefix
+        self._free: list[str] = []
+        self._all: set[str] = set()
+
+    async def take(self) -> str:
+        if self._free:
+            return self._free.pop()
+        url = await create_database(self.base_url, prefix=self._prefix)
+        self._all.add(url)
+        return url
+
+    async def give_back(self, url: str) -> None:
+        self._all.discard(url)
+        url = await recycle_database(url, base_url=self.base_url)
+        self._all.add(url)
+        self._free.append(url)
+
+    async def close(self) -> None:
+        for url in sorted(self._all):
+            await drop_database(url, base_url=self.base_url)
+        self._all.clear()
+        self._free.clear()
 
 
 async def server_version(base_url: str) -> str:
@@ -66,6 +131,7 @@ async def _admin_engine(base_url: str) -> AsyncIterator[AsyncEngine]:
         await admin.dispose()
 
 
-async def _admin(base_url: str, statement: str) -> None:
+async def _admin(base_url: str, *statements: str) -> None:
     async with _admin_engine(base_url) as admin, admin.connect() as conn:
-        await conn.execute(text(statement))
+        for statement in statements:
+            await conn.execute(text(statement))
