@@ -262,6 +262,7 @@ async def insert_chats(
                 "mode": "daily",
                 "cursor": cursor,
                 "inactive_reason": None,
+                "inactive_code": None,
                 "created_at": now,
                 "updated_at": now,
                 "digest_limit": limit,

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import feeds, filters, metrics, ranking, schedule, transfer, why
-from bot.errors import FilterError, TransferError
+from bot.errors import FilterError, NotInChannel, TransferError
 from bot.i18n import clean, t, tn
 from bot.i18n import has as has_message
 from bot.models import (
@@ -143,6 +143,21 @@ class Caller:
     # that workspace alone).
     workspace: str | None = None
     workspace_admin: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChatStatus:
+    """What a channel needs to know of a chat around a command."""
+
+    lang: str
+    state: ChatState
+    # Deliveries are paused because the bot is not a member of the channel
+    # (:class:`~bot.errors.NotInChannel`): the channel's replies say to invite it.
+    waits_for_invite: bool
+
+
+# A stopped chat, as :meth:`CommandCore.chat_reachable` revives it by default.
+STOPPED = frozenset({ChatState.PAUSED, ChatState.INACTIVE})
 
 
 class DigestPort(Protocol):
@@ -294,6 +309,86 @@ class CommandCore:
             False when the old chat was never seen (nothing to move).
         """
         return await chat_store.move(
+            self._engine, platform=platform, old_chat_id=old_chat_id, new_chat_id=new_chat_id
+        )
+
+    async def chat_status(
+        self,
+        *,
+        platform: Platform,
+        chat_id: str,
+        team_id: str | None = None,
+        enterprise_id: str | None = None,
+    ) -> ChatStatus | None:
+        """The chat's language and delivery state, as a channel needs them around a command.
+
+        With ``team_id`` (Slack: the workspace the request came from), a chat that does not
+        know that workspace records it, with its Enterprise Grid organisation
+        ``enterprise_id``: the workspace's token sends to the chat from then on.
+
+        Returns:
+            None for a chat never seen (nothing is created).
+        """
+        record = await chat_store.read(self._engine, platform=platform, chat_id=chat_id)
+        if record is None:
+            return None
+        if team_id is not None and record.team_id != team_id:
+            await chat_store.record_workspace(
+                self._engine, pk=record.pk, team_id=team_id, enterprise_id=enterprise_id
+            )
+        chat = record.chat
+        return ChatStatus(
+            lang=chat.lang,
+            state=chat.state,
+            waits_for_invite=(
+                chat.state == ChatState.PAUSED and record.inactive_code == NotInChannel.CODE
+            ),
+        )
+
+    async def chat_gone(self, *, platform: Platform, chat_id: str, reason: str, code: str) -> bool:
+        """The platform says chat ``chat_id`` can take no more messages (a Slack channel
+        archived or deleted): it becomes inactive for ``reason`` (``code``, a short stable
+        word) and what was queued for it fails.
+
+        Returns:
+            False when the chat was never seen or is inactive already (nothing changed).
+        """
+        return await chat_store.stop(
+            self._engine, platform=platform, chat_id=chat_id, reason=reason, code=code
+        )
+
+    async def chat_reachable(
+        self,
+        *,
+        platform: Platform,
+        chat_id: str,
+        codes: frozenset[str],
+        states: frozenset[ChatState] = STOPPED,
+    ) -> bool:
+        """The platform says chat ``chat_id`` can be posted to again (the bot was invited
+        back, the channel unarchived): if it stopped for one of ``codes`` and is in one of
+        ``states``, it is active again, and gets what is published from now on.
+
+        A chat stopped for another reason (its members paused it) stays as it is.
+
+        Returns:
+            Whether the chat became active.
+        """
+        return await chat_store.reactivate(
+            self._engine, platform=platform, chat_id=chat_id, codes=codes, states=states
+        )
+
+    async def chat_readdressed(
+        self, *, platform: Platform, old_chat_id: str, new_chat_id: str
+    ) -> bool:
+        """The platform addresses a chat differently from now on (a Slack DM kept under its
+        conversation id, now under the user's id): it moves to ``new_chat_id``, unless a
+        chat already has that id (then both stay as they are).
+
+        Returns:
+            Whether the chat moved.
+        """
+        return await chat_store.readdress(
             self._engine, platform=platform, old_chat_id=old_chat_id, new_chat_id=new_chat_id
         )
 

@@ -800,7 +800,9 @@ class Delivery:
             "chat unreachable, now %s: %s", state.value, exc.reason, extra=_ctx(queue.record)
         )
         async with self._engine.begin() as conn:
-            await chat_store.deactivate(conn, pk=queue.record.pk, reason=exc.reason, state=state)
+            await chat_store.deactivate(
+                conn, pk=queue.record.pk, reason=exc.reason, code=exc.code, state=state
+            )
             count, broadcasts = await outbox.fail_chat(
                 conn, chat_pk=queue.record.pk, error=exc.reason
             )

@@ -348,7 +348,6 @@ class Service:
             slack = SlackChannel(
                 settings=app.settings,
                 core=app.core,
-                engine=app.engine,
                 client=app.slack_client,
                 auth=sender.auth if isinstance(sender, SlackSender) else None,
                 workspaces=app.slack_workspaces,

@@ -37,7 +37,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import parse_qsl
 
 import aiohttp
@@ -51,10 +51,9 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError, SlackClientError, SlackTokenRotationError
 from slack_sdk.web.async_client import AsyncWebClient
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import metrics, render
-from bot.commands import Caller, CommandCore, split_command
+from bot.commands import Caller, ChatStatus, CommandCore, split_command
 from bot.errors import (
     ChatGone,
     ConfigError,
@@ -68,10 +67,6 @@ from bot.errors import (
 from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, ChatState, Outgoing, Platform, Reply, Toast
 from bot.settings import Settings
-from bot.store import chats as chat_store
-from bot.store import outbox
-from bot.store.chats import ChatRecord
-from bot.store.engine import reader
 
 if TYPE_CHECKING:
     from bot.channels.slack_oauth import StateStore, Workspaces
@@ -123,8 +118,10 @@ BOT_EVENTS = (
 )
 NOT_IN_CHANNEL = "not_in_channel"
 CHANNEL_NOT_FOUND = "channel_not_found"
-# A chat whose deliveries stopped for one of these waits for the bot to be invited back.
-INVITE_REASONS = frozenset({NOT_IN_CHANNEL, CHANNEL_NOT_FOUND})
+# A chat whose deliveries stopped for one of these codes waits for the bot to be invited back.
+INVITE_CODES = frozenset({NOT_IN_CHANNEL, CHANNEL_NOT_FOUND})
+# Why a chat stopped at its channel's channel_archive or channel_deleted event: its reason
+# and code alike. Only an archive is undone (by channel_unarchive).
 ARCHIVED_REASON = "is_archived"
 DELETED_REASON = "channel_deleted"
 # Error codes after which nothing can be posted to the conversation again
@@ -252,7 +249,7 @@ def translate_error(exc: BaseException) -> DeliveryError:
         if code == NOT_IN_CHANNEL:
             return NotInChannel(NOT_IN_CHANNEL)
         if code in GONE_ERRORS:
-            return ChatGone(code)
+            return ChatGone(code, code=code)
         if code in AMBIGUOUS_ERRORS:
             return TransientError(code, ambiguous=True)
         if code in UNAVAILABLE_ERRORS:
@@ -448,7 +445,9 @@ class SlackSender:
         assert self._workspaces is not None
         parts = split_address(chat_id)
         if parts is None:
-            raise ChatGone(f"{NO_INSTALLATION}: a chat id without its workspace")
+            raise ChatGone(
+                f"{NO_INSTALLATION}: a chat id without its workspace", code=NO_INSTALLATION
+            )
         team, channel = parts
         try:
             token = await self._workspaces.token(team_id=team)
@@ -457,7 +456,9 @@ class SlackSender:
         except _ERRORS as exc:
             raise TransientError(f"token_refresh: {translate_error(exc).reason}") from None
         if token is None:
-            raise ChatGone(f"{NO_INSTALLATION}: the app is not installed in {team}")
+            raise ChatGone(
+                f"{NO_INSTALLATION}: the app is not installed in {team}", code=NO_INSTALLATION
+            )
         try:
             response = await self._client.chat_postMessage(
                 token=token, **_post_args(message, channel=channel, thread=thread)
@@ -470,7 +471,9 @@ class SlackSender:
                     raise TransientError(error.code) from None
                 if error.code == "missing_scope":
                     raise PermanentError(error.code) from None
-                raise ChatGone(f"{error.code}: Slack refused the workspace's token") from None
+                raise ChatGone(
+                    f"{error.code}: Slack refused the workspace's token", code=error.code
+                ) from None
             raise error from None
         ts = response.get("ts")
         return str(ts) if ts else None
@@ -518,17 +521,6 @@ def unescape(text: str) -> str:
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
-def needs_invite(record: ChatRecord | None) -> bool:
-    """The delivery engine paused this chat because the bot is not in the channel."""
-    if record is None or record.chat.state != ChatState.PAUSED:
-        return False
-    return _reason_code(record) == NOT_IN_CHANNEL
-
-
-def _reason_code(record: ChatRecord) -> str:
-    return (record.inactive_reason or "").split(":", 1)[0].strip()
-
-
 class Where(Enum):
     """Where a command was typed, as far as posting there goes."""
 
@@ -536,6 +528,13 @@ class Where(Enum):
     APP_DM = "app_dm"  # the user's DM with the app (App Home messages tab)
     PEOPLE_DM = "people_dm"  # a DM between people or a group DM: the bot cannot post
     INVITE = "invite"  # a private channel the bot is not a member of
+
+
+class _Answer(NamedTuple):
+    """A command's reply (None: nothing to say), and whether the command failed."""
+
+    reply: Reply | None
+    failed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -779,7 +778,6 @@ class SlackChannel:
         *,
         settings: Settings,
         core: CommandCore,
-        engine: AsyncEngine,
         client: AsyncWebClient,
         auth: SlackAuth | None = None,
         workspaces: Workspaces | None = None,
@@ -789,7 +787,6 @@ class SlackChannel:
         self.auth = auth or SlackAuth(client)
         self._workspaces = workspaces
         self._core = core
-        self._engine = engine
         self._client = client
         self._prefix = f"{settings.slack_command} "
         self._locks = _ChatLocks()
@@ -1140,14 +1137,14 @@ class SlackChannel:
             budget = ACK_BUDGET_SECONDS - (time.monotonic() - _received(context))
             done, _ = await asyncio.wait({work}, timeout=max(budget, 0.0))
             if done:
-                reply = work.result()
+                reply = work.result().reply
                 if reply is None:
                     await ack()
                 else:
                     await ack(**_ephemeral(reply))
                 return
         await ack()
-        reply = await work
+        reply = (await work).reply
         if reply is not None:
             await self._respond(respond, reply, chat_id=chat_id)
 
@@ -1188,13 +1185,12 @@ class SlackChannel:
                 return Reply(answer.lang, answer.text)
             return answer
 
-        failed: list[bool] = []
-        reply = await self._answer(caller, run, failed=failed)
-        if reply is not None:
+        answer = await self._answer(caller, run)
+        if answer.reply is not None:
             # A failure leaves the buttons as they were and tells the caller beside them.
-            keep = bool(failed or toasts)
+            keep = answer.failed or bool(toasts)
             await self._respond(
-                respond, reply, chat_id=conversation.chat_id, replace_original=not keep
+                respond, answer.reply, chat_id=conversation.chat_id, replace_original=not keep
             )
 
     async def _once_per_event(
@@ -1262,16 +1258,11 @@ class SlackChannel:
         channel = self._address(str(event.get("channel") or ""))
         if not channel or not bot_user or event.get("user") != bot_user:
             return
-        async with self._engine.begin() as conn:
-            record = await chat_store.get(conn, platform=Platform.SLACK, chat_id=channel)
-            if record is None or record.chat.state == ChatState.ACTIVE:
-                return
-            if _reason_code(record) not in INVITE_REASONS:
-                return  # paused by its members, or gone for another reason
-            await chat_store.save(
-                conn, before=record, after=replace(record.chat, state=ChatState.ACTIVE)
-            )
-        log.info("slack: invited to the channel; deliveries resume", extra=_chat_ctx(channel))
+        # A chat paused by its members, or gone for another reason, stays as it is.
+        if await self._core.chat_reachable(
+            platform=Platform.SLACK, chat_id=channel, codes=INVITE_CODES
+        ):
+            log.info("slack: invited to the channel; deliveries resume", extra=_chat_ctx(channel))
 
     async def _on_archived(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """https://api.slack.com/events/channel_archive, .../group_archive."""
@@ -1288,29 +1279,23 @@ class SlackChannel:
         inactive by the archive is active again; what was published meanwhile is skipped."""
         self._enter(context, None)
         channel = self._address(str(event.get("channel") or ""))
-        async with self._engine.begin() as conn:
-            record = await chat_store.get(conn, platform=Platform.SLACK, chat_id=channel)
-            if record is None or record.chat.state != ChatState.INACTIVE:
-                return
-            if _reason_code(record) != ARCHIVED_REASON:
-                return
-            await chat_store.save(
-                conn, before=record, after=replace(record.chat, state=ChatState.ACTIVE)
-            )
-        log.info("slack: channel unarchived; deliveries resume", extra=_chat_ctx(channel))
+        if await self._core.chat_reachable(
+            platform=Platform.SLACK,
+            chat_id=channel,
+            codes=frozenset({ARCHIVED_REASON}),
+            states=frozenset({ChatState.INACTIVE}),
+        ):
+            log.info("slack: channel unarchived; deliveries resume", extra=_chat_ctx(channel))
 
     async def _stopped(self, channel: str, *, reason: str) -> None:
         """The channel can take no more messages: its chat is inactive, its queue failed."""
         if not channel:
             return
-        async with self._engine.begin() as conn:
-            record = await chat_store.get(conn, platform=Platform.SLACK, chat_id=channel)
-            if record is None or record.chat.state == ChatState.INACTIVE:
-                return
-            await chat_store.deactivate(conn, pk=record.pk, reason=reason)
-            await outbox.fail_chat(conn, chat_pk=record.pk, error=reason)
-        self._conversations.pop(channel, None)
-        log.info("slack: chat now inactive: %s", reason, extra=_chat_ctx(channel))
+        if await self._core.chat_gone(
+            platform=Platform.SLACK, chat_id=channel, reason=reason, code=reason
+        ):
+            self._conversations.pop(channel, None)
+            log.info("slack: chat now inactive: %s", reason, extra=_chat_ctx(channel))
 
     # Helpers ----------------------------------------------------------------------------
 
@@ -1356,8 +1341,8 @@ class SlackChannel:
         if known is not None:
             # A chat whose sends stopped (the bot removed, the channel archived) is looked
             # at again: the command may be the user's answer to that.
-            record = await self._record(known.chat_id)
-            if record is None or record.chat.state != ChatState.INACTIVE:
+            status = await self._status(known.chat_id)
+            if status is None or status.state != ChatState.INACTIVE:
                 self._conversations.move_to_end(key)
                 return known
             del self._conversations[key]
@@ -1417,12 +1402,9 @@ class SlackChannel:
         """A DM chat kept under its conversation id (``D…``) moves to the user's id, once."""
         if not user_id or dm_channel == user_id:
             return
-        async with self._engine.begin() as conn:
-            old = await chat_store.get(conn, platform=Platform.SLACK, chat_id=dm_channel)
-            if old is None:
-                return
-            if await chat_store.get(conn, platform=Platform.SLACK, chat_id=user_id) is None:
-                await chat_store.migrate_id(conn, pk=old.pk, new_chat_id=user_id)
+        await self._core.chat_readdressed(
+            platform=Platform.SLACK, old_chat_id=dm_channel, new_chat_id=user_id
+        )
 
     async def _refusal(self, conversation: Conversation, *, user_id: str) -> Reply:
         """Where subscriptions work (a DM between people, a group DM), or how to invite the
@@ -1437,55 +1419,47 @@ class SlackChannel:
         return Reply(lang, t(lang, "slack.invite_first_unnamed", p=self._prefix))
 
     async def _answer(
-        self,
-        caller: Caller,
-        run: Callable[[Caller], Awaitable[Reply | None]],
-        *,
-        failed: list[bool] | None = None,
-    ) -> Reply | None:
-        """Run a command for ``caller`` under the chat's lock; never raises."""
+        self, caller: Caller, run: Callable[[Caller], Awaitable[Reply | None]]
+    ) -> _Answer:
+        """Run a command for ``caller`` under the chat's lock; never raises: a failure is
+        logged and answered with ``cmd.error``."""
         lang: str = self._settings.default_language
         try:
             async with self._locks.hold(caller.chat_id):
-                record = await self._record(caller.chat_id)
-                if record is not None:
-                    lang = record.chat.lang
+                before = await self._status(caller.chat_id)
+                if before is not None:
+                    lang = before.lang
                 else:
                     locale = await self._user_locale(caller.user_id)
                     caller = replace(caller, language_code=locale)
                     if locale and locale.lower().startswith("ko"):
                         lang = "ko"
                 reply = await run(caller)
-                after = await self._record(caller.chat_id)
-                await self._note_workspace(after)
+                # A chat learns its workspace (and organisation) the first time it is used.
+                after = await self._status(caller.chat_id, note_workspace=True)
                 if reply is None:
-                    return None
-                if needs_invite(after):
+                    return _Answer(None)
+                if after is not None and after.waits_for_invite:
                     reply = replace(reply, text=f"{reply.text}\n\n{self._invite_hint(reply.lang)}")
-                return reply
+                return _Answer(reply)
         except Exception as exc:
             log.exception(
                 "slack: command failed: %s",
                 type(exc).__name__,
                 extra={"chat": f"slack:{caller.chat_id}", "platform": "slack"},
             )
-            if failed is not None:
-                failed.append(True)
-            return Reply(lang, t(lang, "cmd.error"))
+            return _Answer(Reply(lang, t(lang, "cmd.error")), failed=True)
 
-    async def _note_workspace(self, record: ChatRecord | None) -> None:
-        """A chat learns its workspace (and organisation) the first time it is used."""
-        current = _WORKSPACE.get()
-        if record is None or current is None or record.team_id == current.team_id:
-            return
-        async with self._engine.begin() as conn:
-            await chat_store.set_workspace(
-                conn, pk=record.pk, team_id=current.team_id, enterprise_id=current.enterprise_id
-            )
-
-    async def _record(self, chat_id: str) -> ChatRecord | None:
-        async with reader(self._engine).connect() as conn:
-            return await chat_store.get(conn, platform=Platform.SLACK, chat_id=chat_id)
+    async def _status(self, chat_id: str, *, note_workspace: bool = False) -> ChatStatus | None:
+        """The chat's status; with ``note_workspace``, the chat records the request's
+        workspace if it did not know it."""
+        current = _WORKSPACE.get() if note_workspace else None
+        return await self._core.chat_status(
+            platform=Platform.SLACK,
+            chat_id=chat_id,
+            team_id=current.team_id if current is not None else None,
+            enterprise_id=current.enterprise_id if current is not None else None,
+        )
 
     async def _user_locale(self, user_id: str) -> str | None:
         """The user's Slack locale (``ko-KR``), for a new chat's language; None if unknown.
@@ -1577,7 +1551,6 @@ __all__ = [
     "SlackSender",
     "make_client",
     "malformed_body",
-    "needs_invite",
     "translate_error",
     "unescape",
     "verify_signature",

@@ -45,18 +45,15 @@ from slack_sdk.oauth.installation_store.async_installation_store import AsyncIns
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.web.async_client import AsyncWebClient
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.i18n import t
 from bot.models import Platform
 from bot.store import chats as chat_store
 from bot.store import installations as store
-from bot.store import outbox
 from bot.store.engine import reader
 from bot.store.installations import InstallationRecord, TokenCipher
 from bot.store.pages import utcnow
-from bot.store.schema import slack_installations
 
 log = logging.getLogger("bot.channels.slack")
 
@@ -67,8 +64,8 @@ STATE_EXPIRATION_SECONDS = 600
 # A rotating token lives 12 hours (https://api.slack.com/authentication/rotation); it is
 # refreshed this long before it expires (Bolt's token_rotation_expiration_minutes default).
 TOKEN_ROTATION_MINUTES = 120
-# Chats made inactive for one of these wait for the app to be installed again.
-UNINSTALL_REASONS = frozenset(
+# Chats made inactive for one of these codes wait for the app to be installed again.
+UNINSTALL_CODES = frozenset(
     {"app_uninstalled", "tokens_revoked", "invalid_auth", "token_revoked", "account_inactive",
      "not_authed", "no_installation"}
 )  # fmt: skip
@@ -250,14 +247,10 @@ class Workspaces:
         locked (PostgreSQL ``FOR UPDATE``; SQLite has one writer) from the read to the save,
         and a replica that waited finds the token already fresh."""
         async with self._engine.begin() as conn:
-            await conn.execute(
-                select(slack_installations.c.id)
-                .where(
-                    slack_installations.c.enterprise_id == (record.enterprise_id or ""),
-                    slack_installations.c.team_id
-                    == ("" if record.is_enterprise_install else record.team_id or ""),
-                )
-                .with_for_update()
+            await store.lock(
+                conn,
+                enterprise_id=record.enterprise_id,
+                team_id=None if record.is_enterprise_install else record.team_id,
             )
             current = await store.find(
                 conn,
@@ -296,38 +289,23 @@ class Workspaces:
         uninstalled are active again (nothing missed is replayed), and chats of the
         single-token setup move to ``TEAM/CHANNEL``. How many became active."""
         team = record.team_id or ""
-        async with self._engine.begin() as conn:
-            if team:
-                for old in await chat_store.unaddressed_of_team(
-                    conn, platform=Platform.SLACK, team_id=team
-                ):
-                    new_id = address(team, old.chat.chat_id)
-                    if await chat_store.get(conn, platform=Platform.SLACK, chat_id=new_id) is None:
-                        await chat_store.migrate_id(conn, pk=old.pk, new_chat_id=new_id)
-            return await chat_store.reactivate_team(
-                conn,
-                platform=Platform.SLACK,
-                team_id=team,
-                enterprise_id=record.enterprise_id,
-                reasons=UNINSTALL_REASONS,
-            )
+        return await chat_store.team_installed(
+            self._engine,
+            platform=Platform.SLACK,
+            team_id=team,
+            enterprise_id=record.enterprise_id,
+            address=lambda conversation: address(team, conversation),
+            codes=UNINSTALL_CODES,
+        )
 
     async def remove(self, *, enterprise_id: str | None, team_id: str | None, reason: str) -> int:
         """The app was uninstalled or its tokens revoked: forget the workspace's tokens,
         make its chats inactive and fail what was queued for them. How many chats."""
-        async with self._engine.begin() as conn:
-            await store.delete_installation(conn, enterprise_id=enterprise_id, team_id=team_id)
-            pks = await chat_store.deactivate_team(
-                conn,
-                platform=Platform.SLACK,
-                team_id=team_id or "",
-                enterprise_id=enterprise_id,
-                reason=reason,
-            )
-            for pk in pks:
-                await outbox.fail_chat(conn, chat_pk=pk, error=reason)
+        stopped = await store.uninstall(
+            self._engine, enterprise_id=enterprise_id, team_id=team_id, reason=reason
+        )
         self.forget(enterprise_id=enterprise_id, team_id=team_id)
-        return len(pks)
+        return stopped
 
     async def installer(self, *, team_id: str) -> str | None:
         async with reader(self._engine).connect() as conn:
@@ -593,7 +571,7 @@ def oauth_settings(
 __all__ = [
     "INSTALL_PATH",
     "REDIRECT_PATH",
-    "UNINSTALL_REASONS",
+    "UNINSTALL_CODES",
     "InstallFlow",
     "InstallationStore",
     "StateStore",

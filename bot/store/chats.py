@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import filters, schedule
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform
+from bot.store import outbox as outbox_store
 from bot.store.engine import reader
 from bot.store.schema import chat_pages, chat_tags, chats, outbox, page_events
 from bot.util import chunks, utcnow
@@ -32,6 +33,12 @@ _INSERT_TAGS = insert(chat_tags)
 
 T = TypeVar("T")
 
+# chats.inactive_code holds a short stable word; anything longer is cut to this.
+CODE_CHARS = 64
+# The bot was removed from the chat (or banned from it): why, and its code.
+REMOVED_REASON = "removed from chat"
+REMOVED = "removed"
+
 
 @dataclass(frozen=True, slots=True)
 class ChatRecord:
@@ -39,7 +46,8 @@ class ChatRecord:
     chat: ChatSettings
     cursor: int
     next_digest_at: dt.datetime | None
-    inactive_reason: str | None = None
+    inactive_reason: str | None = None  # why the chat stopped, for people
+    inactive_code: str | None = None  # the same as a short stable word, for the code
     held_until: dt.datetime | None = None  # instant pages held by quiet hours until then
     team_id: str | None = None  # Slack: the chat's workspace
 
@@ -76,6 +84,7 @@ def record_from_row(row: RowMapping) -> ChatRecord:
         cursor=row["cursor"],
         next_digest_at=row["next_digest_at"],
         inactive_reason=row["inactive_reason"],
+        inactive_code=row["inactive_code"],
         held_until=row["held_until"],
         team_id=row["team_id"],
     )
@@ -187,6 +196,7 @@ async def save(
     if before.chat.state != ChatState.ACTIVE and after.state == ChatState.ACTIVE:
         values["cursor"] = await latest_event_id(conn)
         values["inactive_reason"] = None
+        values["inactive_code"] = None
     schedule_same = (
         before.chat.digest_time == after.digest_time
         and before.chat.timezone == after.timezone
@@ -259,8 +269,85 @@ async def remove_bot(engine: AsyncEngine, *, platform: Platform, chat_id: str) -
     async with engine.begin() as conn:
         records = await with_topics(conn, platform=platform, chat_id=chat_id)
         for record in records:  # the group and each of its forum topics
-            await deactivate(conn, pk=record.pk, reason="removed from chat")
+            await deactivate(conn, pk=record.pk, reason=REMOVED_REASON, code=REMOVED)
     return len(records)
+
+
+async def read(engine: AsyncEngine, *, platform: Platform, chat_id: str) -> ChatRecord | None:
+    """The chat ``chat_id`` as stored, read beside any writer; None when never seen."""
+    async with reader(engine).connect() as conn:
+        return await get(conn, platform=platform, chat_id=chat_id)
+
+
+async def record_workspace(
+    engine: AsyncEngine, *, pk: int, team_id: str, enterprise_id: str | None
+) -> None:
+    """:func:`set_workspace` in a transaction of its own."""
+    async with engine.begin() as conn:
+        await set_workspace(conn, pk=pk, team_id=team_id, enterprise_id=enterprise_id)
+
+
+async def stop(
+    engine: AsyncEngine, *, platform: Platform, chat_id: str, reason: str, code: str
+) -> bool:
+    """Chat ``chat_id`` can take no more messages: it becomes inactive for ``reason``
+    (``code``) and every message still queued for it fails, in one transaction.
+
+    Returns:
+        False when there was nothing to stop: a chat never seen, or inactive already.
+    """
+    async with engine.begin() as conn:
+        record = await get(conn, platform=platform, chat_id=chat_id)
+        if record is None or record.chat.state == ChatState.INACTIVE:
+            return False
+        await deactivate(conn, pk=record.pk, reason=reason, code=code)
+        await outbox_store.fail_chat(conn, chat_pk=record.pk, error=reason)
+    return True
+
+
+async def reactivate(
+    engine: AsyncEngine,
+    *,
+    platform: Platform,
+    chat_id: str,
+    codes: frozenset[str],
+    states: frozenset[ChatState],
+) -> bool:
+    """Chat ``chat_id``, stopped (in one of ``states``) for one of ``codes``, is active
+    again from the newest page event on: nothing published meanwhile is replayed.
+
+    Returns:
+        False when the chat is not such a chat (never seen, active, or stopped otherwise).
+    """
+    async with engine.begin() as conn:
+        record = await get(conn, platform=platform, chat_id=chat_id)
+        if record is None or record.chat.state not in states or record.inactive_code not in codes:
+            return False
+        await save(conn, before=record, after=replace(record.chat, state=ChatState.ACTIVE))
+    return True
+
+
+async def readdress(
+    engine: AsyncEngine, *, platform: Platform, old_chat_id: str, new_chat_id: str
+) -> bool:
+    """Chat ``old_chat_id`` is known as ``new_chat_id`` from now on, unless a chat has that
+    id already (then both stay as they are: nothing is merged).
+
+    Returns:
+        Whether the chat moved.
+    """
+    async with engine.begin() as conn:
+        old = await get(conn, platform=platform, chat_id=old_chat_id)
+        return old is not None and await _readdress(conn, old, new_chat_id=new_chat_id)
+
+
+async def _readdress(conn: AsyncConnection, record: ChatRecord, *, new_chat_id: str) -> bool:
+    """:func:`readdress` of a chat already read, in the caller's transaction."""
+    platform = record.chat.platform
+    if await get(conn, platform=platform, chat_id=new_chat_id) is not None:
+        return False
+    await migrate_id(conn, pk=record.pk, new_chat_id=new_chat_id)
+    return True
 
 
 async def move(
@@ -275,19 +362,31 @@ async def move(
 
 
 async def deactivate(
-    conn: AsyncConnection, *, pk: int, reason: str, state: ChatState = ChatState.INACTIVE
+    conn: AsyncConnection,
+    *,
+    pk: int,
+    reason: str,
+    code: str,
+    state: ChatState = ChatState.INACTIVE,
 ) -> None:
+    """Chat ``pk`` stops (inactive, or paused) for ``reason``, which ``code`` names in a
+    short stable word (a :class:`~bot.errors.DeliveryError`'s ``code``, ``is_archived``)."""
     await conn.execute(
         update(chats)
         .where(chats.c.id == pk)
-        .values(state=state.value, inactive_reason=reason[:500], updated_at=utcnow())
+        .values(
+            state=state.value,
+            inactive_reason=reason[:500],
+            inactive_code=code[:CODE_CHARS],
+            updated_at=utcnow(),
+        )
     )
 
 
 # What a chat's subscription is: taken from the newer row when a migration merge keeps it.
 _SETTINGS_COLUMNS = (
     "state", "mode", "digest_time", "timezone", "lang", "filter", "next_digest_at",
-    "inactive_reason",
+    "inactive_reason", "inactive_code",
 )  # fmt: skip
 
 
@@ -430,9 +529,10 @@ async def deactivate_team(
     team_id: str,
     enterprise_id: str | None = None,
     reason: str,
+    code: str,
 ) -> list[int]:
-    """Every active or paused chat of the workspace becomes inactive for ``reason``; their
-    primary keys."""
+    """Every active or paused chat of the workspace becomes inactive for ``reason``
+    (``code``); their primary keys."""
     where = _of_team(platform, team_id, enterprise_id) & (chats.c.state != ChatState.INACTIVE.value)
     pks = [int(pk) for (pk,) in await conn.execute(select(chats.c.id).where(where))]
     if pks:
@@ -440,7 +540,10 @@ async def deactivate_team(
             update(chats)
             .where(chats.c.id.in_(pks))
             .values(
-                state=ChatState.INACTIVE.value, inactive_reason=reason[:500], updated_at=utcnow()
+                state=ChatState.INACTIVE.value,
+                inactive_reason=reason[:500],
+                inactive_code=code[:CODE_CHARS],
+                updated_at=utcnow(),
             )
         )
     return pks
@@ -452,14 +555,16 @@ async def reactivate_team(
     platform: Platform,
     team_id: str,
     enterprise_id: str | None = None,
-    reasons: frozenset[str],
+    codes: frozenset[str],
 ) -> int:
-    """The workspace's chats made inactive for one of ``reasons`` (the code before any
-    ``:``) are active again, from the newest page event on: nothing missed is replayed.
-    How many."""
-    where = _of_team(platform, team_id, enterprise_id) & (chats.c.state == ChatState.INACTIVE.value)
-    rows = await conn.execute(select(chats.c.id, chats.c.inactive_reason).where(where))
-    pks = [int(pk) for pk, reason in rows if (reason or "").split(":", 1)[0].strip() in reasons]
+    """The workspace's chats made inactive for one of ``codes`` are active again, from the
+    newest page event on: nothing missed is replayed. How many."""
+    where = (
+        _of_team(platform, team_id, enterprise_id)
+        & (chats.c.state == ChatState.INACTIVE.value)
+        & chats.c.inactive_code.in_(sorted(codes))
+    )
+    pks = [int(pk) for (pk,) in await conn.execute(select(chats.c.id).where(where))]
     if pks:
         await conn.execute(
             update(chats)
@@ -467,10 +572,56 @@ async def reactivate_team(
             .values(
                 state=ChatState.ACTIVE.value,
                 inactive_reason=None,
+                inactive_code=None,
                 cursor=await latest_event_id(conn),
                 updated_at=utcnow(),
             )
         )
+    return len(pks)
+
+
+async def team_installed(
+    engine: AsyncEngine,
+    *,
+    platform: Platform,
+    team_id: str,
+    enterprise_id: str | None,
+    address: Callable[[str], str],
+    codes: frozenset[str],
+) -> int:
+    """The app was installed (again) in a workspace, in one transaction: its chats of a
+    single-token setup move to ``address(chat_id)`` (:func:`readdress`: unless a chat has
+    that id already), and :func:`reactivate_team` of ``codes``. How many became active."""
+    async with engine.begin() as conn:
+        if team_id:
+            for old in await unaddressed_of_team(conn, platform=platform, team_id=team_id):
+                await _readdress(conn, old, new_chat_id=address(old.chat.chat_id))
+        return await reactivate_team(
+            conn, platform=platform, team_id=team_id, enterprise_id=enterprise_id, codes=codes
+        )
+
+
+async def team_removed(
+    conn: AsyncConnection,
+    *,
+    platform: Platform,
+    team_id: str,
+    enterprise_id: str | None,
+    reason: str,
+    code: str,
+) -> int:
+    """:func:`deactivate_team`, and every message still queued for those chats fails with
+    ``reason``, in the caller's transaction. How many chats."""
+    pks = await deactivate_team(
+        conn,
+        platform=platform,
+        team_id=team_id,
+        enterprise_id=enterprise_id,
+        reason=reason,
+        code=code,
+    )
+    for pk in pks:
+        await outbox_store.fail_chat(conn, chat_pk=pk, error=reason)
     return len(pks)
 
 

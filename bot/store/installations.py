@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from sqlalchemy import delete, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot.models import Platform
+from bot.store import chats as chat_store
 from bot.store.pages import utcnow
 from bot.store.schema import slack_installations, slack_oauth_states
 
@@ -169,6 +171,21 @@ async def find(
     return None
 
 
+async def lock(conn: AsyncConnection, *, enterprise_id: str | None, team_id: str | None) -> None:
+    """Hold the installation row of ``team_id`` (of ``enterprise_id``; no team: the org-wide
+    install) until the caller's transaction ends: PostgreSQL ``SELECT ... FOR UPDATE``;
+    SQLite has one writer at a time already. Nothing is held when the app is not installed."""
+    key = _key(enterprise_id, team_id)
+    await conn.execute(
+        select(slack_installations.c.id)
+        .where(
+            slack_installations.c.enterprise_id == key["enterprise_id"],
+            slack_installations.c.team_id == key["team_id"],
+        )
+        .with_for_update()
+    )
+
+
 async def delete_installation(
     conn: AsyncConnection, *, enterprise_id: str | None, team_id: str | None
 ) -> int:
@@ -182,6 +199,25 @@ async def delete_installation(
         )
     )
     return int(result.rowcount or 0)
+
+
+async def uninstall(
+    engine: AsyncEngine, *, enterprise_id: str | None, team_id: str | None, reason: str
+) -> int:
+    """The app was uninstalled from ``team_id`` (of ``enterprise_id``), or its tokens were
+    revoked, in one transaction: the installation and its tokens go, the workspace's chats
+    become inactive for ``reason`` (also their code) and what was queued for them fails.
+    How many chats."""
+    async with engine.begin() as conn:
+        await delete_installation(conn, enterprise_id=enterprise_id, team_id=team_id)
+        return await chat_store.team_removed(
+            conn,
+            platform=Platform.SLACK,
+            team_id=team_id or "",
+            enterprise_id=enterprise_id,
+            reason=reason,
+            code=reason,
+        )
 
 
 async def installer_of(conn: AsyncConnection, *, team_id: str) -> str | None:

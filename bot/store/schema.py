@@ -131,7 +131,10 @@ chats = Table(
     Column("filter", Text, nullable=False),  # canonical filter text
     Column("cursor", Integer, nullable=False, default=0),  # last page_events.id considered
     Column("next_digest_at", DateTime, nullable=True),  # UTC, daily mode
-    Column("inactive_reason", Text, nullable=True),
+    Column("inactive_reason", Text, nullable=True),  # for people: logs, `why`
+    # A short stable word for the same (the DeliveryError's code, ``is_archived``...): what
+    # the code compares when a chat may come back.
+    Column("inactive_code", String(64), nullable=True),
     Column("created_at", DateTime, nullable=False),
     Column("updated_at", DateTime, nullable=False),
     Column("weekday", Integer, nullable=False, default=0),  # weekly mode: 0 = Monday

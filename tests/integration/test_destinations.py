@@ -190,7 +190,7 @@ async def running(
         stops.append(lambda: close_bot(bot))
     if sl is not None:
         slack_client = make_client(settings)
-        slack = SlackChannel(settings=settings, core=core, engine=engine, client=slack_client)
+        slack = SlackChannel(settings=settings, core=core, client=slack_client)
         await slack.start()
         hooks.slack = slack.handle_request
         senders[Platform.SLACK] = SlackSender(slack_client, per_channel_rate=1000)

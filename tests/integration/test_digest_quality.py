@@ -514,7 +514,9 @@ async def test_why_says_what_happened_for_every_outcome(bot: Bot) -> None:
     await world.publish("p/d", tags="[rl]")
     record = await bot.record("6")
     async with world.engine.begin() as conn:
-        await chat_store.deactivate(conn, pk=record.pk, reason="blocked by the user")
+        await chat_store.deactivate(
+            conn, pk=record.pk, reason="blocked by the user", code="blocked"
+        )
     assert (
         "Not sent: the bot could not reach this chat (blocked by the user)"
         in (await bot.say("6", "/why p/d")).text

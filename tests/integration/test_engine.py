@@ -40,7 +40,7 @@ async def _get(engine: AsyncEngine, chat_id: str) -> chat_store.ChatRecord | Non
 async def test_a_read_waits_for_no_writer_and_holds_none_up(engine: AsyncEngine) -> None:
     record = await _create(engine, "1")
     async with engine.begin() as writer:
-        await chat_store.deactivate(writer, pk=record.pk, reason="left")
+        await chat_store.deactivate(writer, pk=record.pk, reason="left", code="removed")
         async with asyncio.timeout(NOT_BLOCKED):
             seen = await _get(engine, "1")
     assert seen is not None and seen.chat.state == ChatState.ACTIVE  # as committed before

@@ -196,7 +196,7 @@ async def test_paused_and_inactive_chats_skip_what_they_missed(
     gone = await world.chat("2", "rl")
     paused = await world.update(paused, state=ChatState.PAUSED)
     async with engine.begin() as conn:
-        await chat_store.deactivate(conn, pk=gone.pk, reason="blocked")
+        await chat_store.deactivate(conn, pk=gone.pk, reason="blocked", code="blocked")
     await world.publish("p/a", tags="[rl]")
     assert await world.plan() == 0
     await world.update(paused, state=ChatState.ACTIVE)

@@ -205,9 +205,7 @@ async def running(
         lang=settings.default_language,
     )
     core = core or CommandCore(engine=engine, defaults=defaults, digests=digests)
-    channel = SlackChannel(
-        settings=settings, core=core, engine=engine, client=make_client(settings), auth=auth
-    )
+    channel = SlackChannel(settings=settings, core=core, client=make_client(settings), auth=auth)
     await channel.start()
     assert channel.running
     app = make_app(engine=engine, hooks=WebHooks(slack=channel.handle_request))
@@ -807,12 +805,12 @@ async def test_archive_unarchive_and_delete_change_the_chat_and_replay_nothing(
 
     assert await post_event(bot, archive, event_id="Ev1") == 200
     record = await state_of(engine, "C1", ChatState.INACTIVE)
-    assert record.inactive_reason == "is_archived"
+    assert (record.inactive_reason, record.inactive_code) == ("is_archived", "is_archived")
 
     unarchive = {"type": "channel_unarchive", "channel": "C1", "user": "U1"}
     await post_event(bot, unarchive, event_id="Ev2")
     record = await state_of(engine, "C1", ChatState.ACTIVE)
-    assert record.inactive_reason is None
+    assert record.inactive_reason is None and record.inactive_code is None
     async with engine.connect() as conn:
         assert record.cursor == await chat_store.latest_event_id(conn)  # nothing replayed
 
@@ -879,9 +877,19 @@ async def test_the_bot_invited_to_a_channel_waiting_for_it_resumes_deliveries(
         g4 = await chat_store.get(conn, platform=Platform.SLACK, chat_id="G4")
         g5 = await chat_store.get(conn, platform=Platform.SLACK, chat_id="G5")
         assert g3 is not None and g4 is not None and g5 is not None
-        await chat_store.deactivate(conn, pk=g3.pk, reason="channel_not_found")
-        await chat_store.deactivate(conn, pk=g4.pk, reason="paused", state=ChatState.PAUSED)
-        await chat_store.deactivate(conn, pk=g5.pk, reason="not_in_channel", state=ChatState.PAUSED)
+        await chat_store.deactivate(
+            conn, pk=g3.pk, reason="channel_not_found", code="channel_not_found"
+        )
+        await chat_store.deactivate(
+            conn, pk=g4.pk, reason="paused", code="paused", state=ChatState.PAUSED
+        )
+        await chat_store.deactivate(
+            conn,
+            pk=g5.pk,
+            reason="not_in_channel",
+            code="not_in_channel",
+            state=ChatState.PAUSED,
+        )
 
     def joined(user: str, channel: str) -> dict[str, Any]:
         return {
@@ -944,9 +952,7 @@ async def test_socket_mode_serves_no_http_and_a_rejected_app_token_stops_start(
 ) -> None:
     settings = make_settings(sl, slack_signing_secret=None, slack_app_token=APP_TOKEN)
     core = CommandCore(engine=engine, defaults=Defaults())
-    channel = SlackChannel(
-        settings=settings, core=core, engine=engine, client=make_client(settings)
-    )
+    channel = SlackChannel(settings=settings, core=core, client=make_client(settings))
     with pytest.raises(ConfigError) as raised:
         await channel.start()
     assert raised.value.variable == "SLACK_APP_TOKEN"
@@ -974,15 +980,11 @@ async def test_start_logs_the_identity_and_survives_slack_not_answering(
     settings = make_settings(sl)
     core = CommandCore(engine=engine, defaults=Defaults())
     with caplog.at_level(logging.INFO, logger="bot.channels.slack"):
-        channel = SlackChannel(
-            settings=settings, core=core, engine=engine, client=make_client(settings)
-        )
+        channel = SlackChannel(settings=settings, core=core, client=make_client(settings))
         await channel.start()
         assert channel.bot_name == BOT_NAME
         sl.fail_next("auth.test", status=503, error="service_unavailable")
-        again = SlackChannel(
-            settings=settings, core=core, engine=engine, client=make_client(settings)
-        )
+        again = SlackChannel(settings=settings, core=core, client=make_client(settings))
         await again.start()  # logged, not raised
         assert again.bot_name is None
         await channel.stop()
@@ -1003,7 +1005,6 @@ async def test_a_refused_token_at_start_is_a_configuration_error_naming_it(
     channel = SlackChannel(
         settings=settings,
         core=CommandCore(engine=engine, defaults=Defaults()),
-        engine=engine,
         client=make_client(settings),
     )
     with pytest.raises(ConfigError) as raised:
@@ -1029,7 +1030,11 @@ async def test_a_chat_paused_for_not_in_channel_gets_the_invite_hint(
     assert record is not None
     async with engine.begin() as conn:  # what the delivery engine does with NotInChannel
         await chat_store.deactivate(
-            conn, pk=record.pk, reason=raised.value.reason, state=ChatState.PAUSED
+            conn,
+            pk=record.pk,
+            reason=raised.value.reason,
+            code=raised.value.code,
+            state=ChatState.PAUSED,
         )
 
     hint = t("en", "slack.invite_hint", bot=BOT_NAME, p=P)
@@ -1145,7 +1150,7 @@ async def test_a_conversation_that_is_gone_is_chat_gone(
     sl.channel_errors["C1"] = code
     with pytest.raises(ChatGone) as raised:
         await send_one(sender)
-    assert raised.value.reason == code
+    assert raised.value.reason == code and raised.value.code == code
 
 
 @pytest.mark.parametrize("code", sorted(slack_channel.AUTH_ERRORS))
@@ -1452,6 +1457,7 @@ async def test_a_chat_that_had_messages_becomes_inactive_with_the_reason(
     gone, other = await record_of(engine, "G1"), await record_of(engine, "C2")
     assert gone is not None and other is not None
     assert (gone.chat.state, gone.inactive_reason) == (ChatState.INACTIVE, reason)
+    assert gone.inactive_code == reason
     assert other.chat.state == ChatState.ACTIVE and len(sl.messages_to("C2")) == 2
     assert sender.auth.error is None  # one channel's problem, not the workspace's
 
@@ -1465,7 +1471,9 @@ async def test_a_private_channel_the_bot_was_removed_from_says_to_invite_it_agai
     async with engine.begin() as conn:
         record = await chat_store.get(conn, platform=Platform.SLACK, chat_id="G1")
         assert record is not None
-        await chat_store.deactivate(conn, pk=record.pk, reason="channel_not_found")
+        await chat_store.deactivate(
+            conn, pk=record.pk, reason="channel_not_found", code="channel_not_found"
+        )
 
     answer = await bot.command("resume", channel="G1", channel_name="privategroup")
 

@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.app import App, open_app
 from bot.channels.slack import SlackChannel
-from bot.channels.slack_oauth import Workspaces
+from bot.channels.slack_oauth import UNINSTALL_CODES, Workspaces
 from bot.commands import Caller
 from bot.filters import parse_filter
 from bot.i18n import t
@@ -182,7 +182,6 @@ async def deployment(
         channel = SlackChannel(
             settings=settings,
             core=app.core,
-            engine=app.engine,
             client=app.slack_client,
             workspaces=app.slack_workspaces,
             state_store=app.slack_states,
@@ -383,6 +382,7 @@ async def test_uninstall_of_one_workspace_leaves_the_other_working(two: Deployme
     a = await two.state_becomes(f"{TEAM_A}/{CHANNEL_A}", ChatState.INACTIVE)
     b = await two.chat(f"{TEAM_B}/{CHANNEL_B}")
     assert (a.inactive_reason or "").startswith("app_uninstalled")
+    assert a.inactive_code == "app_uninstalled"
     assert b is not None and b.chat.state == ChatState.ACTIVE
     async with two.app.engine.connect() as conn:
         teams = {r[0] for r in await conn.execute(select(slack_installations.c.team_id))}
@@ -431,6 +431,7 @@ async def test_a_token_refused_without_an_event_stops_only_its_chats(two: Deploy
 
     a = await two.chat(f"{TEAM_A}/{CHANNEL_A}")
     assert a is not None and a.chat.state == ChatState.INACTIVE
+    assert a.inactive_code in UNINSTALL_CODES  # a reinstall makes it active again
     assert "both" in texts_to(sl, CHANNEL_B)
     assert two.app.senders[Platform.SLACK].auth.error is None  # type: ignore[attr-defined]
 
