@@ -905,7 +905,10 @@ class SlackChannel:
         return await to_aiohttp_response(response)
 
     def _enter(self, context: Mapping[str, Any], client: AsyncWebClient | None) -> None:
-        """Remember the request's workspace for what its handler calls."""
+        """Remember the request's workspace for what its handler calls, and the handler's
+        task, which Bolt starts on its own after acknowledging: :meth:`stop` waits for it
+        like for the channel's own, so that none is cut off in the middle of its work."""
+        self._track(asyncio.current_task())
         team = str(context.get("team_id") or "")
         if not team:
             _WORKSPACE.set(None)
