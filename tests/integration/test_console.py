@@ -4,6 +4,7 @@ plain pipes, on a SQLite file and a copy of the sample wiki."""
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import os
 import re
@@ -109,13 +110,45 @@ def text_in(page: Page, lang: str) -> tuple[str, str]:
 # ---------------------------------------------------------------------- the two ways in
 
 
-class Session:
-    """A bot process and what it printed: ``send`` a line, ``expect`` text to appear.
+class Output(abc.ABC):
+    """What a bot process printed, read as it comes: ``expect`` returns the text printed since
+    the previous expectation up to and including what it waited for."""
 
-    Output is read as it comes; ``expect`` returns the text printed since the previous
-    expectation up to and including what it waited for, with terminal line ends (CRLF)
-    made plain.
-    """
+    _SHOWN = "output"  # what a failed expectation calls the text it quotes
+
+    def __init__(self) -> None:
+        self._seen = 0  # characters of the output already returned by expect
+
+    @property
+    @abc.abstractmethod
+    def output(self) -> str:
+        """All the output so far."""
+
+    @abc.abstractmethod
+    def _more(self, left: float) -> bool:
+        """Wait up to ``left`` seconds for more output; False once there is none to wait for."""
+
+    def expect(self, *texts: str, timeout: float = WAIT) -> str:
+        """Wait until one of ``texts`` appears in new output; return that output."""
+        deadline = time.monotonic() + timeout
+        while True:
+            out = self.output
+            found = [(out.find(t, self._seen), t) for t in texts if out.find(t, self._seen) >= 0]
+            if found:
+                at, text = min(found)
+                chunk = out[self._seen : at + len(text)]
+                self._seen = at + len(text)
+                return chunk
+            if not self._more(deadline - time.monotonic()):
+                raise AssertionError(
+                    f"none of {texts!r} within {timeout} s; {self._SHOWN} so far:\n"
+                    f"{out[self._seen :]}"
+                )
+
+
+class Session(Output):
+    """A bot process and what it printed: ``send`` a line, ``expect`` text to appear, with
+    terminal line ends (CRLF) made plain."""
 
     def __init__(
         self,
@@ -129,8 +162,8 @@ class Session:
         self._read_fd = read_fd
         self._write = write
         self._end_input = end_input
+        super().__init__()
         self._raw = b""
-        self._seen = 0  # characters of the output already returned by expect
 
     @property
     def output(self) -> str:
@@ -142,22 +175,8 @@ class Session:
     def end_input(self) -> None:
         self._end_input()
 
-    def expect(self, *texts: str, timeout: float = WAIT) -> str:
-        """Wait until one of ``texts`` appears in new output; return that output."""
-        deadline = time.monotonic() + timeout
-        while True:
-            out = self.output
-            found = [(out.find(t, self._seen), t) for t in texts if out.find(t, self._seen) >= 0]
-            if found:
-                at, text = min(found)
-                chunk = out[self._seen : at + len(text)]
-                self._seen = at + len(text)
-                return chunk
-            left = deadline - time.monotonic()
-            if left <= 0 or not self._read(left):
-                raise AssertionError(
-                    f"none of {texts!r} within {timeout} s; output so far:\n{out[self._seen :]}"
-                )
+    def _more(self, left: float) -> bool:
+        return left > 0 and self._read(left)
 
     def _read(self, timeout: float) -> bool:
         """Read what is available; False at end of output or when nothing came in time."""
@@ -186,15 +205,17 @@ COLUMNS = 200  # the test terminal's width: a TL;DR's first 60 characters stay o
 EXITED = "[exited "  # what the terminal's shell prints when the bot has ended
 
 
-class Terminal:
+class Terminal(Output):
     """The bot in a tmux window, as a user runs it: ``send`` types a line and waits for the
     terminal to show it typed; ``expect`` waits for text to appear on the screen (its
     scrollback included) after what was already returned."""
 
+    _SHOWN = "screen"
+
     def __init__(self, tmux: list[str], target: str) -> None:
         self._tmux = tmux
         self._target = target
-        self._seen = 0
+        super().__init__()
 
     def _run(self, *args: str) -> str:
         done = subprocess.run(
@@ -241,20 +262,13 @@ class Terminal:
         (a screen shows it without its trailing space)."""
         if texts == (PROMPT,):
             return self.reply()
-        deadline = time.monotonic() + timeout
-        while True:
-            out = self.output
-            found = [(out.find(t, self._seen), t) for t in texts if out.find(t, self._seen) >= 0]
-            if found:
-                at, text = min(found)
-                chunk = out[self._seen : at + len(text)]
-                self._seen = at + len(text)
-                return chunk
-            if time.monotonic() > deadline:
-                raise AssertionError(
-                    f"none of {texts!r} within {timeout} s; screen so far:\n{out[self._seen :]}"
-                )
-            time.sleep(0.05)  # polling the screen, with a deadline
+        return super().expect(*texts, timeout=timeout)
+
+    def _more(self, left: float) -> bool:
+        if left < 0:
+            return False
+        time.sleep(0.05)  # polling the screen, with a deadline
+        return True
 
     def prompt(self) -> None:
         """Wait for the prompt to be the last line of the screen, empty, below new output."""
@@ -348,31 +362,54 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=WAIT)
 
 
+def greeted(bot: Session | Terminal) -> str:
+    """Wait for the console's greeting and then its first prompt; return the greeting."""
+    greeting = bot.expect(HINT)
+    bot.prompt()
+    return greeting
+
+
+def ask(bot: Session | Terminal, line: str) -> str:
+    """Send ``line``; return what was printed for it up to the next prompt."""
+    bot.send(line)
+    return bot.expect(PROMPT)
+
+
+def quit_console(bot: Session | Terminal) -> None:
+    """``/quit``, and the process ends with exit code 0."""
+    bot.send("/quit")
+    assert bot.wait() == 0
+
+
 Driver = Callable[
     [list[str], dict[str, str], Path], contextlib.AbstractContextManager[Session | Terminal]
 ]
-DRIVERS = pytest.mark.parametrize("drive", [on_terminal, on_pipes], ids=["pty", "pipe"])
+
+
+@pytest.fixture(params=[on_terminal, on_pipes], ids=["pty", "pipe"])
+def bot(
+    request: pytest.FixtureRequest, env: dict[str, str], tmp_path: Path
+) -> Iterator[Session | Terminal]:
+    """``trendbot console`` in a real terminal and on plain pipes, past its greeting."""
+    drive: Driver = request.param
+    with drive(trendbot("console"), env, tmp_path) as session:
+        greeted(session)
+        yield session
 
 
 # ---------------------------------------------------------------------- trendbot console
 
 
-@DRIVERS
 def test_subscribe_then_latest_shows_pages_with_their_tldr(
-    drive: Driver, env: dict[str, str], tmp_path: Path, wiki: Path
+    bot: Session | Terminal, wiki: Path
 ) -> None:
-    with drive(trendbot("console"), env, tmp_path) as bot:
-        greeting = bot.expect(HINT)
-        assert "Commands:" in greeting and "/subscribe" in greeting
-        bot.prompt()
+    greeting = bot.output.split(HINT, 1)[0]
+    assert "Commands:" in greeting and "/subscribe" in greeting
 
-        bot.send("/subscribe rl")
-        assert "Your filter now: any of rl" in bot.expect(PROMPT)
+    assert "Your filter now: any of rl" in ask(bot, "/subscribe rl")
 
-        bot.send("/latest")
-        latest = bot.expect(PROMPT)
-        bot.send("/quit")
-        assert bot.wait() == 0
+    latest = ask(bot, "/latest")
+    quit_console(bot)
 
     pages = rl_pages(wiki)
     assert f"The newest {min(5, len(pages))} pages for your filter:" in latest
@@ -385,88 +422,45 @@ def test_subscribe_then_latest_shows_pages_with_their_tldr(
     assert "<b>" not in latest and "&amp;" not in latest  # plain text, not Telegram's HTML
 
 
-@DRIVERS
-def test_pages_shown_are_voted_on_with_plus_and_minus_n(
-    drive: Driver, env: dict[str, str], tmp_path: Path
-) -> None:
-    with drive(trendbot("console"), env, tmp_path) as bot:
-        bot.expect(HINT)
-        bot.prompt()
-        bot.send("-1")
-        assert "There is no page -1 to vote on" in bot.expect(PROMPT)
-        bot.send("/subscribe rl")
-        bot.expect(PROMPT)
-        bot.send("/latest 2")
-        latest = bot.expect(PROMPT)
-        assert "[+1 👍] [-1 👎]" in latest and "[+2 👍] [-2 👎]" in latest
-        bot.send("-2")
-        assert "Noted: less like this" in bot.expect(PROMPT)
-        bot.send("-2")  # the same button again takes the vote back
-        undone = bot.expect(PROMPT)
-        bot.send("/feedback")
-        feedback = bot.expect(PROMPT)
-        bot.send("+1")
-        assert "Noted: more like this" in bot.expect(PROMPT)
-        bot.send("/quit")
-        assert bot.wait() == 0
+def test_pages_shown_are_voted_on_with_plus_and_minus_n(bot: Session | Terminal) -> None:
+    assert "There is no page -1 to vote on" in ask(bot, "-1")
+    ask(bot, "/subscribe rl")
+    latest = ask(bot, "/latest 2")
+    assert "[+1 👍] [-1 👎]" in latest and "[+2 👍] [-2 👎]" in latest
+    assert "Noted: less like this" in ask(bot, "-2")
+    undone = ask(bot, "-2")  # the same button again takes the vote back
+    feedback = ask(bot, "/feedback")
+    assert "Noted: more like this" in ask(bot, "+1")
+    quit_console(bot)
     assert "Noted: less like this" not in undone
     assert "-1.0" not in feedback  # the 👎 was taken back: no tag learned a weight from it
 
 
-@DRIVERS
-def test_a_bad_command_gets_a_clear_reply_and_changes_nothing(
-    drive: Driver, env: dict[str, str], tmp_path: Path
-) -> None:
-    with drive(trendbot("console"), env, tmp_path) as bot:
-        bot.expect(HINT)
-        bot.prompt()
-        bot.send("/frobnicate now")
-        assert "I don't know “frobnicate”. /help lists the commands." in bot.expect(PROMPT)
-        bot.send("/time 25:99")
-        assert "“25:99” is not a 24-hour time; give one such as /time 09:00." in bot.expect(
-            PROMPT
-        )
-        bot.send("/subscribe rl +")
-        reply = bot.expect(PROMPT)
-        assert "“+” needs a tag after the sign" in reply and "Nothing was changed." in reply
-        bot.send("/settings")
-        settings = bot.expect(PROMPT)
-        assert "Digest time: 09:00" in settings and "nothing yet" in settings
-        bot.send("/quit")
-        assert bot.wait() == 0
+def test_a_bad_command_gets_a_clear_reply_and_changes_nothing(bot: Session | Terminal) -> None:
+    assert "I don't know “frobnicate”. /help lists the commands." in ask(bot, "/frobnicate now")
+    not_a_time = "“25:99” is not a 24-hour time; give one such as /time 09:00."
+    assert not_a_time in ask(bot, "/time 25:99")
+    reply = ask(bot, "/subscribe rl +")
+    assert "“+” needs a tag after the sign" in reply and "Nothing was changed." in reply
+    settings = ask(bot, "/settings")
+    assert "Digest time: 09:00" in settings and "nothing yet" in settings
+    quit_console(bot)
 
 
-@DRIVERS
-def test_end_of_input_ends_the_console_with_exit_code_0(
-    drive: Driver, env: dict[str, str], tmp_path: Path
-) -> None:
-    with drive(trendbot("console"), env, tmp_path) as bot:
-        bot.expect(HINT)
-        bot.prompt()
-        bot.send("/tags")
-        assert "rl (" in bot.expect(PROMPT)
-        bot.end_input()
-        assert bot.wait() == 0
+def test_end_of_input_ends_the_console_with_exit_code_0(bot: Session | Terminal) -> None:
+    assert "rl (" in ask(bot, "/tags")
+    bot.end_input()
+    assert bot.wait() == 0
     assert "Traceback" not in bot.output
 
 
-@DRIVERS
-def test_korean_with_lang_ko(
-    drive: Driver, env: dict[str, str], tmp_path: Path, wiki: Path
-) -> None:
-    with drive(trendbot("console"), env, tmp_path) as bot:
-        bot.expect(HINT)
-        bot.prompt()
-        bot.send("/subscribe rl")
-        bot.prompt()
-        bot.send("/lang ko")
-        assert "이제 이 채팅에서는 한국어로 답합니다." in bot.expect(PROMPT)
-        bot.send("/latest 3")
-        latest = bot.expect(PROMPT)
-        bot.send("/frobnicate")
-        unknown = bot.expect(PROMPT)
-        bot.send("/quit")
-        assert bot.wait() == 0
+def test_korean_with_lang_ko(bot: Session | Terminal, wiki: Path) -> None:
+    bot.send("/subscribe rl")
+    bot.prompt()
+    assert "이제 이 채팅에서는 한국어로 답합니다." in ask(bot, "/lang ko")
+    latest = ask(bot, "/latest 3")
+    unknown = ask(bot, "/frobnicate")
+    quit_console(bot)
 
     assert "필터에 맞는 최신 페이지 3개:" in latest
     assert "일치한 태그: rl" in latest
@@ -490,10 +484,8 @@ def test_a_page_tagged_in_korean_reaches_a_chat_subscribed_to_that_tag(
         encoding="utf-8",
     )
     with on_terminal(trendbot("console"), env, tmp_path) as bot:
-        bot.expect(HINT)
-        bot.prompt()
-        bot.send("/subscribe 강화학습")
-        subscribed = bot.expect(PROMPT)
+        greeted(bot)
+        subscribed = ask(bot, "/subscribe 강화학습")
         bot.send("/digest")
         bot.expect("Sending your digest now")
         digest = bot.expect(NEW_PAGE_TLDR)
@@ -502,10 +494,8 @@ def test_a_page_tagged_in_korean_reaches_a_chat_subscribed_to_that_tag(
         bot.prompt()
         bot.send("/subscribe rl강화")
         bot.prompt()
-        bot.send("/latest 1")
-        latest = bot.expect(PROMPT)
-        bot.send("/quit")
-        assert bot.wait() == 0
+        latest = ask(bot, "/latest 1")
+        quit_console(bot)
 
     assert "강화학습" in subscribed
     assert NEW_PAGE_TITLE in digest and "matched: 강화학습" in digest
@@ -520,8 +510,7 @@ def test_a_new_page_shows_up_in_digest_after_the_next_poll(
     ``/digest`` has nothing new."""
     env["POLL_INTERVAL_SECONDS"] = "1"
     with on_terminal(trendbot("console"), env, tmp_path) as bot:
-        bot.expect(HINT)
-        bot.prompt()
+        greeted(bot)
         bot.send("/subscribe rl")
         bot.prompt()
         bot.send("/digest")  # the welcome digest: recent pages to get started
@@ -547,8 +536,7 @@ def test_a_new_page_shows_up_in_digest_after_the_next_poll(
         again = bot.expect(
             "Nothing new for your filter since the last digest.", "Sending your digest now"
         )
-        bot.send("/quit")
-        assert bot.wait() == 0
+        quit_console(bot)
 
     assert "[to console:local]" in digest
     assert NEW_PAGE_TITLE in digest
@@ -564,13 +552,10 @@ def test_run_without_a_token_on_a_terminal_opens_the_console(
     env: dict[str, str], tmp_path: Path
 ) -> None:
     with on_terminal(trendbot("run"), env, tmp_path) as bot:
-        bot.expect(HINT)
-        bot.prompt()
-        bot.send("/subscribe rl")
-        assert "Your filter now: any of rl" in bot.expect(PROMPT)
+        greeted(bot)
+        assert "Your filter now: any of rl" in ask(bot, "/subscribe rl")
         assert healthz(int(env["HTTP_PORT"])) == 200  # the service runs beside the console
-        bot.send("/quit")
-        assert bot.wait() == 0
+        quit_console(bot)
 
 
 def test_run_without_a_token_and_no_terminal_runs_headless(
@@ -625,13 +610,11 @@ def test_a_newcomer_gets_a_digest_presses_buttons_and_keeps_the_prompt(
     toggled by typing a button's number; a delivery prints above the prompt, which is
     drawn again below it; log lines go to ./data/trendbot.log meanwhile."""
     with on_terminal(trendbot("run"), env, tmp_path) as bot:
-        opening = bot.expect(HINT)
+        opening = greeted(bot)
         assert "Next digest: " in opening
-        bot.prompt()
         assert "log lines below WARNING go to data/trendbot.log" in bot.output
 
-        bot.send("/subscribe rl")
-        subscribed = bot.expect(PROMPT)
+        subscribed = ask(bot, "/subscribe rl")
         assert "Your first digest comes " in subscribed and "/digest sends it now." in subscribed
 
         bot.send("/digest")
@@ -642,33 +625,26 @@ def test_a_newcomer_gets_a_digest_presses_buttons_and_keeps_the_prompt(
         assert screen[-1].rstrip() == PROMPT.rstrip() and screen[-2] == RULE
 
         assert "[+1 👍] [-1 👎]" in digest
-        bot.send("+1")  # a digest's page is voted on where it was printed
-        assert "Noted: more like this" in bot.expect(PROMPT)
+        # A digest's page is voted on where it was printed.
+        assert "Noted: more like this" in ask(bot, "+1")
 
-        bot.send("/tags")  # the prompt still takes commands
-        assert "rl (" in bot.expect(PROMPT)
+        assert "rl (" in ask(bot, "/tags")  # the prompt still takes commands
 
-        bot.send("/broadcast Hello from the console")
-        preview = bot.expect(PROMPT)
+        preview = ask(bot, "/broadcast Hello from the console")
         assert "[1 Send] [2 Cancel]" in preview
-        bot.send("1")
-        confirmed = bot.expect(PROMPT)
+        confirmed = ask(bot, "1")
         assert "Broadcast #1 is on its way to 1 chat." in confirmed
         bot.expect("Broadcast #1 finished: 1 sent, 0 failed")
         bot.prompt()
         # The preview quoted it once; the delivery to this very chat printed it again.
         assert bot.output.count("Hello from the console") == 3  # typed, previewed, delivered
 
-        bot.send("/subscribe")
-        picker = bot.expect(PROMPT)
+        picker = ask(bot, "/subscribe")
         numbers = dict(re.findall(r"\[(\d+) (?:✅ )?([\w.-]+) \(\d+\)\]", picker))
         vision = next(n for n, tag in numbers.items() if tag == "vision")
-        bot.send(f"/press {vision}")
-        assert "any of rl, vision" in bot.expect(PROMPT)
-        bot.send("99")
-        assert "There is no button 99" in bot.expect(PROMPT)
-        bot.send("/quit")
-        assert bot.wait() == 0
+        assert "any of rl, vision" in ask(bot, f"/press {vision}")
+        assert "There is no button 99" in ask(bot, "99")
+        quit_console(bot)
         everything = bot.output
 
     pages = rl_pages(wiki)
@@ -687,8 +663,7 @@ def test_the_prompt_completes_commands_and_tags_and_keeps_history(
     env: dict[str, str], tmp_path: Path
 ) -> None:
     with on_terminal(trendbot("console"), env, tmp_path) as bot:
-        bot.expect(HINT)
-        bot.prompt()
+        greeted(bot)
         bot.keys("-l", "/subsc")
         bot.keys("Tab")
         bot.typed("/subscribe")
@@ -701,5 +676,4 @@ def test_the_prompt_completes_commands_and_tags_and_keeps_history(
         bot.typed("/subscribe -reasoning")
         bot.keys("C-u")
         bot.typed("")
-        bot.send("/quit")
-        assert bot.wait() == 0
+        quit_console(bot)
