@@ -280,9 +280,15 @@ class Planner:
     """
 
     def __init__(
-        self, *, engine: AsyncEngine, welcome_days: int = 30, welcome: bool = True
+        self,
+        *,
+        engine: AsyncEngine,
+        welcome_days: int = 30,
+        welcome: bool = True,
+        batch: int = BATCH,
     ) -> None:
         self._engine = engine
+        self._batch = batch
         self._welcome_days = welcome_days
         self._welcome = welcome
 
@@ -344,7 +350,7 @@ class Planner:
         while True:
             async with self._engine.begin() as conn:
                 rows = await planning.lock_batch(
-                    conn, selection=run.where, after_pk=run.after_pk, limit=BATCH
+                    conn, selection=run.where, after_pk=run.after_pk, limit=self._batch
                 )
                 batch = [_chat_of(row) for row in rows]
                 if not batch:

@@ -182,7 +182,9 @@ BOT_SCOPES = frozenset({"commands"}).union(*METHOD_SCOPES.values())
 # ---------------------------------------------------------------------------- the client
 
 
-def make_client(settings: Settings) -> AsyncWebClient:
+def make_client(
+    settings: Settings, *, timeout: int = REQUEST_TIMEOUT_SECONDS
+) -> AsyncWebClient:
     """The one Web API client of the process, for the sender and the channel.
 
     Calls go to ``settings.slack_api_base_url``. The client has no retry handlers at all:
@@ -200,7 +202,7 @@ def make_client(settings: Settings) -> AsyncWebClient:
         # OAuth install: no token of its own; each call names its workspace's token.
         token=token.get_secret_value() if token is not None else None,
         base_url=base_url,
-        timeout=REQUEST_TIMEOUT_SECONDS,
+        timeout=timeout,
         retry_handlers=[],
     )
 
@@ -762,7 +764,7 @@ class SlackChannel:
 
     ``latest``, ``tags`` and ``digest`` are acknowledged at once with nothing and answered
     through the ``response_url``; the other commands are answered in the acknowledgement,
-    unless their reply is not ready within :data:`ACK_BUDGET_SECONDS`, when they go the
+    unless their reply is not ready within ``ack_budget`` seconds, when they go the
     same way. A button's value is the core's action; the reply replaces the message that
     held the button (the tag picker updates in place). When the delivery engine paused the
     chat because the bot is not a member of the channel, every reply ends with a hint to
@@ -782,8 +784,10 @@ class SlackChannel:
         auth: SlackAuth | None = None,
         workspaces: Workspaces | None = None,
         state_store: StateStore | None = None,
+        ack_budget: float = ACK_BUDGET_SECONDS,
     ) -> None:
         self._settings = settings
+        self._ack_budget = ack_budget
         self.auth = auth or SlackAuth(client)
         self._workspaces = workspaces
         self._core = core
@@ -1137,7 +1141,7 @@ class SlackChannel:
         work = asyncio.ensure_future(self._answer(caller, run))
         self._track(work)
         if name not in SLOW_COMMANDS:
-            budget = ACK_BUDGET_SECONDS - (time.monotonic() - _received(context))
+            budget = self._ack_budget - (time.monotonic() - _received(context))
             done, _ = await asyncio.wait({work}, timeout=max(budget, 0.0))
             if done:
                 reply = work.result().reply

@@ -45,7 +45,9 @@ READ_ONLY = "trendbot_read_only"
 _RETURNED_AT = "trendbot_returned_at"
 
 
-def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
+def create_engine(
+    url: str, *, idle_ping_seconds: float = IDLE_PING_SECONDS, **kwargs: Any
+) -> AsyncEngine:
     """An async engine for ``url``; SQLite gets WAL, foreign keys and immediate transactions.
 
     Every SQLite transaction starts with ``BEGIN IMMEDIATE`` so two processes never both
@@ -53,8 +55,8 @@ def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
     Transactions that only read may say so (:func:`reader`) and start with a deferred
     ``BEGIN``, which in WAL mode neither waits for a writer nor holds one up.
 
-    A connection is checked before use only when it has been idle for
-    :data:`IDLE_PING_SECONDS`; one that dropped while in use fails its transaction, and the
+    A PostgreSQL connection is checked before use only when it has been idle for
+    ``idle_ping_seconds``; one that dropped while in use fails its transaction, and the
     pool then replaces every connection opened before the failure.
     """
     parsed = make_url(url)
@@ -76,7 +78,7 @@ def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
     kwargs.setdefault("pool_size", 10)
     kwargs.setdefault("max_overflow", 10)
     engine = create_async_engine(url, **kwargs)
-    _ping_when_idle(engine)
+    _ping_when_idle(engine, idle_seconds=idle_ping_seconds)
     return engine
 
 
@@ -92,7 +94,7 @@ def reader(engine: AsyncEngine) -> AsyncEngine:
     return engine.execution_options(**{READ_ONLY: True})
 
 
-def _ping_when_idle(engine: AsyncEngine) -> None:
+def _ping_when_idle(engine: AsyncEngine, *, idle_seconds: float) -> None:
     """Ping a pooled connection on checkout when it has lain idle for a while.
 
     ``pool_pre_ping`` pings on every checkout: three round trips on asyncpg (``BEGIN``, a
@@ -110,7 +112,7 @@ def _ping_when_idle(engine: AsyncEngine) -> None:
         dbapi_connection: Any, record: ConnectionPoolEntry, _proxy: PoolProxiedConnection
     ) -> None:
         returned = record.info.get(_RETURNED_AT)
-        if returned is None or time.monotonic() - returned < IDLE_PING_SECONDS:
+        if returned is None or time.monotonic() - returned < idle_seconds:
             return
         try:
             engine.dialect.do_ping(dbapi_connection)

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from bot.models import ChatSettings, ChatState, Platform
 from bot.store import chats as chat_store
 from bot.store import engine as engine_module
-from bot.store.engine import reader, upgrade
+from bot.store.engine import create_engine, reader, upgrade
 from bot.store.schema import chat_tags, chats
 
 # Far below SQLite's busy timeout (30 s): a read that queued behind the writer would miss it.
@@ -136,12 +136,15 @@ async def _terminate(postgres: AsyncEngine, pid: int) -> None:
 
 
 async def test_an_idle_connection_the_server_dropped_is_replaced_unseen(
-    engine: AsyncEngine, postgres: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+    database_url: str, postgres: AsyncEngine
 ) -> None:
-    monkeypatch.setattr(engine_module, "IDLE_PING_SECONDS", 0.0)
-    pid = await _backend_pid(engine)
-    await _terminate(postgres, pid)
-    assert await _backend_pid(engine) != pid  # pinged on checkout, replaced, no error
+    eager = create_engine(database_url, idle_ping_seconds=0.0)  # every connection "idle"
+    try:
+        pid = await _backend_pid(eager)
+        await _terminate(postgres, pid)
+        assert await _backend_pid(eager) != pid  # pinged on checkout, replaced, no error
+    finally:
+        await eager.dispose()
 
 
 async def test_a_connection_dropped_while_busy_fails_one_transaction(

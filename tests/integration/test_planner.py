@@ -7,7 +7,6 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import Delete
@@ -29,7 +28,9 @@ LATER = dt.timedelta(days=2)
 class World:
     """A wiki directory, a poller and a planner on one database."""
 
-    def __init__(self, engine: AsyncEngine, root: Path) -> None:
+    def __init__(
+        self, engine: AsyncEngine, root: Path, *, batch: int = planner_module.BATCH
+    ) -> None:
         self.engine = engine
         self.root = root
         self.poller = Poller(
@@ -40,7 +41,7 @@ class World:
             http=make_feed_client(),
         )
         # These tests follow page events; a chat's welcome digest has tests of its own.
-        self.planner = Planner(engine=engine, welcome=False)
+        self.planner = Planner(engine=engine, welcome=False, batch=batch)
         self.days = 0
 
     async def publish(self, key: str, *, tags: str, tldr: str = "Finding.") -> None:
@@ -98,8 +99,10 @@ class World:
             await conn.execute(statement)
 
 
-async def started(engine: AsyncEngine, tmp_path: Path) -> World:
-    world = World(engine, tmp_path)
+async def started(
+    engine: AsyncEngine, tmp_path: Path, *, batch: int = planner_module.BATCH
+) -> World:
+    world = World(engine, tmp_path, batch=batch)
     await world.publish("p/old", tags="[rl]")  # the baseline scan
     return world
 
@@ -231,12 +234,9 @@ async def test_filter_change_applies_to_what_comes_next(
     assert (await world.messages("1"))[0]["pages"] == [[2, False]]
 
 
-async def test_many_batches_plan_every_chat_once(
-    engine: AsyncEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_many_batches_plan_every_chat_once(engine: AsyncEngine, tmp_path: Path) -> None:
     """Batches of 3 (several at once on PostgreSQL): every chat gets its one digest."""
-    monkeypatch.setattr(planner_module, "BATCH", 3)
-    world = await started(engine, tmp_path)
+    world = await started(engine, tmp_path, batch=3)
     for i in range(1, 11):
         await world.chat(str(i), "rl vision" if i % 2 else "rl")
     await world.publish("p/a", tags="[rl]")

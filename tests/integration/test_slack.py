@@ -195,6 +195,7 @@ async def running(
     *,
     core: CommandCore | None = None,
     auth: slack_channel.SlackAuth | None = None,
+    ack_budget: float = slack_channel.ACK_BUDGET_SECONDS,
     **overrides: Any,
 ) -> AsyncIterator[Bot]:
     settings = make_settings(sl, **overrides)
@@ -205,7 +206,13 @@ async def running(
         lang=settings.default_language,
     )
     core = core or CommandCore(engine=engine, defaults=defaults, digests=digests)
-    channel = SlackChannel(settings=settings, core=core, client=make_client(settings), auth=auth)
+    channel = SlackChannel(
+        settings=settings,
+        core=core,
+        client=make_client(settings),
+        auth=auth,
+        ack_budget=ack_budget,
+    )
     await channel.start()
     assert channel.running
     app = make_app(engine=engine, hooks=WebHooks(slack=channel.handle_request))
@@ -520,10 +527,10 @@ async def test_latest_is_acknowledged_empty_and_answered_through_response_url(
 
 
 async def test_a_fast_command_over_the_ack_budget_goes_through_response_url(
-    bot: Bot, monkeypatch: pytest.MonkeyPatch
+    sl: FakeSlack, engine: AsyncEngine
 ) -> None:
-    monkeypatch.setattr(slack_channel, "ACK_BUDGET_SECONDS", 0.0)
-    answer = await bot.command("settings")
+    async with running(sl, engine, ack_budget=0.0) as bot:
+        answer = await bot.command("settings")
     assert answer.via == "response_url"
     assert t("en", "cmd.mode.daily") in answer.text
 
@@ -1227,11 +1234,8 @@ async def test_a_dropped_connection_is_an_ambiguous_transient_error_not_retried(
     await send_one(sender)  # the next one goes through
 
 
-async def test_a_timeout_is_ambiguous_and_a_refused_connection_is_not(
-    sl: FakeSlack, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(slack_channel, "REQUEST_TIMEOUT_SECONDS", 1)
-    sender = SlackSender(make_client(make_settings(sl)), per_channel_rate=1.0)
+async def test_a_timeout_is_ambiguous_and_a_refused_connection_is_not(sl: FakeSlack) -> None:
+    sender = SlackSender(make_client(make_settings(sl), timeout=1), per_channel_rate=1.0)
     sl.latency = 1.5
     with pytest.raises(TransientError) as slow:
         await send_one(sender)
