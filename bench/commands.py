@@ -49,7 +49,6 @@ from sqlalchemy.engine import make_url
 
 from bot import logs
 from bot.app import App, open_app
-from bot.channels.telegram import TelegramChannel
 from bot.settings import Settings
 from bot.store import pages as page_store
 from bot.store import scratch
@@ -329,7 +328,7 @@ async def run(args: argparse.Namespace) -> bool:
             tags = await _known_tags(app)
             assert app.telegram_bot is not None
             transport = _transport(app.telegram_bot)
-            channel = TelegramChannel(settings=settings, core=app.core, bot=app.telegram_bot)
+            channel = app.telegram_channel()
             await channel.start()
             try:
                 await fake.ask({"op": "wait_for_poll"})

@@ -28,10 +28,15 @@ from bot.store.engine import create_engine, upgrade
 
 # The chat libraries load only where a platform is configured (see ``open_app``).
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from slack_sdk.web.async_client import AsyncWebClient
     from telegram import Bot
 
+    from bot.channels.console import ConsoleChannel
+    from bot.channels.slack import SlackChannel
     from bot.channels.slack_oauth import StateStore, Workspaces
+    from bot.channels.telegram import TelegramChannel
 
 
 @dataclass(slots=True)
@@ -58,6 +63,40 @@ class App:
             on_broadcast_row=self.admin.broadcast_row_done,
             on_auth_failure=self.alerts.auth_failed,
         )
+
+    # The inbound side: each platform's channel on the one command core.
+
+    def telegram_channel(self) -> TelegramChannel:
+        """The Telegram channel (polling or webhook, as configured); Telegram must be."""
+        from bot.channels.telegram import TelegramChannel
+
+        assert self.telegram_bot is not None, "TELEGRAM_BOT_TOKEN is not set"
+        return TelegramChannel(settings=self.settings, core=self.core, bot=self.telegram_bot)
+
+    def slack_channel(self) -> SlackChannel:
+        """The Slack channel, sharing the sender's view of the token; Slack must be set up."""
+        from bot.channels.slack import SlackChannel, SlackSender
+
+        assert self.slack_client is not None, "Slack is not configured"
+        sender = self.senders.get(Platform.SLACK)
+        return SlackChannel(
+            settings=self.settings,
+            core=self.core,
+            client=self.slack_client,
+            auth=sender.auth if isinstance(sender, SlackSender) else None,
+            workspaces=self.slack_workspaces,
+            state_store=self.slack_states,
+        )
+
+    def console_channel(self, *, on_command: Callable[[], None]) -> ConsoleChannel:
+        """The terminal's chat; the 👍 and 👎 of the digests it prints can be pressed."""
+        from bot.channels.console import ConsoleChannel
+
+        console = ConsoleChannel(core=self.core, on_command=on_command)
+        printer = self.senders.get(Platform.CONSOLE)
+        if isinstance(printer, ConsoleSender):
+            printer.on_buttons = console.offer_votes
+        return console
 
 
 def _senders(

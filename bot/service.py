@@ -26,11 +26,10 @@ from sqlalchemy.engine import make_url
 
 from bot import alert_service, metrics, web
 from bot.app import App
-from bot.channels.console import ConsoleChannel, ConsoleSender
+from bot.channels.console import ConsoleChannel
 from bot.errors import BotError
 from bot.feed_server import FeedServer
 from bot.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
-from bot.models import Platform
 from bot.store import outbox
 from bot.store.engine import reader
 from bot.util import utcnow
@@ -295,10 +294,7 @@ class Service:
             scheduler.start()
             tasks.append(asyncio.create_task(self._poll_loop()))
             if self._console:
-                console = ConsoleChannel(core=self._app.core, on_command=self._delivery.notify)
-                printer = self._app.senders.get(Platform.CONSOLE)
-                if isinstance(printer, ConsoleSender):  # its digests' 👍 and 👎 can be pressed
-                    printer.on_buttons = console.offer_votes
+                console = self._app.console_channel(on_command=self._delivery.notify)
                 tasks.append(asyncio.create_task(self._run_console(console)))
             await self._stop.wait()
         finally:
@@ -332,9 +328,7 @@ class Service:
             return channels
         app = self._app
         if app.telegram_bot is not None:
-            from bot.channels.telegram import TelegramChannel
-
-            telegram = TelegramChannel(settings=app.settings, core=app.core, bot=app.telegram_bot)
+            telegram = app.telegram_channel()
             if app.settings.telegram_webhook_url:
                 hooks.telegram = telegram.process_webhook
             else:
@@ -342,17 +336,7 @@ class Service:
             hooks.channels["telegram"] = lambda: telegram.application.running
             channels.append(telegram)
         if app.slack_client is not None:
-            from bot.channels.slack import SlackChannel, SlackSender
-
-            sender = app.senders.get(Platform.SLACK)
-            slack = SlackChannel(
-                settings=app.settings,
-                core=app.core,
-                client=app.slack_client,
-                auth=sender.auth if isinstance(sender, SlackSender) else None,
-                workspaces=app.slack_workspaces,
-                state_store=app.slack_states,
-            )
+            slack = app.slack_channel()
             if app.settings.slack_signing_secret is not None:
                 hooks.slack = slack.handle_request
             if slack.oauth:
