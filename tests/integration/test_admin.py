@@ -5,9 +5,9 @@ trail, and a broadcast sharing the queue with digests."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import itertools
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -30,6 +30,7 @@ from bot.store import chats as chat_store
 from bot.store.engine import create_engine
 from bot.store.schema import audit_log, chat_tags, chats
 from bot.util import utcnow
+from tests.cli import run_cli
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_planner import started
 
@@ -113,8 +114,16 @@ async def running(
 
 
 async def subscribers(
-    engine: AsyncEngine, count: int, *, start: int = 10_000, tag: str = "rl", state: str = "active"
+    engine: AsyncEngine,
+    count: int,
+    *,
+    start: int = 10_000,
+    tag: str = "rl",
+    state: str = "active",
+    due_in: dt.timedelta = dt.timedelta(0),
 ) -> list[int]:
+    """``count`` private Telegram chats, ids from ``start``, following ``tag``, their next
+    digest ``due_in`` from now; their chat ids."""
     now = utcnow()
     ids = list(range(start, start + count))
     async with engine.begin() as conn:
@@ -132,7 +141,7 @@ async def subscribers(
                     "lang": "en",
                     "filter": tag,
                     "cursor": 0,
-                    "next_digest_at": now,
+                    "next_digest_at": now + due_in,
                     "created_at": now,
                     "updated_at": now,
                 }
@@ -308,15 +317,7 @@ def test_shell_broadcast_and_audit(
     env = dict(clean_env, DATABASE_URL=database_url, WIKI_SOURCES=str(tmp_path))
 
     def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "bot", *args],
-            env=env,
-            cwd=tmp_path,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return run_cli(*args, env=env, cwd=tmp_path, stdin=stdin)
 
     assert cli("db", "upgrade").returncode == 0
     nobody = cli("broadcast", "--text", "Hello", "--yes")

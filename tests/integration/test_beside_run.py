@@ -17,16 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.leader import LEASE_SECONDS, Leases, live_services, one_shots_sending
 from bot.payloads import Notice
 from bot.store import outbox
-from bot.store.schema import chat_tags, chats
+from bot.store.schema import chats
 from bot.store.schema import outbox as outbox_table
 from bot.util import utcnow
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
+from tests.integration.test_admin import subscribers
 from tests.integration.test_crash import run_env, start_run, wait_until
 from tests.integration.test_planner import started
 from tests.integration.test_replicas import wait_until_async
@@ -71,35 +72,7 @@ async def cli(env: dict[str, str], cwd: Path, *args: str) -> Done:
 async def due_later(engine: AsyncEngine, count: int) -> list[int]:
     """``count`` private chats following ``rl`` whose next digest is a day away: only
     ``digest --now`` plans them, not the running service's planner."""
-    now = utcnow()
-    ids = list(range(20_000, 20_000 + count))
-    async with engine.begin() as conn:
-        await conn.execute(
-            insert(chats),
-            [
-                {
-                    "platform": "telegram",
-                    "chat_id": str(i),
-                    "kind": "private",
-                    "state": "active",
-                    "mode": "daily",
-                    "digest_time": "09:00",
-                    "timezone": "UTC",
-                    "lang": "en",
-                    "filter": "rl",
-                    "cursor": 0,
-                    "next_digest_at": now + dt.timedelta(days=1),
-                    "created_at": now,
-                    "updated_at": now,
-                }
-                for i in ids
-            ],
-        )
-        rows = await conn.execute(select(chats.c.id))
-        await conn.execute(
-            insert(chat_tags), [{"chat_pk": pk, "tag": "rl", "kind": "any"} for (pk,) in rows]
-        )
-    return ids
+    return await subscribers(engine, count, start=20_000, due_in=dt.timedelta(days=1))
 
 
 def per_chat(calls: list[TelegramCall]) -> collections.Counter[int | str | None]:

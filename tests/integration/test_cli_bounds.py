@@ -4,27 +4,12 @@ option and what it accepts, exit 2, no traceback, and nothing done."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bot.__main__ import MAX_AGE_DAYS, MAX_BACKFILL_DAYS
-
-
-def run(
-    args: list[str | bytes], *, env: dict[str, str], cwd: Path
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        errors="replace",
-        timeout=120,
-    )
+from tests.cli import refusal, run_cli
 
 
 @pytest.mark.parametrize(
@@ -58,11 +43,9 @@ def test_an_option_out_of_bounds_is_one_line_and_exit_2(
     database = tmp_path / "trendbot.db"
     env = dict(clean_env, DATABASE_URL=f"sqlite+aiosqlite:///{database}")
     argv = [os.fsdecode(a) if isinstance(a, bytes) else a for a in args]
-    result = run(argv, env=env, cwd=tmp_path)  # type: ignore[arg-type]
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert option in lines[0] and accepted in lines[0]
+    result = run_cli(*argv, env=env, cwd=tmp_path, errors="replace")
+    line = refusal(result)
+    assert option in line and accepted in line
     assert "Traceback" not in result.stderr + result.stdout
     assert not database.exists()  # refused before anything was opened
 
@@ -73,7 +56,7 @@ def test_the_largest_accepted_values_work(clean_env: dict[str, str], tmp_path: P
         DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/trendbot.db",
         WIKI_SOURCES=str(tmp_path),
     )
-    backfill = run(["poll", "--backfill", str(MAX_BACKFILL_DAYS)], env=env, cwd=tmp_path)
+    backfill = run_cli("poll", "--backfill", str(MAX_BACKFILL_DAYS), env=env, cwd=tmp_path)
     assert backfill.returncode == 0, backfill.stderr
-    audit = run(["audit", "--since", f"{MAX_AGE_DAYS}d"], env=env, cwd=tmp_path)
+    audit = run_cli("audit", "--since", f"{MAX_AGE_DAYS}d", env=env, cwd=tmp_path)
     assert audit.returncode == 0, audit.stderr

@@ -8,53 +8,23 @@ import asyncio
 import collections
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.delivery import Delivery
-from bot.store.schema import chat_tags, chats
-from bot.util import utcnow
+from tests.cli import start_cli
 from tests.fakes.telegram_api import FakeTelegram
+from tests.integration.test_admin import subscribers
 from tests.integration.test_planner import started
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 CHATS = 500
 # The service's delivery concurrency: no more sends than this can be in flight at once.
 IN_FLIGHT_BOUND = Delivery.__init__.__kwdefaults__["concurrency"]  # type: ignore[index]
-
-
-async def make_chats(engine: AsyncEngine, count: int) -> None:
-    now = utcnow()
-    rows = [
-        {
-            "platform": "telegram",
-            "chat_id": str(10_000 + i),
-            "kind": "private",
-            "state": "active",
-            "mode": "daily",
-            "digest_time": "09:00",
-            "timezone": "UTC",
-            "lang": "en",
-            "filter": "rl",
-            "cursor": 0,
-            "next_digest_at": now,
-            "created_at": now,
-            "updated_at": now,
-        }
-        for i in range(count)
-    ]
-    async with engine.begin() as conn:
-        await conn.execute(insert(chats), rows)
-        await conn.execute(
-            insert(chat_tags),
-            [{"chat_pk": pk, "tag": "rl", "kind": "any"} for pk in range(1, count + 1)],
-        )
 
 
 def run_env(
@@ -77,15 +47,8 @@ def run_env(
 
 
 def start_run(env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
-    with (cwd / "run.log").open("ab") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "bot", "run"],
-            env=env,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
+    """``trendbot run``, its stderr added to ``run.log``."""
+    return start_cli(env=env, cwd=cwd, err=cwd / "run.log", append=True)
 
 
 async def wait_until(predicate: Callable[[], bool], seconds: float) -> None:
@@ -102,7 +65,7 @@ async def test_sigkill_mid_fanout_loses_nothing(
 ) -> None:
     wiki = tmp_path / "wiki"
     world = await started(engine, wiki)
-    await make_chats(engine, CHATS)
+    await subscribers(engine, CHATS)
     await world.publish("papers/2026/crash-test", tags="[rl]")
     assert await world.planner.plan_now() == CHATS
 

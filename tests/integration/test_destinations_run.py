@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import re
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import feedparser
@@ -17,6 +15,7 @@ import pytest
 from bot.models import ChatSettings, Platform
 from bot.store import chats as chat_store
 from bot.store.engine import create_engine, upgrade
+from tests.cli import start_cli
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_ops import free_port, wait_healthy
 from tests.integration.test_poll import page, write
@@ -62,15 +61,7 @@ async def test_run_serves_feeds_and_alerts_the_admin(
             PTB_TIMEDELTA="true",
             LOG_LEVEL="DEBUG",  # the libraries log every request at DEBUG
         )
-        with (tmp_path / "err.log").open("w") as err:
-            process = subprocess.Popen(  # noqa: ASYNC220 - a long-running child, never awaited
-                [sys.executable, "-m", "bot", "run"],
-                env=env,
-                cwd=tmp_path,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-            )
+        process = start_cli(env=env, cwd=tmp_path, err=tmp_path / "err.log")
         try:
             await wait_healthy(client, f"{base}/healthz", process)
             # The first poll finds the missing directory: one alert, in the admin's chat.

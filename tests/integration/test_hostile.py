@@ -13,8 +13,6 @@ import asyncio
 import gzip
 import logging
 import signal
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +27,7 @@ from bot.pages import MAX_KEY_CHARS, MAX_PAGE_TAGS, MAX_TITLE_CHARS, MAX_TLDR_CH
 from bot.poll import Poller
 from bot.sources.feed import MAX_FEED_ENTRIES, make_feed_client
 from bot.store.schema import audit_log, chats, page_tags, page_texts, pages, sources
+from tests.cli import start_cli
 from tests.fakes.slack_api import FakeSlack, signed_headers
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_ops import free_port, wait_healthy
@@ -246,15 +245,7 @@ async def run(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Run]:
             PYTHONUNBUFFERED="1",
         )
         log = tmp_path / "run.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(  # noqa: ASYNC220 - a long-running child
-                [sys.executable, "-m", "bot", "run"],
-                env=env,
-                cwd=tmp_path,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+        process = start_cli(env=env, cwd=tmp_path, out=log, err=log)
         try:
             await wait_healthy(client, f"{base}/healthz", process)
             yield Run(base=base, log=log, database=database, client=client)

@@ -11,7 +11,6 @@ import json
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from bot import web
 from bot.leader import LEADER
 from bot.logs import JSON_KEYS
 from bot.store.schema import audit_log, leases
+from tests.cli import run_cli, start_cli
 from tests.fakes.feed_server import FeedServer, Served
 from tests.fakes.slack_api import FakeSlack, signed_headers, slash_command_body
 from tests.fakes.telegram_api import FakeTelegram
@@ -95,15 +95,7 @@ async def test_a_full_run_serves_http_and_leaks_no_secret(
             PTB_TIMEDELTA="true",
         )
         out_path, err_path = tmp_path / "out.log", tmp_path / "err.log"
-        with out_path.open("w") as out_file, err_path.open("w") as err_file:
-            process = subprocess.Popen(  # noqa: ASYNC220 - a long-running child, never awaited
-                [sys.executable, "-m", "bot", "run"],
-                env=env,
-                cwd=tmp_path,
-                stdin=subprocess.DEVNULL,
-                stdout=out_file,
-                stderr=err_file,
-            )
+        process = start_cli(env=env, cwd=tmp_path, out=out_path, err=err_path)
         try:
             await wait_healthy(client, f"{base}/healthz", process)
             # Healthy from the start; each source shows once its first poll is recorded.
@@ -217,15 +209,9 @@ FEED_SECRETS = (FEED_PASSWORD, FEED_API_KEY, FEED_TOKEN)
 
 
 def start_run(env: dict[str, str], tmp_path: Path, *args: str) -> subprocess.Popen[bytes]:
-    with (tmp_path / "out.log").open("ab") as out, (tmp_path / "err.log").open("ab") as err:
-        return subprocess.Popen(
-            [sys.executable, "-m", "bot", *(args or ("run",))],
-            env=env,
-            cwd=tmp_path,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-        )
+    """``trendbot args`` (``run`` without any), its output added to out.log and err.log."""
+    out, err = tmp_path / "out.log", tmp_path / "err.log"
+    return start_cli(*args, env=env, cwd=tmp_path, out=out, err=err, append=True)
 
 
 def with_credentials(url: str, path: str) -> str:
@@ -256,13 +242,7 @@ async def test_feed_credentials_never_leave_the_feed_request(
             LOG_LEVEL="DEBUG",
         )
         poll = await asyncio.to_thread(
-            subprocess.run,
-            [sys.executable, "-m", "bot", "poll"],
-            env=dict(env, LOG_FORMAT="json"),
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
+            run_cli, "poll", env=dict(env, LOG_FORMAT="json"), cwd=tmp_path
         )
         assert poll.returncode == 0, poll.stderr
         process = start_run(env, tmp_path)

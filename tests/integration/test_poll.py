@@ -7,8 +7,6 @@ import datetime as dt
 import json
 import logging
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -21,6 +19,7 @@ from bot.poll import POLL_CONCURRENCY, Poller
 from bot.sources.feed import make_feed_client
 from bot.store import pages as page_store
 from bot.store.schema import page_events, pages, sources
+from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.fakes.feed_server import FeedServer, Served
 
@@ -195,35 +194,24 @@ async def test_feed_source_with_conditional_requests(engine: AsyncEngine) -> Non
     assert row == '"v1"'
 
 
-def run_cli(args: list[str], *, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_poll_command_on_the_sample_wiki(
     clean_env: dict[str, str], tmp_path: Path, database_url: str
 ) -> None:
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     env = dict(clean_env, DATABASE_URL=database_url)
-    first = run_cli(["poll"], env=env, cwd=tmp_path)
+    first = run_cli("poll", env=env, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     last = first.stdout.strip().splitlines()[-1]
     assert last.endswith("new, 0 updated, 0 skipped (baseline: nothing queued)")
     assert int(last.split()[0]) >= 12
-    second = run_cli(["poll"], env=env, cwd=tmp_path)
+    second = run_cli("poll", env=env, cwd=tmp_path)
     assert second.stdout.strip().splitlines()[-1] == "0 new, 0 updated, 0 skipped"
-    backfill = run_cli(["poll", "--backfill", "3650"], env=env, cwd=tmp_path)
+    backfill = run_cli("poll", "--backfill", "3650", env=env, cwd=tmp_path)
     assert backfill.stdout.strip().splitlines()[-1] == (
         f"0 new, 0 updated, 0 skipped (backfill: {last.split()[0]} notifications queued)"
     )
     # What the first backfill queued is not queued again.
-    again = run_cli(["poll", "--backfill", "3650"], env=env, cwd=tmp_path)
+    again = run_cli("poll", "--backfill", "3650", env=env, cwd=tmp_path)
     assert again.stdout.strip().splitlines()[-1] == (
         "0 new, 0 updated, 0 skipped (backfill: 0 notifications queued)"
     )
@@ -233,14 +221,14 @@ def test_poll_command_fails_when_every_source_fails(
     clean_env: dict[str, str], tmp_path: Path
 ) -> None:
     env = dict(clean_env, WIKI_SOURCES=str(tmp_path / "nowhere"))
-    result = run_cli(["poll"], env=env, cwd=tmp_path)
+    result = run_cli("poll", env=env, cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout.strip().splitlines()[-1] == "0 new, 0 updated, 0 skipped"
     assert "nowhere" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_poll_rejects_a_bad_backfill(clean_env: dict[str, str], tmp_path: Path) -> None:
-    result = run_cli(["poll", "--backfill", "soon"], env=clean_env, cwd=tmp_path)
+    result = run_cli("poll", "--backfill", "soon", env=clean_env, cwd=tmp_path)
     assert result.returncode == 2
     assert "whole number of days" in result.stderr
 
@@ -394,12 +382,12 @@ async def test_feed_allow_cross_host_redirects_reaches_the_poll(
             WIKI_SOURCES=moved,
             DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/trendbot.db",
         )
-        refused = await asyncio.to_thread(run_cli, ["poll"], env=env, cwd=tmp_path)
+        refused = await asyncio.to_thread(run_cli, "poll", env=env, cwd=tmp_path)
         allowed = await asyncio.to_thread(
-            run_cli, ["poll"], env=dict(env, FEED_ALLOW_CROSS_HOST_REDIRECTS="true"), cwd=tmp_path
+            run_cli, "poll", env=dict(env, FEED_ALLOW_CROSS_HOST_REDIRECTS="true"), cwd=tmp_path
         )
         bad = await asyncio.to_thread(
-            run_cli, ["poll"], env=dict(env, FEED_ALLOW_CROSS_HOST_REDIRECTS="maybe"), cwd=tmp_path
+            run_cli, "poll", env=dict(env, FEED_ALLOW_CROSS_HOST_REDIRECTS="maybe"), cwd=tmp_path
         )
     assert refused.returncode == 1
     assert "redirect to another host (localhost) refused" in refused.stderr

@@ -18,7 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.delivery import SHUTDOWN_GRACE_SECONDS
 from bot.store.schema import outbox
 from tests.fakes.telegram_api import FakeTelegram
-from tests.integration.test_crash import CHATS, TOKEN, make_chats, run_env, start_run, wait_until
+from tests.integration.test_admin import subscribers
+from tests.integration.test_crash import CHATS, TOKEN, run_env, start_run, wait_until
 from tests.integration.test_planner import started
 
 # After the grace: the channels and the HTTP server stop, the leases are released.
@@ -34,7 +35,7 @@ async def statuses(engine: AsyncEngine) -> dict[str, int]:
 async def fan_out(engine: AsyncEngine, tmp_path: Path) -> Path:
     wiki = tmp_path / "wiki"
     world = await started(engine, wiki)
-    await make_chats(engine, CHATS)
+    await subscribers(engine, CHATS)
     await world.publish("papers/2026/shutdown-test", tags="[rl]")
     assert await world.planner.plan_now() == CHATS
     return wiki

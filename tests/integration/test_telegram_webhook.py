@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from bot.channels.telegram import TelegramChannel, make_bot
 from bot.commands import CommandCore, Defaults
 from bot.settings import Settings
+from tests.cli import start_cli
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_ops import free_port, wait_healthy
 from tests.strategies import MALFORMED_UPDATES as MALFORMED
@@ -102,15 +102,9 @@ async def test_run_answers_malformed_and_repeated_webhooks_without_acting_twice(
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     err_path = tmp_path / "err.log"
-    with err_path.open("w") as err_file:
-        process = subprocess.Popen(  # noqa: ASYNC220 - a long-running child, never awaited
-            [sys.executable, "-m", "bot", "run"],
-            env=run_env(tg, database_url, port),
-            cwd=Path.cwd(),
-            stdin=subprocess.DEVNULL,
-            stdout=err_file,
-            stderr=subprocess.STDOUT,
-        )
+    process = start_cli(
+        env=run_env(tg, database_url, port), cwd=Path.cwd(), out=err_path, err=err_path
+    )
     try:
         async with httpx.AsyncClient(timeout=30) as client:
             await wait_healthy(client, f"{base}/healthz", process)

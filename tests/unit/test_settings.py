@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import subprocess
-import sys
 
 import pytest
 
 from bot.errors import ConfigError
 from bot.settings import load_settings
+from tests.cli import refusal, run_cli
 
 TOKEN = "123456789:AAEhBP0av28pGHs_k3GfT-4VmWjR0uYsQpA"
 
@@ -112,17 +111,8 @@ def test_dotenv_file_is_read(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_cli_exits_2_with_one_line_and_no_secret(clean_env: dict[str, str], tmp_path) -> None:  # type: ignore[no-untyped-def]
     env = dict(clean_env, SLACK_BOT_TOKEN="xoxb-very-secret-value", DEFAULT_TIMEZONE="Nowhere/City")
-    result = subprocess.run(
-        [sys.executable, "-m", "bot", "poll"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 2
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "DEFAULT_TIMEZONE" in lines[0] or "SLACK_SIGNING_SECRET" in lines[0]
+    result = run_cli("poll", env=env, cwd=tmp_path, timeout=60)
+    line = refusal(result)
+    assert "DEFAULT_TIMEZONE" in line or "SLACK_SIGNING_SECRET" in line
     assert "Traceback" not in result.stderr
     assert "very-secret" not in result.stderr + result.stdout

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +9,7 @@ from cryptography.fernet import Fernet
 
 from bot.errors import ConfigError
 from bot.settings import load_settings
+from tests.cli import refusal, run_cli
 
 CLIENT_ID = "1234567890.1234567890"
 CLIENT_SECRET = "client-secret-value-0123456789"
@@ -117,18 +116,9 @@ def test_cli_says_which_setup_to_choose_in_one_line_exit_2(
     clean_env: dict[str, str], tmp_path: Path
 ) -> None:
     env = dict(clean_env, **OAUTH, SLACK_BOT_TOKEN="xoxb-very-secret-value")
-    result = subprocess.run(
-        [sys.executable, "-m", "bot", "subscribers"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 2
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "SLACK_BOT_TOKEN" in lines[0] and "SLACK_CLIENT_ID" in lines[0]
+    result = run_cli("subscribers", env=env, cwd=tmp_path, timeout=60)
+    line = refusal(result)
+    assert "SLACK_BOT_TOKEN" in line and "SLACK_CLIENT_ID" in line
     output = result.stderr + result.stdout
     for secret in ("very-secret", CLIENT_SECRET, SIGNING_SECRET, STATE_SECRET, KEY):
         assert secret not in output

@@ -1,0 +1,72 @@
+"""``trendbot`` in a child process, as an operator runs it: a command to its end, or a
+``trendbot run`` in the background with its output in log files."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO
+
+TRENDBOT = (sys.executable, "-m", "bot")
+
+
+def run_cli(
+    *args: str | bytes,
+    env: dict[str, str],
+    cwd: Path,
+    stdin: str | None = None,
+    timeout: float = 120,
+    errors: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``trendbot args`` to its end, its output captured as text (decoded with ``errors``)."""
+    return subprocess.run(
+        [*TRENDBOT, *args],
+        env=env,
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        errors=errors,
+        timeout=timeout,
+    )
+
+
+def start_cli(
+    *args: str,
+    env: dict[str, str],
+    cwd: Path,
+    out: Path | None = None,
+    err: Path | None = None,
+    append: bool = False,
+) -> subprocess.Popen[bytes]:
+    """``trendbot args`` (``run`` without any) started in the background, stdin closed.
+
+    Its stdout goes to the file ``out`` and its stderr to ``err``, both to ``out`` where
+    ``err`` is ``out``, and nowhere where one is None; ``append`` keeps what the files held.
+    """
+    mode = "ab" if append else "wb"
+    with contextlib.ExitStack() as files:
+        stdout: int | IO[bytes] = subprocess.DEVNULL
+        stderr: int | IO[bytes] = subprocess.DEVNULL
+        if out is not None:
+            stdout = files.enter_context(out.open(mode))
+        if err is not None:
+            stderr = subprocess.STDOUT if err == out else files.enter_context(err.open(mode))
+        return subprocess.Popen(
+            [*TRENDBOT, *(args or ("run",))],
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+        )
+
+
+def refusal(result: subprocess.CompletedProcess[str]) -> str:
+    """The one line on stderr of a command refused with exit code 2."""
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
