@@ -106,7 +106,7 @@ async def record_planned(
     conn: AsyncConnection, rows: Sequence[tuple[int, int, str]], *, at: dt.datetime
 ) -> None:
     """New ledger rows ``(chat_pk, page_id, fingerprint)``, all planned ``at``."""
-    await _insert_many(
+    await insert_many(
         conn, chat_pages, ("chat_pk", "page_id", "fingerprint"), rows, same={"planned_at": at}
     )
 
@@ -120,7 +120,7 @@ async def enqueue(conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]) -> N
     # always varies (and one row's values are all "alike").
     same = {k: v for k, v in first.items() if k != "chat_pk" and all(r[k] == v for r in rows)}
     varying = tuple(k for k in first if k not in same)
-    await _insert_many(
+    await insert_many(
         conn, outbox, varying, [tuple(r[k] for k in varying) for r in rows], same=same
     )
 
@@ -133,21 +133,9 @@ async def insert_many(
     *,
     same: Mapping[str, Any],
 ) -> None:
-    """Bulk loads of any table of the schema (``bench/fanout.py`` seeds a million chats
-    with it): see :func:`_insert_many`."""
-    await _insert_many(conn, table, columns, rows, same=same)
-
-
-async def _insert_many(
-    conn: AsyncConnection,
-    table: Table,
-    columns: Sequence[str],
-    rows: Sequence[Sequence[Any]],
-    *,
-    same: Mapping[str, Any],
-) -> None:
     """``rows`` (values of ``columns``, in order), each with the values of ``same``, inserted
-    in bulk past SQLAlchemy's per-row work.
+    in bulk past SQLAlchemy's per-row work; for any table of the schema (``bench/fanout.py``
+    seeds a million chats with it).
 
     Planning 100,000 chats writes 100,000 messages and over a million ledger rows, and
     SQLAlchemy's processing of every row's parameters took longer than the planning itself.
