@@ -20,8 +20,9 @@ import datetime as dt
 import logging
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import payloads
 from bot.commands import Caller
@@ -137,13 +138,7 @@ class Admin:
     async def refused(self, caller: Caller, *, name: str) -> None:
         log.warning("refused %s for a non-admin", name, extra={"chat": _chat(caller)})
         async with self._engine.begin() as conn:
-            await store.audit(
-                conn,
-                actor=actor(caller),
-                chat=_chat(caller),
-                action=f"{name}.refused",
-                allowed=False,
-            )
+            await _audit(conn, caller, action=f"{name}.refused", allowed=False)
 
     async def handle(
         self, caller: Caller, *, name: str, args: str, lang: str, prefix: str = "/"
@@ -185,12 +180,10 @@ class Admin:
                 created_by=actor(caller),
                 origin_chat=_chat(caller),
             )
-            await store.audit(
+            await _audit(
                 conn,
-                actor=actor(caller),
-                chat=_chat(caller),
+                caller,
                 action="broadcast.previewed",
-                allowed=True,
                 detail={"broadcast": broadcast_id, "reach": size.reach, "text": draft.text},
             )
         text = "\n\n".join(
@@ -233,49 +226,47 @@ class Admin:
 
     async def confirm(self, caller: Caller, *, broadcast_id: int, lang: str) -> Reply:
         async with self._engine.begin() as conn:
-            broadcast = await store.get_broadcast(conn, broadcast_id)
-            if broadcast is None or not self._may_act_on(caller, broadcast):
+            broadcast = await self._decidable(conn, caller, broadcast_id)
+            if broadcast is None:
                 return Reply(lang, t(lang, "admin.broadcast.unknown"))
             queued = await store.confirm_broadcast(conn, broadcast_id)
-            await store.audit(
+            await _audit(
                 conn,
-                actor=actor(caller),
-                chat=_chat(caller),
+                caller,
                 action="broadcast.confirmed" if queued is not None else "broadcast.repeated",
-                allowed=True,
                 detail={"broadcast": broadcast_id, "queued": queued},
             )
         if queued is None:
-            return Reply(
-                lang,
-                t(lang, "admin.broadcast.not_pending", id=broadcast_id, status=broadcast.status),
-            )
+            return _not_pending(lang, broadcast)
         return Reply(lang, tn(lang, "admin.broadcast.queued", queued, id=broadcast_id))
 
     async def cancel(self, caller: Caller, *, broadcast_id: int, lang: str) -> Reply:
         async with self._engine.begin() as conn:
-            broadcast = await store.get_broadcast(conn, broadcast_id)
-            if broadcast is None or not self._may_act_on(caller, broadcast):
+            broadcast = await self._decidable(conn, caller, broadcast_id)
+            if broadcast is None:
                 return Reply(lang, t(lang, "admin.broadcast.unknown"))
             cancelled = await store.cancel_broadcast(conn, broadcast_id)
-            await store.audit(
+            await _audit(
                 conn,
-                actor=actor(caller),
-                chat=_chat(caller),
+                caller,
                 action="broadcast.cancelled",
-                allowed=True,
                 detail={"broadcast": broadcast_id, "changed": cancelled},
             )
         if not cancelled:
-            return Reply(
-                lang,
-                t(lang, "admin.broadcast.not_pending", id=broadcast_id, status=broadcast.status),
-            )
+            return _not_pending(lang, broadcast)
         return Reply(lang, t(lang, "admin.broadcast.cancelled", id=broadcast_id))
 
-    def _may_act_on(self, caller: Caller, broadcast: store.Broadcast) -> bool:
-        """A workspace's installer sends or cancels only the broadcasts they previewed."""
-        return self._workspace_only(caller) is None or broadcast.created_by == actor(caller)
+    async def _decidable(
+        self, conn: AsyncConnection, caller: Caller, broadcast_id: int
+    ) -> store.Broadcast | None:
+        """The broadcast, if there is one ``caller`` may send or cancel: a workspace's
+        installer decides only on the broadcasts they previewed."""
+        broadcast = await store.get_broadcast(conn, broadcast_id)
+        if broadcast is None:
+            return None
+        if self._workspace_only(caller) is None or broadcast.created_by == actor(caller):
+            return broadcast
+        return None
 
     async def broadcast_row_done(self, broadcast_id: int) -> None:
         """Called by the delivery engine when a row of the broadcast was completed (sent or
@@ -339,9 +330,7 @@ class Admin:
             failures = await outbox.top_failures(conn, since=day_ago, chat_pks=scope)
             sources = await page_store.all_sources(conn)
             running = await store.in_progress(conn, created_by=actor(caller) if workspace else None)
-            await store.audit(
-                conn, actor=actor(caller), chat=_chat(caller), action="stats.viewed", allowed=True
-            )
+            await _audit(conn, caller, action="stats.viewed")
         lines = [t(lang, "admin.stats.header")]
         if chat_rows:
             by_platform: dict[str, list[str]] = {}
@@ -399,3 +388,24 @@ class Admin:
 
 def _chat(caller: Caller) -> str:
     return f"{caller.platform.value}:{caller.chat_id}"
+
+
+async def _audit(
+    conn: AsyncConnection,
+    caller: Caller,
+    *,
+    action: str,
+    allowed: bool = True,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """An entry of the audit log for what ``caller`` did (or was refused) in its chat."""
+    await store.audit(
+        conn, actor=actor(caller), chat=_chat(caller), action=action, allowed=allowed, detail=detail
+    )
+
+
+def _not_pending(lang: str, broadcast: store.Broadcast) -> Reply:
+    """The reply to a decision on a broadcast already sent or cancelled."""
+    return Reply(
+        lang, t(lang, "admin.broadcast.not_pending", id=broadcast.id, status=broadcast.status)
+    )
