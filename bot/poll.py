@@ -107,8 +107,10 @@ class Poller:
         default_lang: str,
         http: httpx.AsyncClient,
         allow_cross_host_redirects: bool = False,
+        source_deadline: float = SOURCE_DEADLINE_SECONDS,
     ) -> None:
         self._engine = engine
+        self._source_deadline = source_deadline
         self._sources = tuple(sources)
         self._base_url = base_url
         self._default_lang = default_lang
@@ -149,7 +151,7 @@ class Poller:
         shown = redact_url(name)
         source_id: int | None = None
         try:
-            async with asyncio.timeout(SOURCE_DEADLINE_SECONDS):
+            async with asyncio.timeout(self._source_deadline):
                 async with self._engine.begin() as conn:
                     source = await store.source(conn, name=name, kind=kind)
                 source_id = source.id
@@ -160,7 +162,7 @@ class Poller:
             reason = scrub(exc.reason, name)
             log.warning("source failed: %s: %s", shown, reason)
         except TimeoutError:
-            reason = f"took longer than {SOURCE_DEADLINE_SECONDS:g} s"
+            reason = f"took longer than {self._source_deadline:g} s"
             log.warning("source failed: %s: %s", shown, reason)
         except Exception as exc:  # a bug or a database error: this source fails, not the poll
             reason = f"unexpected error: {type(exc).__name__}"

@@ -82,6 +82,7 @@ def scan_directory(
     base_url: str | None,
     default_lang: str,
     known: Mapping[str, FileStamp],
+    threads_from: int = READ_THREADS_FROM,
 ) -> DirectoryScan:
     """Scan a wiki directory, parsing only the pages whose files changed.
 
@@ -94,6 +95,8 @@ def scan_directory(
         base_url: The base of page links (see :func:`bot.pages.page_url`).
         default_lang: The language of a file that names none.
         known: The stamps of the previous scan, by relative path; empty on the first.
+        threads_from: From this many changed files on, they are read by threads ahead of
+            the parser; fewer are read in the calling thread.
 
     Returns:
         The scan's stamps, changed pages, present keys and skipped files.
@@ -132,7 +135,7 @@ def scan_directory(
 
     parsed: list[PageFile] = []
     to_parse = [rel for key in sorted(changed_keys) for rel in files_by_key[key]]
-    for rel, read in _readers(root_path, to_parse):
+    for rel, read in _readers(root_path, to_parse, threads_from=threads_from):
         stamp = stamps[rel]
         try:
             parsed.append(parse_page_file(read(), path=rel, default_lang=default_lang))
@@ -171,13 +174,15 @@ def scan_directory(
     )
 
 
-def _readers(root: str, rels: list[str]) -> Iterator[tuple[str, Callable[[], bytes]]]:
+def _readers(
+    root: str, rels: list[str], *, threads_from: int
+) -> Iterator[tuple[str, Callable[[], bytes]]]:
     """``(rel, read)`` for each file, in order; ``read()`` gives its bytes or a ParseError.
 
     Many files are read by a few threads ahead of the parser (reading releases the GIL,
     so the disk works while the parser does), never more than :data:`READ_AHEAD` at once.
     """
-    if len(rels) < READ_THREADS_FROM:
+    if len(rels) < threads_from:
         for rel in rels:
             yield rel, partial(_read, root, rel)
         return

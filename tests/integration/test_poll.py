@@ -14,7 +14,6 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import poll as poll_module
 from bot.poll import POLL_CONCURRENCY, Poller
 from bot.sources.feed import make_feed_client
 from bot.store import pages as page_store
@@ -319,9 +318,8 @@ async def test_an_unexpected_error_fails_that_source_alone(
 
 
 async def test_sources_are_polled_at_once_and_a_hanging_one_meets_its_deadline(
-    engine: AsyncEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: AsyncEngine, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(poll_module, "SOURCE_DEADLINE_SECONDS", 2.0)
     write(tmp_path, *page("papers/2026/a-one"))
     async with FeedServer() as server:
         hanging = [server.hang(f"/hang{n}") for n in range(3)]
@@ -331,6 +329,7 @@ async def test_sources_are_polled_at_once_and_a_hanging_one_meets_its_deadline(
             base_url=None,
             default_lang="en",
             http=make_feed_client(),
+            source_deadline=2.0,
         )
         polled = asyncio.create_task(poller.poll())
         await server.wait_in_flight(3)  # all three hang at the same time

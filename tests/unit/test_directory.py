@@ -40,10 +40,19 @@ def write(root: Path, rel: str, content: str | bytes) -> Path:
 
 
 def scan(
-    root: Path, known: Mapping[str, FileStamp] | None = None, *, base_url: str | None = None
+    root: Path,
+    known: Mapping[str, FileStamp] | None = None,
+    *,
+    base_url: str | None = None,
+    threads_from: int = directory.READ_THREADS_FROM,
 ) -> DirectoryScan:
     return scan_directory(
-        root, source="wiki", base_url=base_url, default_lang="en", known=known or {}
+        root,
+        source="wiki",
+        base_url=base_url,
+        default_lang="en",
+        known=known or {},
+        threads_from=threads_from,
     )
 
 
@@ -287,16 +296,13 @@ def test_an_unreadable_file_is_skipped(tmp_path: Path, monkeypatch: pytest.Monke
     assert result.present_keys == {"locked", "open"}
 
 
-def test_many_changed_files_read_ahead_in_threads_give_the_same_scan(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_many_changed_files_read_ahead_in_threads_give_the_same_scan(tmp_path: Path) -> None:
     count = directory.READ_THREADS_FROM + directory.READ_AHEAD + 10
     for n in range(count):
         write(tmp_path, f"p/{n:04d}.{'ko' if n % 2 else 'en'}.md", page(f"P{n}"))
     write(tmp_path, "p/0003.en.md", b"\x00")
     threaded = scan(tmp_path)
-    monkeypatch.setattr(directory, "READ_THREADS_FROM", count * 10)
-    serial = scan(tmp_path)
+    serial = scan(tmp_path, threads_from=count * 10)
     assert threaded == serial
     assert len(threaded.pages) == count
     assert [s.path for s in threaded.skipped] == ["p/0003.en.md"]
