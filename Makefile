@@ -32,8 +32,11 @@ lint: $(STAMP)
 mypy: $(STAMP)
 	$(BIN)/mypy
 
+# The suite in three lanes at once (tests/lanes.py): the end-to-end tests, which mostly
+# wait on real processes and clocks, one lane per store; everything else beside them at
+# the lowest CPU priority.
 pytest: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/python -m tests.lanes
 
 test: lint mypy pytest
 

@@ -1,0 +1,99 @@
+"""The whole suite in three lanes at once: ``python -m tests.lanes [PYTEST ARGS]``.
+
+Most of the suite's time is spent waiting, not computing: the end-to-end tests (marked
+``slow``) run real ``trendbot`` processes against the local platform servers, paced by the
+platforms' caps and bounded by leases and grace periods, and leave the machine's cores
+mostly idle. So they run in two lanes of their own, one per store, at normal priority,
+while everything else runs beside them at the lowest CPU priority (``nice 19``): it gets
+the time the end-to-end lanes leave, and never delays the processes whose timing they
+check.
+
+Each lane's output is printed whole once it ends, then one line with the totals of all
+three. The exit code is the first failing lane's (a lane that selected no test counts as
+passing).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NO_TESTS_COLLECTED = 5  # pytest's exit code when a lane's selection is empty
+
+
+@dataclass(frozen=True)
+class Lane:
+    name: str
+    selection: tuple[str, ...]
+    niceness: int
+
+
+LANES = (
+    Lane("end-to-end, SQLite", ("-m", "slow", "-k", "not postgresql"), 0),
+    Lane("end-to-end, PostgreSQL", ("-m", "slow", "-k", "postgresql"), 0),
+    Lane("everything else (nice 19)", ("-m", "not slow"), 19),
+)
+
+
+@dataclass
+class Totals:
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+    def add(self, report: Path) -> None:
+        """Add a lane's JUnit XML report (``tests``, ``failures``, ``errors``, ``skipped``)."""
+        root = ElementTree.parse(report).getroot()
+        suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+        for suite in suites:
+            tests, skipped = int(suite.get("tests", 0)), int(suite.get("skipped", 0))
+            failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+            self.passed += tests - skipped - failed
+            self.failed += failed
+            self.skipped += skipped
+
+
+def main(extra: list[str]) -> int:
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="trendbot-lanes-") as tmp:
+        running = []
+        for number, lane in enumerate(LANES):
+            log = Path(tmp, f"lane{number}.log")
+            report = Path(tmp, f"lane{number}.xml")
+            command = [
+                sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                f"--junitxml={report}", *lane.selection, *extra,
+            ]  # fmt: skip
+            with log.open("wb") as out:
+                process = subprocess.Popen(
+                    command,
+                    cwd=ROOT,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    preexec_fn=(lambda n=lane.niceness: os.nice(n)) if lane.niceness else None,
+                )
+            running.append((lane, process, log, report))
+        totals = Totals()
+        code = 0
+        for lane, process, log, report in running:
+            returned = process.wait()
+            print(f"\n===== lane: {lane.name} (exit {returned}) =====", flush=True)
+            sys.stdout.write(log.read_text(errors="replace"))
+            if report.exists():
+                totals.add(report)
+            if returned not in (0, NO_TESTS_COLLECTED) and code == 0:
+                code = returned
+    print(f"\nall lanes in {time.monotonic() - started:.0f} s")
+    print(f"tests: {totals.passed} passed, {totals.failed} failed, {totals.skipped} skipped")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
