@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import subprocess
 import sys
@@ -31,6 +32,25 @@ def run_cli(
         errors=errors,
         timeout=timeout,
     )
+
+
+async def run_cli_async(
+    *args: str, env: dict[str, str], cwd: Path, seconds: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``trendbot args`` to its end (within ``seconds``) like ``run_cli``, stdin closed,
+    without blocking the event loop: a fake platform server in this loop answers it meanwhile."""
+    process = await asyncio.create_subprocess_exec(
+        *TRENDBOT,
+        *args,
+        env=env,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=seconds)
+    assert process.returncode is not None
+    return subprocess.CompletedProcess(args, process.returncode, out.decode(), err.decode())
 
 
 def start_cli(

@@ -20,6 +20,7 @@ from tests.cli import start_cli
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_admin import subscribers
 from tests.integration.test_planner import started
+from tests.run_env import telegram_env
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 CHATS = 500
@@ -36,8 +37,7 @@ def run_env(
         clean_env,
         DATABASE_URL=database_url,
         WIKI_SOURCES=str(wiki),
-        TELEGRAM_BOT_TOKEN=TOKEN,
-        TELEGRAM_API_BASE_URL=tg.base_url,
+        **telegram_env(tg),
         TELEGRAM_RATE_PER_SECOND="100",
         TELEGRAM_PAID_BROADCAST="true",  # over 30 a second
         HTTP_PORT="0",

@@ -19,6 +19,7 @@ from tests.cli import start_cli
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_ops import free_port, wait_healthy
 from tests.integration.test_poll import page, write
+from tests.run_env import telegram_env
 from tests.unit.test_feeds import check_atom
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
@@ -52,8 +53,7 @@ async def test_run_serves_feeds_and_alerts_the_admin(
             clean_env,
             DATABASE_URL=database_url,
             WIKI_SOURCES=f"{wiki},{missing}",
-            TELEGRAM_BOT_TOKEN=TOKEN,
-            TELEGRAM_API_BASE_URL=tg.base_url,
+            **telegram_env(tg),
             TELEGRAM_ADMIN_IDS=str(ADMIN),
             PUBLIC_BASE_URL=base,
             ALERT_SOURCE_FAILURES="1",

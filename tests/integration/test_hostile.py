@@ -31,6 +31,7 @@ from tests.cli import start_cli
 from tests.fakes.slack_api import FakeSlack, signed_headers
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_ops import free_port, wait_healthy
+from tests.run_env import slack_env, telegram_env
 
 HOSTILE = Path(__file__).parents[1] / "data" / "hostile"
 GOOD_PAGE = "---\ntitle: Good\ntags: [rl]\n---\n\n## TL;DR\n\nA finding.\n"
@@ -233,13 +234,8 @@ async def run(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Run]:
         env.update(
             DATABASE_URL=database,
             WIKI_SOURCES=str(tmp_path / "wiki"),
-            TELEGRAM_BOT_TOKEN=TELEGRAM_TOKEN,
-            TELEGRAM_API_BASE_URL=tg.base_url,
-            TELEGRAM_WEBHOOK_URL="https://bot.example.org/telegram/webhook",
-            TELEGRAM_WEBHOOK_SECRET=WEBHOOK_SECRET,
-            SLACK_BOT_TOKEN=SLACK_TOKEN,
-            SLACK_SIGNING_SECRET=SIGNING_SECRET,
-            SLACK_API_BASE_URL=sl.base_url,
+            **telegram_env(tg, webhook_secret=WEBHOOK_SECRET),
+            **slack_env(sl, signing_secret=SIGNING_SECRET),
             HTTP_PORT=str(port),
             PTB_TIMEDELTA="true",
             PYTHONUNBUFFERED="1",

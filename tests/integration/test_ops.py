@@ -28,6 +28,7 @@ from tests.fakes.feed_server import FeedServer, Served
 from tests.fakes.slack_api import FakeSlack, signed_headers, slash_command_body
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_poll import page, write
+from tests.run_env import slack_env, telegram_env
 
 TELEGRAM_TOKEN = "123456789:AAHsecretTokenValueForLeakTest_0123456789"
 WEBHOOK_SECRET = "webhookSecretForLeakTest_42"
@@ -82,13 +83,8 @@ async def test_a_full_run_serves_http_and_leaks_no_secret(
             clean_env,
             DATABASE_URL=database_url,
             WIKI_SOURCES=f"{wiki},http://127.0.0.1:1/unreachable.xml",
-            TELEGRAM_BOT_TOKEN=TELEGRAM_TOKEN,
-            TELEGRAM_API_BASE_URL=tg.base_url,
-            TELEGRAM_WEBHOOK_URL="https://bot.example.org/telegram/webhook",
-            TELEGRAM_WEBHOOK_SECRET=WEBHOOK_SECRET,
-            SLACK_BOT_TOKEN=SLACK_TOKEN,
-            SLACK_SIGNING_SECRET=SIGNING_SECRET,
-            SLACK_API_BASE_URL=sl.base_url,
+            **telegram_env(tg, webhook_secret=WEBHOOK_SECRET),
+            **slack_env(sl, signing_secret=SIGNING_SECRET),
             HTTP_PORT=str(port),
             LOG_LEVEL="DEBUG",
             LOG_FORMAT="json",

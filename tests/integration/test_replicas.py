@@ -23,6 +23,7 @@ from bot.store.schema import leases, outbox
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_admin import subscribers
 from tests.integration.test_crash import IN_FLIGHT_BOUND, start_run, wait_until
+from tests.run_env import telegram_env
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 CAP = 200
@@ -97,8 +98,7 @@ async def test_three_replicas_share_the_queue(
             clean_env,
             DATABASE_URL=database_url,
             WIKI_SOURCES=str(tmp_path / "wiki"),
-            TELEGRAM_BOT_TOKEN=TOKEN,
-            TELEGRAM_API_BASE_URL=tg.base_url,
+            **telegram_env(tg),
             TELEGRAM_RATE_PER_SECOND=str(CAP),
             TELEGRAM_PAID_BROADCAST="true",  # over 30 a second
             HTTP_PORT="0",

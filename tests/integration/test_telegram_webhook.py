@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,15 +19,14 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from bot.channels.telegram import TelegramChannel, make_bot
 from bot.commands import CommandCore, Defaults
 from bot.settings import Settings
-from tests.cli import start_cli
+from tests.cli import run_cli_async, start_cli
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_ops import free_port, wait_healthy
+from tests.run_env import TELEGRAM_WEBHOOK_URL, telegram_env
 from tests.strategies import MALFORMED_UPDATES as MALFORMED
 
 TOKEN = "123456789:AAHwebhookTokenForTests_0123456789abcd"
 SECRET = "webhook-Secret_for_tests"
-PUBLIC_URL = "https://bot.example.org/telegram/webhook"  # what Telegram is told; never called
-
 
 
 def run_env(tg: FakeTelegram, database_url: str, port: int, **extra: str) -> dict[str, str]:
@@ -36,10 +34,7 @@ def run_env(tg: FakeTelegram, database_url: str, port: int, **extra: str) -> dic
         "PATH": "/usr/bin:/bin",
         "DATABASE_URL": database_url,
         "WIKI_SOURCES": "examples/wiki",
-        "TELEGRAM_BOT_TOKEN": TOKEN,
-        "TELEGRAM_API_BASE_URL": tg.base_url,
-        "TELEGRAM_WEBHOOK_URL": PUBLIC_URL,
-        "TELEGRAM_WEBHOOK_SECRET": SECRET,
+        **telegram_env(tg, webhook_secret=SECRET),
         "HTTP_PORT": str(port),
         "POLL_INTERVAL_SECONDS": "3600",
         "PTB_TIMEDELTA": "true",
@@ -51,22 +46,6 @@ def run_env(tg: FakeTelegram, database_url: str, port: int, **extra: str) -> dic
 async def tg() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(token=TOKEN, long_poll_cap=0.2) as server:
         yield server
-
-
-async def _run_once(env: dict[str, str], cwd: Path) -> tuple[int, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        "run",
-        env=env,
-        cwd=cwd,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
-    assert process.returncode is not None
-    return process.returncode, (out + err).decode()
 
 
 @pytest.mark.parametrize(
@@ -86,8 +65,9 @@ async def test_an_unsafe_telegram_configuration_stops_run_with_one_line(
 ) -> None:
     env = run_env(tg, f"sqlite+aiosqlite:///{tmp_path}/db.sqlite", free_port(), **extra)
     env = {k: v for k, v in env.items() if v}
-    code, output = await _run_once(env, Path.cwd())
-    assert code == 2
+    result = await run_cli_async("run", env=env, cwd=Path.cwd(), seconds=60)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2
     lines = output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"configuration error: {variable}: ")
     assert TOKEN not in output and SECRET not in output
@@ -108,7 +88,7 @@ async def test_run_answers_malformed_and_repeated_webhooks_without_acting_twice(
     try:
         async with httpx.AsyncClient(timeout=30) as client:
             await wait_healthy(client, f"{base}/healthz", process)
-            assert tg.webhook is not None and tg.webhook["url"] == PUBLIC_URL
+            assert tg.webhook is not None and tg.webhook["url"] == TELEGRAM_WEBHOOK_URL
             assert tg.webhook["secret_token"] == SECRET
 
             async def post(body: bytes, secret: str | None = SECRET) -> int:
@@ -147,7 +127,7 @@ def idle_channel() -> TelegramChannel:
     engine = create_async_engine("sqlite+aiosqlite://")
     settings = Settings(
         telegram_bot_token=TOKEN,
-        telegram_webhook_url=PUBLIC_URL,
+        telegram_webhook_url=TELEGRAM_WEBHOOK_URL,
         telegram_webhook_secret=SECRET,
     )
     core = CommandCore(engine=engine, defaults=Defaults())
