@@ -90,10 +90,11 @@ def record_from_row(row: RowMapping) -> ChatRecord:
     )
 
 
+_LATEST_EVENT_ID = select(func.coalesce(func.max(page_events.c.id), 0))
+
+
 async def latest_event_id(conn: AsyncConnection) -> int:
-    return int(
-        (await conn.execute(select(func.coalesce(func.max(page_events.c.id), 0)))).scalar_one()
-    )
+    return int((await conn.execute(_LATEST_EVENT_ID)).scalar_one())
 
 
 async def get(conn: AsyncConnection, *, platform: Platform, chat_id: str) -> ChatRecord | None:
@@ -534,19 +535,13 @@ async def deactivate_team(
     """Every active or paused chat of the workspace becomes inactive for ``reason``
     (``code``); their primary keys."""
     where = _of_team(platform, team_id, enterprise_id) & (chats.c.state != ChatState.INACTIVE.value)
-    pks = [int(pk) for (pk,) in await conn.execute(select(chats.c.id).where(where))]
-    if pks:
-        await conn.execute(
-            update(chats)
-            .where(chats.c.id.in_(pks))
-            .values(
-                state=ChatState.INACTIVE.value,
-                inactive_reason=reason[:500],
-                inactive_code=code[:CODE_CHARS],
-                updated_at=utcnow(),
-            )
-        )
-    return pks
+    return await _change_state(
+        conn,
+        where,
+        state=ChatState.INACTIVE.value,
+        inactive_reason=reason[:500],
+        inactive_code=code[:CODE_CHARS],
+    )
 
 
 async def reactivate_team(
@@ -564,20 +559,26 @@ async def reactivate_team(
         & (chats.c.state == ChatState.INACTIVE.value)
         & chats.c.inactive_code.in_(sorted(codes))
     )
+    pks = await _change_state(
+        conn,
+        where,
+        state=ChatState.ACTIVE.value,
+        inactive_reason=None,
+        inactive_code=None,
+        cursor=_LATEST_EVENT_ID.scalar_subquery(),
+    )
+    return len(pks)
+
+
+async def _change_state(conn: AsyncConnection, where: Any, **values: Any) -> list[int]:
+    """The chats matching ``where`` take ``values`` (and a new ``updated_at``); their primary
+    keys, read first so that the caller can act on exactly those chats."""
     pks = [int(pk) for (pk,) in await conn.execute(select(chats.c.id).where(where))]
     if pks:
         await conn.execute(
-            update(chats)
-            .where(chats.c.id.in_(pks))
-            .values(
-                state=ChatState.ACTIVE.value,
-                inactive_reason=None,
-                inactive_code=None,
-                cursor=await latest_event_id(conn),
-                updated_at=utcnow(),
-            )
+            update(chats).where(chats.c.id.in_(pks)).values(**values, updated_at=utcnow())
         )
-    return len(pks)
+    return pks
 
 
 async def team_installed(
