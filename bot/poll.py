@@ -197,14 +197,7 @@ class Poller:
                 now=store.utcnow(),
             )
             await store.save_stamps(conn, source_id=source.id, old=known, new=scan.stamps)
-        return SourceOutcome(
-            name=source.name,
-            new=recorded.new,
-            updated=recorded.updated,
-            skipped=len(scan.skipped),
-            queued=recorded.queued,
-            baseline=source.baseline_at is None,
-        )
+        return _outcome(source, recorded, skipped=len(scan.skipped))
 
     async def _poll_feed(self, source: store.SourceRow) -> SourceOutcome:
         result = await fetch_feed(
@@ -230,11 +223,16 @@ class Poller:
             log.warning(
                 "entry skipped: %s: %s: %s", redact_url(source.name), skipped.path, skipped.reason
             )
-        return SourceOutcome(
-            name=source.name,
-            new=recorded.new,
-            updated=recorded.updated,
-            skipped=len(result.skipped),
-            queued=recorded.queued,
-            baseline=source.baseline_at is None,
-        )
+        return _outcome(source, recorded, skipped=len(result.skipped))
+
+
+def _outcome(source: store.SourceRow, recorded: store.Recorded, *, skipped: int) -> SourceOutcome:
+    """A scan recorded: its counts, and whether it was the source's first (its baseline)."""
+    return SourceOutcome(
+        name=source.name,
+        new=recorded.new,
+        updated=recorded.updated,
+        skipped=skipped,
+        queued=recorded.queued,
+        baseline=source.baseline_at is None,
+    )
