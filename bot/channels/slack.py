@@ -1124,13 +1124,13 @@ class SlackChannel:
         name, _ = split_command(text)
         user_id = str(command.get("user_id") or "")
         channel_name = command.get("channel_name")
-        conversation = await self._conversation(
+        conversation, refusal = await self._where_from(
             channel_id=str(command.get("channel_id") or ""),
             channel_name=channel_name,
             user_id=user_id,
         )
-        if conversation.where in (Where.PEOPLE_DM, Where.INVITE):
-            await ack(**_ephemeral(await self._refusal(conversation, user_id=user_id)))
+        if refusal is not None:
+            await ack(**_ephemeral(refusal))
             return
         chat_id = conversation.chat_id
         caller = await self._caller(conversation, channel_name=channel_name, user_id=user_id)
@@ -1171,13 +1171,12 @@ class SlackChannel:
         container = body.get("container") or {}
         user = body.get("user") or {}
         user_id = str(user.get("id") or "")
-        conversation = await self._conversation(
+        conversation, refusal = await self._where_from(
             channel_id=str(channel.get("id") or container.get("channel_id") or ""),
             channel_name=channel.get("name"),
             user_id=user_id,
         )
-        if conversation.where in (Where.PEOPLE_DM, Where.INVITE):
-            refusal = await self._refusal(conversation, user_id=user_id)
+        if refusal is not None:
             await self._respond(respond, refusal, chat_id=conversation.chat_id)
             return
         value = str(action.get("value") or "")
@@ -1362,6 +1361,18 @@ class SlackChannel:
             while len(self._conversations) > MAX_REMEMBERED_CONVERSATIONS:
                 self._conversations.popitem(last=False)
         return conversation
+
+    async def _where_from(
+        self, *, channel_id: str, channel_name: Any, user_id: str
+    ) -> tuple[Conversation, Reply | None]:
+        """Where a command or a button press came from (:meth:`_conversation`), and the
+        refusal to answer there instead where subscriptions do not work (:meth:`_refusal`)."""
+        conversation = await self._conversation(
+            channel_id=channel_id, channel_name=channel_name, user_id=user_id
+        )
+        if conversation.where in (Where.PEOPLE_DM, Where.INVITE):
+            return conversation, await self._refusal(conversation, user_id=user_id)
+        return conversation, None
 
     async def _look_up(self, channel_id: str, *, channel_name: Any, user_id: str) -> Conversation:
         """Where a command was typed, in the conversation ids of the workspace."""
