@@ -54,7 +54,7 @@ import logging
 import math
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus, urlencode
@@ -659,41 +659,23 @@ class FakeSlack(LocalApiServer[SlackCall]):
         if grant.redirect_uri is not None and redirect != grant.redirect_uri:
             raise _ApiError("bad_redirect_uri")
         workspace = self.workspaces[grant.team_id]
-        if grant.org_wide:  # the organisation's install: no team
-            return self._org_install(grant, workspace)
+        # The organisation's install (org-wide): ``team`` null, ``enterprise`` set,
+        # ``is_enterprise_install`` true; its token serves every workspace of the org.
+        org = workspace.enterprise_id or ("E0" if grant.org_wide else None)
+        team = None if grant.org_wide else {"id": workspace.team_id, "name": workspace.name}
         answer: dict[str, Any] = {
             "app_id": APP_ID,
             "authed_user": {"id": grant.user_id},
             "scope": ",".join(sorted(self.scopes)),
             "token_type": "bot",
             "bot_user_id": workspace.bot_user_id,
-            "team": {"id": workspace.team_id, "name": workspace.name},
-            "enterprise": (
-                {"id": workspace.enterprise_id, "name": f"Org {workspace.enterprise_id}"}
-                if workspace.enterprise_id
-                else None
-            ),
-            "is_enterprise_install": False,
+            "team": team,
+            "enterprise": {"id": org, "name": f"Org {org}"} if org else None,
+            "is_enterprise_install": grant.org_wide,
         }
         answer.update(self._issue(workspace.team_id))
-        return answer
-
-    def _org_install(self, grant: _Grant, workspace: _Workspace) -> dict[str, Any]:
-        """oauth.v2.access of an org-wide install: ``team`` null, ``enterprise`` set,
-        ``is_enterprise_install`` true; the token serves every workspace of the org."""
-        enterprise = workspace.enterprise_id or "E0"
-        answer: dict[str, Any] = {
-            "app_id": APP_ID,
-            "authed_user": {"id": grant.user_id},
-            "scope": ",".join(sorted(self.scopes)),
-            "token_type": "bot",
-            "bot_user_id": workspace.bot_user_id,
-            "team": None,
-            "enterprise": {"id": enterprise, "name": f"Org {enterprise}"},
-            "is_enterprise_install": True,
-        }
-        answer.update(self._issue(workspace.team_id))
-        self.org_tokens[answer["access_token"]] = enterprise
+        if grant.org_wide:
+            self.org_tokens[answer["access_token"]] = answer["enterprise"]["id"]
         return answer
 
     def _issue(self, team_id: str) -> dict[str, Any]:
@@ -1130,6 +1112,26 @@ def slash_command_body(
         fields["enterprise_id"] = enterprise_id
         fields["enterprise_name"] = f"Org {enterprise_id}"
     return urlencode(fields).encode()
+
+
+async def shown_for_command(
+    sl: FakeSlack,
+    post: Callable[[bytes], Awaitable[tuple[int, str]]],
+    text: str,
+    *,
+    response_name: str,
+    **fields: Any,
+) -> tuple[str, dict[str, Any]]:
+    """``/trend text`` posted to the app by ``post`` (the status and body of its answer;
+    ``fields`` as for :func:`slash_command_body`): what the user was shown and how, the
+    acknowledgement's body (``"ack"``), or else the last post to the command's response_url
+    named ``response_name`` (``"response_url"``)."""
+    body = slash_command_body("/trend", text, response_url=sl.response_url(response_name), **fields)
+    status, ack = await post(body)
+    assert status == 200, ack
+    if ack:
+        return "ack", json.loads(ack)
+    return "response_url", (await sl.wait_for_response(response_name))[-1]
 
 
 def block_actions_payload(

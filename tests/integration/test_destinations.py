@@ -43,7 +43,7 @@ from bot.store.schema import audit_log, chat_feeds, outbox
 from bot.util import utcnow
 from bot.web import WebHooks, make_app
 from bot.web import start as start_web
-from tests.fakes.slack_api import DEFAULT_TOKEN, FakeSlack, signed_headers, slash_command_body
+from tests.fakes.slack_api import DEFAULT_TOKEN, FakeSlack, shown_for_command, signed_headers
 from tests.fakes.telegram_api import FakeTelegram
 from tests.unit.test_feeds import check_atom
 from tests.unit.test_transfer import chats as transfer_chats
@@ -126,22 +126,21 @@ class Bot:
     async def trend(self, text: str, *, channel: str, user: str) -> str:
         """``/trend text`` on Slack; what the caller was shown."""
         assert self.sl is not None
-        name = f"r{len(self.sl.responses)}"
-        body = slash_command_body(
-            "/trend",
+
+        async def post(body: bytes) -> tuple[int, str]:
+            headers = signed_headers(SECRET, body)
+            async with self.http.post(f"{self.base}/slack/events", data=body, headers=headers) as r:
+                return r.status, await r.text()
+
+        _, shown = await shown_for_command(
+            self.sl,
+            post,
             text,
+            response_name=f"r{len(self.sl.responses)}",
             user_id=user,
             channel_id=channel,
-            response_url=self.sl.response_url(name),
         )
-        async with self.http.post(
-            f"{self.base}/slack/events", data=body, headers=signed_headers(SECRET, body)
-        ) as response:
-            assert response.status == 200
-            ack = await response.text()
-        if ack:
-            return str(json.loads(ack)["text"])
-        return str((await self.sl.wait_for_response(name))[-1]["text"])
+        return str(shown["text"])
 
     async def get(self, path: str, **headers: str) -> tuple[int, CIMultiDict[str], bytes]:
         async with self.http.get(f"{self.base}{path}", headers=headers) as response:

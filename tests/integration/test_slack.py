@@ -12,7 +12,6 @@ import datetime as dt
 import itertools
 import json
 import logging
-import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -52,6 +51,7 @@ from bot.models import (
     ChatKind,
     ChatSettings,
     ChatState,
+    Digest,
     Filter,
     Outgoing,
     Page,
@@ -66,17 +66,20 @@ from bot.store.chats import ChatRecord
 from bot.store.schema import outbox as outbox_table
 from bot.web import WebHooks, make_app
 from bot.web import start as start_web
+from tests.cli import run_cli_async
 from tests.fakes.slack_api import (
     DEFAULT_TOKEN,
     FakeSlack,
     block_actions_body,
     block_actions_payload,
     event_body,
+    shown_for_command,
     signed_headers,
     slash_command_body,
     url_verification_body,
 )
 from tests.integration.test_planner import World, started
+from tests.run_env import slack_env
 
 TOKEN = DEFAULT_TOKEN
 APP_TOKEN = "xapp-1-A1-0123456789-abcdef"
@@ -154,21 +157,16 @@ class Bot:
         self, text: str, *, channel: str = CHANNEL, user: str = USER, **fields: Any
     ) -> Answer:
         """``/trend text`` typed by ``user`` in ``channel``; what they were shown."""
-        name = self.response_name()
-        body = slash_command_body(
-            COMMAND,
+        via, body = await shown_for_command(
+            self.sl,
+            self.post,
             text,
+            response_name=self.response_name(),
             user_id=user,
             channel_id=channel,
-            response_url=self.sl.response_url(name),
             **fields,
         )
-        status, ack = await self.post(body)
-        assert status == 200, ack
-        if ack:
-            return Answer("ack", json.loads(ack))
-        responses = await self.sl.wait_for_response(name)
-        return Answer("response_url", responses[-1])
+        return Answer(via, body)
 
     async def press(
         self, button: dict[str, Any], *, channel: str = CHANNEL, user: str = USER
@@ -213,13 +211,28 @@ async def running(
         auth=auth,
         ack_budget=ack_budget,
     )
+    hooks = WebHooks(slack=channel.handle_request)
+    async with served(channel, engine, hooks) as (base, http):
+        assert channel.running
+        yield Bot(sl, engine, channel, f"{base}/slack/events", http, digests)
+
+
+@asynccontextmanager
+async def served(
+    channel: SlackChannel,
+    engine: AsyncEngine,
+    hooks: WebHooks,
+    *,
+    cookie_jar: aiohttp.abc.AbstractCookieJar | None = None,
+) -> AsyncIterator[tuple[str, aiohttp.ClientSession]]:
+    """``channel`` started and ``hooks`` served over HTTP on a free local port: the server's
+    base URL and a client session; all three stopped afterwards."""
     await channel.start()
-    assert channel.running
-    app = make_app(engine=engine, hooks=WebHooks(slack=channel.handle_request))
+    app = make_app(engine=engine, hooks=hooks)
     runner, port = await start_web(app, host="127.0.0.1", port=0)
-    http = aiohttp.ClientSession()
+    http = aiohttp.ClientSession(cookie_jar=cookie_jar)
     try:
-        yield Bot(sl, engine, channel, f"http://127.0.0.1:{port}/slack/events", http, digests)
+        yield f"http://127.0.0.1:{port}", http
     finally:
         await http.close()
         await channel.stop()
@@ -268,6 +281,17 @@ def make_page(i: int, tags: tuple[str, ...], *, tldr: str = "tl;dr") -> Page:
         created=dt.date(2026, 8, 1) + dt.timedelta(days=i % 28),
     )
 
+
+def rl_digest(pages: list[Page]) -> Digest:
+    """The English digest of ``pages`` (all new) for a chat following rl, on 2026-08-30."""
+    digest = build_digest(
+        lang="en",
+        filter=Filter(any_of=frozenset({"rl"})),
+        candidates=[(page, False) for page in pages],
+        today=dt.date(2026, 8, 30),
+    )
+    assert digest is not None
+    return digest
 
 async def seed_pages(engine: AsyncEngine) -> None:
     pages = [
@@ -1107,13 +1131,7 @@ async def test_a_digest_of_60_pages_is_a_summary_and_thread_replies(
     pages = [
         make_page(i, ("rl", "reasoning"), tldr="Evolution strategies " * 40) for i in range(60)
     ]
-    digest = build_digest(
-        lang="en",
-        filter=Filter(any_of=frozenset({"rl"})),
-        candidates=[(page, False) for page in pages],
-        today=dt.date(2026, 8, 30),
-    )
-    assert digest is not None
+    digest = rl_digest(pages)
     parts = render.digest_messages(Platform.SLACK, digest)
     assert len(parts) > 2 and not parts[0].in_thread and all(p.in_thread for p in parts[1:])
 
@@ -1412,28 +1430,15 @@ async def test_run_with_a_refused_token_stops_with_one_line_naming_slack_bot_tok
         clean_env,
         DATABASE_URL=database_url,
         WIKI_SOURCES=str(tmp_path / "wiki"),
-        SLACK_BOT_TOKEN=TOKEN,
-        SLACK_SIGNING_SECRET=SECRET,
-        SLACK_API_BASE_URL=sl.base_url,
+        **slack_env(sl, signing_secret=SECRET),
         HTTP_PORT="0",
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        "run",
-        env=env,
-        cwd=tmp_path,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), timeout=90)
+    result = await run_cli_async("run", env=env, cwd=tmp_path, seconds=90)
 
-    assert process.returncode == 2, err.decode()
-    lines = err.decode().strip().splitlines()
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
     assert lines[-1].startswith("configuration error: SLACK_BOT_TOKEN:") and code in lines[-1]
-    assert "Traceback" not in err.decode() and TOKEN not in (out + err).decode()
+    assert "Traceback" not in result.stderr and TOKEN not in result.stdout + result.stderr
 
 
 @pytest.mark.parametrize(

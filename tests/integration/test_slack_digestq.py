@@ -4,7 +4,6 @@ against FakeSlack, on each backend; 👍/👎 buttons in each page's blocks and 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 from typing import Any
 
 import pytest
@@ -12,9 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import render
 from bot.channels.slack import ACTION_ID_RE, SlackSender
-from bot.digest import as_planned, build_digest
+from bot.digest import as_planned
 from bot.i18n import t
-from bot.models import Filter, Platform
+from bot.models import Platform
 from bot.render import votes
 from bot.store import feedback as feedback_store
 from tests.fakes.slack_api import FakeSlack
@@ -27,6 +26,7 @@ from tests.integration.test_slack import (
     buttons,
     make_page,
     record_of,
+    rl_digest,
     seed_pages,
     sender,
     sl,
@@ -122,13 +122,7 @@ async def test_a_ranked_digest_posts_vote_buttons_in_each_pages_blocks(
     sender: SlackSender, sl: FakeSlack
 ) -> None:
     pages = [make_page(i, ("rl",)) for i in range(3)]
-    built = build_digest(
-        lang="en",
-        filter=Filter(any_of=frozenset({"rl"})),
-        candidates=[(page, False) for page in pages],
-        today=dt.date(2026, 8, 30),
-    )
-    assert built is not None
+    built = rl_digest(pages)
     ids = {page.key: 100 + i for i, page in enumerate(pages)}
     digest = dataclasses.replace(
         as_planned(

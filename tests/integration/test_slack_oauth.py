@@ -44,9 +44,16 @@ from bot.store.installations import TokenCipher
 from bot.store.schema import broadcasts, chats, slack_installations, slack_oauth_states
 from bot.web import WebHooks, make_app
 from bot.web import start as start_web
-from tests.fakes.slack_api import FakeSlack, event_body, signed_headers, slash_command_body
+from tests.fakes.slack_api import (
+    FakeSlack,
+    event_body,
+    shown_for_command,
+    signed_headers,
+    slash_command_body,
+)
 from tests.integration.test_planner import LATER
 from tests.integration.test_poll import page, write
+from tests.integration.test_slack import served
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 STATE_SECRET = "state-secret-0123456789abcdef0123"
@@ -124,20 +131,16 @@ class Deployment:
 
     async def command(self, text: str, *, team: str, channel: str, user: str) -> str:
         """``/trend text`` in a workspace's channel; the text the user was shown."""
-        name = f"r{len(self.sl.responses)}"
-        body = slash_command_body(
-            "/trend",
+        _, shown = await shown_for_command(
+            self.sl,
+            self.post,
             text,
+            response_name=f"r{len(self.sl.responses)}",
             user_id=user,
             channel_id=channel,
             team_id=team,
-            response_url=self.sl.response_url(name),
         )
-        status, ack = await self.post(body)
-        assert status == 200, ack
-        if ack:
-            return str(json.loads(ack)["text"])
-        return str((await self.sl.wait_for_response(name))[-1]["text"])
+        return str(shown["text"])
 
     async def event(self, event: dict[str, Any], *, team: str, event_id: str) -> int:
         status, _ = await self.post(event_body(event, team_id=team, event_id=event_id))
@@ -186,19 +189,11 @@ async def deployment(
             workspaces=app.slack_workspaces,
             state_store=app.slack_states,
         )
-        await channel.start()
         hooks = WebHooks(slack=channel.handle_request, slack_install=channel.handle_install)
-        runner, port = await start_web(
-            make_app(engine=app.engine, hooks=hooks), host="127.0.0.1", port=0
-        )
-        browser = aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar())
-        await app.poller.poll()  # the baseline scan
-        try:
-            yield Deployment(sl, app, channel, f"http://127.0.0.1:{port}", browser, wiki)
-        finally:
-            await browser.close()
-            await channel.stop()
-            await runner.cleanup()
+        jar = aiohttp.DummyCookieJar()
+        async with served(channel, app.engine, hooks, cookie_jar=jar) as (base, browser):
+            await app.poller.poll()  # the baseline scan
+            yield Deployment(sl, app, channel, base, browser, wiki)
 
 
 @pytest.fixture
