@@ -26,6 +26,7 @@ from bot.store import outbox
 from bot.store.schema import chats
 from bot.store.schema import outbox as outbox_table
 from bot.util import utcnow
+from tests.cli import run_cli_async
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_admin import subscribers
 from tests.integration.test_crash import run_env, start_run, wait_until
@@ -53,20 +54,8 @@ class Done:
 
 async def cli(env: dict[str, str], cwd: Path, *args: str) -> Done:
     """A one-shot ``trendbot`` command, run without blocking the fake server in this loop."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        *args,
-        env=env,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), timeout=COMMAND_TIMEOUT)
-    assert process.returncode is not None
-    return Done(process.returncode, out.decode().splitlines(), err.decode())
+    result = await run_cli_async(*args, env=env, cwd=cwd, seconds=COMMAND_TIMEOUT)
+    return Done(result.returncode, result.stdout.splitlines(), result.stderr)
 
 
 async def due_later(engine: AsyncEngine, count: int) -> list[int]:
@@ -75,8 +64,10 @@ async def due_later(engine: AsyncEngine, count: int) -> list[int]:
     return await subscribers(engine, count, start=20_000, due_in=dt.timedelta(days=1))
 
 
-def per_chat(calls: list[TelegramCall]) -> collections.Counter[int | str | None]:
-    return collections.Counter(c.chat_id for c in calls)
+def once_each(calls: list[TelegramCall], ids: list[int]) -> None:
+    """``calls`` reached every chat of ``ids`` exactly once, and no other chat."""
+    counts = collections.Counter(c.chat_id for c in calls)
+    assert sorted(counts) == ids and set(counts.values()) == {1}
 
 
 def digests(tg: FakeTelegram) -> list[TelegramCall]:
@@ -92,6 +83,14 @@ def broadcasts(tg: FakeTelegram) -> list[TelegramCall]:
 def no_429s(tg: FakeTelegram) -> None:
     assert tg.stats()["rate_limited"] == 0
     assert tg.limit_violations == []
+
+
+def sent_all(digest: Done) -> None:
+    """``digest --now`` ended well, every chat planned and sent (by itself or by a run)."""
+    assert digest.returncode == 0, digest.stderr
+    assert digest.stdout[-1] == (
+        f"{CHATS} planned, 0 retried, {CHATS} sent, 0 failed, 0 left queued for retry"
+    )
 
 
 async def stop(runs: list[subprocess.Popen[bytes]]) -> None:
@@ -112,15 +111,14 @@ async def world_with_chats(engine: AsyncEngine, wiki: Path, count: int) -> list[
     return ids
 
 
-def fake(tg: FakeTelegram, *, rate: int = CAP) -> None:
-    tg.enforce_limits = True
-    tg.global_rate = rate
-    tg.latency = 0.02
-
-
 def env_for(
     clean_env: dict[str, str], database_url: str, wiki: Path, tg: FakeTelegram, *, rate: int = CAP
 ) -> dict[str, str]:
+    """``tg`` made to enforce a cap of ``rate`` messages a second (20 ms a send), and the
+    environment of the runs and commands that send to it at that cap."""
+    tg.enforce_limits = True
+    tg.global_rate = rate
+    tg.latency = 0.02
     return dict(
         run_env(clean_env, database_url, wiki, tg),
         TELEGRAM_RATE_PER_SECOND=str(rate),
@@ -137,20 +135,15 @@ async def test_digest_and_broadcast_beside_a_run_share_its_cap(
     wiki = tmp_path / "wiki"
     ids = await world_with_chats(engine, wiki, CHATS)
     async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
-        fake(tg)
         env = env_for(clean_env, database_url, wiki, tg)
         runs = [start_run(env, tmp_path) for _ in range(replicas)]
         try:
             # Every replica is live before the commands start.
             await wait_until_async(lambda: _at_least(engine, replicas), seconds=60)
             digest = await cli(env, tmp_path, "digest", "--now")
-            assert digest.returncode == 0, digest.stderr
+            sent_all(digest)
             assert digest.stdout[0].startswith(HANDED_OFF)
-            assert digest.stdout[-1] == (
-                f"{CHATS} planned, 0 retried, {CHATS} sent, 0 failed, 0 left queued for retry"
-            )
-            counts = per_chat(digests(tg))
-            assert sorted(counts) == ids and set(counts.values()) == {1}
+            once_each(digests(tg), ids)
 
             broadcast = await cli(env, tmp_path, "broadcast", "--text", "Hello all", "--yes")
             assert broadcast.returncode == 0, broadcast.stderr
@@ -159,8 +152,7 @@ async def test_digest_and_broadcast_beside_a_run_share_its_cap(
             assert broadcast.stdout[-1] == (
                 f"Broadcast #1: {CHATS} queued, {CHATS} sent, 0 failed, 0 left queued for retry"
             )
-            counts = per_chat(broadcasts(tg))
-            assert sorted(counts) == ids and set(counts.values()) == {1}
+            once_each(broadcasts(tg), ids)
             no_429s(tg)
             assert all(process.poll() is None for process in runs)  # the run went on
         finally:
@@ -176,7 +168,6 @@ async def test_with_no_service_running_the_commands_send_themselves(
     wiki = tmp_path / "wiki"
     ids = await world_with_chats(engine, wiki, 40)
     async with FakeTelegram(token=TOKEN) as tg:
-        fake(tg)
         env = env_for(clean_env, database_url, wiki, tg)
         digest = await cli(env, tmp_path, "digest", "--now")
         assert digest.returncode == 0, digest.stderr
@@ -190,8 +181,7 @@ async def test_with_no_service_running_the_commands_send_themselves(
         )
         assert not any(line.startswith(HANDED_OFF) for line in broadcast.stdout)
         for calls in (digests(tg), broadcasts(tg)):
-            counts = per_chat(calls)
-            assert sorted(counts) == ids and set(counts.values()) == {1}
+            once_each(calls, ids)
         no_429s(tg)
 
 
@@ -203,7 +193,6 @@ async def test_a_run_that_stops_mid_digest_leaves_the_rest_to_the_command(
     wiki = tmp_path / "wiki"
     ids = await world_with_chats(engine, wiki, CHATS)
     async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
-        fake(tg, rate=SLOW_CAP)
         env = env_for(clean_env, database_url, wiki, tg, rate=SLOW_CAP)
         runs = [start_run(env, tmp_path)]
         try:
@@ -214,14 +203,10 @@ async def test_a_run_that_stops_mid_digest_leaves_the_rest_to_the_command(
             digest = await command
         finally:
             await stop(runs)
-        assert digest.returncode == 0, digest.stderr
+        sent_all(digest)
         assert digest.stdout[0].startswith(HANDED_OFF)
         assert "The trendbot run stopped; sending the rest from here." in digest.stdout
-        assert digest.stdout[-1] == (
-            f"{CHATS} planned, 0 retried, {CHATS} sent, 0 failed, 0 left queued for retry"
-        )
-        counts = per_chat(digests(tg))
-        assert sorted(counts) == ids and set(counts.values()) == {1}  # a clean stop: once
+        once_each(digests(tg), ids)  # a clean stop: once
         no_429s(tg)
 
 
@@ -237,7 +222,6 @@ async def test_a_run_that_starts_mid_digest_takes_over_the_sending(
     wiki = tmp_path / "wiki"
     ids = await world_with_chats(engine, wiki, CHATS)
     async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
-        fake(tg, rate=SLOW_CAP)
         env = env_for(clean_env, database_url, wiki, tg, rate=SLOW_CAP)
         runs: list[subprocess.Popen[bytes]] = []
         try:
@@ -248,15 +232,11 @@ async def test_a_run_that_starts_mid_digest_takes_over_the_sending(
             assert runs[0].poll() is None  # the run goes on
         finally:
             await stop(runs)
-        assert digest.returncode == 0, digest.stderr
+        sent_all(digest)
         assert digest.stdout[0] == "A trendbot run started on this database; it sends the rest."
-        assert digest.stdout[-1] == (
-            f"{CHATS} planned, 0 retried, {CHATS} sent, 0 failed, 0 left queued for retry"
-        )
         # What the command had not begun went back to the queue for the run: once each,
         # and the run sent nothing before the command had stopped.
-        counts = per_chat(digests(tg))
-        assert sorted(counts) == ids and set(counts.values()) == {1}
+        once_each(digests(tg), ids)
         no_429s(tg)
 
 

@@ -9,6 +9,7 @@ import collections
 import signal
 import subprocess
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -32,13 +33,20 @@ async def statuses(engine: AsyncEngine) -> dict[str, int]:
         return {status: int(n) for status, n in rows}
 
 
-async def fan_out(engine: AsyncEngine, tmp_path: Path) -> Path:
+@pytest.fixture
+async def fan_out(
+    engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
+) -> AsyncIterator[tuple[FakeTelegram, dict[str, str]]]:
+    """CHATS chats with a message of a new page planned for each, a Telegram that takes 50 ms
+    a send (a run's fan-out lasts long enough to stop it midway), and the run's environment."""
     wiki = tmp_path / "wiki"
     world = await started(engine, wiki)
     await subscribers(engine, CHATS)
     await world.publish("papers/2026/shutdown-test", tags="[rl]")
     assert await world.planner.plan_now() == CHATS
-    return wiki
+    async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
+        tg.latency = 0.05
+        yield tg, run_env(clean_env, database_url, wiki, tg)
 
 
 async def terminate(process: subprocess.Popen[bytes]) -> tuple[int, float]:
@@ -51,40 +59,37 @@ async def terminate(process: subprocess.Popen[bytes]) -> tuple[int, float]:
 
 @pytest.mark.slow
 async def test_sigterm_mid_fanout_leaves_nothing_half_sent(
-    engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
+    fan_out: tuple[FakeTelegram, dict[str, str]], engine: AsyncEngine, tmp_path: Path
 ) -> None:
-    wiki = await fan_out(engine, tmp_path)
-    async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
-        tg.latency = 0.05
-        env = run_env(clean_env, database_url, wiki, tg)
+    tg, env = fan_out
 
-        def delivered() -> int:
-            return len(tg.calls("sendMessage", ok=True))
+    def delivered() -> int:
+        return len(tg.calls("sendMessage", ok=True))
 
-        first = start_run(env, tmp_path)
-        try:
-            await wait_until(lambda: delivered() >= CHATS // 5, seconds=60)
-        finally:
-            code, took = await terminate(first)
-        assert code == 0, (tmp_path / "run.log").read_text()[-3000:]
-        assert took < STOP_BOUND_SECONDS
-        at_stop = delivered()
-        assert at_stop < CHATS, "the fan-out finished before the stop; nothing was tested"
-        # Every message the platform got is recorded as sent, and nothing else is; the
-        # rest is queued again, none left claimed by the stopped process.
-        after = await statuses(engine)
-        assert after.get("sent", 0) == at_stop
-        assert after.get("sending", 0) == 0
-        assert after.get("queued", 0) == CHATS - at_stop
-        assert "messages queued for later" in (tmp_path / "run.log").read_text()
+    first = start_run(env, tmp_path)
+    try:
+        await wait_until(lambda: delivered() >= CHATS // 5, seconds=60)
+    finally:
+        code, took = await terminate(first)
+    assert code == 0, (tmp_path / "run.log").read_text()[-3000:]
+    assert took < STOP_BOUND_SECONDS
+    at_stop = delivered()
+    assert at_stop < CHATS, "the fan-out finished before the stop; nothing was tested"
+    # Every message the platform got is recorded as sent, and nothing else is; the
+    # rest is queued again, none left claimed by the stopped process.
+    after = await statuses(engine)
+    assert after.get("sent", 0) == at_stop
+    assert after.get("sending", 0) == 0
+    assert after.get("queued", 0) == CHATS - at_stop
+    assert "messages queued for later" in (tmp_path / "run.log").read_text()
 
-        second = start_run(env, tmp_path)
-        try:
-            await wait_until(lambda: delivered() >= CHATS, seconds=90)
-            await asyncio.sleep(1.0)  # anything extra would arrive now
-        finally:
-            code, _ = await terminate(second)
-        assert code == 0, (tmp_path / "run.log").read_text()[-3000:]
+    second = start_run(env, tmp_path)
+    try:
+        await wait_until(lambda: delivered() >= CHATS, seconds=90)
+        await asyncio.sleep(1.0)  # anything extra would arrive now
+    finally:
+        code, _ = await terminate(second)
+    assert code == 0, (tmp_path / "run.log").read_text()[-3000:]
     per_chat = collections.Counter(c.chat_id for c in tg.calls("sendMessage", ok=True))
     assert len(per_chat) == CHATS and set(per_chat.values()) == {1}  # each exactly once
     assert (await statuses(engine)) == {"sent": CHATS}
@@ -92,23 +97,20 @@ async def test_sigterm_mid_fanout_leaves_nothing_half_sent(
 
 @pytest.mark.slow
 async def test_sigterm_with_sends_hanging_exits_within_the_grace(
-    engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
+    fan_out: tuple[FakeTelegram, dict[str, str]], engine: AsyncEngine, tmp_path: Path
 ) -> None:
-    wiki = await fan_out(engine, tmp_path)
-    async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
-        tg.latency = 0.05
-        env = run_env(clean_env, database_url, wiki, tg)
-        process = start_run(env, tmp_path)
-        try:
-            await wait_until(lambda: len(tg.calls("sendMessage", ok=True)) >= 50, seconds=60)
-            tg.latency = 120.0  # the platform stops answering: sends in flight hang
-            await asyncio.sleep(0.5)
-        finally:
-            code, took = await terminate(process)
-        assert code == 0, (tmp_path / "run.log").read_text()[-3000:]
-        assert took < STOP_BOUND_SECONDS
-        answered = len(tg.calls("sendMessage", ok=True))
-        after = await statuses(engine)
+    tg, env = fan_out
+    process = start_run(env, tmp_path)
+    try:
+        await wait_until(lambda: len(tg.calls("sendMessage", ok=True)) >= 50, seconds=60)
+        tg.latency = 120.0  # the platform stops answering: sends in flight hang
+        await asyncio.sleep(0.5)
+    finally:
+        code, took = await terminate(process)
+    assert code == 0, (tmp_path / "run.log").read_text()[-3000:]
+    assert took < STOP_BOUND_SECONDS
+    answered = len(tg.calls("sendMessage", ok=True))
+    after = await statuses(engine)
     # The hanging sends may or may not have reached the platform: they stay queued (the
     # ambiguous case of the delivery rule), as does everything not begun.
     assert after.get("sending", 0) == 0
