@@ -58,6 +58,15 @@ async def statuses(engine: AsyncEngine) -> list[tuple[str, str | None]]:
         return [(status, error) for status, error in rows]
 
 
+async def drain_until_sent(engine: AsyncEngine, sender: TelegramSender) -> None:
+    """Drains the outbox until its first message is sent, for two seconds at the most: the
+    retries of a failed send are due after a short back-off."""
+    for _ in range(20):
+        await delivery(engine, sender).drain()
+        if (await statuses(engine))[0][0] == "sent":
+            break
+        await asyncio.sleep(0.1)
+
 async def one_digest(engine: AsyncEngine, root: Path, *chat_ids: str) -> World:
     world = await started(engine, root)
     for chat_id in chat_ids:
@@ -103,11 +112,7 @@ async def test_server_errors_back_off_then_succeed(
     await one_digest(engine, tmp_path, "1001")
     tg.fail_next("sendMessage", 500, times=2)
     await delivery(engine, sender).drain()  # the retries are later: drain leaves them
-    for _ in range(20):
-        await delivery(engine, sender).drain()
-        if (await statuses(engine))[0][0] == "sent":
-            break
-        await asyncio.sleep(0.1)
+    await drain_until_sent(engine, sender)
     assert len(tg.calls("sendMessage", ok=True)) == 1
     assert await statuses(engine) == [("sent", None)]
 
@@ -176,11 +181,7 @@ async def test_dropped_connection_is_retried(
 ) -> None:
     await one_digest(engine, tmp_path, "1001")
     tg.drop_next("sendMessage", 1)
-    for _ in range(20):
-        await delivery(engine, sender).drain()
-        if (await statuses(engine))[0][0] == "sent":
-            break
-        await asyncio.sleep(0.1)
+    await drain_until_sent(engine, sender)
     assert len(tg.calls("sendMessage", ok=True)) == 1
 
 

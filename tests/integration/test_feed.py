@@ -74,6 +74,13 @@ async def fetch_error(
     return caught.value
 
 
+async def failure_reason(client: httpx.AsyncClient, url: str) -> str:
+    """The reason of the SourceError that ``fetch_feed`` must raise for ``url``."""
+    with pytest.raises(SourceError) as caught:
+        await fetch_feed(client, url, etag=None, last_modified=None, default_lang="en")
+    return caught.value.reason
+
+
 def respond(body: bytes, content_type: str, **headers: str) -> Handler:
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, content=body, headers={"Content-Type": content_type, **headers})
@@ -391,9 +398,7 @@ async def test_a_redirect_loop_fails_the_source() -> None:
 )
 async def test_a_url_httpx_cannot_fetch_fails_the_source(url: str, reason: str) -> None:
     async with make_feed_client() as client:  # fails before any connection is made
-        with pytest.raises(SourceError) as caught:
-            await fetch_feed(client, url, etag=None, last_modified=None, default_lang="en")
-    assert caught.value.reason.startswith(reason)
+        assert (await failure_reason(client, url)).startswith(reason)
 
 
 async def test_the_client_is_configured() -> None:
@@ -483,28 +488,14 @@ async def test_real_server_round_trip_with_etag(local_server: LocalFeedServer) -
 
 async def test_real_server_timeout(local_server: LocalFeedServer) -> None:
     async with httpx.AsyncClient(timeout=httpx.Timeout(0.3)) as client:
-        with pytest.raises(SourceError) as caught:
-            await fetch_feed(
-                client,
-                f"{local_server.base}/slow",
-                etag=None,
-                last_modified=None,
-                default_lang="en",
-            )
-    assert caught.value.reason == "timed out"
+        reason = await failure_reason(client, f"{local_server.base}/slow")
+    assert reason == "timed out"
 
 
 async def test_real_server_not_found(local_server: LocalFeedServer) -> None:
     async with make_feed_client() as client:
-        with pytest.raises(SourceError) as caught:
-            await fetch_feed(
-                client,
-                f"{local_server.base}/missing",
-                etag=None,
-                last_modified=None,
-                default_lang="en",
-            )
-    assert caught.value.reason == "HTTP 404 Not Found"
+        reason = await failure_reason(client, f"{local_server.base}/missing")
+    assert reason == "HTTP 404 Not Found"
 
 
 async def test_connection_refused() -> None:
@@ -512,15 +503,8 @@ async def test_connection_refused() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     async with make_feed_client() as client:
-        with pytest.raises(SourceError) as caught:
-            await fetch_feed(
-                client,
-                f"http://127.0.0.1:{port}/rss",
-                etag=None,
-                last_modified=None,
-                default_lang="en",
-            )
-    assert caught.value.reason.startswith("cannot fetch: ")
+        reason = await failure_reason(client, f"http://127.0.0.1:{port}/rss")
+    assert reason.startswith("cannot fetch: ")
 
 
 # --- redirects: same host, never from public to internal ------------------------------------

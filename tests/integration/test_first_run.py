@@ -5,7 +5,6 @@ the next digest, zones, ``*``, plurals and confirmations that tell the truth."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -21,11 +20,11 @@ from bot.planner import WELCOME_MIN, Planner
 from bot.poll import Poller
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
-from bot.store import chats as chat_store
 from bot.store import pages as page_store
-from bot.store.schema import broadcasts, outbox, page_tags, pages
+from bot.store.schema import broadcasts, page_tags, pages
 from bot.util import utcnow
 from tests.conftest import ROOT
+from tests.integration.test_planner import queued_for
 
 WIKI = ROOT / "examples" / "wiki"
 
@@ -45,17 +44,9 @@ class Newcomer:
         return await self.core.handle(self.caller, text)
 
     async def digests(self) -> list[dict[str, object]]:
-        async with self.engine.connect() as conn:
-            record = await chat_store.get(
-                conn, platform=self.caller.platform, chat_id=self.caller.chat_id
-            )
-            assert record is not None
-            rows = await conn.execute(
-                select(outbox.c.kind, outbox.c.payload)
-                .where(outbox.c.chat_pk == record.pk)
-                .order_by(outbox.c.id)
-            )
-            return [{"kind": kind, **json.loads(payload)} for kind, payload in rows]
+        return await queued_for(
+            self.engine, platform=self.caller.platform, chat_id=self.caller.chat_id
+        )
 
 
 async def newcomer(

@@ -25,6 +25,20 @@ from tests.integration.test_poll import page, write
 LATER = dt.timedelta(days=2)
 
 
+async def queued_for(
+    engine: AsyncEngine, *, platform: Platform, chat_id: str
+) -> list[dict[str, object]]:
+    """Every outbox message of a chat, oldest first: its kind and its payload's fields."""
+    async with engine.connect() as conn:
+        record = await chat_store.get(conn, platform=platform, chat_id=chat_id)
+        assert record is not None
+        rows = await conn.execute(
+            select(outbox.c.kind, outbox.c.payload)
+            .where(outbox.c.chat_pk == record.pk)
+            .order_by(outbox.c.id)
+        )
+        return [{"kind": kind, **json.loads(payload)} for kind, payload in rows]
+
 class World:
     """A wiki directory, a poller and a planner on one database."""
 
@@ -72,15 +86,7 @@ class World:
             )
 
     async def messages(self, chat_id: str) -> list[dict[str, object]]:
-        async with self.engine.connect() as conn:
-            record = await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id=chat_id)
-            assert record is not None
-            rows = await conn.execute(
-                select(outbox.c.kind, outbox.c.payload)
-                .where(outbox.c.chat_pk == record.pk)
-                .order_by(outbox.c.id)
-            )
-            return [{"kind": kind, **json.loads(payload)} for kind, payload in rows]
+        return await queued_for(self.engine, platform=Platform.TELEGRAM, chat_id=chat_id)
 
     async def plan(self) -> int:
         """Plan as if a day had passed since the last call: every daily chat is due."""
