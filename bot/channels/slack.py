@@ -1118,8 +1118,7 @@ class SlackChannel:
         context: Mapping[str, Any],
         client: AsyncWebClient,
     ) -> None:
-        self._track(asyncio.current_task())
-        self._enter(context, client)
+        self._enter(context, client)  # and tracks this handler's task
         text = unescape(str(command.get("text") or "")).strip() or "help"
         name, _ = split_command(text)
         user_id = str(command.get("user_id") or "")
@@ -1164,8 +1163,7 @@ class SlackChannel:
         context: Mapping[str, Any],
         client: AsyncWebClient,
     ) -> None:
-        self._track(asyncio.current_task())
-        self._enter(context, client)
+        self._enter(context, client)  # and tracks this handler's task
         await ack()
         channel = body.get("channel") or {}
         container = body.get("container") or {}
