@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,6 +127,21 @@ def env_for(
     )
 
 
+SlowCap = tuple[list[int], FakeTelegram, dict[str, str]]
+
+
+@pytest.fixture
+async def slow_cap(
+    engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
+) -> AsyncIterator[SlowCap]:
+    """CHATS chats with a digest due later, a Telegram capped at SLOW_CAP messages a second,
+    and the environment of runs and commands sending at that cap: a ``digest --now`` lasts
+    long enough for a run to start or stop in the middle of it."""
+    wiki = tmp_path / "wiki"
+    ids = await world_with_chats(engine, wiki, CHATS)
+    async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
+        yield ids, tg, env_for(clean_env, database_url, wiki, tg, rate=SLOW_CAP)
+
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_digest_and_broadcast_beside_a_run_share_its_cap(
@@ -188,26 +204,23 @@ async def test_with_no_service_running_the_commands_send_themselves(
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 async def test_a_run_that_stops_mid_digest_leaves_the_rest_to_the_command(
-    engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
+    slow_cap: SlowCap, engine: AsyncEngine, tmp_path: Path
 ) -> None:
-    wiki = tmp_path / "wiki"
-    ids = await world_with_chats(engine, wiki, CHATS)
-    async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
-        env = env_for(clean_env, database_url, wiki, tg, rate=SLOW_CAP)
-        runs = [start_run(env, tmp_path)]
-        try:
-            await wait_until_async(lambda: _at_least(engine, 1), seconds=60)
-            command = asyncio.create_task(cli(env, tmp_path, "digest", "--now"))
-            await wait_until(lambda: len(digests(tg)) >= SLOW_CAP // 2, seconds=60)
-            await stop(runs)
-            digest = await command
-        finally:
-            await stop(runs)
-        sent_all(digest)
-        assert digest.stdout[0].startswith(HANDED_OFF)
-        assert "The trendbot run stopped; sending the rest from here." in digest.stdout
-        once_each(digests(tg), ids)  # a clean stop: once
-        no_429s(tg)
+    ids, tg, env = slow_cap
+    runs = [start_run(env, tmp_path)]
+    try:
+        await wait_until_async(lambda: _at_least(engine, 1), seconds=60)
+        command = asyncio.create_task(cli(env, tmp_path, "digest", "--now"))
+        await wait_until(lambda: len(digests(tg)) >= SLOW_CAP // 2, seconds=60)
+        await stop(runs)
+        digest = await command
+    finally:
+        await stop(runs)
+    sent_all(digest)
+    assert digest.stdout[0].startswith(HANDED_OFF)
+    assert "The trendbot run stopped; sending the rest from here." in digest.stdout
+    once_each(digests(tg), ids)  # a clean stop: once
+    no_429s(tg)
 
 
 async def _at_least(engine: AsyncEngine, count: int) -> bool:
@@ -217,27 +230,24 @@ async def _at_least(engine: AsyncEngine, count: int) -> bool:
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 async def test_a_run_that_starts_mid_digest_takes_over_the_sending(
-    engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
+    slow_cap: SlowCap, engine: AsyncEngine, tmp_path: Path
 ) -> None:
-    wiki = tmp_path / "wiki"
-    ids = await world_with_chats(engine, wiki, CHATS)
-    async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
-        env = env_for(clean_env, database_url, wiki, tg, rate=SLOW_CAP)
-        runs: list[subprocess.Popen[bytes]] = []
-        try:
-            command = asyncio.create_task(cli(env, tmp_path, "digest", "--now"))
-            await wait_until(lambda: len(digests(tg)) >= SLOW_CAP // 2, seconds=60)
-            runs.append(start_run(env, tmp_path))
-            digest = await command
-            assert runs[0].poll() is None  # the run goes on
-        finally:
-            await stop(runs)
-        sent_all(digest)
-        assert digest.stdout[0] == "A trendbot run started on this database; it sends the rest."
-        # What the command had not begun went back to the queue for the run: once each,
-        # and the run sent nothing before the command had stopped.
-        once_each(digests(tg), ids)
-        no_429s(tg)
+    ids, tg, env = slow_cap
+    runs: list[subprocess.Popen[bytes]] = []
+    try:
+        command = asyncio.create_task(cli(env, tmp_path, "digest", "--now"))
+        await wait_until(lambda: len(digests(tg)) >= SLOW_CAP // 2, seconds=60)
+        runs.append(start_run(env, tmp_path))
+        digest = await command
+        assert runs[0].poll() is None  # the run goes on
+    finally:
+        await stop(runs)
+    sent_all(digest)
+    assert digest.stdout[0] == "A trendbot run started on this database; it sends the rest."
+    # What the command had not begun went back to the queue for the run: once each,
+    # and the run sent nothing before the command had stopped.
+    once_each(digests(tg), ids)
+    no_429s(tg)
 
 
 async def test_live_services_and_one_shots_count_live_leases_only(engine: AsyncEngine) -> None:

@@ -51,6 +51,14 @@ def start_run(env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
     return start_cli(env=env, cwd=cwd, err=cwd / "run.log", append=True)
 
 
+async def planned_fan_out(engine: AsyncEngine, wiki: Path, *, key: str) -> None:
+    """CHATS private chats following rl, each with the message of the new page ``key``
+    planned: a fan-out for a run to send."""
+    world = await started(engine, wiki)
+    await subscribers(engine, CHATS)
+    await world.publish(key, tags="[rl]")
+    assert await world.planner.plan_now() == CHATS
+
 async def wait_until(predicate: Callable[[], bool], seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while not predicate():
@@ -64,10 +72,7 @@ async def test_sigkill_mid_fanout_loses_nothing(
     engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
 ) -> None:
     wiki = tmp_path / "wiki"
-    world = await started(engine, wiki)
-    await subscribers(engine, CHATS)
-    await world.publish("papers/2026/crash-test", tags="[rl]")
-    assert await world.planner.plan_now() == CHATS
+    await planned_fan_out(engine, wiki, key="papers/2026/crash-test")
 
     async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
         tg.latency = 0.05

@@ -19,9 +19,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.delivery import SHUTDOWN_GRACE_SECONDS
 from bot.store.schema import outbox
 from tests.fakes.telegram_api import FakeTelegram
-from tests.integration.test_admin import subscribers
-from tests.integration.test_crash import CHATS, TOKEN, run_env, start_run, wait_until
-from tests.integration.test_planner import started
+from tests.integration.test_crash import (
+    CHATS,
+    TOKEN,
+    planned_fan_out,
+    run_env,
+    start_run,
+    wait_until,
+)
 
 # After the grace: the channels and the HTTP server stop, the leases are released.
 STOP_BOUND_SECONDS = SHUTDOWN_GRACE_SECONDS + 5
@@ -40,10 +45,7 @@ async def fan_out(
     """CHATS chats with a message of a new page planned for each, a Telegram that takes 50 ms
     a send (a run's fan-out lasts long enough to stop it midway), and the run's environment."""
     wiki = tmp_path / "wiki"
-    world = await started(engine, wiki)
-    await subscribers(engine, CHATS)
-    await world.publish("papers/2026/shutdown-test", tags="[rl]")
-    assert await world.planner.plan_now() == CHATS
+    await planned_fan_out(engine, wiki, key="papers/2026/shutdown-test")
     async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
         tg.latency = 0.05
         yield tg, run_env(clean_env, database_url, wiki, tg)
