@@ -290,6 +290,19 @@ async def queue_backfill(conn: AsyncConnection, *, since: dt.date, now: dt.datet
     return len(events)
 
 
+async def tags_of(conn: AsyncConnection, page_ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+    """The tags of pages by id, each page's in its own order; a page without tags is left out."""
+    tags: dict[int, list[str]] = {}
+    for part in chunks(list(page_ids)):
+        rows = await conn.execute(
+            select(page_tags.c.page_id, page_tags.c.tag)
+            .where(page_tags.c.page_id.in_(part))
+            .order_by(page_tags.c.page_id, page_tags.c.position)
+        )
+        for page_id, tag in rows:
+            tags.setdefault(page_id, []).append(tag)
+    return {page_id: tuple(tagged) for page_id, tagged in tags.items()}
+
 async def load_pages(conn: AsyncConnection, page_ids: Sequence[int]) -> dict[int, Page]:
     """Pages by id, with all their languages and tags."""
     result: dict[int, Page] = {}
@@ -313,14 +326,7 @@ async def load_pages(conn: AsyncConnection, page_ids: Sequence[int]) -> dict[int
             texts.setdefault(r["page_id"], []).append(
                 PageText(lang=r["lang"], title=r["title"], tldr=r["tldr"])
             )
-        tags: dict[int, list[str]] = {}
-        rows = await conn.execute(
-            select(page_tags.c.page_id, page_tags.c.tag)
-            .where(page_tags.c.page_id.in_(part))
-            .order_by(page_tags.c.page_id, page_tags.c.position)
-        )
-        for page_id, tag in rows:
-            tags.setdefault(page_id, []).append(tag)
+        tags = await tags_of(conn, part)
         for h in head:
             if h["id"] not in texts:
                 continue
@@ -328,7 +334,7 @@ async def load_pages(conn: AsyncConnection, page_ids: Sequence[int]) -> dict[int
                 source=h["name"],
                 key=h["key"],
                 texts=tuple(texts[h["id"]]),
-                tags=tuple(tags.get(h["id"], ())),
+                tags=tags.get(h["id"], ()),
                 url=h["url"],
                 type=h["type"],
                 arxiv=h["arxiv"],

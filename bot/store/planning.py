@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.models import ChatState, Mode
 from bot.store import chats as chat_store
+from bot.store import pages as page_store
 from bot.store.engine import reader
 from bot.store.schema import chat_pages, chats, page_events, page_tags, pages
 from bot.util import chunks
@@ -150,17 +151,8 @@ async def window(conn: AsyncConnection, after: int) -> Window:
         .order_by(page_events.c.id)
     )
     events = [Event(id=i, page_id=p, new=k == "new", fingerprint=f) for i, p, k, f in rows]
-    tags: dict[int, list[str]] = {}
-    page_ids = sorted({e.page_id for e in events})
-    for part in chunks(page_ids):
-        tag_rows = await conn.execute(
-            select(page_tags.c.page_id, page_tags.c.tag)
-            .where(page_tags.c.page_id.in_(part))
-            .order_by(page_tags.c.page_id, page_tags.c.position)
-        )
-        for page_id, tag in tag_rows:
-            tags.setdefault(page_id, []).append(tag)
-    return Window(events=events, tags={k: tuple(v) for k, v in tags.items()})
+    tags = await page_store.tags_of(conn, sorted({e.page_id for e in events}))
+    return Window(events=events, tags=tags)
 
 
 async def newest_pages(
