@@ -94,11 +94,13 @@ async def test_a_full_run_serves_http_and_leaks_no_secret(
         process = start_cli(env=env, cwd=tmp_path, out=out_path, err=err_path)
         try:
             await wait_healthy(client, f"{base}/healthz", process)
-            # Healthy from the start; each source shows once its first poll is recorded.
+            # Healthy from the start; each source shows once its first poll begins, and has
+            # a last_poll_at (and an error, if any) once that poll is recorded.
             deadline = time.monotonic() + 30
             while True:
                 health = (await client.get(f"{base}/healthz")).json()
-                if len(health["sources"]) == 2 or time.monotonic() > deadline:
+                polled = [s for s in health["sources"] if s["last_poll_at"]]
+                if len(polled) == 2 or time.monotonic() > deadline:
                     break
                 await asyncio.sleep(0.2)
             assert health["status"] == "ok" and health["database"] == "ok"
