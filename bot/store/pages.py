@@ -303,6 +303,7 @@ async def tags_of(conn: AsyncConnection, page_ids: Sequence[int]) -> dict[int, t
             tags.setdefault(page_id, []).append(tag)
     return {page_id: tuple(tagged) for page_id, tagged in tags.items()}
 
+
 async def load_pages(conn: AsyncConnection, page_ids: Sequence[int]) -> dict[int, Page]:
     """Pages by id, with all their languages and tags."""
     result: dict[int, Page] = {}

@@ -85,10 +85,11 @@ class DatabasePool:
         return url
 
     async def give_back(self, url: str) -> None:
+        # If this fails, ``url`` stays listed, so close() still drops it.
+        fresh = await recycle_database(url, base_url=self.base_url)
         self._all.discard(url)
-        url = await recycle_database(url, base_url=self.base_url)
-        self._all.add(url)
-        self._free.append(url)
+        self._all.add(fresh)
+        self._free.append(fresh)
 
     async def close(self) -> None:
         for url in sorted(self._all):

@@ -660,7 +660,8 @@ class FakeSlack(LocalApiServer[SlackCall]):
             raise _ApiError("bad_redirect_uri")
         workspace = self.workspaces[grant.team_id]
         # The organisation's install (org-wide): ``team`` null, ``enterprise`` set,
-        # ``is_enterprise_install`` true; its token serves every workspace of the org.
+        # ``is_enterprise_install`` true; its token serves every workspace of the org
+        # (https://api.slack.com/enterprise/apps, "org-wide apps").
         org = workspace.enterprise_id or ("E0" if grant.org_wide else None)
         team = None if grant.org_wide else {"id": workspace.team_id, "name": workspace.name}
         answer: dict[str, Any] = {
