@@ -251,9 +251,10 @@ async def _digest(settings: Settings, args: argparse.Namespace) -> int:
     from bot.store import chats as chat_store
     from bot.store import outbox
     from bot.store.engine import reader
-    from bot.util import utcnow
+    from bot.util import settle_heap, utcnow
 
     async with open_app(settings) as app:
+        settle_heap()
         chat_pks: list[int] | None = None
         if args.chat is not None:
             platform, chat_id = args.chat
@@ -289,6 +290,7 @@ async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
     from bot.store.admin import Audience
     from bot.store.engine import reader
     from bot.tags import normalize_tag
+    from bot.util import settle_heap
 
     text = clean(args.text).strip()  # as in chat: no bidi controls or invisible characters
     if not text or len(text) > MAX_BROADCAST_CHARS:
@@ -304,6 +306,7 @@ async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
         return EXIT_CONFIG
     audience = Audience(tags=tags, platform=args.platform, lang=args.lang)
     async with open_app(settings) as app:
+        settle_heap()
         async with reader(app.engine).connect() as conn:
             size = await admin_store.audience_size(conn, audience)
         skipped = skipped_text("en", size.skipped)
@@ -445,10 +448,12 @@ async def _serve(
 ) -> int:
     from bot.app import open_app
     from bot.service import AlreadyRunning, Service, sqlite_run_lock
+    from bot.util import settle_heap
 
     try:
         with sqlite_run_lock(settings.database_url) if lock else contextlib.nullcontext():
             async with open_app(settings) as app:
+                settle_heap()
                 return await Service(app, console=console, serve_http=http, channels=channels).run()
     except AlreadyRunning as exc:
         print(f"trendbot run: {exc}", file=sys.stderr)

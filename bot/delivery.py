@@ -75,17 +75,16 @@ REQUEUE_HOLD_SECONDS = 3.0
 TOUCH_EVERY_SECONDS = 30.0
 # A 429 asking for a longer wait sends the message back to the queue instead of memory.
 MAX_INLINE_WAIT_SECONDS = 60.0
-# A send that wakes over this many pace intervals after its slot moves the schedule (see Pace).
-PACE_LATE_SLOTS = 2
-# ... or over this many seconds, when that is longer (at high rates, where an interval is a
-# millisecond and the event loop's own delay moved the schedule at every turn: 0.6 of a
-# 1,000/s cap). Sends up to (1 / PACE_HEADROOM - 1) s late, 20 ms, still keep to the cap in
-# every second; half of that is left for jitter.
-PACE_LATE_SECONDS = 0.010
-# A platform cap is paced with this much to spare, so that the few sends a late wake-up lets
-# out together (PACE_LATE_SLOTS) and jitter on the way never add up to more than the cap in
-# a second, as the platform counts them on arrival.
+# A platform cap is paced with this much to spare: sends are spaced evenly at this share of
+# the cap, and what a late wake-up of the event loop holds back is made up in a burst.
 PACE_HEADROOM = 0.98
+# However they bunch up, no more sends than the cap allows in a second go in any window of a
+# second and this much: the platform counts them on arrival, and this is left for jitter on
+# the way. An evenly spaced schedule never reaches it (1 / PACE_HEADROOM is 20 ms more).
+PACE_WINDOW_MARGIN_SECONDS = 0.015
+# A schedule that runs further behind than this (a long stall) is moved; the rest of the
+# time is not made up.
+PACE_CATCH_UP_SECONDS = 0.03
 # Extra spacing on top of each per-chat limit, against clock and latency jitter.
 PER_CHAT_MARGIN_SECONDS = 0.05
 # Bounded shutdown: in-flight sends get this long to finish; the rest stays queued.
@@ -130,27 +129,31 @@ class Sender(Protocol):
 
 
 class Pace:
-    """Spaces acquisitions evenly at ``PACE_HEADROOM`` x ``rate`` per second (no bursts),
-    across tasks.
+    """Keeps acquisitions, across tasks, to ``rate`` a second as the platform counts them.
 
-    Each task reserves the next slot of a schedule and sleeps until it. A task that wakes
-    more than ``PACE_LATE_SLOTS`` intervals (at least ``PACE_LATE_SECONDS``) after its slot
-    (the event loop was busy) goes at
-    once and moves the rest of the schedule as late: the sends that fell due during the
-    stall then go one interval apart, in their order, instead of together in one burst over
-    the platform's cap; the time lost is not made up.
+    Each task reserves the next slot of an even schedule (``PACE_HEADROOM`` x ``rate`` a
+    second) and sleeps until it. A task that wakes late (the event loop was busy) goes at
+    once, and so do those whose slots fell due meanwhile: the time is made up, so a busy
+    loop does not lower the rate. What bounds that burst is a sliding window: no more than
+    ``rate`` acquisitions (at least one) in any second and ``PACE_WINDOW_MARGIN_SECONDS``
+    (for a rate under one a second, in ``1 / rate`` seconds and the margin), however they
+    bunch up. A schedule more than ``PACE_CATCH_UP_SECONDS`` behind is moved up to that.
     """
 
     def __init__(self, rate: float | None) -> None:
         self._interval = 0.0
         self._next = 0.0  # the next free slot, on the schedule's own clock
         self._shift = 0.0  # how late the schedule runs behind time.monotonic()
-        self._late = 0.0  # how late a wake-up may be before it moves the schedule
+        self._window = 0.0
+        self._recent: deque[float] = deque()  # the last acquisitions, at most the window's
         self.set_rate(rate)
 
     def set_rate(self, rate: float | None) -> None:
         self._interval = 1.0 / (rate * PACE_HEADROOM) if rate else 0.0
-        self._late = max(PACE_LATE_SLOTS * self._interval, PACE_LATE_SECONDS)
+        if rate:
+            span = max(1.0, 1.0 / rate)
+            self._window = span + PACE_WINDOW_MARGIN_SECONDS
+            self._recent = deque(self._recent, maxlen=max(1, int(rate * span + 1e-9)))
 
     @property
     def rate(self) -> float | None:
@@ -162,14 +165,19 @@ class Pace:
             return
         slot = max(time.monotonic() - self._shift, self._next)
         self._next = slot + self._interval
+        recent = self._recent
         while True:
             now = time.monotonic()
             due = slot + self._shift
+            if len(recent) == recent.maxlen:
+                due = max(due, recent[0] + self._window)
             if now < due:
                 await asyncio.sleep(due - now)
-                continue  # a late task may have moved the schedule meanwhile
-            if now - due > self._late:
-                self._shift += now - due
+                continue  # another task may have gone meanwhile
+            behind = now - (slot + self._shift) - PACE_CATCH_UP_SECONDS
+            if behind > 0:
+                self._shift += behind
+            recent.append(now)
             return
 
 
