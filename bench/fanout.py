@@ -674,6 +674,7 @@ def child(args: argparse.Namespace) -> None:
         profiler.disable()
         name = f"{args.phase}-{args.transport or ''}-{args.cap}-{args.latency * 1000:.0f}ms-"
         name += make_url(args.url).get_backend_name()
+        Path(args.profile).mkdir(parents=True, exist_ok=True)
         profiler.dump_stats(str(Path(args.profile) / f"{name}.prof"))
     result["rss_mb"] = peak_rss_mb()
     print(json.dumps(result))

@@ -40,6 +40,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from prometheus_client import Counter as SentCounter
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import digest as digest_stage
@@ -73,6 +74,9 @@ SWEEP_EVERY_SECONDS = 5.0
 # the one its dead worker had in flight may have reached the chat just before.
 REQUEUE_HOLD_SECONDS = 3.0
 TOUCH_EVERY_SECONDS = 30.0
+# The claimer looks at the outbox at least this often (rows come due by their ``not_before``);
+# new rows and a shortage in memory wake it at once.
+CLAIM_EVERY_SECONDS = 1.0
 # A 429 asking for a longer wait sends the message back to the queue instead of memory.
 MAX_INLINE_WAIT_SECONDS = 60.0
 # A platform cap is paced with this much to spare: sends are spaced evenly at this share of
@@ -89,10 +93,13 @@ PACE_CATCH_UP_SECONDS = 0.03
 PER_CHAT_MARGIN_SECONDS = 0.05
 # Bounded shutdown: in-flight sends get this long to finish; the rest stays queued.
 SHUTDOWN_GRACE_SECONDS = 10.0
-# While other sends are in flight, a send's record waits this long for theirs, to share one
-# transaction with them (group commit): the store's cost per message, not the pace, was what
-# bounded a process. A worker still takes its next message only once the record is durable.
-RECORD_WINDOW_SECONDS = 0.05
+# While other sends are in flight, a send's record waits up to this long for theirs, to share
+# one transaction with them (group commit): a transaction cost more CPU than a send, and at
+# low rates, where few records are under way, 50 ms made one for every two sends. A worker
+# still takes its next message only once the record is durable.
+RECORD_WINDOW_SECONDS = 0.25
+# ... or until this many records are waiting: at high rates the window is not waited out.
+RECORD_BATCH = 64
 # The in-flight window: how many sends may be under way at once. It starts at the
 # ``concurrency`` given (the floor) and follows cap x the measured time a send holds a worker
 # (the request and its record), with this much to spare, up to the ceiling. At 100 ms a cap
@@ -215,15 +222,25 @@ class _Records:
     never takes its next message before its last one is recorded: after a crash, at most
     the one message each worker had in flight or waiting here can be sent again, as with a
     transaction per send. A record waits up to ``window`` seconds for the records of other
-    sends in flight (``in_flight`` counts them, its own included) to commit with them.
+    sends in flight (``in_flight`` counts them, its own included) to commit with them, and
+    no longer once ``batch`` records are waiting or every send in flight has one waiting.
     """
 
-    def __init__(self, engine: AsyncEngine, *, window: float, in_flight: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        window: float,
+        batch: int,
+        in_flight: Callable[[], int],
+    ) -> None:
         self._engine = engine
         self._window = window
+        self._batch = batch
         self._in_flight = in_flight
         self._lock = asyncio.Lock()
         self._pending: list[tuple[int, int | None, str | None, asyncio.Future[None]]] = []
+        self._full = asyncio.Event()  # no other record is worth waiting for
 
     async def sent(self, row_id: int) -> None:
         await self._record(row_id, None, None)
@@ -234,6 +251,8 @@ class _Records:
     async def _record(self, row_id: int, parts_sent: int | None, thread_ref: str | None) -> None:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((row_id, parts_sent, thread_ref, done))
+        if not self._worth_waiting():
+            self._full.set()
         async with self._lock:
             if not done.done():  # no earlier transaction took it: this task commits
                 await self._commit()
@@ -249,9 +268,15 @@ class _Records:
             except Exception:
                 log.exception("could not record sends made before the stop")
 
+    def _worth_waiting(self) -> bool:
+        pending = len(self._pending)
+        return pending < self._batch and self._in_flight() > pending
+
     async def _commit(self, *, wait: bool = True) -> None:
-        if wait and self._window > 0 and self._in_flight() > len(self._pending):
-            await asyncio.sleep(self._window)
+        if wait and self._window > 0 and self._worth_waiting():
+            self._full.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._full.wait(), self._window)
         batch, self._pending = self._pending, []
         try:
             async with self._engine.begin() as conn:
@@ -311,7 +336,10 @@ class Delivery:
         self._rendered: OrderedDict[tuple[object, ...], tuple[Outgoing, ...]] = OrderedDict()
         self._in_flight = 0  # workers between taking a message and recording it
         self._records = _Records(
-            engine, window=RECORD_WINDOW_SECONDS, in_flight=lambda: self._in_flight
+            engine,
+            window=RECORD_WINDOW_SECONDS,
+            batch=RECORD_BATCH,
+            in_flight=lambda: self._in_flight,
         )
         self._heap: list[tuple[float, int, int]] = []
         self._seq = itertools.count()
@@ -319,12 +347,14 @@ class Delivery:
         self._claim_wake = asyncio.Event()
         self._stopping = False
         self._held = 0  # rows in memory
+        self._low_water = 0  # fewer rows in memory than this: claim more
         # Rows of each broadcast in memory: the broadcast's progress is looked at when this
         # instance holds none of it any more, not after every row (one aggregate per row
         # would cost as much as the sends of a large broadcast).
         self._held_of: Counter[int] = Counter()
         self._only_broadcast: int | None = None
         self._paused: dict[Platform, asyncio.Task[None]] = {}  # refused credentials
+        self._counters: dict[tuple[Platform, str], SentCounter] = {}
         self.sent = 0  # outbox rows completed by this instance
         self.failed = 0  # outbox rows that failed for good
 
@@ -409,6 +439,15 @@ class Delivery:
         while len(self._workers) < size and not self._stopping:
             self._workers.add(asyncio.create_task(self._worker()))
 
+    def _sent_counter(self, platform: Platform, kind: str) -> SentCounter:
+        """``messages_sent_total`` of the platform and kind (looked up once, not per send)."""
+        counter = self._counters.get((platform, kind))
+        if counter is None:
+            counter = self._counters[platform, kind] = metrics.MESSAGES_SENT.labels(
+                platform.value, kind
+            )
+        return counter
+
     def _measured(self, platform: Platform, seconds: float) -> None:
         """A send of ``platform`` held its worker ``seconds``: widen the window if the caps
         now need more sends in flight than there are workers (it never narrows: an idle
@@ -445,7 +484,7 @@ class Delivery:
         last_sweep = time.monotonic()
         while not self._stopping:
             # Enough rows in memory to keep every worker of the window busy.
-            low_water = max(self._claim_batch // 2, self.window * 2)
+            low_water = self._low_water = max(self._claim_batch // 2, self.window * 2)
             got = 0
             if self._held < low_water:
                 got = await self._claim(only_chats=only_chats)
@@ -461,9 +500,11 @@ class Delivery:
                 last_sweep = now
             if got and self._held < low_water:
                 continue
+            # Woken when rows are planned, when those in memory fall below the low water
+            # mark or run out, and when a platform's credentials work again.
             self._claim_wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._claim_wake.wait(), timeout=0.2 if drain else 1.0)
+                await asyncio.wait_for(self._claim_wake.wait(), timeout=CLAIM_EVERY_SECONDS)
 
     async def _claim(self, *, only_chats: Sequence[int] | None) -> int:
         platforms = [p.value for p in self._senders if p not in self._paused]
@@ -483,12 +524,13 @@ class Delivery:
             records = await chat_store.get_many(conn, missing)
             # The pages of the whole batch in one go, not three queries for every message;
             # each message is rendered with its pages as they were when it was claimed.
-            page_ids = {page_id for r in rows for page_id, _ in _pages_of(r) or ()}
+            entries = {r.id: _pages_of(r) for r in rows}
+            page_ids = {page_id for pages in entries.values() for page_id, _ in pages or ()}
             claimed = _Claimed(
                 await page_store.load_pages(conn, sorted(page_ids)) if page_ids else {}
             )
         for row in rows:
-            if _pages_of(row) is not None:
+            if entries[row.id] is not None:
                 self._claimed[row.id] = claimed
             queue = self._queues.get(row.chat_pk)
             if queue is None:
@@ -582,7 +624,7 @@ class Delivery:
         if queue.next_part == 0 and ref:
             queue.thread = ref
         queue.next_part += 1
-        metrics.MESSAGES_SENT.labels(chat.platform.value, row.kind).inc()
+        self._sent_counter(chat.platform, row.kind).inc()
         if queue.next_part >= len(queue.parts):
             await self._finish(queue)
         else:
@@ -704,6 +746,8 @@ class Delivery:
 
     def _release(self, row: OutboxRow) -> None:
         self._held -= 1
+        if self._held in (0, self._low_water - 1):
+            self._claim_wake.set()
         if row.broadcast_id is not None:
             self._held_of[row.broadcast_id] -= 1
             if self._held_of[row.broadcast_id] <= 0:
