@@ -13,7 +13,7 @@ import json
 import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
@@ -57,6 +57,8 @@ class OutboxRow:
     thread_ref: str | None
     broadcast_id: int | None
     created_at: dt.datetime
+    # The payload typed, or why it cannot be: decoded once, as the row is read.
+    decoded: payloads.Payload | payloads.PayloadError = field(compare=False, repr=False)
 
     def content(self) -> payloads.Payload:
         """The payload, typed (:func:`bot.payloads.decode`; old rows read too).
@@ -64,7 +66,9 @@ class OutboxRow:
         Raises:
             payloads.PayloadError: for a payload no version of the format describes.
         """
-        return payloads.decode(self.kind, self.payload)
+        if isinstance(self.decoded, payloads.PayloadError):
+            raise payloads.PayloadError(*self.decoded.args)
+        return self.decoded
 
 
 def row_values(
@@ -273,17 +277,23 @@ async def claim(
 
 
 def _row(r: RowMapping) -> OutboxRow:
+    payload = json.loads(r["payload"])
+    try:
+        decoded: payloads.Payload | payloads.PayloadError = payloads.decode(r["kind"], payload)
+    except payloads.PayloadError as exc:
+        decoded = exc
     return OutboxRow(
         id=r["id"],
         chat_pk=r["chat_pk"],
         platform=r["platform"],
         kind=r["kind"],
-        payload=json.loads(r["payload"]),
+        payload=payload,
         attempts=r["attempts"],
         parts_sent=r["parts_sent"],
         thread_ref=r["thread_ref"],
         broadcast_id=r["broadcast_id"],
         created_at=r["created_at"],
+        decoded=decoded,
     )
 
 
