@@ -87,7 +87,8 @@ PACE_HEADROOM = 0.98
 # the way. An evenly spaced schedule never reaches it (1 / PACE_HEADROOM is 20 ms more).
 PACE_WINDOW_MARGIN_SECONDS = 0.015
 # A schedule that runs further behind than this (a long stall) is moved; the rest of the
-# time is not made up.
+# time is not made up. Bursts of up to 100 ms drew 14-30 429s a run from the local Bot API
+# server at 1,000/s (it counts on arrival, after its own delays); 30 ms drew none.
 PACE_CATCH_UP_SECONDS = 0.03
 # Extra spacing on top of each per-chat limit, against clock and latency jitter.
 PER_CHAT_MARGIN_SECONDS = 0.05
