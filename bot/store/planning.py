@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.models import ChatState, Mode
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
-from bot.store.engine import reader
+from bot.store.engine import among, id_parts, reader
 from bot.store.schema import chat_pages, chats, page_events, page_tags, pages
 from bot.util import chunks
 
@@ -229,31 +229,37 @@ async def update_ledger(conn: AsyncConnection, changed: Sequence[Mapping[str, ob
 
 async def advance_cursors(conn: AsyncConnection, pks: Sequence[int], *, to: int) -> None:
     """Move the chats' cursors to event ``to`` (never back), one statement per chunk."""
-    for pk_part in chunks(pks):
+    for pk_part in id_parts(conn, pks):
         await conn.execute(
-            update(chats).where(chats.c.id.in_(pk_part), chats.c.cursor < to).values(cursor=to)
+            update(chats)
+            .where(among(conn, chats.c.id, pk_part), chats.c.cursor < to)
+            .values(cursor=to)
         )
 
 
 async def set_next_digest(conn: AsyncConnection, pks: Sequence[int], *, at: dt.datetime) -> None:
-    for pk_part in chunks(pks):
-        await conn.execute(update(chats).where(chats.c.id.in_(pk_part)).values(next_digest_at=at))
+    for pk_part in id_parts(conn, pks):
+        await conn.execute(
+            update(chats).where(among(conn, chats.c.id, pk_part)).values(next_digest_at=at)
+        )
 
 
 async def set_held_until(
     conn: AsyncConnection, pks: Iterable[int], *, until: dt.datetime | None
 ) -> None:
     """Hold the instant chats' pages until ``until`` (quiet hours' end); None releases."""
-    for pk_part in chunks(list(pks)):
-        await conn.execute(update(chats).where(chats.c.id.in_(pk_part)).values(held_until=until))
+    for pk_part in id_parts(conn, list(pks)):
+        await conn.execute(
+            update(chats).where(among(conn, chats.c.id, pk_part)).values(held_until=until)
+        )
 
 
 async def chats_with_pages(conn: AsyncConnection, chat_pks: Sequence[int]) -> set[int]:
     """Which of ``chat_pks`` had any page planned (read in the caller's transaction)."""
     had: set[int] = set()
-    for part in chunks(list(chat_pks)):
+    for part in id_parts(conn, list(chat_pks)):
         rows = await conn.execute(
-            select(chat_pages.c.chat_pk).where(chat_pages.c.chat_pk.in_(part)).distinct()
+            select(chat_pages.c.chat_pk).where(among(conn, chat_pages.c.chat_pk, part)).distinct()
         )
         had.update(rows.scalars())
     return had
