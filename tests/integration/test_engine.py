@@ -4,12 +4,13 @@ SQLite, failed transactions, and connections the server dropped."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from sqlalchemy import insert, text, update
+from sqlalchemy import insert, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
@@ -19,6 +20,7 @@ from bot.store import engine as engine_module
 from bot.store.engine import create_engine, reader, upgrade
 from bot.store.schema import chat_tags, chats
 
+NOW = dt.datetime(2026, 12, 4, 9, 0)
 # Far below SQLite's busy timeout (30 s): a read that queued behind the writer would miss it.
 NOT_BLOCKED = 2.0
 
@@ -180,3 +182,44 @@ async def test_the_stock_sqlite_adapter_is_the_fallback_and_behaves_the_same(
             await check(stock)
         finally:
             await stock.dispose()
+
+
+@pytest.mark.parametrize("count", [0, 1, 1_201])
+async def test_among_selects_exactly_the_ids_given_in_as_few_parts_as_the_store_takes(
+    engine: AsyncEngine, count: int
+) -> None:
+    async with engine.begin() as conn:
+        await conn.execute(
+            insert(chats),
+            [
+                {
+                    "platform": "telegram",
+                    "chat_id": str(i),
+                    "kind": "private",
+                    "state": "active",
+                    "mode": "daily",
+                    "digest_time": "09:00",
+                    "timezone": "UTC",
+                    "lang": "en",
+                    "filter": "",
+                    "created_at": NOW,
+                    "updated_at": NOW,
+                }
+                for i in range(1, 2 * count + 2)
+            ],
+        )
+        pks = sorted((await conn.execute(select(chats.c.id))).scalars())
+        wanted = pks[::2][:count]  # every other chat, more than SQLite takes in one list
+        parts = list(engine_module.id_parts(conn, wanted))
+        found = [
+            pk
+            for part in parts
+            for pk in (
+                await conn.execute(
+                    select(chats.c.id).where(engine_module.among(conn, chats.c.id, part))
+                )
+            ).scalars()
+        ]
+    assert sorted(found) == wanted
+    postgres = engine.dialect.name == "postgresql"
+    assert len(parts) == (min(count, 1) if postgres else -(-count // 500))
