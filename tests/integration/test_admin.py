@@ -280,8 +280,8 @@ async def test_broadcast_and_digests_share_the_queue_fairly(
         # The fake runs on this test's event loop: when the process is starved (the suite
         # runs this lane at nice 19 beside the others), it stamps sends made before a stall
         # after it, closer together than they were sent. Pacing 5 % under its cap leaves room
-        # for that; the pace's own guarantee is tested in test_delivery.py, and against a
-        # server in its own process by the beside-run and replica tests.
+        # for that; the pace's own guarantee is tested in test_delivery.py, and with the bot
+        # and the fake in separate processes by the beside-run and replica tests.
         await bot.delivery(rate=380).drain()
     received = tg.calls("sendMessage", ok=True)
     broadcast_calls = [c for c in received if c.params.get("text") == "Big news"]
