@@ -4,7 +4,6 @@ SQLite, failed transactions, and connections the server dropped."""
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -19,8 +18,8 @@ from bot.store import chats as chat_store
 from bot.store import engine as engine_module
 from bot.store.engine import create_engine, reader, upgrade
 from bot.store.schema import chat_tags, chats
+from tests.integration.test_admin import subscribers
 
-NOW = dt.datetime(2026, 12, 4, 9, 0)
 # Far below SQLite's busy timeout (30 s): a read that queued behind the writer would miss it.
 NOT_BLOCKED = 2.0
 
@@ -188,26 +187,8 @@ async def test_the_stock_sqlite_adapter_is_the_fallback_and_behaves_the_same(
 async def test_among_selects_exactly_the_ids_given_in_as_few_parts_as_the_store_takes(
     engine: AsyncEngine, count: int
 ) -> None:
+    await subscribers(engine, 2 * count + 1)
     async with engine.begin() as conn:
-        await conn.execute(
-            insert(chats),
-            [
-                {
-                    "platform": "telegram",
-                    "chat_id": str(i),
-                    "kind": "private",
-                    "state": "active",
-                    "mode": "daily",
-                    "digest_time": "09:00",
-                    "timezone": "UTC",
-                    "lang": "en",
-                    "filter": "",
-                    "created_at": NOW,
-                    "updated_at": NOW,
-                }
-                for i in range(1, 2 * count + 2)
-            ],
-        )
         pks = sorted((await conn.execute(select(chats.c.id))).scalars())
         wanted = pks[::2][:count]  # every other chat, more than SQLite takes in one list
         parts = list(engine_module.id_parts(conn, wanted))

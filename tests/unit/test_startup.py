@@ -26,9 +26,10 @@ print(" ".join(sorted(sys.modules)), file=sys.stderr)
 """
 
 
-def _imported(args: list[str], env: dict[str, str]) -> set[str]:
+def _probed(probe: str, args: list[str], env: dict[str, str]) -> list[str]:
+    """The words of the last line ``probe`` wrote to stderr after running ``trendbot``."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
+        [sys.executable, "-c", probe, *args],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -36,7 +37,11 @@ def _imported(args: list[str], env: dict[str, str]) -> set[str]:
         timeout=60,
         check=True,
     )
-    return set(done.stderr.strip().splitlines()[-1].split())
+    return done.stderr.strip().splitlines()[-1].split()
+
+
+def _imported(args: list[str], env: dict[str, str]) -> set[str]:
+    return set(_probed(PROBE, args, env))
 
 
 @pytest.mark.parametrize(
@@ -86,16 +91,7 @@ def test_commands_that_deliver_settle_the_heap_once_started(
     args: list[str], settled: bool, clean_env: dict[str, str], tmp_path: Path
 ) -> None:
     env = {**clean_env, "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/trendbot.db"}
-    done = subprocess.run(
-        [sys.executable, "-c", GC_PROBE, *args],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    threshold, frozen = done.stderr.strip().splitlines()[-1].split()
+    threshold, frozen = _probed(GC_PROBE, args, env)
     # What start-up loaded is frozen and young collections are rarer: at 1,000 messages a
     # second the defaults stopped the event loop for 60-120 ms several times a run.
     assert (int(threshold) == GC_THRESHOLDS[0], frozen == "True") == (settled, settled)
