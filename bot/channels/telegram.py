@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 import aiohttp
 import httpx
+import orjson
 from telegram import (
     Bot,
     BotCommand,
@@ -401,7 +402,7 @@ async def post_message(
         "text": message.text,
         "parse_mode": None if message.plain else ParseMode.HTML.value,
         "link_preview_options": _NO_PREVIEW_JSON,
-        "reply_markup": json.dumps(message.markup) if message.markup else None,
+        "reply_markup": orjson.dumps(message.markup).decode() if message.markup else None,
         "message_thread_id": None if thread_id is None else str(thread_id),
         "allow_paid_broadcast": "true" if paid else None,
     }

@@ -8,6 +8,7 @@ limits. :func:`split_text` and :func:`pack` are the layout helpers they share.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -71,6 +72,8 @@ def collapse(text: str) -> str:
     return " ".join(text.split())
 
 
+# A page's URL and source are checked once for all the digests that show the page.
+@functools.lru_cache(maxsize=4096)
 def link_url(url: str | None) -> str | None:
     """``url`` when it is an absolute http(s) URL a chat can link to, else ``None``.
 
@@ -92,6 +95,7 @@ def link_url(url: str | None) -> str | None:
     return "".join(_URL_UNSAFE.get(ch) or (quote(ch) if ch.isspace() else ch) for ch in url)
 
 
+@functools.lru_cache(maxsize=1024)
 def source_host(source: str) -> str:
     """The host of a feed source (``arxiv.org``); ``""`` for a directory source.
 
