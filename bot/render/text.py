@@ -154,6 +154,9 @@ def language_note(lang: str, page_lang: str) -> str:
     return t(lang, "render.lang_note.other", lang=digest.truncate(page_lang, 16))
 
 
+# The same page goes to many chats in one language: its entry is made once (a page that
+# changes is another item, with another entry).
+@functools.lru_cache(maxsize=4096)
 def entry(item: DigestItem, *, lang: str, detail: Detail = DETAIL_LEVELS[0]) -> Entry:
     """The plain-text parts of ``item`` for a ``lang`` chat, at ``detail``."""
     page = item.page
