@@ -249,9 +249,18 @@ outbox = Table(
     Column("broadcast_id", ForeignKey("broadcasts.id", ondelete="SET NULL"), nullable=True),
     Column("created_at", DateTime, nullable=False),
     Column("sent_at", DateTime, nullable=True),
-    Index("ix_outbox_ready", "status", "not_before"),
     Index("ix_outbox_chat", "chat_pk", "status"),
     Index("ix_outbox_broadcast", "broadcast_id", "status"),
+)
+# Claims walk the due rows in this order and stop at the batch's size. On (status,
+# not_before) alone, every claim read every queued row and sorted them all: a claim of 500
+# from a million queued messages read the million.
+Index(
+    "ix_outbox_ready",
+    outbox.c.status,
+    outbox.c.priority.desc(),
+    outbox.c.not_before,
+    outbox.c.id,
 )
 
 broadcasts = Table(

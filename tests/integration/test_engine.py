@@ -4,20 +4,24 @@ SQLite, failed transactions, and connections the server dropped."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from sqlalchemy import insert, select, text, update
+from sqlalchemy import event, insert, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from bot import payloads
 from bot.models import ChatSettings, ChatState, Platform
 from bot.store import chats as chat_store
 from bot.store import engine as engine_module
+from bot.store import outbox
 from bot.store.engine import create_engine, reader, upgrade
 from bot.store.schema import chat_tags, chats
+from bot.util import utcnow
 from tests.integration.test_admin import subscribers
 
 # Far below SQLite's busy timeout (30 s): a read that queued behind the writer would miss it.
@@ -204,3 +208,62 @@ async def test_among_selects_exactly_the_ids_given_in_as_few_parts_as_the_store_
     assert sorted(found) == wanted
     postgres = engine.dialect.name == "postgresql"
     assert len(parts) == (min(count, 1) if postgres else -(-count // 500))
+
+
+async def test_a_claim_takes_due_rows_in_order_by_walking_the_ready_index(
+    engine: AsyncEngine,
+) -> None:
+    """Claims take the due rows by priority, then age, then id, reading them in that order
+    from ``ix_outbox_ready`` and stopping at the batch: no sort of every queued row (at a
+    million queued rows that sort took 0.3 s on SQLite and 0.6 s on PostgreSQL a claim)."""
+    for start in (10_000, 20_000):
+        await subscribers(engine, 30, start=start)
+    async with engine.connect() as conn:
+        pks = sorted((await conn.execute(select(chats.c.id))).scalars())
+    now = utcnow()
+    rows = [
+        outbox.row_values(
+            chat_pk=pk,
+            platform="telegram",
+            kind=payloads.NOTICE,
+            payload=payloads.Notice(text=f"n{i}"),
+            now=now - dt.timedelta(seconds=i % 7),
+            priority=(i % 3) * 5,
+        )
+        for i, pk in enumerate(pks)
+    ]
+    rows[0]["not_before"] = now + dt.timedelta(hours=1)  # not due yet
+    async with engine.begin() as conn:
+        await outbox.enqueue(conn, rows)
+    statements: list[tuple[str, object]] = []
+
+    def seen(_conn: object, _cursor: object, statement: str, params: object, *_: object) -> None:
+        if statement.lstrip().upper().startswith("SELECT") and "ORDER BY" in statement:
+            statements.append((statement, params))
+
+    event.listen(engine.sync_engine, "before_cursor_execute", seen)
+    try:
+        async with engine.begin() as conn:
+            claimed = await outbox.claim(
+                conn, worker="w", limit=25, now=now, platforms=["telegram"]
+            )
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", seen)
+    due = sorted(
+        (r for r in rows if r["not_before"] <= now),
+        key=lambda r: (-r["priority"], r["not_before"], pks.index(r["chat_pk"])),
+    )
+    assert [r.chat_pk for r in claimed] == [r["chat_pk"] for r in due[:25]]
+    candidates, params = statements[0]
+    async with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            await conn.exec_driver_sql("SET LOCAL enable_seqscan = off")  # the index, at any cost
+            driver = (await conn.get_raw_connection()).driver_connection
+            assert driver is not None
+            explained = await driver.fetch(f"EXPLAIN {candidates}", *params)
+            plan = "\n".join(row[0] for row in explained)
+            assert "ix_outbox_ready" in plan and "Sort" not in plan, plan
+        else:
+            found = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {candidates}", tuple(params))
+            plan = "\n".join(str(row) for row in found.all())
+            assert "ix_outbox_ready" in plan and "TEMP B-TREE" not in plan, plan
