@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import event, insert, select, text, update
@@ -235,9 +236,11 @@ async def test_a_claim_takes_due_rows_in_order_by_walking_the_ready_index(
     rows[0]["not_before"] = now + dt.timedelta(hours=1)  # not due yet
     async with engine.begin() as conn:
         await outbox.enqueue(conn, rows)
-    statements: list[tuple[str, object]] = []
+    statements: list[tuple[str, Sequence[Any]]] = []
 
-    def seen(_conn: object, _cursor: object, statement: str, params: object, *_: object) -> None:
+    def seen(
+        _conn: object, _cursor: object, statement: str, params: Sequence[Any], *_: object
+    ) -> None:
         if statement.lstrip().upper().startswith("SELECT") and "ORDER BY" in statement:
             statements.append((statement, params))
 
