@@ -26,6 +26,7 @@ from sqlalchemy import (
     insert,
     or_,
     select,
+    text,
     update,
 )
 from sqlalchemy.engine import RowMapping
@@ -198,6 +199,17 @@ async def insert_many(
         await conn.exec_driver_sql(str(compiled), params)
 
 
+# The claim's rows are read in the order of ``ix_outbox_ready`` and no further than the batch.
+# PostgreSQL's planner would do so only when its statistics say many rows are queued, and
+# they are stale as a rule: the queue goes from empty to a million rows and back every day,
+# and autovacuum analyses the table a minute or more after a large insert. Believing a few
+# rows queued, it read all million and sorted them: a second a claim. For the claim's query
+# alone, sorting and bitmap scans (which lose the index's order) are ruled out.
+_IN_INDEX_ORDER = text(
+    "SELECT set_config('enable_sort', :on, true), set_config('enable_bitmapscan', :on, true)"
+)
+
+
 async def claim(
     conn: AsyncConnection,
     *,
@@ -237,7 +249,10 @@ async def claim(
     postgres = conn.dialect.name == "postgresql"
     if postgres:
         query = query.with_for_update(skip_locked=True)
+        await conn.execute(_IN_INDEX_ORDER, {"on": "off"})
     candidates = [(row_id, chat_pk) for row_id, chat_pk in await conn.execute(query)]
+    if postgres:
+        await conn.execute(_IN_INDEX_ORDER, {"on": "on"})
     if not candidates:
         return []
     chat_pks = sorted({chat_pk for _, chat_pk in candidates})
