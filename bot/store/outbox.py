@@ -203,8 +203,9 @@ async def insert_many(
 # PostgreSQL's planner would do so only when its statistics say many rows are queued, and
 # they are stale as a rule: the queue goes from empty to a million rows and back every day,
 # and autovacuum analyses the table a minute or more after a large insert. Believing a few
-# rows queued, it read all million and sorted them: a second a claim. For the claim's query
-# alone, sorting and bitmap scans (which lose the index's order) are ruled out.
+# rows queued, it read all million and sorted them: a second a claim. For the query of a
+# claim of any due rows, sorting and bitmap scans (which lose the index's order) are ruled
+# out.
 _IN_INDEX_ORDER = text(
     "SELECT set_config('enable_sort', :on, true), set_config('enable_bitmapscan', :on, true)"
 )
@@ -247,11 +248,15 @@ async def claim(
     if only_broadcast is not None:
         query = query.where(outbox.c.broadcast_id == only_broadcast)
     postgres = conn.dialect.name == "postgresql"
+    # A claim for some chats or one broadcast is better served by their own indexes (and a
+    # sort of their few rows) than by a walk past every other queued row.
+    in_order = postgres and only_chats is None and only_broadcast is None
     if postgres:
         query = query.with_for_update(skip_locked=True)
+    if in_order:
         await conn.execute(_IN_INDEX_ORDER, {"on": "off"})
     candidates = [(row_id, chat_pk) for row_id, chat_pk in await conn.execute(query)]
-    if postgres:
+    if in_order:
         await conn.execute(_IN_INDEX_ORDER, {"on": "on"})
     if not candidates:
         return []
