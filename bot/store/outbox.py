@@ -33,6 +33,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot import payloads
+from bot.store.engine import among
 from bot.store.schema import chat_pages, chats, outbox
 from bot.util import chunks, utcnow
 
@@ -268,7 +269,7 @@ async def claim(
             .where(
                 outbox.c.status == SENDING,
                 outbox.c.claimed_by != worker,
-                outbox.c.chat_pk.in_(chat_pks),
+                among(conn, outbox.c.chat_pk, chat_pks),
             )
             .distinct()
         )
@@ -276,7 +277,9 @@ async def claim(
     free = [pk for pk in chat_pks if pk not in busy]
     if postgres and free:
         locked = await conn.execute(
-            select(chats.c.id).where(chats.c.id.in_(free)).with_for_update(skip_locked=True)
+            select(chats.c.id)
+            .where(among(conn, chats.c.id, free))
+            .with_for_update(skip_locked=True)
         )
         free = [pk for (pk,) in locked]
     allowed = set(free)
@@ -285,12 +288,12 @@ async def claim(
         return []
     await conn.execute(
         update(outbox)
-        .where(outbox.c.id.in_(ids))
+        .where(among(conn, outbox.c.id, ids))
         .values(status=SENDING, claimed_by=worker, claimed_at=now)
     )
     rows = await conn.execute(
         select(outbox)
-        .where(outbox.c.id.in_(ids))
+        .where(among(conn, outbox.c.id, ids))
         .order_by(outbox.c.priority.desc(), outbox.c.not_before, outbox.c.id)
     )
     return [_row(r) for r in rows.mappings()]
