@@ -72,7 +72,8 @@ def collapse(text: str) -> str:
     return " ".join(text.split())
 
 
-# A page's URL and source are checked once for all the digests that show the page.
+# A page's URL is checked once for all the digests that show it (Slack's page lists call
+# this directly; entries, through :func:`entry`, are cached themselves).
 @functools.lru_cache(maxsize=4096)
 def link_url(url: str | None) -> str | None:
     """``url`` when it is an absolute http(s) URL a chat can link to, else ``None``.
@@ -95,7 +96,6 @@ def link_url(url: str | None) -> str | None:
     return "".join(_URL_UNSAFE.get(ch) or (quote(ch) if ch.isspace() else ch) for ch in url)
 
 
-@functools.lru_cache(maxsize=1024)
 def source_host(source: str) -> str:
     """The host of a feed source (``arxiv.org``); ``""`` for a directory source.
 
