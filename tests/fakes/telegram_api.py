@@ -1235,7 +1235,8 @@ def _parse_html(source: str) -> tuple[str, tuple[dict[str, Any], ...]]:
 
 
 class _TelegramHTML(HTMLParser):
-    """Telegram's HTML parse mode: the supported tags, balanced; four named entities."""
+    """Telegram's HTML parse mode: the supported tags, balanced; four named entities
+    (https://core.telegram.org/bots/api#html-style)."""
 
     _TAGS: ClassVar[dict[str, str]] = {
         "b": "bold", "strong": "bold", "i": "italic", "em": "italic", "u": "underline",
