@@ -31,6 +31,8 @@ from bot.util import utcnow
 
 log = logging.getLogger("bot.planner")
 
+_INSTANT = Mode.INSTANT.value  # read for every chat planned: an enum member's value is slow
+
 # Chats planned per transaction: large enough to amortise the queries and commits, small
 # enough to keep a transaction (and SQLite's write lock) short: 2,000 chats of 14 new pages
 # each write in about 0.2 s. (At 1,000, planning 100,000 chats took 15 % longer on SQLite:
@@ -48,6 +50,9 @@ WELCOME_MIN = 5
 # Pages looked through for a welcome digest, newest first: a filter that matches none of
 # the newest 500 pages gets no welcome, which keeps planning a thousand new chats cheap.
 WELCOME_POOL = 500
+# Results kept for sharing between chats, at most: chats with offers of their own (from
+# their ledger) would otherwise fill the cache with tuples no other chat shares.
+_SHARED_MAX = 100_000
 
 
 class _Chat(NamedTuple):
@@ -71,7 +76,7 @@ class _Chat(NamedTuple):
     @property
     def digests(self) -> bool:
         """Whether the chat gets digests on a schedule (daily or weekly), not instant pages."""
-        return self.mode != Mode.INSTANT.value
+        return self.mode != _INSTANT
 
 
 class Offer(NamedTuple):
@@ -92,6 +97,25 @@ class _Welcome:
         self._pool: list[tuple[int, str, dt.date, dt.datetime, frozenset[str]]] | None = None
         self._seen: list[dt.datetime] = []  # when the pool's pages were first seen, sorted
         self._by_filter: dict[tuple[Filter, int], tuple[Offer, ...]] = {}
+        # (id(offers), id(welcome pages)) -> both, and the offers with those pages added
+        self._added: dict[
+            tuple[int, int], tuple[tuple[Offer, ...], tuple[Offer, ...], tuple[Offer, ...]]
+        ] = {}
+
+    def added(self, offers: tuple[Offer, ...], pages: tuple[Offer, ...]) -> tuple[Offer, ...]:
+        """``offers`` and, after them, the welcome ``pages`` not among them; ``offers``
+        itself when none is left to add. Chats that share both tuples share the result, as
+        they share their offers (see ``_Offers.ranked``)."""
+        key = (id(offers), id(pages))
+        found = self._added.get(key)
+        if found is not None and found[0] is offers and found[1] is pages:
+            return found[2]
+        offered = {page_id for page_id, _, _ in offers}
+        extra = tuple(o for o in pages if o[0] not in offered)
+        result = offers + extra if extra else offers
+        if len(self._added) < _SHARED_MAX:
+            self._added[key] = (offers, pages, result)
+        return result
 
     async def offers(
         self, conn: AsyncConnection, f: Filter, *, now: dt.datetime, since: dt.datetime | None
@@ -395,13 +419,16 @@ class Planner:
         released: list[int] = []  # instant chats whose held pages go out now
         stamp = utcnow()  # when rows are written; ``now`` is the clock the schedule runs on
         rows: list[dict[str, object]] = []
-        new_ledger: list[tuple[int, int, str]] = []
+        # The ledger's new rows: each chat planned and its group of new pages; chats with
+        # the same offers share a group (see ``outbox.record_planned``).
+        planned: list[tuple[int, int]] = []
+        groups: dict[tuple[Offer, ...], tuple[int, bool]] = {}  # offers -> group, any updates
+        group_pages: list[tuple[tuple[int, str], ...]] = []
         changed_ledger: list[dict[str, object]] = []
         rescheduled: dict[dt.datetime, list[int]] = {}  # next digest -> chats
         pages_planned = 0
         for chat in batch:
             offers = offers_for(chat, ledger.get(chat.pk))
-            ledger_before = len(new_ledger)
             daily = chat.digests
             if offers and not daily and advance_schedule:
                 quiet_ends = (
@@ -421,16 +448,10 @@ class Planner:
                 and not chat.filter.is_empty
                 and (daily or not advance_schedule)
             ):
-                offered = {page_id for page_id, _, _ in offers}
-                extra = tuple(
-                    o
-                    for o in await welcome.offers(
-                        conn, chat.filter, now=now, since=chat.created_at
-                    )
-                    if o[0] not in offered
-                )
-                if extra:
-                    offers, welcomed = offers + extra, True
+                pages = await welcome.offers(conn, chat.filter, now=now, since=chat.created_at)
+                with_welcome = welcome.added(offers, pages)
+                if with_welcome is not offers:
+                    offers, welcomed = with_welcome, True
             if offers:
                 if daily or welcomed or chat.held_until is not None:
                     found = weights.get(chat.pk)
@@ -444,8 +465,15 @@ class Planner:
                     rows.extend(messages.pages(chat, offers, stamp=stamp))
                 pages_planned += len(offers)
                 pk = chat.pk
-                new_ledger += [(pk, page_id, fp) for page_id, updated, fp in offers if not updated]
-                if len(new_ledger) - ledger_before != len(offers):
+                grouped = groups.get(offers)
+                if grouped is None:
+                    fresh = tuple((page_id, fp) for page_id, updated, fp in offers if not updated)
+                    grouped = groups[offers] = (len(group_pages), len(fresh) != len(offers))
+                    group_pages.append(fresh)
+                group, any_updates = grouped
+                if group_pages[group]:
+                    planned.append((pk, group))
+                if any_updates:
                     changed_ledger += [
                         {"c": pk, "p": page_id, "f": fp, "t": stamp}
                         for page_id, updated, fp in offers
@@ -459,7 +487,7 @@ class Planner:
                 rescheduled.setdefault(messages.next_due(chat), []).append(chat.pk)
 
         await outbox.enqueue(conn, rows)
-        await outbox.record_planned(conn, new_ledger, at=stamp)
+        await outbox.record_planned(conn, planned, group_pages, at=stamp)
         if changed_ledger:
             await planning.update_ledger(conn, changed_ledger)
         # Every chat of the batch has now seen the window: its cursor moves to the window's

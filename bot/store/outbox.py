@@ -33,6 +33,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot import payloads
+from bot.store import pgcopy
 from bot.store.engine import among
 from bot.store.schema import chat_pages, chats, outbox
 from bot.util import chunks, utcnow
@@ -109,11 +110,44 @@ def row_for(row: Mapping[str, Any], *, chat_pk: int, now: dt.datetime) -> dict[s
 
 
 async def record_planned(
-    conn: AsyncConnection, rows: Sequence[tuple[int, int, str]], *, at: dt.datetime
+    conn: AsyncConnection,
+    planned: Sequence[tuple[int, int]],
+    pages: Sequence[Sequence[tuple[int, str]]],
+    *,
+    at: dt.datetime,
 ) -> None:
-    """New ledger rows ``(chat_pk, page_id, fingerprint)``, all planned ``at``."""
-    await insert_many(
-        conn, chat_pages, ("chat_pk", "page_id", "fingerprint"), rows, same={"planned_at": at}
+    """New ledger rows, all planned ``at``: for each ``(chat_pk, group)`` of ``planned``,
+    one row for each ``(page_id, fingerprint)`` of ``pages[group]``.
+
+    Chats planned the same pages share a group. On PostgreSQL each group's fields are
+    encoded once, and a chat's rows are its key joined to them, for a binary ``COPY``
+    (:mod:`bot.store.pgcopy`): encoding every row's fields (13 million rows for a million
+    chats) was a third of the planner's CPU.
+    """
+    if not planned:
+        return
+    if conn.dialect.name != "postgresql":
+        rows = [(pk, page_id, fp) for pk, group in planned for page_id, fp in pages[group]]
+        await insert_many(
+            conn, chat_pages, ("chat_pk", "page_id", "fingerprint"), rows, same={"planned_at": at}
+        )
+        return
+    start, stamp = pgcopy.row_start(4), pgcopy.timestamp(at)
+    # A group's rows without the chat's key (the first field): page, fingerprint, time.
+    tails = [
+        [pgcopy.int4(page_id) + pgcopy.text(fp) + stamp for page_id, fp in group] for group in pages
+    ]
+    data = [pgcopy.HEADER]
+    for pk, group in planned:
+        if tail := tails[group]:
+            key = start + pgcopy.int4(pk)
+            data.append(key + key.join(tail))
+    data.append(pgcopy.TRAILER)
+    driver = await _driver_in_transaction(conn)
+    # A memoryview, not bytes: asyncpg would take bytes for a file's path.
+    source = memoryview(b"".join(data))
+    await driver.copy_to_table(
+        chat_pages.name, source=source, columns=list(_LEDGER_COLUMNS), format="binary"
     )
 
 
@@ -180,10 +214,7 @@ async def insert_many(
         # A binary COPY into the table, in this transaction: asyncpg's encoding of the
         # arrays of an ``INSERT ... SELECT FROM unnest(...)`` checked every element against
         # the abstract base classes, a fifth of the planner's CPU at a million chats.
-        driver = (await conn.get_raw_connection()).driver_connection
-        assert driver is not None
-        if not driver.is_in_transaction():  # SQLAlchemy begins on the first statement
-            await conn.exec_driver_sql("SELECT 1")
+        driver = await _driver_in_transaction(conn)
         for part in chunks(rows, BULK_CHUNK):
             await driver.copy_records_to_table(
                 table.name, columns=names, records=[(*row, *constants) for row in part]
@@ -198,6 +229,16 @@ async def insert_many(
         else:
             params = [pick((*row, *constants)) for row in part]
         await conn.exec_driver_sql(str(compiled), params)
+
+
+async def _driver_in_transaction(conn: AsyncConnection) -> Any:
+    """The asyncpg connection under ``conn``, in ``conn``'s transaction (SQLAlchemy begins
+    it on the first statement), for a ``COPY``."""
+    driver = (await conn.get_raw_connection()).driver_connection
+    assert driver is not None
+    if not driver.is_in_transaction():
+        await conn.exec_driver_sql("SELECT 1")
+    return driver
 
 
 # The claim's rows are read in the order of ``ix_outbox_ready`` and no further than the batch.

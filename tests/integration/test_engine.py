@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import event, insert, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -21,7 +23,7 @@ from bot.store import chats as chat_store
 from bot.store import engine as engine_module
 from bot.store import outbox
 from bot.store.engine import create_engine, reader, upgrade
-from bot.store.schema import chat_tags, chats
+from bot.store.schema import chat_pages, chat_tags, chats
 from bot.util import utcnow
 from tests.integration.test_admin import subscribers
 
@@ -209,6 +211,62 @@ async def test_among_selects_exactly_the_ids_given_in_as_few_parts_as_the_store_
     assert sorted(found) == wanted
     postgres = engine.dialect.name == "postgresql"
     assert len(parts) == (min(count, 1) if postgres else -(-count // 500))
+
+
+_fingerprints = st.text(
+    # Any text a varchar holds: UTF-8 (no lone surrogates), and no NUL.
+    st.characters(codec="utf-8", blacklist_characters="\x00"),
+    max_size=64,
+)
+_page_groups = st.lists(
+    st.dictionaries(st.integers(1, 2**31 - 1), _fingerprints, max_size=6).map(
+        lambda pages: tuple(pages.items())
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+async def _record_and_read(
+    database_url: str,
+    planned: list[tuple[int, int]],
+    groups: list[tuple[tuple[int, str], ...]],
+    at: dt.datetime,
+) -> set[tuple[int, int, str, dt.datetime]]:
+    engine = create_engine(database_url)
+    try:
+        await upgrade(engine)
+        # Rolled back: each example starts with no rows.
+        async with engine.connect() as conn, conn.begin() as transaction:
+            await outbox.record_planned(conn, planned, groups, at=at)
+            found = {tuple(row) for row in await conn.execute(select(chat_pages))}
+            await transaction.rollback()
+        return found
+    finally:
+        await engine.dispose()
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    groups=_page_groups,
+    chats_of=st.lists(st.integers(0, 3), max_size=8),
+    at=st.datetimes(min_value=dt.datetime(1970, 1, 1), max_value=dt.datetime(2200, 1, 1)),
+)
+def test_ledger_rows_recorded_by_group_are_read_back_exactly(
+    database_url: str,
+    groups: list[tuple[tuple[int, str], ...]],
+    chats_of: list[int],
+    at: dt.datetime,
+) -> None:
+    """On PostgreSQL the rows go as a binary COPY encoded here (``bot.store.pgcopy``):
+    every key, fingerprint and time must arrive as given, on both stores."""
+    planned = [(pk, group % len(groups)) for pk, group in enumerate(chats_of, start=1)]
+    found = asyncio.run(_record_and_read(database_url, planned, groups, at))
+    assert found == {
+        (pk, page_id, fp, at) for pk, group in planned for page_id, fp in groups[group]
+    }
 
 
 async def test_a_claim_takes_due_rows_in_order_by_walking_the_ready_index(
