@@ -9,13 +9,14 @@ that was already sent is not sent again after a crash; only the one in flight ca
 from __future__ import annotations
 
 import datetime as dt
-import json
+import functools
 import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from sqlalchemy import (
     ColumnElement,
     Table,
@@ -241,6 +242,25 @@ async def _driver_in_transaction(conn: AsyncConnection) -> Any:
     return driver
 
 
+@functools.lru_cache(maxsize=4096)
+def _decoded(
+    kind: str, text: str
+) -> tuple[dict[str, Any], payloads.Payload | payloads.PayloadError]:
+    """A stored payload parsed and typed (or why it cannot be), once for all the rows that
+    hold the same text: a digest goes to every chat with the same filter as one payload.
+    The parsed dict is shared between those rows; it is read, never changed. Text that is
+    not JSON (a row edited by hand) is a payload error of that row alone, as a payload of
+    the wrong shape is: the claim and the other rows go on."""
+    try:
+        payload = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        return {}, payloads.PayloadError(f"not JSON: {exc}")
+    try:
+        return payload, payloads.decode(kind, payload)
+    except payloads.PayloadError as exc:
+        return payload, exc
+
+
 # The claim's rows are read in the order of ``ix_outbox_ready`` and no further than the batch.
 # PostgreSQL's planner would do so only when its statistics say many rows are queued, and
 # they are stale as a rule: the queue goes from empty to a million rows and back every day,
@@ -341,11 +361,7 @@ async def claim(
 
 
 def _row(r: RowMapping) -> OutboxRow:
-    payload = json.loads(r["payload"])
-    try:
-        decoded: payloads.Payload | payloads.PayloadError = payloads.decode(r["kind"], payload)
-    except payloads.PayloadError as exc:
-        decoded = exc
+    payload, decoded = _decoded(r["kind"], r["payload"])
     return OutboxRow(
         id=r["id"],
         chat_pk=r["chat_pk"],

@@ -68,6 +68,7 @@ async def drain_until_sent(engine: AsyncEngine, sender: TelegramSender) -> None:
             break
         await asyncio.sleep(0.1)
 
+
 async def one_digest(engine: AsyncEngine, root: Path, *chat_ids: str) -> World:
     world = await started(engine, root)
     for chat_id in chat_ids:
@@ -89,6 +90,38 @@ async def test_digest_is_sent_once_as_html(
     assert await statuses(engine) == [("sent", None)]
     await delivery(engine, sender).drain()
     assert len(tg.calls("sendMessage")) == 1
+
+
+@pytest.mark.parametrize(
+    ("stored", "reason"),
+    [
+        ("{not json", "not JSON"),
+        ('{"pages": [[1]]}', "malformed digest payload"),
+        ('{"v": 9}', "unknown payload version"),
+    ],
+)
+async def test_a_row_that_cannot_be_read_fails_alone(
+    engine: AsyncEngine,
+    tmp_path: Path,
+    tg: FakeTelegram,
+    sender: TelegramSender,
+    stored: str,
+    reason: str,
+) -> None:
+    """A payload edited by hand, or written by a version that does not exist, fails its
+    own row with the reason; the claim and the other chats' messages go on."""
+    await one_digest(engine, tmp_path, "1001", "1002")
+    async with engine.begin() as conn:
+        first = (await conn.execute(select(outbox_table.c.id).order_by(outbox_table.c.id))).first()
+        assert first is not None
+        await conn.execute(
+            update(outbox_table).where(outbox_table.c.id == first[0]).values(payload=stored)
+        )
+    await delivery(engine, sender).drain()
+    (bad, good) = await statuses(engine)
+    assert bad[0] == "failed" and bad[1] is not None and reason in bad[1]
+    assert good == ("sent", None)
+    assert len(tg.calls("sendMessage", ok=True)) == 1
 
 
 async def test_rate_limited_chat_waits_and_is_not_dropped(
