@@ -135,9 +135,7 @@ async def record_planned(
         return
     start, stamp = pgcopy.row_start(4), pgcopy.timestamp(at)
     # A group's rows without the chat's key (the first field): page, fingerprint, time.
-    tails = [
-        [pgcopy.int4(page_id) + pgcopy.text(fp) + stamp for page_id, fp in group] for group in pages
-    ]
+    tails = [[_page_fields(page_id, fp) + stamp for page_id, fp in group] for group in pages]
     data = [pgcopy.HEADER]
     for pk, group in planned:
         if tail := tails[group]:
@@ -150,6 +148,13 @@ async def record_planned(
     await driver.copy_to_table(
         chat_pages.name, source=source, columns=list(_LEDGER_COLUMNS), format="binary"
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _page_fields(page_id: int, fingerprint: str) -> bytes:
+    """A ledger row's page and fingerprint fields, for ``COPY``: the same few pages are in
+    every batch of a planning run."""
+    return pgcopy.int4(page_id) + pgcopy.text(fingerprint)
 
 
 async def enqueue(conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]) -> None:
