@@ -352,17 +352,16 @@ async def claim(
     ids = [row_id for row_id, chat_pk in candidates if chat_pk in allowed]
     if not ids:
         return []
-    await conn.execute(
+    # The claimed rows as the update left them, put back in the candidates' order (by
+    # priority, then age): RETURNING gives them in no order of its own.
+    returned = await conn.execute(
         update(outbox)
         .where(among(conn, outbox.c.id, ids))
         .values(status=SENDING, claimed_by=worker, claimed_at=now)
+        .returning(*outbox.c)
     )
-    rows = await conn.execute(
-        select(outbox)
-        .where(among(conn, outbox.c.id, ids))
-        .order_by(outbox.c.priority.desc(), outbox.c.not_before, outbox.c.id)
-    )
-    return [_row(r) for r in rows.mappings()]
+    claimed = {r["id"]: r for r in returned.mappings()}
+    return [_row(claimed[row_id]) for row_id in ids if row_id in claimed]
 
 
 def _row(r: RowMapping) -> OutboxRow:
