@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import Select, bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -16,9 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot import filters, schedule
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform, QuietHours
 from bot.store import outbox as outbox_store
-from bot.store.engine import reader
+from bot.store.engine import among_bound, id_parts, reader
 from bot.store.schema import chat_pages, chat_tags, chats, outbox, page_events
-from bot.util import chunks, utcnow
+from bot.util import utcnow
 
 # The statements every command runs, built once: building one and its cache key costs more
 # CPU than SQLite takes to run it.
@@ -146,12 +146,21 @@ async def get_by_pk(conn: AsyncConnection, pk: int) -> ChatRecord | None:
     return record_from_row(row) if row else None
 
 
+@functools.cache
+def _records_by_pk(dialect: str) -> Select[Any]:
+    """The records of the chats of ``:pks``, the statement built once for each store."""
+    return select(*_RECORD_COLUMNS).where(
+        among_bound(chats.c.id, "pks", postgres=dialect == "postgresql")
+    )
+
+
 async def get_many(conn: AsyncConnection, pks: Sequence[int]) -> dict[int, ChatRecord]:
-    """The chats of ``pks`` that exist, by primary key: one query per chunk of keys."""
+    """The chats of ``pks`` that exist, by primary key: one query per part of the keys
+    (:func:`bot.store.engine.id_parts`)."""
     found: dict[int, ChatRecord] = {}
-    for part in chunks(list(pks)):
-        rows = await conn.execute(select(*_RECORD_COLUMNS).where(chats.c.id.in_(part)))
-        for row in rows.mappings():
+    statement = _records_by_pk(conn.dialect.name)
+    for part in id_parts(conn, list(pks)):
+        for row in (await conn.execute(statement, {"pks": list(part)})).mappings():
             found[row["id"]] = record_from_row(row)
     return found
 

@@ -20,6 +20,7 @@ import orjson
 from sqlalchemy import (
     ColumnElement,
     Table,
+    Update,
     and_,
     bindparam,
     case,
@@ -35,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot import payloads
 from bot.store import pgcopy
-from bot.store.engine import among
+from bot.store.engine import among, among_bound, id_parts
 from bot.store.schema import chat_pages, chats, outbox
 from bot.util import chunks, utcnow
 
@@ -399,14 +400,22 @@ async def sent(conn: AsyncConnection, *, row_id: int, now: dt.datetime) -> None:
     )
 
 
+@functools.cache
+def _sent_many(dialect: str) -> Update:
+    """:func:`sent_many`'s statement, built once for each store: a record of sends is made
+    many times a second."""
+    return (
+        update(outbox)
+        .where(among_bound(outbox.c.id, "ids", postgres=dialect == "postgresql"))
+        .values(status=SENT, sent_at=bindparam("now"), claimed_by=None, last_error=None)
+    )
+
+
 async def sent_many(conn: AsyncConnection, *, row_ids: Sequence[int], now: dt.datetime) -> None:
-    """:func:`sent` for several rows, one statement per chunk of ids."""
-    for part in chunks(list(row_ids)):
-        await conn.execute(
-            update(outbox)
-            .where(outbox.c.id.in_(part))
-            .values(status=SENT, sent_at=now, claimed_by=None, last_error=None)
-        )
+    """:func:`sent` for several rows, one statement per part of the ids."""
+    statement = _sent_many(conn.dialect.name)
+    for part in id_parts(conn, list(row_ids)):
+        await conn.execute(statement, {"ids": list(part), "now": now})
 
 
 async def parts_sent_many(

@@ -208,7 +208,10 @@ async def test_among_selects_exactly_the_ids_given_in_as_few_parts_as_the_store_
                 )
             ).scalars()
         ]
+        # The same through a statement built once with the ids as a parameter.
+        records = await chat_store.get_many(conn, wanted)
     assert sorted(found) == wanted
+    assert sorted(records) == wanted and all(records[pk].pk == pk for pk in wanted)
     postgres = engine.dialect.name == "postgresql"
     assert len(parts) == (min(count, 1) if postgres else -(-count // 500))
 
