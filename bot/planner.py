@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import bisect
 import datetime as dt
-import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -538,17 +537,12 @@ def _chat_of(row: Sequence[Any]) -> _Chat:
         cursor,
         next_at,
         weekday,
-        _quiet_of(quiet),
+        chat_store.quiet_of(quiet),
         limit,
         held,
         bool(had),
         made,
     )
-
-
-@functools.lru_cache(maxsize=4096)
-def _quiet_of(text: str | None) -> QuietHours | None:
-    return schedule.quiet_of(text)
 
 
 async def _had_pages_now(conn: AsyncConnection, batch: list[_Chat]) -> list[_Chat]:

@@ -90,8 +90,10 @@ def _time_of(text: str) -> dt.time:
     return dt.time(hour, minute)
 
 
-@functools.lru_cache(maxsize=1024)
-def _quiet_of(text: str | None) -> QuietHours | None:
+@functools.lru_cache(maxsize=4096)
+def quiet_of(text: str | None) -> QuietHours | None:
+    """The :class:`QuietHours` of a chat's stored quiet hours (None: none); cached, as
+    :func:`filter_of` is, for the many chats that share a few."""
     return schedule.quiet_of(text)
 
 
@@ -116,7 +118,7 @@ def record_from_row(row: RowMapping) -> ChatRecord:
             lang=row["lang"],
             filter=filter_of(row["filter"]),
             weekday=row["weekday"],
-            quiet=_quiet_of(row["quiet"]),
+            quiet=quiet_of(row["quiet"]),
             limit=row["digest_limit"],
         ),
         cursor=row["cursor"],
