@@ -365,6 +365,24 @@ async def test_pace_keeps_the_cap_in_every_second_whatever_the_stalls(rate: int)
     assert min(b - a for a, b in zip(went, went[rate:], strict=False)) >= 1.0
 
 
+async def test_pace_lets_the_others_go_when_a_waiting_task_is_cancelled() -> None:
+    pace = Pace(50)
+    went: list[int] = []
+
+    async def go(n: int) -> None:
+        await pace.acquire()
+        went.append(n)
+
+    tasks = [asyncio.create_task(go(n)) for n in range(4)]
+    await asyncio.sleep(0)  # the first went at once; the others wait for their slots
+    tasks[1].cancel()
+    tasks[2].cancel()
+    await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout=5)
+    assert went == [0, 3]
+    assert tasks[1].cancelled() and tasks[2].cancelled()
+    await asyncio.wait_for(pace.acquire(), timeout=5)  # and the pace goes on
+
+
 class CappedSleepingSender(SleepingSender):
     """A :class:`SleepingSender` under a platform cap, counting the sends under way at once."""
 
