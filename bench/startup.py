@@ -7,11 +7,17 @@ database and is reported on its own) and prints the median and the spread::
 
 Besides the wall times it prints how many modules each command imported, the figure that
 lazy imports change and that does not drift with the machine's load.
+
+The project's modules are compiled to bytecode first, as an installed package has them (pip
+compiles a wheel's modules as it installs them; the container image is built so). Without
+that, a checkout run with ``PYTHONDONTWRITEBYTECODE`` set compiles every module it imports
+again in each process: about 40 ms of ``subscribers``.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import statistics
 import subprocess
@@ -59,6 +65,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
     rounds = parser.parse_args().rounds
+    compileall.compile_dir(ROOT / "bot", quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         env = _env(Path(tmp) / "trendbot.db")
         first = _time(["subscribers"], env)

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import aiosqlite
-from sqlalchemy import ColumnElement, any_, bindparam, event, text
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import ARRAY, ColumnElement, any_, bindparam, event, text
 from sqlalchemy.dialects.sqlite.aiosqlite import (
     AsyncAdapt_aiosqlite_connection,
     AsyncAdapt_aiosqlite_cursor,

@@ -14,7 +14,16 @@ from bot.store.engine import MIGRATIONS, head_revision
 from bot.util import GC_THRESHOLDS
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("telegram", "slack_bolt", "slack_sdk", "alembic", "prometheus_client", "apscheduler")
+# The commands below run on SQLite: PostgreSQL's dialect (18 modules) is not for them either.
+HEAVY = (
+    "telegram",
+    "slack_bolt",
+    "slack_sdk",
+    "alembic",
+    "prometheus_client",
+    "apscheduler",
+    "sqlalchemy.dialects.postgresql",
+)
 PROBE = """
 import runpy, sys
 sys.argv = ["trendbot", *sys.argv[1:]]
