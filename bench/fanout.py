@@ -29,7 +29,9 @@ from the server's ``GET /_stats``.
 Part 2, planning: ``--plan-chats`` chats (1-3 of 14 tags each, some with a required or an
 excluded tag; seeded in bulk with ``outbox.insert_many``) x ``--plan-pages`` new pages (1-3
 tags each), on SQLite and, with ``--database-url``, on PostgreSQL (``--plan-stores``): the
-time ``Planner.plan_now`` takes to plan every digest.
+time ``Planner.plan_now`` takes to plan every digest (``trendbot digest --now``); with
+``--plan-due``, ``Planner.plan_due`` a day on, as the schedule plans (every chat is due, and
+its next digest moves on too).
 With ``--plan-voted-tags N`` every chat has weights (from -3 to 3) for N tags its votes
 taught, drawn from the 14 page tags and 20 others, so its digest is ranked; with
 ``--plan-limit N`` every chat's digest is cut at its N best pages.
@@ -657,7 +659,10 @@ async def run_plan(args: argparse.Namespace) -> dict[str, Any]:
     planner = Planner(engine=engine)
     settle_heap()  # as ``trendbot digest`` does before it plans
     cpu, started = time.process_time(), time.monotonic()
-    written = await planner.plan_now()
+    if args.plan_due:  # as the schedule plans: a day on, every chat is due
+        written = await planner.plan_due(now=page_store.utcnow() + dt.timedelta(days=1))
+    else:
+        written = await planner.plan_now()
     elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
     async with engine.connect() as conn:
         ledger = (await conn.execute(select(func.count()).select_from(chat_pages))).scalar_one()
@@ -978,7 +983,8 @@ async def part_planning(args: argparse.Namespace, rows: list[Row]) -> None:
             )
             print(f"[planning] planning on {databases.backend}; load average {load_average()}",
                   file=sys.stderr, flush=True)  # fmt: skip
-            result = await in_child("plan", url, profile=args.profile)
+            how = ["--plan-due"] if args.plan_due else []
+            result = await in_child("plan", url, *how, profile=args.profile)
             print(f"[planning] {databases.backend}: {result['seconds']:.1f} s "
                   f"(CPU {result['cpu']:.1f} s), {result['rss_mb']:.0f} MB",
                   file=sys.stderr, flush=True)  # fmt: skip
@@ -988,7 +994,8 @@ async def part_planning(args: argparse.Namespace, rows: list[Row]) -> None:
         large = args.plan_chats >= LARGE_PLAN_CHATS
         seconds = TARGET_LARGE_PLAN_SECONDS if large else TARGET_PLAN_SECONDS
         rss = TARGET_LARGE_PLAN_RSS_MB if large else TARGET_PLAN_RSS_MB
-        run = f"plan_now, {args.plan_chats:,} chats x {args.plan_pages} pages [{databases.backend}]"
+        how = "plan_due" if args.plan_due else "plan_now"
+        run = f"{how}, {args.plan_chats:,} chats x {args.plan_pages} pages [{databases.backend}]"
         if args.plan_voted_tags or args.plan_limit:
             run += f", {args.plan_voted_tags} voted tags, limit {args.plan_limit or 'off'}"
         rows += [
@@ -1205,6 +1212,12 @@ def main() -> None:
         "--plan-voted-tags", type=int, default=0, help="tags with vote weights, per chat"
     )
     parser.add_argument("--plan-limit", type=int, default=0, help="pages per digest; 0: none")
+    parser.add_argument(
+        "--plan-due",
+        action="store_true",
+        help="plan as the schedule does (each chat's next digest moves a day on), "
+        "not as digest --now",
+    )
     parser.add_argument("--profile", default=None, help="write a cProfile of each run here")
     parser.add_argument(
         "--beside-run", action="store_true", help="part 3 alone: digest --now beside a live run"
