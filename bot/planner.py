@@ -489,15 +489,19 @@ class Planner:
         await outbox.record_planned(conn, planned, group_pages, at=stamp)
         if changed_ledger:
             await planning.update_ledger(conn, changed_ledger)
-        # Every chat of the batch has now seen the window: its cursor moves to the window's
-        # end (never back), in one statement per chunk rather than one row at a time.
+        # Every chat of the batch but those held has now seen the window: its cursor moves
+        # to the window's end (never back), in one statement per chunk rather than one row
+        # at a time; a chat whose next digest is due again gets both in one statement.
         held_pks = {pk for pks in held.values() for pk in pks}
-        if window.last_id:
-            await planning.advance_cursors(
-                conn, [c.pk for c in batch if c.pk not in held_pks], to=window.last_id
-            )
-        for due, due_pks in rescheduled.items():
-            await planning.set_next_digest(conn, due_pks, at=due)
+        cursor = window.last_id or None
+        for due, due_pks in rescheduled.items():  # daily chats; those held are instant ones
+            await planning.advance_chats(conn, due_pks, cursor=cursor, next_digest_at=due)
+        scheduled = {pk for pks in rescheduled.values() for pk in pks}
+        await planning.advance_chats(
+            conn,
+            [c.pk for c in batch if c.pk not in held_pks and c.pk not in scheduled],
+            cursor=cursor,
+        )
         for until, until_pks in [*held.items(), (None, released)]:
             await planning.set_held_until(conn, until_pks, until=until)
         if rows:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, func, literal_column, select, update
+from sqlalchemy import ColumnElement, bindparam, case, func, literal_column, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.models import ChatState, Mode
@@ -227,21 +227,35 @@ async def update_ledger(conn: AsyncConnection, changed: Sequence[Mapping[str, ob
     )
 
 
-async def advance_cursors(conn: AsyncConnection, pks: Sequence[int], *, to: int) -> None:
-    """Move the chats' cursors to event ``to`` (never back), one statement per chunk."""
+async def advance_chats(
+    conn: AsyncConnection,
+    pks: Sequence[int],
+    *,
+    cursor: int | None,
+    next_digest_at: dt.datetime | None = None,
+) -> None:
+    """Move the chats' cursors to event ``cursor`` (never back) and, when given, set when
+    their next digest is due: one statement per chunk, so each chat's row gets one new
+    version (on PostgreSQL a row and an entry in each of the table's indexes), not one for
+    the cursor and another for the schedule."""
+    if cursor is None and next_digest_at is None:
+        return
     for pk_part in id_parts(conn, pks):
-        await conn.execute(
-            update(chats)
-            .where(among(conn, chats.c.id, pk_part), chats.c.cursor < to)
-            .values(cursor=to)
-        )
-
-
-async def set_next_digest(conn: AsyncConnection, pks: Sequence[int], *, at: dt.datetime) -> None:
-    for pk_part in id_parts(conn, pks):
-        await conn.execute(
-            update(chats).where(among(conn, chats.c.id, pk_part)).values(next_digest_at=at)
-        )
+        where = among(conn, chats.c.id, pk_part)
+        if next_digest_at is None:  # rows whose cursor is already there are left alone
+            statement = update(chats).where(where, chats.c.cursor < cursor).values(cursor=cursor)
+        elif cursor is None:
+            statement = update(chats).where(where).values(next_digest_at=next_digest_at)
+        else:
+            statement = (
+                update(chats)
+                .where(where)
+                .values(
+                    cursor=case((chats.c.cursor < cursor, cursor), else_=chats.c.cursor),
+                    next_digest_at=next_digest_at,
+                )
+            )
+        await conn.execute(statement)
 
 
 async def set_held_until(

@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, event, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import Delete
 
@@ -19,7 +19,7 @@ from bot.poll import Poller
 from bot.sources.feed import make_feed_client
 from bot.store import chats as chat_store
 from bot.store.chats import ChatRecord
-from bot.store.schema import chat_pages, chats, outbox, pages, sources
+from bot.store.schema import chat_pages, chats, outbox, page_events, pages, sources
 from tests.integration.test_poll import page, write
 
 LATER = dt.timedelta(days=2)
@@ -38,6 +38,7 @@ async def queued_for(
             .order_by(outbox.c.id)
         )
         return [{"kind": kind, **json.loads(payload)} for kind, payload in rows]
+
 
 class World:
     """A wiki directory, a poller and a planner on one database."""
@@ -181,6 +182,35 @@ async def test_daily_chat_waits_for_its_time(engine: AsyncEngine, tmp_path: Path
     assert after is not None and after.next_digest_at == record.next_digest_at + dt.timedelta(
         days=1
     )
+
+
+async def test_a_daily_chat_planned_is_written_once(engine: AsyncEngine, tmp_path: Path) -> None:
+    # Its cursor and its next digest go in one statement: on PostgreSQL each update of a
+    # chat's row is a new version of it and of its entries in every index of the table.
+    world = await started(engine, tmp_path)
+    records = [await world.chat(str(n), "rl") for n in range(3)]
+    await world.publish("p/a", tags="[rl]")
+    updates: list[str] = []
+
+    def seen(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        if statement.lstrip().upper().startswith("UPDATE CHATS"):
+            updates.append(statement)
+
+    due = max(r.next_digest_at for r in records if r.next_digest_at is not None)
+    event.listen(engine.sync_engine, "before_cursor_execute", seen)
+    try:
+        assert await world.planner.plan_due(now=due) == 3
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", seen)
+    assert len(updates) == 1, updates
+    async with engine.connect() as conn:
+        latest = (await conn.execute(select(func.max(page_events.c.id)))).scalar_one()
+        for record in records:
+            after = await chat_store.get_by_pk(conn, record.pk)
+            assert after is not None and record.next_digest_at is not None
+            assert after.cursor == latest
+            assert after.next_digest_at == record.next_digest_at + dt.timedelta(days=1)
+    assert await world.planner.plan_due(now=due) == 0  # nothing planned twice
 
 
 async def test_after_downtime_one_digest_not_one_per_day(
