@@ -925,6 +925,8 @@ async def part_delivery(args: argparse.Namespace, rows: list[Row]) -> None:
     unknown = set(wanted) - DELIVERY_RUNS.keys()
     if unknown:
         raise SystemExit(f"unknown --runs: {', '.join(sorted(unknown))}")
+    if args.repeat < 1:
+        raise SystemExit(f"--repeat must be 1 or more, not {args.repeat}")
     caps = [int(c) for c in args.caps.split(",")]
     latencies = [float(ms) / 1000 for ms in args.latencies.split(",")]
     try:
