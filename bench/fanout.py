@@ -824,6 +824,12 @@ DELIVERY_RUNS = {
 }
 
 
+def combo_label(cap: int, latency: float) -> str:
+    """How the report names a cap and latency: "cap 1,000/s paid, 100 ms"."""
+    paid = " paid" if cap > FREE_RATE else ""
+    return f"cap {cap:,}/s{paid}, {latency * 1000:.0f} ms"
+
+
 async def delivery_round(
     args: argparse.Namespace,
     databases: Databases,
@@ -836,8 +842,7 @@ async def delivery_round(
     """Each run of ``wanted`` once at ``cap`` and ``latency``, each on a fresh database and a
     fresh server; their rows, and each run's CPU per message (ms) and messages a second."""
     backend = databases.backend
-    paid = " paid" if cap > FREE_RATE else ""
-    combo = f"cap {cap:,}/s{paid}, {latency * 1000:.0f} ms"
+    combo = combo_label(cap, latency)
     cpu: dict[str, float] = {}
     rates: dict[str, float] = {}
     for name in wanted:
@@ -932,8 +937,7 @@ async def part_delivery(args: argparse.Namespace, rows: list[Row]) -> None:
     try:
         for cap in caps:
             for latency in latencies:
-                paid = " paid" if cap > FREE_RATE else ""
-                combo = f"cap {cap:,}/s{paid}, {latency * 1000:.0f} ms"
+                combo = combo_label(cap, latency)
                 ratios: list[tuple[float, float, float]] = []  # (ratio, engine, bare)
                 for repeat in range(args.repeat):
                     tag = f" #{repeat + 1}" if args.repeat > 1 else ""
