@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # with the targets that use them.
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: run test test-fast lint mypy pytest install clean bench
+.PHONY: run test test-fast lint mypy pytest install clean bench docs docs-reference docs-serve
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,7 @@ $(RUN_STAMP): pyproject.toml | $(BIN)/python
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,docs]'
 	touch $(STAMP) $(RUN_STAMP)
 
 install: $(STAMP)
@@ -27,7 +27,7 @@ run: $(RUN_STAMP)
 	$(BIN)/trendbot run
 
 lint: $(STAMP)
-	$(BIN)/ruff check bot tests bench
+	$(BIN)/ruff check bot tests bench scripts
 
 mypy: $(STAMP)
 	$(BIN)/mypy
@@ -38,7 +38,19 @@ mypy: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/python -m tests.lanes
 
-test: lint mypy pytest
+# The documentation site into site/: the reference pages must be what the code generates
+# (`make docs-reference` rewrites them), and every link and page is checked (--strict).
+docs: $(STAMP)
+	$(BIN)/python scripts/gen_docs.py --check
+	$(BIN)/mkdocs build --strict --quiet --site-dir site
+
+docs-reference: $(STAMP)
+	$(BIN)/python scripts/gen_docs.py
+
+docs-serve: $(STAMP)
+	$(BIN)/mkdocs serve
+
+test: lint mypy docs pytest
 
 # The unit tests (the pure stages; the command core on a SQLite file), for the edit loop.
 test-fast: $(STAMP)
@@ -48,4 +60,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/scan.py
 
 clean:
-	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) data site .pytest_cache .mypy_cache .ruff_cache

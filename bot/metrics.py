@@ -61,3 +61,17 @@ PLATFORM_UP = Gauge(
     ["platform"],
     registry=REGISTRY,
 )
+SOURCE_LAST_SUCCESS = Gauge(
+    "trendbot_source_last_success_timestamp_seconds",
+    "Unix time of the last successful poll of each source, by this replica",
+    ["source"],
+    registry=REGISTRY,
+)
+LEADER = Gauge(
+    "trendbot_leader", "1 while this replica holds the leader lease, else 0", registry=REGISTRY
+)
+REPLICAS_LIVE = Gauge(
+    "trendbot_replicas_live",
+    "Replicas holding a live presence lease, as this replica last counted them",
+    registry=REGISTRY,
+)

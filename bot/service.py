@@ -131,6 +131,8 @@ class Service:
             metrics.POLL_DURATION.labels(outcome.shown).observe(outcome.seconds)
             if outcome.error:
                 metrics.POLL_ERRORS.labels(outcome.shown).inc()
+            else:
+                metrics.SOURCE_LAST_SUCCESS.labels(outcome.shown).set_to_current_time()
         try:
             # Sources are named as everywhere outside the fetch: without their credentials.
             await self._app.alerts.after_poll([(o.shown, o.error) for o in summary.outcomes])
@@ -176,7 +178,10 @@ class Service:
         takes its share of the platforms' caps."""
         try:
             leader = await self._leases.tick()
-            self._delivery.share_caps(await self._leases.live_replicas())
+            replicas = await self._leases.live_replicas()
+            self._delivery.share_caps(replicas)
+            metrics.LEADER.set(1 if leader else 0)
+            metrics.REPLICAS_LIVE.set(replicas)
         except Exception:  # the database may be briefly away: keep the role the lease holds
             log.exception("lease renewal failed")
             self._leases.step_down_if_expired()

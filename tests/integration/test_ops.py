@@ -148,6 +148,20 @@ async def test_a_full_run_serves_http_and_leaks_no_secret(
                 "trendbot_messages_sent_total",
             ):
                 assert name in metrics
+            # The leader, the replicas it counted and each source's last success are set
+            # once the first lease renewal and the first poll are done.
+            wanted = (
+                "trendbot_leader 1.0",
+                "trendbot_replicas_live 1.0",
+                "trendbot_source_last_success_timestamp_seconds{source=",
+            )
+            for _ in range(100):
+                if all(part in metrics for part in wanted):
+                    break
+                await asyncio.sleep(0.2)
+                metrics = (await client.get(f"{base}/metrics")).text
+            for part in wanted:
+                assert part in metrics, part
         finally:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=60)
