@@ -10,6 +10,8 @@ runs it through ``tests/unit/test_docs.py``).
 - ``commands.md``: every chat command in the order ``help`` lists them, with its help text
   in English and in Korean from the message catalogues.
 - ``metrics.md``: every Prometheus metric the bot exports, its type, labels and help text.
+- ``digests.md``: one digest of the sample wiki as each platform receives it, rendered by
+  the bot's own renderers (so the payloads shown are the payloads posted).
 """
 
 from __future__ import annotations
@@ -139,10 +141,89 @@ def metrics_page() -> str:
     )
 
 
+SAMPLE_KEYS = (
+    "papers/2026/2608.27351-evolution-strategies-reasoning",
+    "topics/agentic-rl",
+)
+SAMPLE_DATE = "2026-12-05"
+SAMPLE_BASE_URL = "https://wiki.example.org/"
+
+
+def _sample_digest(lang: str) -> object:
+    """A digest of two sample pages for a chat following ``rl reasoning``."""
+    import dataclasses
+    import datetime as dt
+
+    from bot.digest import build_digest
+    from bot.filters import add, parse_items
+    from bot.models import Filter
+    from bot.pages import merge_translations, parse_page_file
+    from bot.settings import Settings
+
+    wiki = Path(Settings.model_fields["wiki_sources"].get_default()[0])
+    wiki = wiki if wiki.is_absolute() else ROOT / wiki
+    files = [
+        parse_page_file(path.read_bytes(), path=str(path.relative_to(wiki)), default_lang="en")
+        for path in sorted(wiki.rglob("*.md"))
+    ]
+    pages = {
+        page.key: page
+        for page in merge_translations(files, source="wiki", base_url=SAMPLE_BASE_URL)
+    }
+    digest = build_digest(
+        lang=lang,
+        filter=add(Filter(), parse_items(["rl", "reasoning"])),
+        candidates=[(pages[key], False) for key in SAMPLE_KEYS],
+        today=dt.date.fromisoformat(SAMPLE_DATE),
+    )
+    assert digest is not None
+    # As the store hands them to the renderers: with their ids, which the vote buttons carry.
+    items = tuple(
+        dataclasses.replace(item, page_id=number) for number, item in enumerate(digest.items, 1)
+    )
+    return dataclasses.replace(digest, items=items)
+
+
+def digests_page() -> str:
+    import json
+
+    from bot.models import Platform
+    from bot.render import digest_messages
+
+    out = [
+        GENERATED,
+        "",
+        "# Digests as the platforms receive them",
+        "",
+        "Two pages of the sample wiki in a digest for a chat that follows `rl reasoning`,",
+        "rendered by the bot's own renderers: what is shown here is what is posted.",
+        "",
+    ]
+    for lang, label in (("en", "English"), ("ko", "한국어")):
+        digest = _sample_digest(lang)
+        out += [f"## {label}", "", "### Telegram (`sendMessage`, HTML)", ""]
+        for message in digest_messages(Platform.TELEGRAM, digest):  # type: ignore[arg-type]
+            out += ["```html", message.text, "```", ""]
+            if message.markup:
+                markup = json.dumps(message.markup, ensure_ascii=False, indent=1)
+                out += ["`reply_markup`:", "", "```json", markup, "```", ""]
+        out += ["### Slack (`chat.postMessage`, Block Kit)", ""]
+        for message in digest_messages(Platform.SLACK, digest):  # type: ignore[arg-type]
+            payload = {"text": message.text, "blocks": list(message.blocks)}
+            if message.in_thread:
+                payload["thread_ts"] = "(the first message's ts)"
+            out += ["```json", json.dumps(payload, ensure_ascii=False, indent=1), "```", ""]
+        out += ["### Console", ""]
+        for message in digest_messages(Platform.CONSOLE, digest):  # type: ignore[arg-type]
+            out += ["```text", message.text, "```", ""]
+    return "\n".join(out)
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "environment.md": environment_page,
     "commands.md": commands_page,
     "metrics.md": metrics_page,
+    "digests.md": digests_page,
 }
 
 
