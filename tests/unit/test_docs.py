@@ -91,3 +91,17 @@ def test_every_metric_the_dashboard_queries_is_one_the_bot_exports() -> None:
         "trendbot_leader",
     ):
         assert needed in queried, needed
+
+
+README = ROOT / "README.md"
+README_MAX_BYTES = 15 * 1024  # a front door, not the manual: the rest is in docs/
+MARKDOWN_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def test_the_readme_is_short_and_its_links_lead_somewhere() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.encode()) <= README_MAX_BYTES
+    targets = [link for link in MARKDOWN_LINK.findall(text) if "://" not in link]
+    assert targets
+    for target in targets:
+        assert (ROOT / target).exists(), target
