@@ -74,6 +74,9 @@ NO_INSTALLATION = "no_installation"
 ADDRESS_RE = re.compile(r"^([TE][A-Z0-9]{1,31})/([A-Z0-9]{1,32})$")
 # Workspaces' tokens kept in memory at most; the least recently used are read again.
 MAX_CACHED_TOKENS = 10_000
+# ``GET /slack/install?team=T123`` preselects a workspace on Slack's page; only a team id
+# (T and letters and digits) goes into the link, so nothing else can ride in on it.
+TEAM_PARAM_RE = re.compile(r"^T[A-Za-z0-9]{1,31}$")
 
 
 def address(team_id: str, conversation: str) -> str:
@@ -477,6 +480,14 @@ class InstallFlow(AsyncOAuthFlow):
             _FLOW_LOG.addFilter(_NoCodes())
         super().__init__(client=client, logger=_FLOW_LOG, settings=settings)
         self._default_lang = default_lang
+
+    async def build_authorize_url(self, state: str, request: AsyncBoltRequest) -> str:
+        """Slack's authorize link with ``state``; the request's ``team`` goes in only when it
+        is a team id (Bolt pastes it into the link as it is, so ``T1&redirect_uri=...`` would
+        add parameters of the caller's choosing). Anything else is ignored."""
+        teams = request.query.get("team") or []
+        team = teams[0] if len(teams) == 1 and TEAM_PARAM_RE.match(teams[0]) else None
+        return self.settings.authorize_url_generator.generate(state=state, team=team)
 
     async def build_install_page_html(self, url: str, request: AsyncBoltRequest) -> str:
         lang = _lang(request, self._default_lang)
