@@ -52,7 +52,7 @@ from bot.models import Platform
 from bot.store import chats as chat_store
 from bot.store import installations as store
 from bot.store.engine import reader
-from bot.store.installations import InstallationRecord, TokenCipher
+from bot.store.installations import InstallationRecord, TokenCipher, TokenKeyError
 from bot.store.pages import utcnow
 
 log = logging.getLogger("bot.channels.slack")
@@ -74,6 +74,9 @@ NO_INSTALLATION = "no_installation"
 ADDRESS_RE = re.compile(r"^([TE][A-Z0-9]{1,31})/([A-Z0-9]{1,32})$")
 # Workspaces' tokens kept in memory at most; the least recently used are read again.
 MAX_CACHED_TOKENS = 10_000
+# Why a workspace cannot be reached when no key of SLACK_TOKEN_KEY opens its stored token
+# (for /healthz: it names the setting, never a key or a token).
+UNREADABLE_REASON = "token_key: its stored token opens with no key of SLACK_TOKEN_KEY"
 # ``GET /slack/install?team=T123`` preselects a workspace on Slack's page; only a team id
 # (T and letters and digits) goes into the link, so nothing else can ride in on it.
 TEAM_PARAM_RE = re.compile(r"^T[A-Za-z0-9]{1,31}$")
@@ -178,6 +181,7 @@ class Workspaces:
         self.rotation_minutes = rotation_minutes
         self._cache: dict[tuple[str, str], _Cached] = {}
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._unreadable: dict[tuple[str, str], str] = {}
 
     @staticmethod
     def _key(enterprise_id: str | None, team_id: str | None) -> tuple[str, str]:
@@ -186,15 +190,65 @@ class Workspaces:
     def forget(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         """Drop what is remembered of the workspace: the next use reads the store."""
         self._cache.pop(self._key(enterprise_id, team_id), None)
+        self._unreadable.pop(self._key(enterprise_id, team_id), None)
         if enterprise_id:
             for key in [k for k in self._cache if k[0] == enterprise_id]:
                 del self._cache[key]
+            for key in [k for k in self._unreadable if k[0] == enterprise_id]:
+                del self._unreadable[key]
+
+    def unreadable(self) -> dict[str, str]:
+        """The workspaces (team id, or organisation id for an org-wide install) whose stored
+        token no key of ``SLACK_TOKEN_KEY`` opens, with the reason, as this process found
+        them: at start (:meth:`rotate_keys`) or when one was used."""
+        return {
+            team or enterprise: reason for (enterprise, team), reason in self._unreadable.items()
+        }
+
+    def _cannot_read(self, key: tuple[str, str]) -> None:
+        """Remember that no key opens the workspace's token; the operator is told once."""
+        if key in self._unreadable:
+            return
+        self._unreadable[key] = UNREADABLE_REASON
+        log.error(
+            "slack: the stored token of workspace %s opens with no key of SLACK_TOKEN_KEY; "
+            "the workspace cannot be reached until its key is listed again or the app is "
+            "installed there again",
+            key[1] or key[0],
+            extra={"platform": "slack"},
+        )
+
+    async def rotate_keys(self) -> None:
+        """Encrypt the stored tokens again with the first key of ``SLACK_TOKEN_KEY`` (see
+        :func:`bot.store.installations.rotate_keys`); those that no key opens are
+        remembered for ``/healthz`` and logged once each. Run in the background at start: a
+        failure is logged, never raised."""
+        try:
+            done = await store.rotate_keys(self._engine, cipher=self.cipher)
+        except Exception as exc:  # the database failed: the next start tries again
+            log.warning(
+                "slack: stored tokens were not re-encrypted (%s); the next start tries again",
+                type(exc).__name__,
+                extra={"platform": "slack"},
+            )
+            return
+        for found in done.unreadable:
+            self._cannot_read(self._key(found.enterprise_id, found.team_id))
+        # Said at every start, 0 included: the operator knows when the old key can go.
+        log.info(
+            "slack: %d stored tokens re-encrypted with the first key of SLACK_TOKEN_KEY; "
+            "%d open with no key",
+            done.rotated,
+            len(done.unreadable),
+            extra={"platform": "slack"},
+        )
 
     async def token(self, *, team_id: str, enterprise_id: str | None = None) -> str | None:
         """The workspace's bot token, fresh for at least ``rotation_minutes``; None when the
         app is not installed there.
 
         Raises:
+            TokenKeyError: no key of ``SLACK_TOKEN_KEY`` opens the stored token.
             SlackTokenRotationError: the token needed a refresh and Slack refused it.
             SlackClientError: Slack could not be asked for the refresh.
         """
@@ -209,8 +263,25 @@ class Workspaces:
         self, *, enterprise_id: str | None, team_id: str | None
     ) -> InstallationRecord | None:
         """The installation serving the workspace, its token refreshed when it would expire
-        within ``rotation_minutes``."""
+        within ``rotation_minutes``.
+
+        Raises:
+            TokenKeyError: no key of ``SLACK_TOKEN_KEY`` opens the stored token (remembered
+                for ``/healthz``, logged once).
+        """
         key = self._key(enterprise_id, team_id)
+        try:
+            record = await self._installation(key, enterprise_id=enterprise_id, team_id=team_id)
+        except TokenKeyError:
+            self._cache.pop(key, None)
+            self._cannot_read(key)
+            raise
+        self._unreadable.pop(key, None)
+        return record
+
+    async def _installation(
+        self, key: tuple[str, str], *, enterprise_id: str | None, team_id: str | None
+    ) -> InstallationRecord | None:
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
             async with reader(self._engine).connect() as conn:
