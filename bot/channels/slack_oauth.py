@@ -11,7 +11,7 @@ exchanges the code for the workspace's bot token (https://api.slack.com/methods/
   refresh happens in a transaction that locks the installation's row, so that two replicas
   never both spend the refresh token (Slack revokes it as it is used).
 - :class:`InstallationStore` and :class:`StateStore` are Bolt's stores on that database;
-  a state is kept server side as an HMAC under ``SLACK_STATE_SECRET``, works once, and
+  a state is signed with ``SLACK_STATE_SECRET`` (no row until it is used), works once, and
   expires after :data:`STATE_EXPIRATION_SECONDS`.
 
 A chat of an installed workspace is addressed ``TEAM/CHANNEL`` (``T123/C456``): the team
@@ -21,13 +21,16 @@ picks the token, the channel is where it posts.
 from __future__ import annotations
 
 import asyncio
+import base64
 import datetime as dt
+import hashlib
+import hmac
 import html
 import logging
 import re
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -61,6 +64,15 @@ INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
 # An install link works for ten minutes, once (Bolt's and Slack's own default).
 STATE_EXPIRATION_SECONDS = 600
+# A state is EXPIRES.NONCE.MAC (see StateStore): URL- and cookie-safe characters only.
+STATE_RE = re.compile(r"([1-9][0-9]{0,11})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})")
+STATE_NONCE_BYTES = 16
+# What a state's MAC signs besides the state, so that no other HMAC under
+# SLACK_STATE_SECRET (the stored hash of a used state) can pass for one.
+STATE_PURPOSE = "trendbot.slack.oauth-state.v1"
+# Used states remembered at most, each until it expires; beyond it the oldest go (a state
+# dropped early could be used a second time, from the browser holding its cookie only).
+MAX_USED_STATES = 10_000
 # A rotating token lives 12 hours (https://api.slack.com/authentication/rotation); it is
 # refreshed this long before it expires (Bolt's token_rotation_expiration_minutes default).
 TOKEN_ROTATION_MINUTES = 120
@@ -464,7 +476,22 @@ class InstallationStore(AsyncInstallationStore):
 
 
 class StateStore(AsyncOAuthStateStore):
-    """OAuth states in the database, as HMACs: single use, expiring."""
+    """OAuth states that cost nothing to hand out: signed, expiring, single use.
+
+    A state is ``EXPIRES.NONCE.MAC``: when it expires (Unix seconds), 16 random bytes, and an
+    HMAC-SHA256 of both under ``SLACK_STATE_SECRET``. Issuing one writes nothing, so a flood
+    of ``GET /slack/install`` fills no table and pushes out no installer's state. Bolt puts
+    the state in a ``Secure``, ``HttpOnly`` cookie and takes the redirect only from the
+    browser that holds it. The state works once: its use is recorded (as an HMAC, until it
+    expires) in one insert that two requests cannot both make.
+
+    Args:
+        engine: the project's database, for the record of used states.
+        secret: ``SLACK_STATE_SECRET``.
+        expiration_seconds: how long a state works.
+        max_used: used states remembered at most; the oldest go first (see the README).
+        clock: the time, in Unix seconds.
+    """
 
     def __init__(
         self,
@@ -472,33 +499,46 @@ class StateStore(AsyncOAuthStateStore):
         engine: AsyncEngine,
         secret: str,
         expiration_seconds: int = STATE_EXPIRATION_SECONDS,
+        max_used: int = MAX_USED_STATES,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._engine = engine
         self._secret = secret
         self.expiration_seconds = expiration_seconds
+        self.max_used = max_used
+        self.clock = clock
 
     @property
     def logger(self) -> logging.Logger:
         return log
 
+    def _mac(self, expires: int, nonce: str) -> str:
+        signed = f"{STATE_PURPOSE}.{expires}.{nonce}".encode()
+        digest = hmac.new(self._secret.encode(), signed, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
-        state = secrets.token_urlsafe(32)
-        now = utcnow()
-        async with self._engine.begin() as conn:
-            await store.issue_state(
-                conn,
-                hashed=store.state_hash(self._secret, state),
-                expires_at=now + dt.timedelta(seconds=self.expiration_seconds),
-                now=now,
-            )
-        return state
+        expires = int(self.clock()) + self.expiration_seconds
+        nonce = secrets.token_urlsafe(STATE_NONCE_BYTES)
+        return f"{expires}.{nonce}.{self._mac(expires, nonce)}"
 
     async def async_consume(self, state: str) -> bool:
-        if not state or len(state) > 256:
+        match = STATE_RE.fullmatch(state or "")
+        if match is None:
             return False
+        expires, nonce, mac = int(match[1]), match[2], match[3]
+        if not hmac.compare_digest(mac.encode(), self._mac(expires, nonce).encode()):
+            return False
+        now = self.clock()
+        if not now < expires <= now + self.expiration_seconds:
+            return False  # expired (or made to last longer than this store issues)
         async with self._engine.begin() as conn:
-            return await store.consume_state(
-                conn, hashed=store.state_hash(self._secret, state), now=utcnow()
+            return await store.use_state(
+                conn,
+                hashed=store.state_hash(self._secret, state),
+                expires_at=dt.datetime.fromtimestamp(expires, dt.UTC).replace(tzinfo=None),
+                now=dt.datetime.fromtimestamp(now, dt.UTC).replace(tzinfo=None),
+                keep=self.max_used,
             )
 
 

@@ -4,7 +4,8 @@ One row per workspace (or Enterprise Grid organisation) that installed the app. 
 token and refresh token are encrypted with :class:`TokenCipher` before they reach the
 database and decrypted as they leave it: a copy of the database alone sends nothing.
 
-States are kept as HMACs (:func:`state_hash`), each used once and only before it expires.
+OAuth states are signed and need no row while an install is under way; a state that was
+used is recorded, as an HMAC (:func:`state_hash`), until it expires, so that it works once.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import hmac
 from dataclasses import dataclass
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.models import Platform
@@ -336,22 +339,39 @@ def state_hash(secret: str, state: str) -> str:
     return hmac.new(secret.encode(), state.encode("utf-8", "replace"), hashlib.sha256).hexdigest()
 
 
-async def issue_state(
-    conn: AsyncConnection, *, hashed: str, expires_at: dt.datetime, now: dt.datetime
-) -> None:
-    """Remember a state until ``expires_at``; states already expired are forgotten."""
-    await conn.execute(delete(slack_oauth_states).where(slack_oauth_states.c.expires_at <= now))
-    await conn.execute(insert(slack_oauth_states).values(state_hash=hashed, expires_at=expires_at))
+async def use_state(
+    conn: AsyncConnection,
+    *,
+    hashed: str,
+    expires_at: dt.datetime,
+    now: dt.datetime,
+    keep: int,
+) -> bool:
+    """Record that a state was used; True the first time only. The record is needed until
+    the state expires (after that the state is refused for its age): expired records go,
+    and beyond ``keep`` records the oldest go too, so that the table stays small however
+    many redirects arrive.
 
-
-async def consume_state(conn: AsyncConnection, *, hashed: str, now: dt.datetime) -> bool:
-    """True once for a state issued and not yet expired; the state is gone afterwards.
-
-    One ``DELETE``: of two requests with the same state, only one deletes its row.
+    One ``INSERT ... ON CONFLICT DO NOTHING``: of two requests with the same state, only one
+    inserts its row.
     """
+    await conn.execute(delete(slack_oauth_states).where(slack_oauth_states.c.expires_at <= now))
+    dialect_insert = postgresql_insert if conn.dialect.name == "postgresql" else sqlite_insert
     result = await conn.execute(
-        delete(slack_oauth_states).where(
-            slack_oauth_states.c.state_hash == hashed, slack_oauth_states.c.expires_at > now
-        )
+        dialect_insert(slack_oauth_states)
+        .values(state_hash=hashed, expires_at=expires_at)
+        .on_conflict_do_nothing(index_elements=[slack_oauth_states.c.state_hash])
     )
-    return bool(result.rowcount)
+    if not result.rowcount:
+        return False
+    count = (await conn.execute(select(func.count()).select_from(slack_oauth_states))).scalar_one()
+    if count > keep:
+        oldest = (
+            select(slack_oauth_states.c.state_hash)
+            .order_by(slack_oauth_states.c.expires_at)
+            .limit(count - keep)
+        )
+        await conn.execute(
+            delete(slack_oauth_states).where(slack_oauth_states.c.state_hash.in_(oldest))
+        )
+    return True

@@ -29,12 +29,12 @@ async def test_a_state_is_consumed_once_even_by_two_requests_at_once(engine: Asy
 async def test_the_database_holds_no_usable_state(engine: AsyncEngine) -> None:
     states = StateStore(engine=engine, secret=SECRET)
     state = await states.async_issue()
-    async with engine.connect() as conn:
-        stored = [row[0] for row in await conn.execute(select(slack_oauth_states.c.state_hash))]
-    assert stored == [store.state_hash(SECRET, state)] and state not in stored[0]
     other = StateStore(engine=engine, secret="another-secret-0123456789")
     assert await other.async_consume(state) is False  # a state is only good under its key
     assert await states.async_consume(state) is True
+    async with engine.connect() as conn:
+        stored = [row[0] for row in await conn.execute(select(slack_oauth_states.c.state_hash))]
+    assert stored == [store.state_hash(SECRET, state)] and state not in stored[0]
 
 
 @pytest.mark.parametrize("state", ["", "x" * 257, "\x00", "é" * 10])
