@@ -11,17 +11,29 @@ import asyncio
 import html
 import re
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import aiohttp
 import pytest
-from sqlalchemy import func, select
+from cryptography.fernet import Fernet
+from pydantic import SecretStr
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.channels.slack_oauth import StateStore
-from bot.store.schema import slack_installations, slack_oauth_states
+from bot.app import open_app
+from bot.channels.slack import SlackChannel
+from bot.channels.slack_oauth import UNREADABLE_REASON, StateStore
+from bot.models import ChatState
+from bot.store.installations import TokenCipher
+from bot.store.schema import outbox, slack_installations, slack_oauth_states
+from bot.web import MAX_LISTED_WORKSPACES, WebHooks, make_app
+from bot.web import start as start_web
 from tests.fakes.slack_api import FakeSlack
+from tests.integration import test_slack_oauth as oauth_test
+from tests.integration.test_slack import served
 from tests.integration.test_slack_oauth import (
     CHANNEL_A,
     CHANNEL_B,
@@ -187,3 +199,95 @@ async def test_a_state_changed_in_any_way_is_refused(engine: AsyncEngine, varian
     state = await states.async_issue()
     assert await states.async_consume(variant(state)) is False
     assert await states.async_consume(state) is True
+
+
+# ---------------------------------------------------------------------- unreadable tokens
+
+
+@asynccontextmanager
+async def keyed_deployment(
+    sl: FakeSlack, database_url: str, tmp_path: Path, *, keys: str
+) -> AsyncIterator[Deployment]:
+    """``deployment`` of ``test_slack_oauth``, with ``SLACK_TOKEN_KEY=keys``."""
+    wiki = tmp_path / "wiki"
+    settings = oauth_test.oauth_settings(sl, database_url, wiki).model_copy(
+        update={"slack_token_key": SecretStr(keys)}
+    )
+    async with open_app(settings) as app:
+        assert app.slack_client is not None
+        channel = SlackChannel(
+            settings=settings,
+            core=app.core,
+            client=app.slack_client,
+            workspaces=app.slack_workspaces,
+            state_store=app.slack_states,
+        )
+        hooks = WebHooks(slack=channel.handle_request, slack_install=channel.handle_install)
+        jar = aiohttp.DummyCookieJar()
+        async with served(channel, app.engine, hooks, cookie_jar=jar) as (base, browser):
+            await app.poller.poll()
+            yield Deployment(sl, app, channel, base, browser, wiki)
+
+
+async def test_sends_to_a_workspace_no_key_opens_wait_and_its_chats_stay_active(
+    slack: FakeSlack, database_url: str, tmp_path: Path
+) -> None:
+    """Installed and subscribed under one key; the next start lists a new key and the old
+    one, but workspace A's token was written with a key nobody has: B is served, A's
+    messages stay queued for a retry, and A's chat stays active (no reinstall needed)."""
+    first_key = oauth_test.TOKEN_KEY
+    async with deployment(slack, database_url, tmp_path) as d:
+        for team, installer in ((TEAM_A, "UADMINA"), (TEAM_B, "UADMINB")):
+            assert (await d.install(team, installer=installer))[0] == 200
+        await d.command("subscribe rl", team=TEAM_A, channel=CHANNEL_A, user="UA1")
+        await d.command("subscribe rl", team=TEAM_B, channel=CHANNEL_B, user="UB1")
+        async with d.app.engine.begin() as conn:
+            await conn.execute(
+                update(slack_installations)
+                .where(slack_installations.c.team_id == TEAM_A)
+                .values(bot_token=TokenCipher(Fernet.generate_key().decode()).encrypt("xoxb-x"))
+            )
+    keys = f"{Fernet.generate_key().decode()},{first_key}"
+    async with keyed_deployment(slack, database_url, tmp_path, keys=keys) as d:
+        await d.publish("papers/2026/2611.00021-after-the-key-change", tags="[rl]")
+        await d.deliver()
+        chat_a = await d.chat(f"{TEAM_A}/{CHANNEL_A}")
+        async with d.app.engine.connect() as conn:
+            waiting = (
+                await conn.execute(
+                    select(outbox.c.status, outbox.c.last_error).where(
+                        outbox.c.chat_pk == (chat_a.pk if chat_a else -1)
+                    )
+                )
+            ).all()
+        unreadable = d.app.slack_workspaces.unreadable() if d.app.slack_workspaces else {}
+    assert "after-the-key-change" in oauth_test.texts_to(slack, CHANNEL_B)
+    assert "after-the-key-change" not in oauth_test.texts_to(slack, CHANNEL_A)
+    assert chat_a is not None and chat_a.chat.state == ChatState.ACTIVE
+    assert waiting and {status for status, _ in waiting} == {"queued"}
+    assert all(UNREADABLE_REASON in (error or "") for _, error in waiting)
+    assert unreadable == {TEAM_A: UNREADABLE_REASON}
+
+
+async def test_healthz_names_a_bounded_number_of_unreachable_workspaces(
+    engine: AsyncEngine,
+) -> None:
+    many = {f"T{n:03d}": UNREADABLE_REASON for n in range(MAX_LISTED_WORKSPACES + 5)}
+    hooks = WebHooks(auth_errors={"slack": lambda: None}, workspace_errors={"slack": lambda: many})
+    runner, port = await start_web(make_app(engine=engine, hooks=hooks), host="127.0.0.1", port=0)
+    try:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(f"http://127.0.0.1:{port}/healthz") as response,
+        ):
+            status, body = response.status, await response.json()
+    finally:
+        await runner.cleanup()
+    assert status == 200
+    assert body["status"] == "degraded"
+    slack_health = body["platforms"]["slack"]
+    assert slack_health["status"] == "degraded"
+    assert slack_health["unreachable_workspaces"] == len(many)
+    assert slack_health["workspaces"] == [
+        {"team": team, "error": UNREADABLE_REASON} for team in sorted(many)[:MAX_LISTED_WORKSPACES]
+    ]
