@@ -14,12 +14,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import aiohttp
 import pytest
 from cryptography.fernet import Fernet
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from pydantic import SecretStr
+from slack_bolt.request.async_request import AsyncBoltRequest
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -291,3 +295,45 @@ async def test_healthz_names_a_bounded_number_of_unreachable_workspaces(
     assert slack_health["workspaces"] == [
         {"team": team, "error": UNREADABLE_REASON} for team in sorted(many)[:MAX_LISTED_WORKSPACES]
     ]
+
+
+@pytest.fixture
+async def fresh_flow(
+    slack: FakeSlack, database_url: str, tmp_path: Path
+) -> AsyncIterator[Deployment]:
+    async with deployment(
+        slack, database_url, tmp_path, public_base_url="https://bot.example.org"
+    ) as d:
+        yield d
+
+
+@hypothesis_settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(team=st.text(max_size=40) | st.from_regex(r"T[A-Za-z0-9]{1,31}", fullmatch=True))
+async def test_any_team_value_adds_at_most_a_team_id_to_the_link(
+    fresh_flow: Deployment, team: str
+) -> None:
+    flow = fresh_flow.channel.app.oauth_flow
+    assert flow is not None
+    request = AsyncBoltRequest(body="", query=urlencode({"team": team}), headers={})
+    link = await flow.build_authorize_url("the-state", request)
+    query = parse_qs(urlsplit(link).query, keep_blank_values=True)
+    expected = {"client_id", "redirect_uri", "scope", "state", "user_scope"}
+    if re.fullmatch(r"T[A-Za-z0-9]{1,31}", team):
+        assert query.pop("team") == [team]
+    assert set(query) == expected
+    assert query["redirect_uri"] == ["https://bot.example.org/slack/oauth_redirect"]
+    assert query["state"] == ["the-state"]
+
+
+@hypothesis_settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    state=st.text(max_size=120)
+    | st.from_regex(r"[1-9][0-9]{9}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", fullmatch=True)
+)
+async def test_no_state_but_an_issued_one_is_taken(engine: AsyncEngine, state: str) -> None:
+    states = StateStore(engine=engine, secret="state-secret-0123456789abcdef")
+    assert await states.async_consume(state) is False
