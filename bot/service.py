@@ -348,6 +348,8 @@ class Service:
                 hooks.slack_install = slack.handle_install
             hooks.channels["slack"] = lambda: slack.running
             hooks.auth_errors["slack"] = lambda: slack.auth.error
+            if app.slack_workspaces is not None:
+                hooks.workspace_errors["slack"] = app.slack_workspaces.unreadable
             channels.append(slack)
         return channels
 

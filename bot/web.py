@@ -19,6 +19,8 @@ log = logging.getLogger("bot.web")
 
 # A webhook body larger than this is not a chat update (Telegram and Slack send a few KB).
 MAX_BODY_BYTES = 1024 * 1024
+# Workspaces named in /healthz at most; the count says how many there are in all.
+MAX_LISTED_WORKSPACES = 20
 
 TelegramHook = Callable[[bytes, str | None], Awaitable[int]]
 SlackHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -38,6 +40,9 @@ class WebHooks:
     source_failures: Mapping[str, int] = field(default_factory=dict)
     # A platform's credentials error (Slack's ``invalid_auth``...), None while they work.
     auth_errors: dict[str, Callable[[], str | None]] = field(default_factory=dict)
+    # A platform's workspaces that cannot be reached, each with why (Slack installed by
+    # OAuth: a stored token that no key of SLACK_TOKEN_KEY opens); empty while all work.
+    workspace_errors: dict[str, Callable[[], Mapping[str, str]]] = field(default_factory=dict)
 
 
 def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
@@ -70,14 +75,27 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
             ],
             channels={name: connected() for name, connected in hooks.channels.items()},
         )
-        platforms: dict[str, dict[str, str]] = {}
+        platforms: dict[str, dict[str, object]] = {}
         for name, auth_error in hooks.auth_errors.items():
             error = auth_error()
-            down = {"status": "down", "error": error} if error is not None else None
-            platforms[name] = down or {"status": "ok"}
+            platforms[name] = (
+                {"status": "down", "error": error} if error is not None else {"status": "ok"}
+            )
+        for name, workspace_errors in hooks.workspace_errors.items():
+            unreachable = sorted(workspace_errors().items())
+            if not unreachable:
+                continue
+            platform = platforms.setdefault(name, {"status": "ok"})
+            if platform["status"] == "ok":
+                platform["status"] = "degraded"
+            platform["unreachable_workspaces"] = len(unreachable)
+            platform["workspaces"] = [
+                {"team": team, "error": reason}
+                for team, reason in unreachable[:MAX_LISTED_WORKSPACES]
+            ]
         if platforms:
             body["platforms"] = platforms
-            if any(p["status"] == "down" for p in platforms.values()):
+            if any(p["status"] != "ok" for p in platforms.values()):
                 body["status"] = "degraded"
         return web.json_response(body)
 

@@ -442,7 +442,8 @@ class SlackSender:
         own chats, never the others': they become inactive (:class:`ChatGone`) until the
         app is installed there again.
         """
-        from bot.channels.slack_oauth import NO_INSTALLATION, split_address
+        from bot.channels.slack_oauth import NO_INSTALLATION, UNREADABLE_REASON, split_address
+        from bot.store.installations import TokenKeyError
 
         assert self._workspaces is not None
         parts = split_address(chat_id)
@@ -453,6 +454,10 @@ class SlackSender:
         team, channel = parts
         try:
             token = await self._workspaces.token(team_id=team)
+        except TokenKeyError:
+            # The operator is told (ERROR, /healthz); the chats wait for the key, not for
+            # a reinstall: nothing is made inactive.
+            raise TransientError(f"{UNREADABLE_REASON} ({team})") from None
         except SlackTokenRotationError:
             raise TransientError("token_refresh_failed: Slack refused the refresh") from None
         except _ERRORS as exc:
@@ -864,8 +869,42 @@ class SlackChannel:
             oauth_flow=flow,
             request_verification_enabled=True,
             process_before_response=False,
+            before_authorize=self._reachable,
             user_facing_authorize_error_message=not_installed,
         )
+
+    async def _reachable(
+        self, req: AsyncBoltRequest, next: Callable[[], Awaitable[None]]
+    ) -> BoltResponse | None:
+        """Bolt middleware before authorization (installed by OAuth): a command or button of
+        a workspace whose stored token no key of ``SLACK_TOKEN_KEY`` opens is told that the
+        bot cannot reach the workspace and that its operator knows (logged at ERROR, shown
+        in ``/healthz``), not that the app is not installed. Any other request goes on."""
+        from bot.store.installations import TokenKeyError
+
+        context = req.context
+        if self._workspaces is None or not context.team_id or context.response_url is None:
+            await next()
+            return None
+        try:
+            await self._workspaces.token(
+                team_id=context.team_id, enterprise_id=context.enterprise_id
+            )
+        except TokenKeyError:
+            text = "\n".join(t(lang, "slack.oauth.unreachable") for lang in ("en", "ko"))
+            try:
+                await context.respond(text)  # type: ignore[misc]
+            except _ERRORS as exc:
+                log.warning(
+                    "slack: could not answer through response_url: %s",
+                    translate_error(exc).reason,
+                    extra={"platform": "slack"},
+                )
+            return BoltResponse(status=200, body="")
+        except Exception:  # noqa: S110 - authorization asks again and answers for itself
+            pass
+        await next()
+        return None
 
     @property
     def oauth(self) -> bool:
@@ -967,8 +1006,12 @@ class SlackChannel:
         """
         self._stopping = False
         if self.oauth:  # no token of its own; each workspace's is checked as it is used
+            assert self._workspaces is not None
             self._running = True
             log.info("slack: serving the workspaces that installed the app (OAuth)")
+            # The stored tokens move to the first key of SLACK_TOKEN_KEY in the background:
+            # start-up and /healthz do not wait for it.
+            self._track(asyncio.create_task(self._workspaces.rotate_keys()))
             return
         try:
             identity = await self._client.auth_test()

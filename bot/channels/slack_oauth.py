@@ -11,7 +11,7 @@ exchanges the code for the workspace's bot token (https://api.slack.com/methods/
   refresh happens in a transaction that locks the installation's row, so that two replicas
   never both spend the refresh token (Slack revokes it as it is used).
 - :class:`InstallationStore` and :class:`StateStore` are Bolt's stores on that database;
-  a state is kept server side as an HMAC under ``SLACK_STATE_SECRET``, works once, and
+  a state is signed with ``SLACK_STATE_SECRET`` (no row until it is used), works once, and
   expires after :data:`STATE_EXPIRATION_SECONDS`.
 
 A chat of an installed workspace is addressed ``TEAM/CHANNEL`` (``T123/C456``): the team
@@ -21,13 +21,16 @@ picks the token, the channel is where it posts.
 from __future__ import annotations
 
 import asyncio
+import base64
 import datetime as dt
+import hashlib
+import hmac
 import html
 import logging
 import re
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -52,7 +55,7 @@ from bot.models import Platform
 from bot.store import chats as chat_store
 from bot.store import installations as store
 from bot.store.engine import reader
-from bot.store.installations import InstallationRecord, TokenCipher
+from bot.store.installations import InstallationRecord, TokenCipher, TokenKeyError
 from bot.store.pages import utcnow
 
 log = logging.getLogger("bot.channels.slack")
@@ -61,6 +64,15 @@ INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
 # An install link works for ten minutes, once (Bolt's and Slack's own default).
 STATE_EXPIRATION_SECONDS = 600
+# A state is EXPIRES.NONCE.MAC (see StateStore): URL- and cookie-safe characters only.
+STATE_RE = re.compile(r"([1-9][0-9]{0,11})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})")
+STATE_NONCE_BYTES = 16
+# What a state's MAC signs besides the state, so that no other HMAC under
+# SLACK_STATE_SECRET (the stored hash of a used state) can pass for one.
+STATE_PURPOSE = "trendbot.slack.oauth-state.v1"
+# Used states remembered at most, each until it expires; beyond it the oldest go (a state
+# dropped early could be used a second time, from the browser holding its cookie only).
+MAX_USED_STATES = 10_000
 # A rotating token lives 12 hours (https://api.slack.com/authentication/rotation); it is
 # refreshed this long before it expires (Bolt's token_rotation_expiration_minutes default).
 TOKEN_ROTATION_MINUTES = 120
@@ -74,6 +86,12 @@ NO_INSTALLATION = "no_installation"
 ADDRESS_RE = re.compile(r"^([TE][A-Z0-9]{1,31})/([A-Z0-9]{1,32})$")
 # Workspaces' tokens kept in memory at most; the least recently used are read again.
 MAX_CACHED_TOKENS = 10_000
+# Why a workspace cannot be reached when no key of SLACK_TOKEN_KEY opens its stored token
+# (for /healthz: it names the setting, never a key or a token).
+UNREADABLE_REASON = "token_key: its stored token opens with no key of SLACK_TOKEN_KEY"
+# ``GET /slack/install?team=T123`` preselects a workspace on Slack's page; only a team id
+# (T and letters and digits) goes into the link, so nothing else can ride in on it.
+TEAM_PARAM_RE = re.compile(r"^T[A-Za-z0-9]{1,31}$")
 
 
 def address(team_id: str, conversation: str) -> str:
@@ -175,6 +193,7 @@ class Workspaces:
         self.rotation_minutes = rotation_minutes
         self._cache: dict[tuple[str, str], _Cached] = {}
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._unreadable: dict[tuple[str, str], str] = {}
 
     @staticmethod
     def _key(enterprise_id: str | None, team_id: str | None) -> tuple[str, str]:
@@ -183,15 +202,65 @@ class Workspaces:
     def forget(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         """Drop what is remembered of the workspace: the next use reads the store."""
         self._cache.pop(self._key(enterprise_id, team_id), None)
+        self._unreadable.pop(self._key(enterprise_id, team_id), None)
         if enterprise_id:
             for key in [k for k in self._cache if k[0] == enterprise_id]:
                 del self._cache[key]
+            for key in [k for k in self._unreadable if k[0] == enterprise_id]:
+                del self._unreadable[key]
+
+    def unreadable(self) -> dict[str, str]:
+        """The workspaces (team id, or organisation id for an org-wide install) whose stored
+        token no key of ``SLACK_TOKEN_KEY`` opens, with the reason, as this process found
+        them: at start (:meth:`rotate_keys`) or when one was used."""
+        return {
+            team or enterprise: reason for (enterprise, team), reason in self._unreadable.items()
+        }
+
+    def _cannot_read(self, key: tuple[str, str]) -> None:
+        """Remember that no key opens the workspace's token; the operator is told once."""
+        if key in self._unreadable:
+            return
+        self._unreadable[key] = UNREADABLE_REASON
+        log.error(
+            "slack: the stored token of workspace %s opens with no key of SLACK_TOKEN_KEY; "
+            "the workspace cannot be reached until its key is listed again or the app is "
+            "installed there again",
+            key[1] or key[0],
+            extra={"platform": "slack"},
+        )
+
+    async def rotate_keys(self) -> None:
+        """Encrypt the stored tokens again with the first key of ``SLACK_TOKEN_KEY`` (see
+        :func:`bot.store.installations.rotate_keys`); those that no key opens are
+        remembered for ``/healthz`` and logged once each. Run in the background at start: a
+        failure is logged, never raised."""
+        try:
+            done = await store.rotate_keys(self._engine, cipher=self.cipher)
+        except Exception as exc:  # the database failed: the next start tries again
+            log.warning(
+                "slack: stored tokens were not re-encrypted (%s); the next start tries again",
+                type(exc).__name__,
+                extra={"platform": "slack"},
+            )
+            return
+        for found in done.unreadable:
+            self._cannot_read(self._key(found.enterprise_id, found.team_id))
+        # Said at every start, 0 included: the operator knows when the old key can go.
+        log.info(
+            "slack: %d stored tokens re-encrypted with the first key of SLACK_TOKEN_KEY; "
+            "%d open with no key",
+            done.rotated,
+            len(done.unreadable),
+            extra={"platform": "slack"},
+        )
 
     async def token(self, *, team_id: str, enterprise_id: str | None = None) -> str | None:
         """The workspace's bot token, fresh for at least ``rotation_minutes``; None when the
         app is not installed there.
 
         Raises:
+            TokenKeyError: no key of ``SLACK_TOKEN_KEY`` opens the stored token.
             SlackTokenRotationError: the token needed a refresh and Slack refused it.
             SlackClientError: Slack could not be asked for the refresh.
         """
@@ -206,8 +275,25 @@ class Workspaces:
         self, *, enterprise_id: str | None, team_id: str | None
     ) -> InstallationRecord | None:
         """The installation serving the workspace, its token refreshed when it would expire
-        within ``rotation_minutes``."""
+        within ``rotation_minutes``.
+
+        Raises:
+            TokenKeyError: no key of ``SLACK_TOKEN_KEY`` opens the stored token (remembered
+                for ``/healthz``, logged once).
+        """
         key = self._key(enterprise_id, team_id)
+        try:
+            record = await self._installation(key, enterprise_id=enterprise_id, team_id=team_id)
+        except TokenKeyError:
+            self._cache.pop(key, None)
+            self._cannot_read(key)
+            raise
+        self._unreadable.pop(key, None)
+        return record
+
+    async def _installation(
+        self, key: tuple[str, str], *, enterprise_id: str | None, team_id: str | None
+    ) -> InstallationRecord | None:
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
             async with reader(self._engine).connect() as conn:
@@ -390,7 +476,22 @@ class InstallationStore(AsyncInstallationStore):
 
 
 class StateStore(AsyncOAuthStateStore):
-    """OAuth states in the database, as HMACs: single use, expiring."""
+    """OAuth states that cost nothing to hand out: signed, expiring, single use.
+
+    A state is ``EXPIRES.NONCE.MAC``: when it expires (Unix seconds), 16 random bytes, and an
+    HMAC-SHA256 of both under ``SLACK_STATE_SECRET``. Issuing one writes nothing, so a flood
+    of ``GET /slack/install`` fills no table and pushes out no installer's state. Bolt puts
+    the state in a ``Secure``, ``HttpOnly`` cookie and takes the redirect only from the
+    browser that holds it. The state works once: its use is recorded (as an HMAC, until it
+    expires) in one insert that two requests cannot both make.
+
+    Args:
+        engine: the project's database, for the record of used states.
+        secret: ``SLACK_STATE_SECRET``.
+        expiration_seconds: how long a state works.
+        max_used: used states remembered at most; the oldest go first (see the README).
+        clock: the time, in Unix seconds.
+    """
 
     def __init__(
         self,
@@ -398,33 +499,46 @@ class StateStore(AsyncOAuthStateStore):
         engine: AsyncEngine,
         secret: str,
         expiration_seconds: int = STATE_EXPIRATION_SECONDS,
+        max_used: int = MAX_USED_STATES,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._engine = engine
         self._secret = secret
         self.expiration_seconds = expiration_seconds
+        self.max_used = max_used
+        self.clock = clock
 
     @property
     def logger(self) -> logging.Logger:
         return log
 
+    def _mac(self, expires: int, nonce: str) -> str:
+        signed = f"{STATE_PURPOSE}.{expires}.{nonce}".encode()
+        digest = hmac.new(self._secret.encode(), signed, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
-        state = secrets.token_urlsafe(32)
-        now = utcnow()
-        async with self._engine.begin() as conn:
-            await store.issue_state(
-                conn,
-                hashed=store.state_hash(self._secret, state),
-                expires_at=now + dt.timedelta(seconds=self.expiration_seconds),
-                now=now,
-            )
-        return state
+        expires = int(self.clock()) + self.expiration_seconds
+        nonce = secrets.token_urlsafe(STATE_NONCE_BYTES)
+        return f"{expires}.{nonce}.{self._mac(expires, nonce)}"
 
     async def async_consume(self, state: str) -> bool:
-        if not state or len(state) > 256:
+        match = STATE_RE.fullmatch(state or "")
+        if match is None:
             return False
+        expires, nonce, mac = int(match[1]), match[2], match[3]
+        if not hmac.compare_digest(mac.encode(), self._mac(expires, nonce).encode()):
+            return False
+        now = self.clock()
+        if not now < expires <= now + self.expiration_seconds:
+            return False  # expired (or made to last longer than this store issues)
         async with self._engine.begin() as conn:
-            return await store.consume_state(
-                conn, hashed=store.state_hash(self._secret, state), now=utcnow()
+            return await store.use_state(
+                conn,
+                hashed=store.state_hash(self._secret, state),
+                expires_at=dt.datetime.fromtimestamp(expires, dt.UTC).replace(tzinfo=None),
+                now=dt.datetime.fromtimestamp(now, dt.UTC).replace(tzinfo=None),
+                keep=self.max_used,
             )
 
 
@@ -477,6 +591,14 @@ class InstallFlow(AsyncOAuthFlow):
             _FLOW_LOG.addFilter(_NoCodes())
         super().__init__(client=client, logger=_FLOW_LOG, settings=settings)
         self._default_lang = default_lang
+
+    async def build_authorize_url(self, state: str, request: AsyncBoltRequest) -> str:
+        """Slack's authorize link with ``state``; the request's ``team`` goes in only when it
+        is a team id (Bolt pastes it into the link as it is, so ``T1&redirect_uri=...`` would
+        add parameters of the caller's choosing). Anything else is ignored."""
+        teams = request.query.get("team") or []
+        team = teams[0] if len(teams) == 1 and TEAM_PARAM_RE.match(teams[0]) else None
+        return self.settings.authorize_url_generator.generate(state=state, team=team)
 
     async def build_install_page_html(self, url: str, request: AsyncBoltRequest) -> str:
         lang = _lang(request, self._default_lang)

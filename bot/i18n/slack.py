@@ -18,6 +18,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "slack.oauth.failed": "The installation could not be saved; nothing was installed. Try again in a few minutes.",
         "slack.oauth.retry": "Start again",
         "slack.oauth.not_installed": "AI Trend Notifier is not installed in this workspace any more. Ask an admin to add it again from the install page.",
+        "slack.oauth.unreachable": "AI Trend Notifier cannot reach this workspace right now; its operator has been told. Nothing needs to be installed again.",
     },
     "ko": {
         "slack.invite_hint": "이 채널의 멤버가 아니어서 이곳으로의 발송이 일시 중지되었습니다. /invite @{bot} 명령어로 초대한 뒤 {p}resume을 입력해 주세요.",
@@ -36,5 +37,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "slack.oauth.failed": "설치 정보를 저장하지 못해 아무것도 설치되지 않았습니다. 몇 분 뒤에 다시 시도해 주세요.",
         "slack.oauth.retry": "다시 시작",
         "slack.oauth.not_installed": "이 워크스페이스에는 AI Trend Notifier가 더 이상 설치되어 있지 않습니다. 관리자에게 설치 페이지에서 다시 추가해 달라고 요청해 주세요.",
+        "slack.oauth.unreachable": "지금은 AI Trend Notifier가 이 워크스페이스에 연결할 수 없습니다. 운영자에게 이미 알렸으니 다시 설치하지 않아도 됩니다.",
     },
 }

@@ -4,7 +4,8 @@ One row per workspace (or Enterprise Grid organisation) that installed the app. 
 token and refresh token are encrypted with :class:`TokenCipher` before they reach the
 database and decrypted as they leave it: a copy of the database alone sends nothing.
 
-States are kept as HMACs (:func:`state_hash`), each used once and only before it expires.
+OAuth states are signed and need no row while an install is under way; a state that was
+used is recorded, as an HMAC (:func:`state_hash`), until it expires, so that it works once.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import hmac
 from dataclasses import dataclass
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.models import Platform
@@ -42,6 +45,7 @@ class TokenCipher:
         fernets = [Fernet(key.strip()) for key in keys.split(",") if key.strip()]
         if not fernets:
             raise ValueError("no key")
+        self._first = fernets[0]
         self._fernet = MultiFernet(fernets)
 
     def encrypt(self, token: str) -> str:
@@ -50,6 +54,26 @@ class TokenCipher:
     def decrypt(self, stored: str) -> str:
         try:
             return self._fernet.decrypt(stored.encode("ascii")).decode()
+        except (InvalidToken, UnicodeError) as exc:
+            raise TokenKeyError("a stored Slack token does not open with SLACK_TOKEN_KEY") from exc
+
+    def current(self, stored: str) -> bool:
+        """Whether ``stored`` is encrypted with the first key already."""
+        try:
+            self._first.decrypt(stored.encode("ascii"))
+        except (InvalidToken, UnicodeError):
+            return False
+        return True
+
+    def rotate(self, stored: str) -> str:
+        """``stored`` encrypted again with the first key (``MultiFernet.rotate``: the same
+        token, its original timestamp kept).
+
+        Raises:
+            TokenKeyError: no key opens it.
+        """
+        try:
+            return self._fernet.rotate(stored.encode("ascii")).decode("ascii")
         except (InvalidToken, UnicodeError) as exc:
             raise TokenKeyError("a stored Slack token does not open with SLACK_TOKEN_KEY") from exc
 
@@ -74,6 +98,27 @@ class InstallationRecord:
     installer_user_id: str | None = None
     token_type: str | None = None
     installed_at: dt.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """An installation whose token no key of ``SLACK_TOKEN_KEY`` opens."""
+
+    enterprise_id: str | None
+    team_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Rotation:
+    """What :func:`rotate_keys` did: tokens encrypted again with the first key, and the
+    installations that no key opens."""
+
+    rotated: int
+    unreadable: tuple[Unreadable, ...]
+
+
+# Installations read (and written back) per transaction while tokens are re-encrypted.
+ROTATION_BATCH = 200
 
 
 def _key(enterprise_id: str | None, team_id: str | None) -> dict[str, str]:
@@ -171,6 +216,60 @@ async def find(
     return None
 
 
+async def rotate_keys(engine: AsyncEngine, *, cipher: TokenCipher) -> Rotation:
+    """Encrypt every stored token that is not under the first key of ``SLACK_TOKEN_KEY``
+    again with it, so that the other keys can be retired.
+
+    Safe beside other replicas doing the same and beside token refreshes and reinstalls:
+    each row is written only if its ciphertexts are still those that were read (compare and
+    set), so a row that changed in between keeps its newer value, already under the first
+    key of whoever wrote it. Rows are read in batches by id, each batch in a short
+    transaction of its own.
+    """
+    table = slack_installations
+    rotated, unreadable, after = 0, [], 0
+    while True:
+        async with engine.begin() as conn:
+            rows = (
+                await conn.execute(
+                    select(
+                        table.c.id,
+                        table.c.enterprise_id,
+                        table.c.team_id,
+                        table.c.bot_token,
+                        table.c.bot_refresh_token,
+                    )
+                    .where(table.c.id > after)
+                    .order_by(table.c.id)
+                    .limit(ROTATION_BATCH)
+                )
+            ).all()
+            for row in rows:
+                token, refresh = row.bot_token, row.bot_refresh_token
+                if cipher.current(token) and (refresh is None or cipher.current(refresh)):
+                    continue
+                try:
+                    new_token = cipher.rotate(token)
+                    new_refresh = cipher.rotate(refresh) if refresh is not None else None
+                except TokenKeyError:
+                    unreadable.append(Unreadable(row.enterprise_id or None, row.team_id or None))
+                    continue
+                same_refresh = (
+                    table.c.bot_refresh_token.is_(None)
+                    if refresh is None
+                    else table.c.bot_refresh_token == refresh
+                )
+                result = await conn.execute(
+                    update(table)
+                    .where(table.c.id == row.id, table.c.bot_token == token, same_refresh)
+                    .values(bot_token=new_token, bot_refresh_token=new_refresh)
+                )
+                rotated += int(result.rowcount or 0)
+        if len(rows) < ROTATION_BATCH:
+            return Rotation(rotated=rotated, unreadable=tuple(unreadable))
+        after = rows[-1].id
+
+
 async def lock(conn: AsyncConnection, *, enterprise_id: str | None, team_id: str | None) -> None:
     """Hold the installation row of ``team_id`` (of ``enterprise_id``; no team: the org-wide
     install) until the caller's transaction ends: PostgreSQL ``SELECT ... FOR UPDATE``;
@@ -240,22 +339,39 @@ def state_hash(secret: str, state: str) -> str:
     return hmac.new(secret.encode(), state.encode("utf-8", "replace"), hashlib.sha256).hexdigest()
 
 
-async def issue_state(
-    conn: AsyncConnection, *, hashed: str, expires_at: dt.datetime, now: dt.datetime
-) -> None:
-    """Remember a state until ``expires_at``; states already expired are forgotten."""
-    await conn.execute(delete(slack_oauth_states).where(slack_oauth_states.c.expires_at <= now))
-    await conn.execute(insert(slack_oauth_states).values(state_hash=hashed, expires_at=expires_at))
+async def use_state(
+    conn: AsyncConnection,
+    *,
+    hashed: str,
+    expires_at: dt.datetime,
+    now: dt.datetime,
+    keep: int,
+) -> bool:
+    """Record that a state was used; True the first time only. The record is needed until
+    the state expires (after that the state is refused for its age): expired records go,
+    and beyond ``keep`` records the oldest go too, so that the table stays small however
+    many redirects arrive.
 
-
-async def consume_state(conn: AsyncConnection, *, hashed: str, now: dt.datetime) -> bool:
-    """True once for a state issued and not yet expired; the state is gone afterwards.
-
-    One ``DELETE``: of two requests with the same state, only one deletes its row.
+    One ``INSERT ... ON CONFLICT DO NOTHING``: of two requests with the same state, only one
+    inserts its row.
     """
+    await conn.execute(delete(slack_oauth_states).where(slack_oauth_states.c.expires_at <= now))
+    dialect_insert = postgresql_insert if conn.dialect.name == "postgresql" else sqlite_insert
     result = await conn.execute(
-        delete(slack_oauth_states).where(
-            slack_oauth_states.c.state_hash == hashed, slack_oauth_states.c.expires_at > now
-        )
+        dialect_insert(slack_oauth_states)
+        .values(state_hash=hashed, expires_at=expires_at)
+        .on_conflict_do_nothing(index_elements=[slack_oauth_states.c.state_hash])
     )
-    return bool(result.rowcount)
+    if not result.rowcount:
+        return False
+    count = (await conn.execute(select(func.count()).select_from(slack_oauth_states))).scalar_one()
+    if count > keep:
+        oldest = (
+            select(slack_oauth_states.c.state_hash)
+            .order_by(slack_oauth_states.c.expires_at)
+            .limit(count - keep)
+        )
+        await conn.execute(
+            delete(slack_oauth_states).where(slack_oauth_states.c.state_hash.in_(oldest))
+        )
+    return True

@@ -27,7 +27,7 @@ from cryptography.fernet import Fernet
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.app import App, open_app
@@ -41,7 +41,7 @@ from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store.chats import ChatRecord
 from bot.store.installations import TokenCipher
-from bot.store.schema import broadcasts, chats, slack_installations, slack_oauth_states
+from bot.store.schema import broadcasts, chats, slack_installations
 from bot.web import WebHooks, make_app
 from bot.web import start as start_web
 from tests.fakes.slack_api import (
@@ -303,12 +303,9 @@ async def test_an_expired_state_is_refused(
 ) -> None:
     async with deployment(sl, database_url, tmp_path) as d:
         _, _, query = await d.install_page()
-        async with d.app.engine.begin() as conn:  # eleven minutes later
-            await conn.execute(
-                update(slack_oauth_states).values(
-                    expires_at=slack_oauth_states.c.expires_at - dt.timedelta(minutes=11)
-                )
-            )
+        assert d.app.slack_states is not None
+        later = time.time() + 11 * 60
+        d.app.slack_states.clock = lambda: later  # eleven minutes later
         status, text = await d.redirect(
             code=sl.authorize(TEAM_A, user_id=INSTALLER_A), state=query["state"][0]
         )
