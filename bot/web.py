@@ -270,17 +270,17 @@ class _Guard:
         connection is busy with a request (each is bounded by its own deadline)."""
         if len(self) < self.limit:
             return True
-        if not self._waiting:
-            return False
-        self.close_longest_waiting()
-        return True
+        return self.close_longest_waiting()
 
-    def close_longest_waiting(self) -> None:
+    def close_longest_waiting(self) -> bool:
+        """Close the connection that has waited longest for a request; False for none."""
         oldest = next(iter(self._waiting), None)
-        if oldest is not None:
-            self._forget_timer(oldest)
-            self.evicted += 1
-            oldest.abort()
+        if oldest is None:
+            return False
+        self._forget_timer(oldest)
+        self.evicted += 1
+        oldest.abort()
+        return True
 
     def abort_all(self) -> None:
         for connection in [*self._waiting, *self._busy]:
@@ -355,9 +355,12 @@ class HttpServer:
                     raise
                 self._out_of_descriptors(exc)
                 # A descriptor of ours that waits for a request is worth less than a new
-                # connection (a health probe, a webhook): free one, then try again.
-                self._guard.close_longest_waiting()
-                await asyncio.sleep(ACCEPT_RETRY_SECONDS)
+                # connection (a health probe, a webhook): free one (it closes when the loop
+                # next turns), then try again; with none to free, wait.
+                if self._guard.close_longest_waiting():
+                    await asyncio.sleep(0)
+                else:
+                    await asyncio.sleep(ACCEPT_RETRY_SECONDS)
                 continue
             if not self._guard.make_room():
                 self._guard.refused += 1

@@ -236,3 +236,83 @@ async def test_slow_request_bodies_do_not_hold_sigterm_past_the_promised_stop(ru
     assert code == 0, output[-3000:]
     assert took < STOP_PROMISE_SECONDS, f"stopped {took:.1f} s after SIGTERM"
     assert "Traceback" not in output, output[-3000:]
+
+
+# The server alone in a process whose other descriptors leave it only FREE_DESCRIPTORS:
+# what other parts of a run (the database, feeds, files) can leave it at any time.
+FREE_DESCRIPTORS = 8
+CHILD_DESCRIPTORS = 128
+SERVER_ALONE = """
+import asyncio, os, sys
+from bot import logs, web
+from bot.store.engine import open_store
+
+async def main() -> None:
+    logs.configure(level="INFO", fmt="text", secrets=())
+    async with open_store(sys.argv[1]) as engine:
+        app = web.make_app(engine=engine, hooks=web.WebHooks())
+        server, port = await web.start(app, host="127.0.0.1", port=0)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+        await reader.read()  # the pool holds its database connection from now on
+        writer.close()
+        await asyncio.sleep(0.2)
+        limit = int(sys.argv[2]) - int(sys.argv[3])
+        held = []
+        while len(os.listdir("/proc/self/fd")) < limit:
+            held.append(open(os.devnull))
+        print(port, flush=True)
+        await asyncio.to_thread(sys.stdin.read)
+        await server.cleanup()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_out_of_descriptors_the_server_logs_one_line_and_keeps_answering(
+    tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    log = tmp_path / "server.log"
+    with log.open("wb") as out:
+        child = subprocess.Popen(  # noqa: ASYNC220 - started once, waited for in a thread
+            [
+                "/bin/sh",
+                "-c",
+                'ulimit -n "$0" && exec "$@"',
+                str(CHILD_DESCRIPTORS),
+                *TRENDBOT[:1],
+                "-c",
+                SERVER_ALONE,
+                f"sqlite+aiosqlite:///{tmp_path}/db.sqlite",
+                str(CHILD_DESCRIPTORS),
+                str(FREE_DESCRIPTORS),
+            ],
+            env=clean_env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=out,
+        )
+    assert child.stdout is not None and child.stdin is not None
+    idle: list[asyncio.StreamWriter] = []
+    try:
+        port = int(await asyncio.wait_for(asyncio.to_thread(child.stdout.readline), 60))
+        for _ in range(FREE_DESCRIPTORS * 4):  # connections that never send a request
+            _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            idle.append(writer)
+        answers = collections.Counter(
+            [await probe(lambda c: c.get(f"http://127.0.0.1:{port}/healthz")) for _ in range(10)]
+        )
+    finally:
+        for writer in idle:
+            writer.close()
+        child.stdin.close()
+        await asyncio.to_thread(child.wait, 30)
+        child.stdout.close()
+    output = log.read_text()
+    assert answers == {"200": 10}, (answers, output[-3000:])
+    assert "Traceback" not in output, output[-3000:]
+    lines = [line for line in output.splitlines() if "cannot accept connections" in line]
+    assert len(lines) == 1, output[-3000:]
+    assert "EMFILE" in lines[0]
