@@ -171,8 +171,6 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
     return app
 
 
-
-
 def connection_limit(descriptors: int) -> int:
     """The connections the server holds at once with ``descriptors`` files allowed to the
     process (its RLIMIT_NOFILE, ``resource.RLIM_INFINITY`` for none)."""
@@ -204,6 +202,14 @@ class _Connection(web.RequestHandler):
         self._guard.forget(self)
         super().connection_lost(exc)
 
+    def started(self) -> None:
+        """Its request's head has arrived: the body and the answer are due now."""
+        self._guard.busy(self)
+
+    def answered(self) -> None:
+        """Its request was answered: the next head is due now."""
+        self._guard.answered(self)
+
     def abort(self) -> None:
         """Close the connection now, its descriptor with it, whatever is left to write."""
         transport = self.transport
@@ -220,11 +226,11 @@ async def _request_deadline(
     connection = request.protocol
     if not isinstance(connection, _Connection):  # served by another runner (tests)
         return await handler(request)
-    connection._guard.busy(connection)
+    connection.started()
     try:
         return await handler(request)
     finally:
-        connection._guard.answered(connection)
+        connection.answered()
 
 
 class _Guard:
@@ -313,9 +319,7 @@ class HttpServer:
     growing number of retries, and it cannot hold a connection back or close one for room.
     """
 
-    def __init__(
-        self, runner: web.AppRunner, sockets: list[socket.socket], *, limit: int
-    ) -> None:
+    def __init__(self, runner: web.AppRunner, sockets: list[socket.socket], *, limit: int) -> None:
         self._runner = runner
         self._sockets = sockets
         self._guard = _Guard(
@@ -351,9 +355,10 @@ class HttpServer:
             except ConnectionAbortedError:  # the client left before it was accepted
                 continue
             except OSError as exc:
+                self._cannot_accept(exc)
                 if exc.errno not in EXHAUSTION_ERRNOS:
-                    raise
-                self._out_of_descriptors(exc)
+                    await asyncio.sleep(ACCEPT_RETRY_SECONDS)
+                    continue
                 # A descriptor of ours that waits for a request is worth less than a new
                 # connection (a health probe, a webhook): free one (it closes when the loop
                 # next turns), then try again; with none to free, wait.
@@ -376,7 +381,7 @@ class HttpServer:
     def _connection(self, server: web.Server) -> _Connection:
         return _Connection(self._guard, server, access_log=None)
 
-    def _out_of_descriptors(self, exc: OSError) -> None:
+    def _cannot_accept(self, exc: OSError) -> None:
         """One log line for the first failure, then at most one per EXHAUSTED_LOG_SECONDS
         with the count since the previous line; never a traceback."""
         self._exhausted += 1
@@ -384,13 +389,15 @@ class HttpServer:
         last = self._exhausted_logged_at
         if last is not None and now - last < EXHAUSTED_LOG_SECONDS:
             return
+        hint = "; raise LimitNOFILE (README, Security)" if exc.errno in EXHAUSTION_ERRNOS else ""
         log.error(
             "HTTP: cannot accept connections: %s (%d failures since the last report; "
-            "%d connections open, descriptor limit %d); raise LimitNOFILE (README, Security)",
+            "%d connections open, descriptor limit %d)%s",
             errno.errorcode.get(exc.errno or 0, "error"),
             self._exhausted,
             len(self._guard),
             descriptor_limit(),
+            hint,
         )
         self._exhausted = 0
         self._exhausted_logged_at = now
