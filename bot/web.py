@@ -19,7 +19,7 @@ import logging
 import resource
 import socket
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -292,10 +292,6 @@ class _Guard:
         for connection in [*self._waiting, *self._busy]:
             self._forget_timer(connection)
             connection.abort()
-
-    @property
-    def connections(self) -> Iterable[_Connection]:
-        return [*self._waiting, *self._busy]
 
     def _deadline(self, connection: _Connection, seconds: float) -> asyncio.TimerHandle:
         return asyncio.get_running_loop().call_later(seconds, self._expire, connection)
