@@ -472,7 +472,7 @@ async def _serve(
         line = None if opened else reach.failure(settings.database_url, exc)
         if line is None:
             raise
-        print(f"trendbot run: {line}", file=sys.stderr)
+        print(f"trendbot {'run' if http else 'console'}: {line}", file=sys.stderr)
         return EXIT_FAILED
 
 
