@@ -448,11 +448,14 @@ async def _serve(
 ) -> int:
     from bot.app import open_app
     from bot.service import AlreadyRunning, Service, sqlite_run_lock
+    from bot.store import reach
     from bot.util import settle_heap
 
+    opened = False
     try:
         with sqlite_run_lock(settings.database_url) if lock else contextlib.nullcontext():
             async with open_app(settings) as app:
+                opened = True
                 settle_heap()
                 return await Service(app, console=console, serve_http=http, channels=channels).run()
     except AlreadyRunning as exc:
@@ -463,6 +466,13 @@ async def _serve(
         return EXIT_CONFIG
     except DeliveryError as exc:
         print(f"trendbot run: a chat platform could not be reached: {exc.reason}", file=sys.stderr)
+        return EXIT_FAILED
+    except Exception as exc:
+        # A database that cannot be opened (unreachable, refused, missing): one line.
+        line = None if opened else reach.failure(settings.database_url, exc)
+        if line is None:
+            raise
+        print(f"trendbot {'run' if http else 'console'}: {line}", file=sys.stderr)
         return EXIT_FAILED
 
 

@@ -263,11 +263,21 @@ class Service:
             coalesce=True,
             id="alerts",
         )
+        # The port first: one taken is a configuration error, said before anything starts.
+        sockets = (
+            await web.listen(settings.http_host, settings.http_port) if self._serve_http else []
+        )
         # Presence first: a one-shot command on this database sees this service before
         # it sends anything, and leaves its messages to it (see send_once).
-        await self.lease()
+        try:
+            await self.lease()
+        except BaseException:
+            for sock in sockets:
+                sock.close()
+            raise
         delivery = asyncio.create_task(self._deliver())
-        runner = None
+        server: web.HttpServer | None = None
+        http_stopped: asyncio.Task[None] | None = None
         tasks: list[asyncio.Task[None]] = []
         channels: list[Channel] = []
         try:
@@ -281,13 +291,17 @@ class Service:
                 else:
                     await channel.start()
                 channels.append(channel)
-            if self._serve_http:
-                runner, self.http_port = await web.start(
-                    web.make_app(engine=self._app.engine, hooks=hooks),
-                    host=settings.http_host,
-                    port=settings.http_port,
+            if sockets:
+                app = web.make_app(engine=self._app.engine, hooks=hooks)
+                server = await web.serve(app, sockets)
+                sockets = []  # the server closes them
+                self.http_port = server.port
+                log.info(
+                    "HTTP server on %s:%s (at most %d connections)",
+                    settings.http_host,
+                    self.http_port,
+                    server.limit,
                 )
-                log.info("HTTP server on %s:%s", settings.http_host, self.http_port)
             # Polls run beside everything else: a slow source delays neither planning nor
             # delivery nor lease renewal. The console opens after the first poll, so its
             # first command sees the wiki.
@@ -299,6 +313,12 @@ class Service:
             await self._stop.wait()
         finally:
             log.info("stopping")
+            for sock in sockets:
+                sock.close()
+            if server is not None:
+                # Beside the rest of the stop: requests in flight get web.STOP_GRACE_SECONDS,
+                # within the delivery's grace, whatever their clients do.
+                http_stopped = asyncio.create_task(server.cleanup())
             if scheduler.running:
                 scheduler.pause()
                 async with self._jobs:
@@ -315,8 +335,8 @@ class Service:
             for channel in reversed(channels):
                 with contextlib.suppress(Exception):
                     await channel.stop()
-            if runner is not None:
-                await runner.cleanup()
+            if http_stopped is not None:
+                await http_stopped
             with contextlib.suppress(Exception):
                 await self._leases.release()
         return 0

@@ -22,6 +22,8 @@ from bot.errors import ConfigError
 from bot.sources.urls import url_secrets
 
 SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
+# A database host: a name or an IPv4 address (RFC 1123), or an IPv6 address (with a zone).
+DATABASE_HOST_RE = re.compile(r"[A-Za-z0-9._-]{1,253}|[0-9A-Fa-f:.]{2,45}(%[A-Za-z0-9_.-]{1,64})?")
 TELEGRAM_TOKEN_RE = re.compile(r"^\d{1,20}:[A-Za-z0-9_-]{20,}$")
 # Bot API setWebhook: secret_token is 1-256 characters of A-Z, a-z, 0-9, _ and -.
 TELEGRAM_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
@@ -152,7 +154,7 @@ class Settings(BaseSettings):
     def _database_url(cls, value: str) -> str:
         try:
             url = make_url(value)
-        except ArgumentError:
+        except (ArgumentError, ValueError):  # ValueError: a port that is not a number
             raise ValueError(
                 "is not a database URL; use sqlite+aiosqlite:///PATH "
                 "or postgresql+asyncpg://USER@HOST:PORT/DB"
@@ -162,6 +164,14 @@ class Settings(BaseSettings):
                 f"driver {url.drivername!r} is not supported; use one of "
                 + ", ".join(SUPPORTED_DRIVERS)
             )
+        if url.host is not None and not DATABASE_HOST_RE.fullmatch(url.host):
+            # Said without the host itself: a malformed URL may have split the password there.
+            raise ValueError(
+                "has a malformed host; use postgresql+asyncpg://USER:PASSWORD@HOST:PORT/DB "
+                "(an IPv6 address in brackets, a password's @, : or / as %40, %3A, %2F)"
+            )
+        if url.port is not None and not 1 <= url.port <= 65535:
+            raise ValueError("has a port out of range; a port is 1-65535")
         return value
 
     @field_validator("wiki_sources", mode="before")

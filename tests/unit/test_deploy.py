@@ -503,6 +503,14 @@ def test_systemd_unit_settings() -> None:
     assert _unit_value("Install", "WantedBy") == "multi-user.target"
 
 
+def test_systemd_unit_leaves_room_for_every_http_connection() -> None:
+    # The HTTP server holds its whole connection cap only with twice as many open files.
+    from bot.web import MAX_CONNECTIONS, connection_limit
+
+    files = int(_unit_value("Service", "LimitNOFILE"))
+    assert connection_limit(files) == MAX_CONNECTIONS
+
+
 def test_systemd_unit_verifies(tmp_path: Path) -> None:
     analyze = shutil.which("systemd-analyze")
     if analyze is None:
