@@ -391,6 +391,10 @@ class HttpServer:
                 await loop.connect_accepted_socket(lambda: self._connection(server), conn)
             except OSError:
                 conn.close()
+            # Let the loop turn before the next accept: a burst of pending connections must
+            # not be accepted (each pushing out the longest waiting) before the requests
+            # already on their way are read, or a fresh probe is pushed out unread.
+            await asyncio.sleep(0)
 
     def _connection(self, server: web.Server) -> _Connection:
         return _Connection(self._guard, server, access_log=None)
