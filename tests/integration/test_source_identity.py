@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import datetime as dt
 import json
 import signal
 import time
@@ -18,10 +19,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import KNOWN_COMMANDS
 from bot.i18n import t
 from bot.sources import identify, source_id
+from bot.sources.urls import redact_url
+from bot.util import utcnow
 from tests.cli import run_cli, start_cli
 from tests.fakes.feed_server import FeedServer, Served
 from tests.fakes.slack_api import FakeSlack, shown_for_command, signed_headers
@@ -261,3 +266,59 @@ def test_ids_are_stable_under_credential_rotation_and_distinct_otherwise() -> No
     assert a == source_id("https://u:two@FEEDS.example.org/f.json?api_key=2&lang=en")
     assert a != source_id("https://feeds.example.org/f.json?lang=ko")
     assert source_id("examples/wiki") != source_id("examples/wiki2")
+
+
+async def test_an_upgrade_keeps_the_streaks_and_open_incidents_of_sources(
+    engine: AsyncEngine,
+) -> None:
+    """A former release keyed a source's streak and incident by its shown name: after the
+    upgrade they are found under the source's id, so a failing source is neither announced
+    again nor told recovered, and a streak short of the threshold goes on counting."""
+    from bot.alert_service import AlertService
+    from bot.settings import Settings
+    from bot.store import alerts as alert_store
+    from bot.store.schema import incidents, source_streaks
+
+    down = "https://u:pw@feeds.example.org/down.json?api_key=k3y"
+    flaky = "/srv/wiki"
+    settings = Settings(_env_file=None, wiki_sources=(down, flaky))  # type: ignore[call-arg]
+    then = utcnow() - dt.timedelta(hours=1)
+    async with engine.begin() as conn:
+        await conn.execute(
+            insert(source_streaks),
+            [
+                {
+                    "name": redact_url(down),
+                    "failures": 5,
+                    "last_error": "HTTP 503",
+                    "updated_at": then,
+                },
+                {"name": flaky, "failures": 2, "last_error": "gone", "updated_at": then},
+            ],
+        )
+        await alert_store.start_incident(
+            conn, key="source:/srv/wiki", detail={"name": flaky}, now=then
+        )
+    down_id, flaky_id = (s.id for s in identify([down, flaky]))
+    alerts = AlertService(engine=engine, settings=settings)
+
+    await alerts.after_poll([(down, "HTTP 503"), (flaky, "gone")])
+    changes = await alerts.check()
+    # The flaky directory's incident stays open, unannounced; the feed's streak reaches 6.
+    assert [(c.key, c.started) for c in changes] == [(f"source:{down_id}", True)]
+    assert changes[0].params["count"] == 6
+    async with engine.connect() as conn:
+        assert set(await alert_store.open_incidents(conn)) == {
+            f"source:{down_id}",
+            f"source:{flaky_id}",
+        }
+        names = set((await conn.execute(select(source_streaks.c.name))).scalars())
+        assert names == {down_id, flaky_id}
+        keys = (await conn.execute(select(incidents.c.key))).scalars().all()
+        assert not any("pw" in key or "k3y" in key for key in keys)
+
+    await alerts.after_poll([(down, "HTTP 503"), (flaky, None)])
+    changes = await alerts.check()
+    assert [(c.key, c.started, c.params) for c in changes] == [
+        (f"source:{flaky_id}", False, {"name": flaky, "count": 0, "error": "?"})
+    ]
