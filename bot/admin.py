@@ -392,7 +392,9 @@ class Admin:
         if failures:
             reasons = ", ".join(f"{reason} ({n})" for reason, n in failures)
             lines.append(t(lang, "admin.stats.failures", reasons=reasons))
-        for source in [] if workspace else sources:
+        if workspace:
+            sources = []  # the deployment's, not a workspace's
+        for source in sources:
             if source.name not in self._sources:
                 continue  # no longer configured: nothing is polled there any more
             when = (
