@@ -186,3 +186,20 @@ async def test_team_user_entries_start_with_oauth_and_with_a_bot_token(
     for env in (oauth, token):
         done = await asyncio.to_thread(run_cli, "poll", env=env, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
+
+
+async def test_the_consoles_alerts_on_is_refused_with_the_reason(
+    clean_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Alerts never reach the console: it says so instead of confirming."""
+    wiki = tmp_path / "wiki"
+    wiki.mkdir()
+    env = dict(
+        clean_env, WIKI_SOURCES=str(wiki), DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/t.db"
+    )
+    done = await asyncio.to_thread(
+        run_cli, "console", env=env, cwd=tmp_path, stdin="/alerts on\n/quit\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert t("en", "dest.alerts.none_for_console") in " ".join(done.stdout.split())
+    assert t("en", "dest.alerts.on", p="/") not in done.stdout
