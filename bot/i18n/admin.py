@@ -82,7 +82,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "admin.broadcast.report_failures": "실패 사유: {reasons}",
         "admin.stats.header": "봇 통계",
         "admin.stats.workspace_only": (
-            "이 워크스페이스({workspace})의 채팅과 전송만 보여 드립니다. 봇 전체의 소스, 페이지, "
+            "이 워크스페이스({workspace})의 채팅과 발송만 보여 드립니다. 봇 전체의 소스, 페이지, "
             "대기열은 봇 관리자에게만 보입니다."
         ),
         "admin.stats.chats": "채팅: {summary}",
