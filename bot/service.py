@@ -132,8 +132,9 @@ class Service:
             if outcome.error:
                 metrics.POLL_ERRORS.labels(outcome.shown).inc()
         try:
-            # Sources are named as everywhere outside the fetch: without their credentials.
-            await self._app.alerts.after_poll([(o.shown, o.error) for o in summary.outcomes])
+            # By the source as configured: the alerts key it by its id and name it by its
+            # redacted name, like every other output.
+            await self._app.alerts.after_poll([(o.name, o.error) for o in summary.outcomes])
         except Exception:
             log.exception("could not record the poll for alerts")
         await self.plan()
@@ -281,7 +282,9 @@ class Service:
         tasks: list[asyncio.Task[None]] = []
         channels: list[Channel] = []
         try:
-            hooks = web.WebHooks(source_failures=self._app.poller.failures)
+            hooks = web.WebHooks(
+                source_failures=self._app.poller.failures, sources=self._app.poller.sources
+            )
             hooks.feeds = FeedServer(
                 engine=self._app.engine, public_base_url=settings.public_base_url
             ).handle

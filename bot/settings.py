@@ -33,7 +33,9 @@ TELEGRAM_FREE_RATE_PER_SECOND = 30.0
 # Bot API sendMessage allow_paid_broadcast: up to 1,000 messages a second, charged in Stars
 # (https://core.telegram.org/bots/api#sendmessage).
 TELEGRAM_PAID_RATE_PER_SECOND = 1000.0
-SLACK_USER_ID_RE = re.compile(r"^[UW][A-Z0-9]{2,}$")
+# A deployment admin on Slack: ``TEAM:USER`` (a workspace's id, then a user's in it), or a
+# bare user id where there is one workspace (SLACK_BOT_TOKEN).
+SLACK_ADMIN_RE = re.compile(r"^(?:(T[A-Z0-9]{2,}):)?([UW][A-Z0-9]{2,})$")
 SLACK_COMMAND_RE = re.compile(r"^/[a-z0-9_-]{1,31}$")
 MAX_SOURCE_CHARS = 2000  # sources.name, String(2000) in bot/store/schema.py
 # chat.postMessage: "limiting posting to several hundred messages per minute" in a workspace
@@ -267,9 +269,10 @@ class Settings(BaseSettings):
         value = _split_csv(value)
         if isinstance(value, tuple):
             for item in value:
-                if not SLACK_USER_ID_RE.match(str(item)):
+                if not SLACK_ADMIN_RE.match(str(item)):
                     raise ValueError(
-                        f"{item!r} is not a Slack user id; list ids such as U012AB3CD, "
+                        f"{item!r} is not a Slack user id; list TEAM:USER ids such as "
+                        "T0123AB:U012AB3CD (or a bare U012AB3CD with SLACK_BOT_TOKEN), "
                         "separated by commas"
                     )
         return value
@@ -377,6 +380,14 @@ class Settings(BaseSettings):
 
     def _slack_oauth_pairs(self) -> None:
         """One Slack setup or the other: a bot token, or OAuth install with its settings."""
+        if self.slack_client_id is not None:
+            for team, user in self.slack_admins:
+                if team is None:
+                    # With many workspaces a user id alone does not say whose user it is.
+                    raise ValueError(
+                        f"SLACK_ADMIN_IDS: {user} names no workspace; with SLACK_CLIENT_ID "
+                        f"write TEAM:USER, e.g. T0123AB:{user}"
+                    )
         if self.slack_client_id is None:
             for name in ("slack_client_secret", "slack_state_secret", "slack_token_key"):
                 if getattr(self, name) is not None:
@@ -418,6 +429,17 @@ class Settings(BaseSettings):
     @property
     def slack_enabled(self) -> bool:
         return self.slack_bot_token is not None or self.slack_oauth
+
+    @property
+    def slack_admins(self) -> tuple[tuple[str | None, str], ...]:
+        """``SLACK_ADMIN_IDS`` as ``(team, user)`` pairs; ``team`` None for a bare user id
+        (one workspace, ``SLACK_BOT_TOKEN``)."""
+        found: list[tuple[str | None, str]] = []
+        for entry in self.slack_admin_ids:
+            match = SLACK_ADMIN_RE.match(entry)
+            if match is not None:
+                found.append((match[1], match[2]))
+        return tuple(found)
 
     @property
     def slack_oauth(self) -> bool:

@@ -29,7 +29,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import metrics
 from bot.errors import ConfigError
-from bot.sources.urls import redact_url, scrub
+from bot.sources import SourceSet
+from bot.sources.urls import scrub
 from bot.store import health
 from bot.util import utcnow
 
@@ -82,8 +83,10 @@ class WebHooks:
     slack_install: SlackHook | None = None  # GET /slack/install and /slack/oauth_redirect
     channels: dict[str, Callable[[], bool]] = field(default_factory=dict)
     feeds: FeedHook | None = None
-    # Failed polls of each source in this process, by shown name (the poller's counters).
+    # Failed polls of each source in this process, by source id (the poller's counters).
     source_failures: Mapping[str, int] = field(default_factory=dict)
+    # The configured sources, by which /healthz names each source the store holds.
+    sources: SourceSet = field(default_factory=lambda: SourceSet(()))
     # A platform's credentials error (Slack's ``invalid_auth``...), None while they work.
     auth_errors: dict[str, Callable[[], str | None]] = field(default_factory=dict)
     # A platform's workspaces that cannot be reached, each with why (Slack installed by
@@ -111,11 +114,12 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
             queue={"depth": depth, "oldest_age_seconds": round(oldest, 1)},
             sources=[
                 {
-                    "name": redact_url(s.name),
+                    "id": (identity := hooks.sources.of(s.name)).id,
+                    "name": identity.name,
                     "last_poll_at": s.last_poll_at.isoformat() + "Z" if s.last_poll_at else None,
                     "last_ok_at": s.last_ok_at.isoformat() + "Z" if s.last_ok_at else None,
                     "error": scrub(s.last_error, s.name) if s.last_error else None,
-                    "failed_polls": hooks.source_failures.get(redact_url(s.name), 0),
+                    "failed_polls": hooks.source_failures.get(identity.id, 0),
                 }
                 for s in sources
             ],

@@ -306,7 +306,8 @@ async def test_an_unexpected_error_fails_that_source_alone(
     assert by_name[str(good)].new == 1 and by_name[str(good)].error is None
     assert by_name[str(bad)].error is not None
     assert by_name[str(bad)].error.startswith("unexpected error: ")
-    assert poller.failures == {str(bad): 1}
+    bad_id = poller.sources.of(str(bad)).id
+    assert poller.failures == {bad_id: 1}  # by the source's id, as /healthz reads them
     (logged,) = [r for r in caplog.records if r.name == "bot.poll"]
     assert logged.getMessage().startswith(f"source failed: {bad}: unexpected error: ")
     async with engine.connect() as conn:
@@ -314,7 +315,7 @@ async def test_an_unexpected_error_fails_that_source_alone(
     assert rows[str(bad)].last_error == by_name[str(bad)].error  # /healthz shows it
     assert rows[str(good)].last_error is None
     await poller.poll()
-    assert poller.failures == {str(bad): 2}
+    assert poller.failures == {bad_id: 2}
 
 
 async def test_sources_are_polled_at_once_and_a_hanging_one_meets_its_deadline(
