@@ -17,9 +17,10 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import feedparser
 import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -34,9 +35,19 @@ from bot.sources.feed import make_feed_client
 from bot.store.engine import create_engine, upgrade
 from bot.store.schema import page_texts, pages
 from tests.cli import run_cli, start_cli
-from tests.integration.test_hostile import GOOD_PAGE, HOSTILE, no_traceback, serving
+from tests.fakes.telegram_api import FakeTelegram
+from tests.integration.test_destinations import TG_TOKEN, TG_USER, feed_path, running
+from tests.integration.test_hostile import (
+    GOOD_PAGE,
+    HOSTILE,
+    content,
+    no_traceback,
+    serving,
+)
 from tests.integration.test_ops import free_port, wait_healthy
+from tests.unit.test_feeds import check_atom
 
+ATOM = "{http://www.w3.org/2005/Atom}"
 SECRET = "---\ntitle: Outside secret\n---\n\n## TL;DR\n\nroot:x:0:0 must never be read.\n"
 
 
@@ -422,3 +433,76 @@ async def test_trendbot_run_with_a_fifo_in_the_wiki_answers_and_stops(
     text = log.read_text()
     assert "poll finished: 2 new" in text
     assert "Traceback" not in text
+
+
+# --- 11. the private feed gets the chats' rules --------------------------------------------
+
+# What bot.i18n.clean removes: bidi controls and invisible zero-width characters.
+_SPOOFING = frozenset("\u200b\u2060\ufeff\u061c\u200e\u200f") | frozenset(
+    chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
+)
+
+
+@pytest.fixture
+async def tg() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(token=TG_TOKEN, long_poll_cap=0.2) as server:
+        yield server
+
+
+def keep_cases() -> list[object]:
+    return [
+        pytest.param(path, id=f"{path.parent.name}/{path.name}")
+        for folder in ("feeds", "pages")
+        for path in sorted((HOSTILE / folder).iterdir())
+        if path.name.startswith("keep-")
+    ]
+
+
+@pytest.mark.parametrize("path", keep_cases())
+async def test_the_private_feed_of_a_hostile_source_has_only_safe_links_and_text(
+    path: Path, engine: AsyncEngine, tg: FakeTelegram, tmp_path: Path
+) -> None:
+    if path.parent.name == "feeds":
+        url = f"https://feeds.example.org/{path.name}"
+        http = make_feed_client(transport=serving(path))
+        summary = await poller(engine, url, http).poll()
+    else:
+        wiki = tmp_path / "wiki"
+        wiki.mkdir()
+        name = path.name.removesuffix(".gz")
+        (wiki / name).write_bytes(content(path))
+        summary = await poller(engine, str(wiki)).poll()
+    assert [o.error for o in summary.outcomes] == [None]
+    async with running(engine, tg=tg) as bot:
+        await bot.say(TG_USER, "/subscribe *")
+        status, _, body = await bot.get(feed_path(await bot.say(TG_USER, "/feed")))
+    assert status == 200
+    root = check_atom(body)
+    assert len(root.findall(f"{ATOM}entry")) >= 1
+    for link in root.iter(f"{ATOM}link"):
+        assert link.get("href", "").startswith(("http://", "https://")), link.get("href")
+        assert not any(ord(ch) < 32 for ch in link.get("href", ""))
+    text = body.decode("utf-8")
+    assert not _SPOOFING & set(text), sorted(f"U+{ord(c):04X}" for c in _SPOOFING & set(text))
+    assert "javascript:" not in text.lower() and "tg://" not in text
+
+
+async def test_a_javascript_or_tg_link_is_no_href_and_the_entry_has_content(
+    engine: AsyncEngine, tg: FakeTelegram
+) -> None:
+    path = HOSTILE / "feeds" / "keep-hostile-links.json"
+    http = make_feed_client(transport=serving(path))
+    await poller(engine, "https://feeds.example.org/links.json", http).poll()
+    async with running(engine, tg=tg) as bot:
+        await bot.say(TG_USER, "/subscribe *")
+        _, _, body = await bot.get(feed_path(await bot.say(TG_USER, "/feed")))
+    root = check_atom(body)
+    entries = root.findall(f"{ATOM}entry")
+    assert len(entries) == 6
+    hrefs = [link.get("href") for e in entries for link in e.findall(f"{ATOM}link")]
+    assert hrefs == ["https://example.org/good?a=1&b=%222%22"]
+    titles = {e.findtext(f"{ATOM}title") for e in entries}
+    assert {"Click me gnp.exe", "Telegram link"} <= titles
+    for entry in entries:  # RFC 4287 4.1.2: no alternate link, so content
+        assert entry.find(f"{ATOM}link") is not None or entry.find(f"{ATOM}content") is not None
+    assert len(feedparser.parse(body).entries) == 6
