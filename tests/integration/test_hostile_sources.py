@@ -506,3 +506,86 @@ async def test_a_javascript_or_tg_link_is_no_href_and_the_entry_has_content(
     for entry in entries:  # RFC 4287 4.1.2: no alternate link, so content
         assert entry.find(f"{ATOM}link") is not None or entry.find(f"{ATOM}content") is not None
     assert len(feedparser.parse(body).entries) == 6
+
+
+# --- 12. log lines cannot be forged -------------------------------------------------------
+
+FORGED = "\n2026-12-05 12:00:00,000 CRITICAL bot.security: FAKE line\x1b[2J\r\x85\u2028"
+
+
+def test_a_wiki_file_name_cannot_forge_a_text_log_line(
+    clean_env: dict[str, str], tmp_path: Path
+) -> None:
+    wiki = tmp_path / "wiki"
+    wiki.mkdir()
+    (wiki / "good.md").write_text(GOOD_PAGE)
+    (wiki / f"bad{FORGED}.md").write_text("---\ntitle: [unclosed\n---\n")
+    env = dict(
+        clean_env,
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/trendbot.db",
+        WIKI_SOURCES=str(wiki),
+        LOG_FORMAT="text",
+    )
+    result = run_cli("poll", env=env, cwd=tmp_path, timeout=60)
+    assert result.returncode == 0, result.stderr
+    output = result.stdout + result.stderr
+    assert "\x1b" not in output and "\r" not in output and "\x85" not in output
+    assert "\u2028" not in output
+    (line,) = [line for line in output.split("\n") if "FAKE line" in line]
+    assert line.startswith("20") and " WARNING bot.sources: " in line
+    assert "skipped bad\\n2026-12-05 12:00:00,000 CRITICAL bot.security: FAKE line\\x1b[2J" in line
+    assert not any(line.startswith("2026-12-05 12:00:00") for line in output.split("\n"))
+
+
+def test_a_wiki_file_name_keeps_a_json_log_valid_one_record_a_line(
+    clean_env: dict[str, str], tmp_path: Path
+) -> None:
+    wiki = tmp_path / "wiki"
+    wiki.mkdir()
+    (wiki / f"bad{FORGED}.md").write_text("---\ntitle: [unclosed\n---\n")
+    env = dict(
+        clean_env,
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/trendbot.db",
+        WIKI_SOURCES=str(wiki),
+        LOG_FORMAT="json",
+    )
+    result = run_cli("poll", env=env, cwd=tmp_path, timeout=60)
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stderr.splitlines() if line]
+    (skipped,) = [r for r in records if "FAKE line" in r["event"]]
+    assert f"skipped bad{FORGED}.md" in skipped["event"]  # the name, exactly, once parsed
+
+
+def test_an_exception_message_is_escaped_and_its_traceback_keeps_its_lines() -> None:
+    """What a logged exception shows in the text format: frames on their own lines, the
+    message (which may come from outside) escaped, and secrets still redacted."""
+    import io
+
+    from bot import logs
+
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level)
+    stream = io.StringIO()
+    logs.configure(level="INFO", fmt="text", secrets=["s3cret-value"], stream=stream)
+    try:
+        try:
+            raise KeyError("inner")
+        except KeyError as exc:
+            raise ValueError(f"bad{FORGED} s3cret-value") from exc
+    except ValueError:
+        logging.getLogger("bot.poll").exception("source failed: %s", f"x{FORGED}")
+    finally:
+        root.handlers[:], root.level = saved
+    lines = stream.getvalue().rstrip("\n").split("\n")
+    assert lines[0].endswith(
+        "ERROR   bot.poll: source failed: x\\n2026-12-05 12:00:00,000 "
+        "CRITICAL bot.security: FAKE line\\x1b[2J\\r\\x85\\u2028"
+    )
+    assert lines[1] == "Traceback (most recent call last):"
+    assert lines[-1] == (
+        "ValueError: bad\\n2026-12-05 12:00:00,000 CRITICAL bot.security: FAKE line"
+        "\\x1b[2J\\r\\x85\\u2028 [redacted]"
+    )
+    assert "The above exception was the direct cause of the following exception:" in lines
+    assert all(not line.startswith("2026-12-05 12:00:00") for line in lines)
+    assert "\x1b" not in stream.getvalue()
