@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -187,14 +188,21 @@ class Poller:
     async def _poll_directory(self, source: store.SourceRow, identity: Source) -> SourceOutcome:
         async with reader(self._engine).connect() as conn:
             known = await store.stamps(conn, source.id)
-        scan = await asyncio.to_thread(
-            scan_directory,
-            Path(source.name),
-            source=source.name,
-            base_url=self._base_url,
-            default_lang=self._default_lang,
-            known=known,
-        )
+        # A cancelled or timed-out poll tells its scan to stop, so no thread of it outlives
+        # the poll by more than one file's read (shutdown waits for the threads).
+        stop = threading.Event()
+        try:
+            scan = await asyncio.to_thread(
+                scan_directory,
+                Path(source.name),
+                source=source.name,
+                base_url=self._base_url,
+                default_lang=self._default_lang,
+                known=known,
+                stop=stop,
+            )
+        finally:
+            stop.set()
         async with self._engine.begin() as conn:
             recorded = await store.record_pages(
                 conn,
