@@ -318,7 +318,7 @@ async def run(args: argparse.Namespace) -> bool:
     ):
         settings = Settings(
             database_url=database_url,
-            wiki_sources=(str(ROOT / "examples" / "wiki"),),
+            wiki_sources=(str(ROOT / "bot" / "sample_wiki"),),
             telegram_bot_token=TOKEN,
             telegram_api_base_url=fake.base_url,
         )

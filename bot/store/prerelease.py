@@ -183,7 +183,7 @@ def _column_steps(conn: Connection, inspector: Any, table: Table) -> list[_Step]
         found = live.get(column.name)
         wanted_type = _type_name(column.type, dialect)
         if found is None:
-            steps.append(_add_column(conn, table, column, wanted_type))
+            steps.append(_add_column(conn, table, column))
             continue
         if _type_name(found["type"], dialect) != wanted_type:
             raise _refuse(
@@ -199,8 +199,9 @@ def _type_name(type_: Any, dialect: Any) -> str:
     return str(type_.compile(dialect=dialect)).upper().replace(" ", "")
 
 
-def _add_column(conn: Connection, table: Table, column: Column[Any], type_name: str) -> _Step:
+def _add_column(conn: Connection, table: Table, column: Column[Any]) -> _Step:
     quote = conn.dialect.identifier_preparer.quote
+    type_name = column.type.compile(dialect=conn.dialect)
     name = f"{quote(table.name)} ADD COLUMN {quote(column.name)} {type_name}"
     if column.nullable:
         return _Step(f"column {table.name}.{column.name} added", (f"ALTER TABLE {name}",))
@@ -258,11 +259,10 @@ def _check_constraints(inspector: Any, table: Table) -> None:
 
 def _index_steps(conn: Connection, table: Table) -> list[_Step]:
     live = _live_indexes(conn, table.name)
-    wanted = {index.name: index for index in table.indexes}
+    wanted = {str(index.name): index for index in table.indexes}
     steps = []
     quote = conn.dialect.identifier_preparer.quote
     for name, index in wanted.items():
-        assert name is not None
         definition = _index_shape(str(CreateIndex(index).compile(dialect=conn.dialect)))
         if name not in live:
             steps.append(_Step(f"index {name} created", (CreateIndex(index),)))
