@@ -175,7 +175,8 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
         from bot import version
 
-        parser.exit(EXIT_OK, f"trendbot {version()}\n")
+        print(f"trendbot {version()}")
+        parser.exit(EXIT_OK)
 
 
 def _non_negative_int(value: str) -> int:
