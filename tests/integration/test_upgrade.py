@@ -238,6 +238,7 @@ async def test_a_newer_builds_database_is_refused_with_one_line(
         assert len(lines) == 1 and "Traceback" not in refused.stderr, refused.stderr
         assert "newer build" in lines[0]
     assert await stamped_revision(engine) == "0042_future"
+    assert not list(tmp_path.glob("*.before-*"))  # nothing to keep: nothing was changed
 
 
 async def test_healthz_is_503_while_the_schema_does_not_match(engine: AsyncEngine) -> None:
