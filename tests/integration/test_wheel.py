@@ -29,8 +29,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     install of the checkout stays out of it.
     """
     work = tmp_path_factory.mktemp("wheel")
+    # An sdist first and the wheel from it, as a release is built: nothing of an earlier
+    # build left in the checkout (setuptools' build/ keeps deleted files) gets in.
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(work / "dist"), str(ROOT)],
+        [sys.executable, "-m", "build", "--outdir", str(work / "dist"), str(ROOT)],
         check=True,
         capture_output=True,
         timeout=300,
