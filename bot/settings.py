@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import zoneinfo
+from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -21,6 +22,8 @@ from sqlalchemy.exc import ArgumentError
 from bot.errors import ConfigError
 from bot.sources.urls import url_secrets
 
+# The sample wiki shipped inside the package: the default source, from any directory.
+SAMPLE_WIKI = Path(__file__).resolve().parent / "sample_wiki"
 SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
 # A database host: a name or an IPv4 address (RFC 1123), or an IPv6 address (with a zone).
 DATABASE_HOST_RE = re.compile(r"[A-Za-z0-9._-]{1,253}|[0-9A-Fa-f:.]{2,45}(%[A-Za-z0-9_.-]{1,64})?")
@@ -108,7 +111,7 @@ class Settings(BaseSettings):
     )
 
     database_url: str = "sqlite+aiosqlite:///./data/trendbot.db"
-    wiki_sources: Annotated[tuple[str, ...], NoDecode] = ("examples/wiki",)
+    wiki_sources: Annotated[tuple[str, ...], NoDecode] = (str(SAMPLE_WIKI),)
     wiki_base_url: str | None = None
     poll_interval_seconds: int = Field(default=900, ge=1, le=7 * 86400)
     default_digest_time: str = "09:00"

@@ -27,11 +27,12 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import metrics
+from bot import metrics, version
 from bot.errors import ConfigError
 from bot.sources import SourceSet
 from bot.sources.urls import scrub
 from bot.store import health
+from bot.store.engine import schema_mismatch
 from bot.util import utcnow
 
 log = logging.getLogger("bot.web")
@@ -98,13 +99,25 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_request_deadline])
 
     async def healthz(_request: web.Request) -> web.Response:
-        body: dict[str, object] = {"status": "ok"}
+        body: dict[str, object] = {"status": "ok", "version": version()}
         try:
             found = await health.check(engine, now=utcnow())
         except Exception as exc:  # any database failure means unhealthy, never a crash
             log.warning("health check: database unavailable: %s", type(exc).__name__)
             return web.json_response(
-                {"status": "unavailable", "database": "unreachable"}, status=503
+                {"status": "unavailable", "version": version(), "database": "unreachable"},
+                status=503,
+            )
+        mismatch = schema_mismatch(found.revision)
+        if mismatch is not None:  # another build migrated the database under this one
+            return web.json_response(
+                {
+                    "status": "unavailable",
+                    "version": version(),
+                    "database": "ok",
+                    "schema": mismatch,
+                },
+                status=503,
             )
         depth, oldest, sources = found.queue.depth, found.queue.oldest_age_seconds, found.sources
         metrics.QUEUE_DEPTH.set(depth)

@@ -6,7 +6,6 @@ import asyncio
 import datetime as dt
 import json
 import logging
-import shutil
 from pathlib import Path
 
 import httpx
@@ -19,7 +18,6 @@ from bot.sources.feed import make_feed_client
 from bot.store import pages as page_store
 from bot.store.schema import page_events, pages, sources
 from tests.cli import run_cli
-from tests.conftest import ROOT
 from tests.fakes.feed_server import FeedServer, Served
 
 
@@ -196,7 +194,7 @@ async def test_feed_source_with_conditional_requests(engine: AsyncEngine) -> Non
 def test_poll_command_on_the_sample_wiki(
     clean_env: dict[str, str], tmp_path: Path, database_url: str
 ) -> None:
-    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    # The default WIKI_SOURCES: the sample wiki inside the package, from any directory.
     env = dict(clean_env, DATABASE_URL=database_url)
     first = run_cli("poll", env=env, cwd=tmp_path)
     assert first.returncode == 0, first.stderr

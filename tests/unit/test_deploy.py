@@ -341,7 +341,7 @@ def test_dockerfile_copies_what_exists_and_is_not_ignored() -> None:
     assert {".venv", "data", ".git", ".env"} <= ignored
     assert {".pytest_cache", ".mypy_cache", ".ruff_cache"} <= ignored
     sources = [src for stage in _stages() for srcs, _ in _copies(stage) for src in srcs]
-    assert "examples/" in sources or "examples" in sources, "the default WIKI_SOURCES"
+    assert "bot/" in sources or "bot" in sources, "the package, with the sample wiki inside"
     for source in sources:
         assert (ROOT / source).exists(), f"COPY {source}: not in the build context"
         top = PurePosixPath(source).parts[0]
