@@ -24,7 +24,7 @@ from typing import IO, Protocol
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.engine import make_url
 
-from bot import alert_service, metrics, web
+from bot import alert_service, dberrors, metrics, web
 from bot.app import App
 from bot.channels.console import ConsoleChannel
 from bot.errors import BotError
@@ -42,6 +42,8 @@ PLAN_EVERY_SECONDS = 30
 SHARE_POLL_SECONDS = 0.5
 # ...and then waits this long for the sends they had scheduled at their former shares.
 SHARE_SETTLE_SECONDS = 1.0
+# Delivery that stopped on a bug is started again after this long.
+RESTART_DELIVERY_SECONDS = 1.0
 
 
 class Channel(Protocol):
@@ -108,7 +110,16 @@ class Service:
         self._polling_channel: PollingChannel | None = None
         self._jobs = asyncio.Lock()  # a stop waits for a running plan to finish
         self._first_poll = asyncio.Event()  # set once the first poll has run (or was skipped)
+        # The database's error of the last lease renewal and of the last planning run, None
+        # once they succeed again: what /healthz reports as not ready.
+        self._lease_problem: str | None = None
+        self._plan_problem: str | None = None
         self.http_port: int | None = None
+
+    def problem(self) -> str | None:
+        """Why this replica cannot make progress now, or None: lease renewal, planning or
+        delivery failed on the database's error and has not succeeded since."""
+        return self._lease_problem or self._plan_problem or self._delivery.problem
 
     def stop(self) -> None:
         self._stop.set()
@@ -177,10 +188,18 @@ class Service:
         try:
             leader = await self._leases.tick()
             self._delivery.share_caps(await self._leases.live_replicas())
-        except Exception:  # the database may be briefly away: keep the role the lease holds
-            log.exception("lease renewal failed")
+        except Exception as exc:  # the database may be briefly away: keep the role held
+            if dberrors.is_outage(exc):
+                if self._lease_problem is None:
+                    log.warning("lease renewal failed: %s", dberrors.reason(exc))
+                self._lease_problem = f"renewing leases: {dberrors.reason(exc)}"
+            else:
+                log.exception("lease renewal failed")
             self._leases.step_down_if_expired()
             return
+        if self._lease_problem is not None:
+            log.info("lease renewal works again")
+            self._lease_problem = None
         channel = self._polling_channel
         if channel is None:
             return
@@ -217,16 +236,31 @@ class Service:
                     await asyncio.wait_for(self._stop.wait(), timeout=SHARE_POLL_SECONDS)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), timeout=SHARE_SETTLE_SECONDS)
-            self._delivery.share_caps(await self._leases.live_replicas())
-        await self._delivery.run(self._stop)
+            with contextlib.suppress(Exception):  # else the next renewal shares them
+                self._delivery.share_caps(await self._leases.live_replicas())
+        # Supervised: the database being away stops nothing in it, and should a bug stop
+        # it, it starts again (its claims are given back first, or left to expire).
+        while not self._stop.is_set():
+            try:
+                await self._delivery.run(self._stop)
+            except Exception:
+                log.exception("delivery stopped; starting it again")
+            if not self._stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), timeout=RESTART_DELIVERY_SECONDS)
 
     async def _plan(self) -> None:
         try:
             with metrics.DIGEST_BUILD.time():
                 planned = await self._app.planner.plan_due()
-        except Exception:
-            log.exception("planning failed")
+        except Exception as exc:
+            if dberrors.is_outage(exc):
+                log.warning("planning failed: %s", dberrors.reason(exc))
+                self._plan_problem = f"planning: {dberrors.reason(exc)}"
+            else:
+                log.exception("planning failed")
             return
+        self._plan_problem = None
         if planned:
             self._delivery.notify()
 
@@ -271,7 +305,7 @@ class Service:
         tasks: list[asyncio.Task[None]] = []
         channels: list[Channel] = []
         try:
-            hooks = web.WebHooks(source_failures=self._app.poller.failures)
+            hooks = web.WebHooks(source_failures=self._app.poller.failures, problem=self.problem)
             hooks.feeds = FeedServer(
                 engine=self._app.engine, public_base_url=settings.public_base_url
             ).handle
@@ -311,7 +345,10 @@ class Service:
                 # No more updates taken: the next leader fetches what is left.
                 with contextlib.suppress(Exception):
                     await self._polling_channel.stop_polling()
-            await delivery
+            try:
+                await delivery
+            except Exception:  # its claims expire; the stop goes on
+                log.exception("delivery failed while stopping")
             for channel in reversed(channels):
                 with contextlib.suppress(Exception):
                     await channel.stop()

@@ -38,6 +38,9 @@ class WebHooks:
     source_failures: Mapping[str, int] = field(default_factory=dict)
     # A platform's credentials error (Slack's ``invalid_auth``...), None while they work.
     auth_errors: dict[str, Callable[[], str | None]] = field(default_factory=dict)
+    # Why the replica cannot make progress (the database's error of its last delivery,
+    # planning or lease renewal), None while it can: /healthz answers 503 meanwhile.
+    problem: Callable[[], str | None] = lambda: None
 
 
 def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
@@ -51,6 +54,11 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
             log.warning("health check: database unavailable: %s", type(exc).__name__)
             return web.json_response(
                 {"status": "unavailable", "database": "unreachable"}, status=503
+            )
+        problem = hooks.problem()
+        if problem is not None:  # the database answers a read, yet work fails on it
+            return web.json_response(
+                {"status": "unavailable", "database": "failing", "reason": problem}, status=503
             )
         depth, oldest, sources = found.queue.depth, found.queue.oldest_age_seconds, found.sources
         metrics.QUEUE_DEPTH.set(depth)
