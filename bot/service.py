@@ -17,7 +17,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -27,6 +27,7 @@ from sqlalchemy.engine import make_url
 from bot import alert_service, dberrors, metrics, web
 from bot.app import App
 from bot.channels.console import ConsoleChannel
+from bot.delivery import DB_RETRY_FIRST_SECONDS, DB_RETRY_MAX_SECONDS, ONE_SHOT_OUTAGE_SECONDS
 from bot.errors import BotError
 from bot.feed_server import FeedServer
 from bot.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
@@ -426,14 +427,20 @@ async def send_once(
     if broadcast is None and up_to_id is None:
         return  # nothing is due
 
-    async def due() -> int:
+    async def count_due() -> int:
         async with reader(app.engine).connect() as conn:
             return await outbox.due_count(
                 conn, now=utcnow(), up_to_id=up_to_id, chat_pks=chat_pks, broadcast=broadcast
             )
 
+    async def due() -> int:
+        return await _riding_out(count_due)
+
+    async def services() -> int:
+        return await _riding_out(lambda: live_services(app.engine))
+
     while True:
-        if not await live_services(app.engine):
+        if not await services():
             if await _send_here(app, chat_pks=chat_pks, broadcast=broadcast):
                 return
             say("A trendbot run started on this database; it sends the rest.")
@@ -452,7 +459,7 @@ async def send_once(
                 left, moved_at = now_left, time.monotonic()
             if not left:
                 return
-            if not await live_services(app.engine):
+            if not await services():
                 say("The trendbot run stopped; sending the rest from here.")
                 break
             if time.monotonic() - moved_at > HANDOFF_STALL_SECONDS:
@@ -463,6 +470,23 @@ async def send_once(
                 return
         else:
             return
+
+
+async def _riding_out(read: Callable[[], Awaitable[int]]) -> int:
+    """``read()``, tried again while the database is away, for ``ONE_SHOT_OUTAGE_SECONDS``
+    at the most: a one-shot command waiting on a service rides out a brief outage (a
+    restart of the server) and still reports; a longer one raises the database's error."""
+    deadline = time.monotonic() + ONE_SHOT_OUTAGE_SECONDS
+    delay = DB_RETRY_FIRST_SECONDS
+    while True:
+        try:
+            return await read()
+        except Exception as exc:
+            if not dberrors.is_outage(exc) or time.monotonic() > deadline:
+                raise
+            log.warning("database unavailable, waiting: %s", dberrors.reason(exc))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, DB_RETRY_MAX_SECONDS)
 
 
 async def _send_here(app: App, *, chat_pks: Sequence[int] | None, broadcast: int | None) -> bool:
