@@ -325,7 +325,10 @@ class _Records:
                     self._pending = []
                     continue
                 for *_, future in batch:
-                    future.set_exception(exc)
+                    if wait:
+                        future.set_exception(exc)
+                    else:  # a flush at the stop: their senders are gone
+                        future.cancel()
                 raise
         self._health.ok()
         for *_, future in batch:

@@ -52,8 +52,9 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
             found = await health.check(engine, now=utcnow())
         except Exception as exc:  # any database failure means unhealthy, never a crash
             log.warning("health check: database unavailable: %s", type(exc).__name__)
+            reason = hooks.problem() or "the database does not answer"
             return web.json_response(
-                {"status": "unavailable", "database": "unreachable"}, status=503
+                {"status": "unavailable", "database": "unreachable", "reason": reason}, status=503
             )
         problem = hooks.problem()
         if problem is not None:  # the database answers a read, yet work fails on it

@@ -29,11 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from sqlalchemy import event, func, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot import web
 from bot.channels.telegram import TelegramSender, close_bot, make_bot
 from bot.delivery import SHUTDOWN_GRACE_SECONDS, Delivery
 from bot.models import Platform
@@ -128,6 +130,15 @@ async def test_sends_made_while_the_database_is_away_are_recorded_when_it_is_bac
         )
         stop = asyncio.Event()
         task = asyncio.create_task(delivery.run(stop))
+        hooks = web.WebHooks(problem=lambda: delivery.problem)
+        runner, port = await web.start(
+            web.make_app(engine=outage.engine, hooks=hooks), host="127.0.0.1", port=0
+        )
+        session = aiohttp.ClientSession()
+
+        async def healthz() -> tuple[int, dict[str, Any]]:
+            async with session.get(f"http://127.0.0.1:{port}/healthz") as response:
+                return response.status, await response.json()
 
         def delivered() -> int:
             return len(tg.calls("sendMessage", ok=True))
@@ -143,6 +154,11 @@ async def test_sends_made_while_the_database_is_away_are_recorded_when_it_is_bac
             assert made > recorded
             assert made < len(chats), "the fan-out finished before the outage"
             await wait_until(lambda: delivery.problem is not None, seconds=10)
+            # Not ready while the deliveries cannot make progress, with the reason (on
+            # SQLite the database still answers a read: it was 200 there).
+            status, body = await healthz()
+            assert status == 503, body
+            assert body["status"] == "unavailable" and body["reason"], body
             await asyncio.sleep(3.0)
             assert not task.done()  # no worker, no claimer died of it
             await outage.end()
@@ -154,8 +170,11 @@ async def test_sends_made_while_the_database_is_away_are_recorded_when_it_is_bac
                 await asyncio.sleep(0.1)
             assert await counts(engine) == {"sent": len(chats)}
             assert delivery.problem is None
+            assert (await healthz())[0] == 200
             assert time.monotonic() - back < RECOVERY_SECONDS + 60
         finally:
+            await session.close()
+            await runner.cleanup()
             stop.set()
             await asyncio.wait_for(task, SHUTDOWN_GRACE_SECONDS + 10)
             await close_bot(bot)
