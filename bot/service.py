@@ -511,9 +511,10 @@ async def _send_here(app: App, *, chat_pks: Sequence[int] | None, broadcast: int
             if drain.done():
                 break
             if time.monotonic() - renewed > RENEW_SECONDS:
-                await lease.hold_one_shot()
-                renewed = time.monotonic()
-            if await live_services(app.engine):
+                with contextlib.suppress(Exception):  # the next turn renews it, in time
+                    await lease.hold_one_shot()
+                    renewed = time.monotonic()
+            if await _riding_out(lambda: live_services(app.engine)):
                 stop.set()
                 await drain
                 return False
