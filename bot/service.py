@@ -115,6 +115,7 @@ class Service:
         # once they succeed again: what /healthz reports as not ready.
         self._lease_problem: str | None = None
         self._plan_problem: str | None = None
+        self._replicas = 1  # live replicas at the last renewal
         self.http_port: int | None = None
 
     def problem(self) -> str | None:
@@ -188,7 +189,14 @@ class Service:
         takes its share of the platforms' caps."""
         try:
             leader = await self._leases.tick()
-            self._delivery.share_caps(await self._leases.live_replicas())
+            replicas = await self._leases.live_replicas()
+            if self._lease_problem is not None:
+                # Back from an outage: the others' presence may have expired meanwhile and
+                # they renew it within RENEW_SECONDS. Until then this replica keeps the
+                # share it had, not the whole cap each (a 429 for every message over).
+                replicas = max(replicas, self._replicas)
+            self._replicas = replicas
+            self._delivery.share_caps(replicas)
         except Exception as exc:  # the database may be briefly away: keep the role held
             if dberrors.is_outage(exc):
                 if self._lease_problem is None:

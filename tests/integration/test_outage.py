@@ -38,6 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot import web
 from bot.channels.telegram import TelegramSender, close_bot, make_bot
 from bot.delivery import SHUTDOWN_GRACE_SECONDS, Delivery
+from bot.leader import LEASE_SECONDS
 from bot.models import Platform
 from bot.settings import Settings
 from bot.store.engine import create_engine
@@ -259,12 +260,17 @@ async def test_replicas_recover_after_the_database_is_stopped_mid_fanout(
                         break
                     await asyncio.sleep(0.1)
                 assert status == 503, body
-            await asyncio.sleep(6.0)
+            # Longer than a presence lease (LEASE_SECONDS): back, each replica at first
+            # sees only itself alive, and must not take the whole cap.
+            await asyncio.sleep(LEASE_SECONDS + 3)
             assert all(p.poll() is None for p in replicas)
+            # Each replica sent what it held, up to its window, and waits for the records.
+            at_end = len(delivered())
+            assert at_end - cut <= len(replicas) * IN_FLIGHT_BOUND
             await outage.end()
             back = time.monotonic()
             # Progress again within the bound, and every chat gets its message.
-            await wait_until(lambda: len(delivered()) > cut + 50, seconds=RECOVERY_SECONDS)
+            await wait_until(lambda: len(delivered()) > at_end + 50, seconds=RECOVERY_SECONDS)
             await wait_until(
                 lambda: len(set(delivered())) >= len(chats), seconds=RECOVERY_SECONDS + 60
             )
