@@ -612,6 +612,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SchemaError as exc:  # one line, never a half-working command
         print(f"trendbot {args.command}: {exc.reason}", file=sys.stderr)
         return EXIT_CONFIG
+    except Exception as exc:
+        from bot import dberrors
+
+        if not dberrors.is_outage(exc):
+            raise
+        # Which database, and what failed ("database or disk is full"...): no traceback.
+        line = dberrors.describe(exc, database_url=settings.database_url)
+        print(f"trendbot {args.command}: {line}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

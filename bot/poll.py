@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot import dberrors
 from bot.errors import SourceError
 from bot.sources import Source, SourceSet
 from bot.sources.directory import scan_directory
@@ -173,8 +174,12 @@ class Poller:
             reason = f"took longer than {self._source_deadline:g} s"
             log.warning("source failed: %s: %s", shown, reason)
         except Exception as exc:  # a bug or a database error: this source fails, not the poll
-            reason = f"unexpected error: {type(exc).__name__}"
-            log.error("source failed: %s: %s", shown, reason, exc_info=True)
+            if dberrors.is_outage(exc):  # "database or disk is full", a refused connect...
+                reason = f"database error: {dberrors.reason(exc)}"
+                log.error("source failed: %s: %s", shown, reason)
+            else:
+                reason = f"unexpected error: {type(exc).__name__}"
+                log.error("source failed: %s: %s", shown, reason, exc_info=True)
         if source_id is not None:
             try:
                 async with self._engine.begin() as conn:

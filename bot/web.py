@@ -93,6 +93,9 @@ class WebHooks:
     # A platform's workspaces that cannot be reached, each with why (Slack installed by
     # OAuth: a stored token that no key of SLACK_TOKEN_KEY opens); empty while all work.
     workspace_errors: dict[str, Callable[[], Mapping[str, str]]] = field(default_factory=dict)
+    # Why the replica cannot make progress (the database's error of its last delivery,
+    # planning or lease renewal), None while it can: /healthz answers 503 meanwhile.
+    problem: Callable[[], str | None] = lambda: None
 
 
 def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
@@ -104,8 +107,14 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
             found = await health.check(engine, now=utcnow())
         except Exception as exc:  # any database failure means unhealthy, never a crash
             log.warning("health check: database unavailable: %s", type(exc).__name__)
+            reason = hooks.problem() or "the database does not answer"
             return web.json_response(
-                {"status": "unavailable", "version": version(), "database": "unreachable"},
+                {
+                    "status": "unavailable",
+                    "version": version(),
+                    "database": "unreachable",
+                    "reason": reason,
+                },
                 status=503,
             )
         mismatch = schema_mismatch(found.revision)
@@ -116,6 +125,18 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
                     "version": version(),
                     "database": "ok",
                     "schema": mismatch,
+                    "reason": mismatch,
+                },
+                status=503,
+            )
+        problem = hooks.problem()
+        if problem is not None:  # the database answers a read, yet work fails on it
+            return web.json_response(
+                {
+                    "status": "unavailable",
+                    "version": version(),
+                    "database": "failing",
+                    "reason": problem,
                 },
                 status=503,
             )
