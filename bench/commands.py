@@ -4,7 +4,7 @@ Simulated chats send a realistic mix of commands (subscribe and unsubscribe with
 settings, tags, latest, mode, time, lang, help; a few malformed) through a local Bot API
 server (the test fake, in a process of its own) to a real ``TelegramChannel`` (long polling,
 python-telegram-bot unchanged) and the real command core on a real database, seeded by
-polling ``examples/wiki``. Each chat sends one command every 1-2 s, so the offered rate is
+polling ``bot/sample_wiki``. Each chat sends one command every 1-2 s, so the offered rate is
 steady (200 chats: about 113 commands a second) rather than one burst. A short warm-up from
 other chats runs first and is not counted.
 
@@ -318,7 +318,7 @@ async def run(args: argparse.Namespace) -> bool:
     ):
         settings = Settings(
             database_url=database_url,
-            wiki_sources=(str(ROOT / "examples" / "wiki"),),
+            wiki_sources=(str(ROOT / "bot" / "sample_wiki"),),
             telegram_bot_token=TOKEN,
             telegram_api_base_url=fake.base_url,
         )
@@ -396,7 +396,7 @@ def report(
     answered = len(outcome.all)
     offered = total / load.span if load.span else float("inf")
     print(f"database: {label}")
-    print(f"wiki:     examples/wiki, {tags} tags ({wiki})")
+    print(f"wiki:     bot/sample_wiki, {tags} tags ({wiki})")
     print(f"telegram: {transport}")
     print(
         f"load:     {args.chats} chats x {args.commands} commands = {total}, each chat one "

@@ -33,7 +33,7 @@ TRENDBOT = [sys.executable, "-m", "bot"]
 def _env(database: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "SLACK_"))}
     env["DATABASE_URL"] = f"sqlite+aiosqlite:///{database}"
-    env["WIKI_SOURCES"] = str(ROOT / "examples" / "wiki")
+    env["WIKI_SOURCES"] = str(ROOT / "bot" / "sample_wiki")
     return env
 
 

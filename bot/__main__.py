@@ -13,8 +13,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from bot import __version__
-from bot.errors import ConfigError, DeliveryError
+from bot.errors import ConfigError, DeliveryError, SchemaError
 from bot.models import Platform
 
 # Each command imports what it needs when it runs, so `trendbot --help` and the one-shot
@@ -74,13 +73,17 @@ DESCRIPTIONS = {
         "Apply the JSON lines of 'trendbot export': each line all or nothing; a bad line is "
         "named and skipped, and the exit code is then 1."
     ),
-    "db": "Database maintenance: 'trendbot db upgrade' applies schema migrations.",
+    "db": (
+        "Database maintenance: 'trendbot db upgrade' applies schema migrations (on SQLite "
+        "after a backup of the file beside it); 'trendbot db backup FILE' copies a SQLite "
+        "database consistently, also while 'trendbot run' is running."
+    ),
 }
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="trendbot", description="TL;DR digests of new AI research wiki pages.")
-    parser.add_argument("--version", action="version", version=f"trendbot {__version__}")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     commands.add_parser(
@@ -158,7 +161,22 @@ def _parser() -> argparse.ArgumentParser:
     db = commands.add_parser("db", help="database maintenance", description=DESCRIPTIONS["db"])
     db_commands = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
     db_commands.add_parser("upgrade", help="apply schema migrations")
+    backup = db_commands.add_parser("backup", help="a consistent copy of a SQLite database")
+    backup.add_argument("file", metavar="FILE", help="where the copy goes (must not exist)")
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``, reading the package's metadata only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
+        from bot import version
+
+        print(f"trendbot {version()}")
+        parser.exit(EXIT_OK)
 
 
 def _non_negative_int(value: str) -> int:
@@ -236,12 +254,50 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_FAILED if summary.all_failed else EXIT_OK
 
 
-async def _db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
-    from bot.store.engine import open_store
+async def _db(settings: Settings, args: argparse.Namespace) -> int:
+    if args.db_command == "backup":
+        return await _db_backup(settings, args)
+    return await _db_upgrade(settings, args)
 
-    async with open_store(settings.database_url):
-        pass
-    print("database is up to date")
+
+async def _db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
+    from bot.store import backup
+    from bot.store.engine import (
+        create_engine,
+        head_revision,
+        schema_verdict,
+        stamped_revision,
+        upgrade,
+    )
+
+    engine = create_engine(settings.database_url)
+    try:
+        stamped = await stamped_revision(engine)
+        source = backup.sqlite_file(settings.database_url)
+        known = schema_verdict(stamped) is None  # a newer build's is refused, not copied
+        if stamped is not None and stamped != head_revision() and known and source is not None:
+            kept = await asyncio.to_thread(backup.keep_before_upgrade, source, revision=stamped)
+            print(f"backup of the database before the upgrade: {kept}")
+        done = await upgrade(engine)
+    finally:
+        await engine.dispose()
+    print(done.line())
+    return EXIT_OK
+
+
+async def _db_backup(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.store import backup
+
+    source = backup.sqlite_file(settings.database_url)
+    if source is None:
+        print(f"trendbot db backup: {backup.NOT_SQLITE}", file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        await asyncio.to_thread(backup.copy, source, Path(args.file))
+    except backup.BackupError as exc:
+        print(f"trendbot db backup: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"backup of {source} written to {args.file}")
     return EXIT_OK
 
 
@@ -446,13 +502,20 @@ async def _import(settings: Settings, args: argparse.Namespace) -> int:
 async def _serve(
     settings: Settings, *, console: bool, http: bool, channels: bool, lock: bool
 ) -> int:
+    import logging
+
+    from bot import version
     from bot.app import open_app
     from bot.service import AlreadyRunning, Service, sqlite_run_lock
+    from bot.store import reach
     from bot.util import settle_heap
 
+    opened = False
+    logging.getLogger("bot").info("trendbot %s starting", version())
     try:
         with sqlite_run_lock(settings.database_url) if lock else contextlib.nullcontext():
             async with open_app(settings) as app:
+                opened = True
                 settle_heap()
                 return await Service(app, console=console, serve_http=http, channels=channels).run()
     except AlreadyRunning as exc:
@@ -463,6 +526,13 @@ async def _serve(
         return EXIT_CONFIG
     except DeliveryError as exc:
         print(f"trendbot run: a chat platform could not be reached: {exc.reason}", file=sys.stderr)
+        return EXIT_FAILED
+    except Exception as exc:
+        # A database that cannot be opened (unreachable, refused, missing): one line.
+        line = None if opened else reach.failure(settings.database_url, exc)
+        if line is None:
+            raise
+        print(f"trendbot {'run' if http else 'console'}: {line}", file=sys.stderr)
         return EXIT_FAILED
 
 
@@ -491,7 +561,7 @@ HANDLERS: dict[str, Handler] = {
     "subscribers": _subscribers,
     "broadcast": _broadcast,
     "audit": _audit,
-    "db": _db_upgrade,
+    "db": _db,
     "export": _export,
     "import": _import,
 }
@@ -539,6 +609,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(HANDLERS[args.command](settings, args))
     except KeyboardInterrupt:
         return EXIT_OK
+    except SchemaError as exc:  # one line, never a half-working command
+        print(f"trendbot {args.command}: {exc.reason}", file=sys.stderr)
+        return EXIT_CONFIG
+    except Exception as exc:
+        from bot import dberrors
+
+        if not dberrors.is_outage(exc):
+            raise
+        # Which database, and what failed ("database or disk is full"...): no traceback.
+        line = dberrors.describe(exc, database_url=settings.database_url)
+        print(f"trendbot {args.command}: {line}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

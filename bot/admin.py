@@ -1,7 +1,11 @@
 """Admin commands: broadcast with preview and confirmation, stats, and the audit trail.
 
-Admins are the user ids in ``TELEGRAM_ADMIN_IDS`` and ``SLACK_ADMIN_IDS`` (never user
-names); the console's local user is the operator of its own database and counts as one.
+The deployment's admins are the user ids in ``TELEGRAM_ADMIN_IDS`` and ``SLACK_ADMIN_IDS``
+(never user names; a Slack entry is ``TEAM:USER``, or a bare user id with one workspace);
+the console's local user is the operator of its own database and counts as one. With Slack
+installed by OAuth, the user who installed the app in a workspace is that workspace's admin:
+their ``stats`` and ``broadcast`` reach their workspace's chats and deliveries only, never
+the sources, the pages, the queue or another workspace.
 
 A broadcast reaches every chat that follows something (a chat that never subscribed, or
 unsubscribed from everything, asked for nothing), narrowed by ``--tag``, ``--platform`` and
@@ -29,6 +33,8 @@ from bot.commands import Caller
 from bot.i18n import clean, t, tn
 from bot.models import LANGUAGES, Button, Platform, Reply
 from bot.settings import Settings
+from bot.sources import SourceSet
+from bot.sources.urls import scrub
 from bot.store import admin as store
 from bot.store import chats as chat_store
 from bot.store import outbox
@@ -118,21 +124,46 @@ class Admin:
 
     def __init__(self, *, engine: AsyncEngine, settings: Settings) -> None:
         self._engine = engine
-        self._sources = frozenset(settings.wiki_sources)
+        self._sources = SourceSet(settings.wiki_sources)
         self._telegram = {str(i) for i in settings.telegram_admin_ids}
-        self._slack = set(settings.slack_admin_ids)
+        self._slack = set(settings.slack_admins)
 
     def is_admin(self, caller: Caller) -> bool:
+        """An admin of the deployment or, on Slack, of the caller's workspace."""
+        return self.is_deployment_admin(caller) or (
+            caller.platform == Platform.SLACK and caller.workspace_admin
+        )
+
+    def is_deployment_admin(self, caller: Caller) -> bool:
+        """One of ``TELEGRAM_ADMIN_IDS`` or ``SLACK_ADMIN_IDS``, or the console's operator."""
         if caller.platform == Platform.TELEGRAM:
             return caller.user_id in self._telegram
         if caller.platform == Platform.SLACK:
-            return caller.user_id in self._slack or caller.workspace_admin
+            return (caller.workspace, caller.user_id) in self._slack or (
+                None,
+                caller.user_id,
+            ) in self._slack
         return caller.platform == Platform.CONSOLE
 
+    def alert_admin_id(self, caller: Caller) -> str | None:
+        """The ``TELEGRAM_ADMIN_IDS`` or ``SLACK_ADMIN_IDS`` entry ``caller`` is, under which
+        their ``alerts on|off`` is kept and alerts are sent (:mod:`bot.alert_service`); None
+        for anyone else, the console's operator and a workspace's admin included: alerts
+        are of the whole deployment, and go to its admins' private chats alone."""
+        if caller.platform == Platform.TELEGRAM and caller.user_id in self._telegram:
+            return caller.user_id
+        if caller.platform == Platform.SLACK:
+            if caller.workspace and (caller.workspace, caller.user_id) in self._slack:
+                return f"{caller.workspace}:{caller.user_id}"
+            if (None, caller.user_id) in self._slack:
+                return caller.user_id
+        return None
+
     def _workspace_only(self, caller: Caller) -> str | None:
-        """The workspace a Slack workspace's installer (not a global admin) is limited to."""
-        if caller.platform == Platform.SLACK and caller.user_id not in self._slack:
-            return caller.workspace
+        """The workspace a Slack workspace's installer (not a deployment admin) is limited
+        to; an installer whose workspace is unknown sees an empty one, never everything."""
+        if caller.platform == Platform.SLACK and not self.is_deployment_admin(caller):
+            return caller.workspace or "-"
         return None
 
     async def refused(self, caller: Caller, *, name: str) -> None:
@@ -317,7 +348,8 @@ class Admin:
         now = utcnow()
         day_ago = now - dt.timedelta(hours=24)
         async with self._engine.begin() as conn:
-            # A workspace's installer sees that workspace's chats and deliveries only.
+            # A workspace's installer sees that workspace's chats and deliveries only: the
+            # pages, the sources and other workspaces are the deployment admins'.
             workspace = self._workspace_only(caller)
             scope = chat_store.of_workspace(workspace) if workspace else None
             chat_rows = await store.chat_counts(conn, workspace=workspace)
@@ -332,6 +364,8 @@ class Admin:
             running = await store.in_progress(conn, created_by=actor(caller) if workspace else None)
             await _audit(conn, caller, action="stats.viewed")
         lines = [t(lang, "admin.stats.header")]
+        if workspace:
+            lines.append(t(lang, "admin.stats.workspace_only", workspace=workspace))
         if chat_rows:
             by_platform: dict[str, list[str]] = {}
             for platform, chat_state, n in chat_rows:
@@ -352,11 +386,14 @@ class Admin:
             lines.append(t(lang, "admin.stats.no_chats"))
         top = ", ".join(f"{tag} ({n})" for tag, n in list(tags.items())[:TOP_TAGS])
         lines.append(t(lang, "admin.stats.tags", tags=top or t(lang, "admin.none")))
-        lines.append(tn(lang, "admin.stats.pages", page_total, new=new_today))
+        if not workspace:
+            lines.append(tn(lang, "admin.stats.pages", page_total, new=new_today))
         lines.append(t(lang, "admin.stats.deliveries", **deliveries))
         if failures:
             reasons = ", ".join(f"{reason} ({n})" for reason, n in failures)
             lines.append(t(lang, "admin.stats.failures", reasons=reasons))
+        if workspace:
+            sources = []  # the deployment's, not a workspace's
         for source in sources:
             if source.name not in self._sources:
                 continue  # no longer configured: nothing is polled there any more
@@ -366,11 +403,12 @@ class Admin:
                 else t(lang, "admin.stats.never")
             )
             error = (
-                t(lang, "admin.stats.source_error", error=source.last_error)
+                t(lang, "admin.stats.source_error", error=scrub(source.last_error, source.name))
                 if source.last_error
                 else ""
             )
-            lines.append(t(lang, "admin.stats.source", name=source.name, when=when, error=error))
+            shown = self._sources.of(source.name).name
+            lines.append(t(lang, "admin.stats.source", name=shown, when=when, error=error))
         for state in running:
             lines.append(
                 t(

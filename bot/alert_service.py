@@ -1,11 +1,13 @@
 """Operator alerts: the checks of :mod:`bot.alerts` run against the store, and their
 messages queued for the admins.
 
-Recipients are the ``TELEGRAM_ADMIN_IDS`` who have a private chat with the bot (in
-Telegram a private chat's id is the user's) and the ``SLACK_ADMIN_IDS``, in their direct
-message with the app (a post to the user's id lands there), unless they
-said ``alerts off``. Alerts are ordinary outbox rows, so the platforms' rate limits apply,
-with a priority above digests: an alert is the next message its chat gets.
+Recipients are the deployment's admins alone: the ``TELEGRAM_ADMIN_IDS`` who have a private
+chat with the bot (in Telegram a private chat's id is the user's) and the ``SLACK_ADMIN_IDS``,
+in their direct message with the app (a post to the user's id lands there; with OAuth, in
+the workspace of their ``TEAM:USER`` entry), unless they said ``alerts off``. A workspace's
+admin (its installer) is told none: ``alerts on`` is refused to them with that reason.
+Alerts are ordinary outbox rows, so the platforms' rate limits apply, with a priority above
+digests: an alert is the next message its chat gets.
 
 Only the leader runs the checks. An incident and its alerts are written in one
 transaction, so each incident is announced once when it starts and once when it ends.
@@ -23,6 +25,8 @@ from bot import alerts, payloads
 from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, ChatState, Platform
 from bot.settings import Settings
+from bot.sources import SourceSet
+from bot.sources.urls import redact_url
 from bot.store import alerts as store
 from bot.store import chats as chat_store
 from bot.store import outbox
@@ -49,11 +53,32 @@ class AlertService:
         self._engine = engine
         self._settings = settings
         self._clock = clock
+        self._sources = SourceSet(settings.wiki_sources)
+        self._adopted = False
 
     async def after_poll(self, outcomes: Sequence[tuple[str, str | None]]) -> None:
-        """A poll's sources: ``(name, error)``, error None when the source was read."""
+        """A poll's sources: ``(source as configured, error)``, error None when the source
+        was read. Each is recorded under its id (:mod:`bot.sources`)."""
+        await self._adopt_source_keys()
+        by_id = [(self._sources.of(configured).id, error) for configured, error in outcomes]
         async with self._engine.begin() as conn:
-            await store.record_poll(conn, outcomes, now=self._clock())
+            await store.record_poll(conn, by_id, now=self._clock())
+
+    async def _adopt_source_keys(self) -> None:
+        """Once a process: streaks and open incidents of a former release, which keyed a
+        source by its redacted name, move to the source's id (see
+        :func:`bot.store.alerts.adopt_source_keys`)."""
+        if self._adopted:
+            return
+        renames: dict[str, str] = {}
+        for source in self._sources:
+            for former in (redact_url(source.configured), source.configured):
+                renames.setdefault(former, source.id)
+        async with self._engine.begin() as conn:
+            moved = await store.adopt_source_keys(conn, renames)
+        if moved:
+            log.info("alerts: %d source streaks and incidents now keyed by source id", moved)
+        self._adopted = True
 
     async def auth_failed(self, platform: Platform, reason: str) -> None:
         """The hook for a platform that rejected the bot's credentials (a revoked token):
@@ -68,7 +93,8 @@ class AlertService:
     async def check(self) -> list[alerts.Transition]:
         """Look once; store what started or ended and queue its alerts. Returns the changes."""
         now = self._clock()
-        sources = self._settings.wiki_sources
+        await self._adopt_source_keys()
+        sources = {source.id: source.name for source in self._sources}
         failures = self._settings.alert_source_failures
         async with reader(self._engine).connect() as conn:
             observed = await store.observe(
@@ -121,7 +147,7 @@ class AlertService:
         if self._settings.telegram_enabled:
             admins += [(Platform.TELEGRAM, str(i)) for i in self._settings.telegram_admin_ids]
         if self._settings.slack_enabled:
-            admins += [(Platform.SLACK, user) for user in self._settings.slack_admin_ids]
+            admins += [(Platform.SLACK, entry) for entry in self._settings.slack_admin_ids]
         for platform, user_id in admins:
             choice = choices.get((platform.value, user_id))
             if choice is not None and not choice.enabled:
@@ -145,14 +171,17 @@ class AlertService:
             return
         async with self._engine.begin() as conn:
             choices = await store.admin_choices(conn)
-        for user_id in self._settings.slack_admin_ids:
-            choice = choices.get((Platform.SLACK.value, user_id))
+        for entry, (team, user_id) in zip(
+            self._settings.slack_admin_ids, self._settings.slack_admins, strict=True
+        ):
+            choice = choices.get((Platform.SLACK.value, entry))
             if choice is not None and (choice.chat_pk is not None or not choice.enabled):
                 continue
             # chat.postMessage to a user's id posts in their DM with the app (its Messages
             # tab, https://api.slack.com/methods/chat.postMessage#app_home), as for the DM
             # subscriptions of bot/channels/slack.py: no conversation to open, no im:write.
-            channel = user_id
+            # Installed by OAuth, a chat's id names its workspace, whose token sends to it.
+            channel = f"{team}/{user_id}" if self._settings.slack_oauth else user_id
             async with self._engine.begin() as conn:
                 record = await chat_store.ensure(
                     conn,
@@ -168,7 +197,7 @@ class AlertService:
                 await store.choose(
                     conn,
                     platform=Platform.SLACK.value,
-                    user_id=user_id,
+                    user_id=entry,
                     chat_pk=record.pk,
                     enabled=True,
                     now=self._clock(),

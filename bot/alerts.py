@@ -9,8 +9,9 @@ message when an incident starts, one when it ends.
 
 Incidents, by key:
 
-- ``source:NAME``: the source failed ``source_failures`` polls in a row; ends at the first
-  successful poll.
+- ``source:ID``: the source failed ``source_failures`` polls in a row; ends at the first
+  successful poll. ``ID`` is the source's id (:mod:`bot.sources`), never its configured
+  URL, and the admins are told its redacted name.
 - ``sends:PLATFORM``: over :data:`SEND_FAILURE_RATIO` of the sends to a platform in the last
   :data:`SEND_WINDOW` failed (at least :data:`MIN_SENDS` tried); ends at or below
   :data:`SEND_CLEAR_RATIO`.
@@ -66,7 +67,10 @@ class AuthState:
 class Observation:
     """The bot as one check sees it."""
 
+    # By source id: failed polls in a row and the last error.
     source_streaks: Mapping[str, tuple[int, str | None]] = field(default_factory=dict)
+    # The redacted name of each configured source, by id, as the admins are told it.
+    source_names: Mapping[str, str] = field(default_factory=dict)
     sends: Mapping[str, SendCounts] = field(default_factory=dict)
     oldest_due: dt.timedelta = dt.timedelta()
     queue_depth: int = 0
@@ -141,7 +145,8 @@ def _describe(obs: Observation, key: str, *, started: bool) -> Transition:
     params: dict[str, str | int] = {}
     if kind == "source":
         failures, error = obs.source_streaks.get(subject, (0, None))
-        params = {"name": subject, "count": failures, "error": error or "?"}
+        name = obs.source_names.get(subject, subject)
+        params = {"name": name, "count": failures, "error": error or "?"}
     elif kind == "sends":
         counts = obs.sends.get(subject, SendCounts())
         params = {

@@ -6,6 +6,7 @@ Only this module builds adapters. Every command of the CLI opens the same :class
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from bot.channels.slack import SlackChannel
     from bot.channels.slack_oauth import StateStore, Workspaces
     from bot.channels.telegram import TelegramChannel
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -153,7 +156,9 @@ async def open_app(
     if settings.slack_oauth and slack_client is not None:
         slack_workspaces, slack_states = _slack_oauth(settings, engine, slack_client)
     try:
-        await upgrade(engine)
+        migrated = await upgrade(engine)
+        if migrated.changed:  # on PostgreSQL one replica does it, the others find it done
+            log.info("database schema migrated by this process: %s", migrated.line())
         planner = Planner(engine=engine, welcome_days=settings.welcome_digest_days)
         admin = Admin(engine=engine, settings=settings)
         app = App(

@@ -171,6 +171,12 @@ class AdminPort(Protocol):
 
     def is_admin(self, caller: Caller) -> bool: ...
 
+    def alert_admin_id(self, caller: Caller) -> str | None:
+        """The admin entry under which ``caller``'s alert choice is kept (a Telegram user id,
+        a ``SLACK_ADMIN_IDS`` entry), or None when no alert can reach them: a workspace's
+        admin who is no deployment admin, the console."""
+        ...
+
     async def refused(self, caller: Caller, *, name: str) -> None: ...
 
     async def handle(
@@ -1043,12 +1049,25 @@ class CommandCore:
                 allowed=False,
             )
             return Reply(lang, t(lang, "cmd.admins_only"))
+        admin_id = self._admin.alert_admin_id(caller)
+        if admin_id is None:
+            # Alerts go to the deployment's admins on Telegram and Slack; saying "on" to
+            # anyone else would confirm what never happens.
+            reason = "workspace" if caller.platform == Platform.SLACK else "console"
+            await admin_store.audit(
+                ctx.conn,
+                actor=f"{caller.platform.value}:{caller.user_id}",
+                chat=record.chat.address,
+                action="alerts.refused",
+                allowed=False,
+            )
+            return Reply(lang, t(lang, f"dest.alerts.none_for_{reason}"))
         if caller.chat_kind != ChatKind.PRIVATE:
             return Reply(lang, t(lang, "dest.alerts.private_only", p=ctx.prefix))
         choice = args.strip().lower()
         if choice not in ("on", "off"):
             choices = await alert_store.admin_choices(ctx.conn)
-            current = choices.get((caller.platform.value, caller.user_id))
+            current = choices.get((caller.platform.value, admin_id))
             state = "on" if current is None or current.enabled else "off"
             text = t(
                 lang, "dest.alerts.usage", p=ctx.prefix, state=t(lang, f"dest.alerts.state.{state}")
@@ -1057,7 +1076,7 @@ class CommandCore:
         await alert_store.choose(
             ctx.conn,
             platform=caller.platform.value,
-            user_id=caller.user_id,
+            user_id=admin_id,
             chat_pk=record.pk,
             enabled=choice == "on",
             now=page_store.utcnow(),

@@ -43,8 +43,8 @@ from typing import Protocol
 from prometheus_client import Counter as SentCounter
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot import dberrors, failures, metrics, payloads, render
 from bot import digest as digest_stage
-from bot import failures, metrics, payloads, render
 from bot.errors import (
     DeliveryError,
     RateLimited,
@@ -115,6 +115,14 @@ RENDERED_KEPT = 4096
 # A platform that refused the credentials, whose sender cannot say when they work again, is
 # tried again after this long.
 AUTH_PAUSE_SECONDS = 60.0
+# The database away (stopped, restarted, its connections cut, its disk full): what failed is
+# tried again after this long, doubling up to the most, so work resumes within that much of
+# the database answering again.
+DB_RETRY_FIRST_SECONDS = 0.5
+DB_RETRY_MAX_SECONDS = 5.0
+# A one-shot command (``digest --now``, ``broadcast``) rides out an outage this long, then
+# gives up with the database's error (the service rides out any).
+ONE_SHOT_OUTAGE_SECONDS = 60.0
 
 
 class Sender(Protocol):
@@ -234,8 +242,10 @@ class _Records:
         window: float,
         batch: int,
         in_flight: Callable[[], int],
+        health: _DatabaseHealth,
     ) -> None:
         self._engine = engine
+        self._health = health
         self._window = window
         self._batch = batch
         self._in_flight = in_flight
@@ -266,8 +276,15 @@ class _Records:
                 return
             try:
                 await self._commit(wait=False)
-            except Exception:
-                log.exception("could not record sends made before the stop")
+            except Exception as exc:
+                if not dberrors.is_outage(exc):
+                    log.exception("could not record sends made before the stop")
+                else:  # their claims expire, and the rows are sent again (in flight)
+                    log.warning(
+                        "could not record %d sends made before the stop: %s",
+                        len(self._pending) or 1,
+                        dberrors.reason(exc),
+                    )
 
     def _worth_waiting(self) -> bool:
         pending = len(self._pending)
@@ -279,22 +296,63 @@ class _Records:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._full.wait(), self._window)
         batch, self._pending = self._pending, []
-        try:
-            async with self._engine.begin() as conn:
-                sent = [row_id for row_id, parts, _, _ in batch if parts is None]
-                await outbox.sent_many(conn, row_ids=sent, now=page_store.utcnow())
-                await outbox.parts_sent_many(
-                    conn, [(row_id, n, ref) for row_id, n, ref, _ in batch if n is not None]
-                )
-        except asyncio.CancelledError:
-            self._pending[:0] = batch  # the next committer writes them (the writes repeat)
-            raise
-        except Exception as exc:
-            for *_, future in batch:
-                future.set_exception(exc)
-            raise
+        delay = DB_RETRY_FIRST_SECONDS
+        while True:
+            try:
+                async with self._engine.begin() as conn:
+                    sent = [row_id for row_id, parts, _, _ in batch if parts is None]
+                    await outbox.sent_many(conn, row_ids=sent, now=page_store.utcnow())
+                    await outbox.parts_sent_many(
+                        conn, [(row_id, n, ref) for row_id, n, ref, _ in batch if n is not None]
+                    )
+                break
+            except asyncio.CancelledError:
+                self._pending[:0] = batch  # the next committer writes them (the writes repeat)
+                raise
+            except Exception as exc:
+                if wait and dberrors.is_outage(exc):
+                    # The messages were sent: their records wait here, in memory, for the
+                    # database (the rows stay claimed by this worker meanwhile), so they
+                    # are not sent again. Their senders take nothing new until then.
+                    self._health.failed(exc, doing="recording sends")
+                    try:
+                        await asyncio.sleep(delay)
+                    except asyncio.CancelledError:
+                        self._pending[:0] = batch
+                        raise
+                    delay = min(delay * 2, DB_RETRY_MAX_SECONDS)
+                    batch += self._pending  # records made meanwhile go with them
+                    self._pending = []
+                    continue
+                for *_, future in batch:
+                    if wait:
+                        future.set_exception(exc)
+                    else:  # a flush at the stop: their senders are gone
+                        future.cancel()
+                raise
+        self._health.ok()
         for *_, future in batch:
             future.set_result(None)
+
+
+class _DatabaseHealth:
+    """Whether the delivery engine's last use of the database failed, and how: what
+    ``/healthz`` reports while deliveries cannot make progress."""
+
+    def __init__(self) -> None:
+        self.problem: str | None = None
+        self.since = 0.0  # time.monotonic() of the first failure of the outage
+
+    def failed(self, exc: BaseException, *, doing: str) -> None:
+        if self.problem is None:
+            self.since = time.monotonic()
+            log.warning("database unavailable while %s: %s", doing, dberrors.reason(exc))
+        self.problem = f"{doing}: {dberrors.reason(exc)}"
+
+    def ok(self) -> None:
+        if self.problem is not None:
+            log.info("database available again after %.1f s", time.monotonic() - self.since)
+            self.problem = None
 
 
 class Delivery:
@@ -336,11 +394,13 @@ class Delivery:
         # claims; the least recently used go first.
         self._rendered: OrderedDict[tuple[object, ...], tuple[Outgoing, ...]] = OrderedDict()
         self._in_flight = 0  # workers between taking a message and recording it
+        self._health = _DatabaseHealth()
         self._records = _Records(
             engine,
             window=RECORD_WINDOW_SECONDS,
             batch=RECORD_BATCH,
             in_flight=lambda: self._in_flight,
+            health=self._health,
         )
         self._heap: list[tuple[float, int, int]] = []
         self._seq = itertools.count()
@@ -361,6 +421,11 @@ class Delivery:
 
     # Public -----------------------------------------------------------------------------
 
+    @property
+    def problem(self) -> str | None:
+        """Why deliveries cannot make progress now (the database's error), or None."""
+        return self._health.problem
+
     def notify(self) -> None:
         """New rows may be due (the planner just wrote some)."""
         self._claim_wake.set()
@@ -376,7 +441,11 @@ class Delivery:
             pace.set_rate(self._rates[platform])
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Deliver until ``stop`` is set; then finish in-flight sends and release the rest."""
+        """Deliver until ``stop`` is set; then finish in-flight sends and release the rest.
+
+        The database going away stops nothing: what failed is tried again until it answers.
+        Raises only for a bug (the caller starts it again).
+        """
         await self._requeue_stale()
         await self._serve(stop=stop, only_chats=None, drain=False)
 
@@ -414,22 +483,35 @@ class Delivery:
             self._paused.clear()
             for task in (*pending, claimer, stopper, *paused):
                 task.cancel()
-            await asyncio.gather(*pending, claimer, stopper, *paused, return_exceptions=True)
+            results = await asyncio.gather(
+                *pending, claimer, stopper, *paused, return_exceptions=True
+            )
+            failure = results[len(pending)]
             # Sends that were made but whose records a cancelled worker was waiting on are
             # recorded now, so that releasing the claims below does not send them again.
             await self._records.flush()
             for task in done:
                 if task.exception() is not None:
                     log.error("delivery worker failed", exc_info=task.exception())
-            async with self._engine.begin() as conn:
-                released = await outbox.release_claims(conn, worker=self.worker_id)
-            if released:
-                log.info("left %d messages queued for later", released)
+            try:
+                async with self._engine.begin() as conn:
+                    released = await outbox.release_claims(conn, worker=self.worker_id)
+            except Exception as exc:
+                if not dberrors.is_outage(exc):
+                    raise
+                # They expire (CLAIM_TTL_SECONDS), or a replica of this host sees this
+                # process gone, and they are sent then.
+                log.warning("claims left to expire: %s", dberrors.reason(exc))
+            else:
+                if released:
+                    log.info("left %d messages queued for later", released)
             self._queues.clear()
             self._heap.clear()
             self._claimed.clear()
             self._held = 0
             self._held_of.clear()
+        if isinstance(failure, Exception):  # the claimer gave up (a bug, or a one-shot's outage)
+            raise failure
 
     @property
     def window(self) -> int:
@@ -438,7 +520,36 @@ class Delivery:
 
     def _grow(self, size: int) -> None:
         while len(self._workers) < size and not self._stopping:
-            self._workers.add(asyncio.create_task(self._worker()))
+            task = asyncio.create_task(self._worker())
+            task.add_done_callback(self._worker_ended)
+            self._workers.add(task)
+
+    def _worker_ended(self, task: asyncio.Task[None]) -> None:
+        """A worker that failed is replaced at once: the window never shrinks behind a
+        healthy ``/healthz``."""
+        if self._stopping or task.cancelled() or task.exception() is None:
+            return
+        log.error("delivery worker failed; starting another", exc_info=task.exception())
+        self._workers.discard(task)
+        self._grow(len(self._workers) + 1)
+
+    async def _durably(self, write: Callable[[], Awaitable[None]], *, doing: str) -> None:
+        """Run ``write`` (one transaction) until it commits: while the database is away it
+        is tried again, after ``DB_RETRY_FIRST_SECONDS`` doubling up to the most. A stop
+        cancels the wait (``SHUTDOWN_GRACE_SECONDS``)."""
+        delay = DB_RETRY_FIRST_SECONDS
+        while True:
+            try:
+                await write()
+            except Exception as exc:
+                if not dberrors.is_outage(exc):
+                    raise
+                self._health.failed(exc, doing=doing)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, DB_RETRY_MAX_SECONDS)
+                continue
+            self._health.ok()
+            return
 
     def _sent_counter(self, platform: Platform, kind: str) -> SentCounter:
         """``messages_sent_total`` of the platform and kind (looked up once, not per send)."""
@@ -468,44 +579,82 @@ class Delivery:
     async def _requeue_stale(self) -> None:
         now = page_store.utcnow()
         cutoff = now - dt.timedelta(seconds=CLAIM_TTL_SECONDS)
-        async with self._engine.begin() as conn:
-            owners = await outbox.claim_owners(conn)
-            dead = [owner for owner in owners if owner_is_dead(owner)]
-            count = await outbox.requeue_stale(
-                conn,
-                claimed_before=cutoff,
-                dead_owners=dead,
-                not_before=now + dt.timedelta(seconds=REQUEUE_HOLD_SECONDS),
-            )
+        try:
+            async with self._engine.begin() as conn:
+                owners = await outbox.claim_owners(conn)
+                dead = [owner for owner in owners if owner_is_dead(owner)]
+                count = await outbox.requeue_stale(
+                    conn,
+                    claimed_before=cutoff,
+                    dead_owners=dead,
+                    not_before=now + dt.timedelta(seconds=REQUEUE_HOLD_SECONDS),
+                )
+        except Exception as exc:
+            if not dberrors.is_outage(exc):
+                raise
+            self._health.failed(exc, doing="reclaiming messages")
+            return  # the next sweep
         if count:
             log.warning("requeued %d messages claimed by a worker that stopped", count)
 
     async def _claimer(self, *, only_chats: Sequence[int] | None, drain: bool) -> None:
         last_touch = time.monotonic()
         last_sweep = time.monotonic()
+        delay = DB_RETRY_FIRST_SECONDS
+        away_since: float | None = None
         while not self._stopping:
-            # Enough rows in memory to keep every worker of the window busy.
-            low_water = self._low_water = max(self._claim_batch // 2, self.window * 2)
-            got = 0
-            if self._held < low_water:
-                got = await self._claim(only_chats=only_chats)
+            # After an outage this worker's claims are touched first: a replica sweeping
+            # must not take them for those of a dead worker while their records wait.
+            touch = away_since is not None or time.monotonic() - last_touch > TOUCH_EVERY_SECONDS
+            try:
+                got = await self._claim_and_touch(only_chats=only_chats, touch=touch)
+            except Exception as exc:
+                if not dberrors.is_outage(exc):
+                    raise
+                self._health.failed(exc, doing="claiming messages")
+                now = time.monotonic()
+                away_since = away_since if away_since is not None else now
+                if drain and now - away_since > ONE_SHOT_OUTAGE_SECONDS:
+                    raise
+                self._claim_wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._claim_wake.wait(), timeout=delay)
+                delay = min(delay * 2, DB_RETRY_MAX_SECONDS)
+                continue
+            self._health.ok()
+            away_since, delay = None, DB_RETRY_FIRST_SECONDS
+            if got is None:  # touched; the claim is the next turn
+                last_touch = time.monotonic()
+                continue
             if drain and got == 0 and self._held == 0:
                 return
             now = time.monotonic()
-            if now - last_touch > TOUCH_EVERY_SECONDS:
-                async with self._engine.begin() as conn:
-                    await outbox.touch_claims(conn, worker=self.worker_id, now=page_store.utcnow())
-                last_touch = now
             if not drain and now - last_sweep > SWEEP_EVERY_SECONDS:
                 await self._requeue_stale()
                 last_sweep = now
-            if got and self._held < low_water:
+            if got and self._held < self._low_water:
                 continue
             # Woken when rows are planned, when those in memory fall below the low water
             # mark or run out, and when a platform's credentials work again.
             self._claim_wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._claim_wake.wait(), timeout=CLAIM_EVERY_SECONDS)
+
+    async def _claim_and_touch(
+        self, *, only_chats: Sequence[int] | None, touch: bool
+    ) -> int | None:
+        """Claim more rows when fewer than the low water mark are in memory; first keep
+        this worker's claims fresh when ``touch`` (then None is returned, and the claim
+        waits for the next turn: the touch is what must not wait)."""
+        if touch:
+            async with self._engine.begin() as conn:
+                await outbox.touch_claims(conn, worker=self.worker_id, now=page_store.utcnow())
+            return None
+        # Enough rows in memory to keep every worker of the window busy.
+        low_water = self._low_water = max(self._claim_batch // 2, self.window * 2)
+        if self._held < low_water:
+            return await self._claim(only_chats=only_chats)
+        return 0
 
     async def _claim(self, *, only_chats: Sequence[int] | None) -> int:
         platforms = [p.value for p in self._senders if p not in self._paused]
@@ -574,10 +723,13 @@ class Delivery:
             self._in_flight += 1
             try:
                 await self._send_next(queue)
-            except Exception:  # a bug must not stop deliveries to everyone else
-                log.exception("unexpected error while delivering", extra=_ctx(queue.record))
-                if queue.rows:
-                    await self._failed(queue, TransientError("internal error", code="internal"))
+            except Exception as exc:
+                if not dberrors.is_outage(exc):
+                    raise
+                # A read before the send (the pages to render) found the database away:
+                # the message was not sent, and waits in memory, no attempt counted.
+                self._health.failed(exc, doing="reading pages to send")
+                queue.ready_at = time.monotonic() + DB_RETRY_MAX_SECONDS
             finally:
                 self._in_flight -= 1
                 if queue.started:
@@ -590,6 +742,18 @@ class Delivery:
                     self._queues.pop(queue.record.pk, None)
 
     async def _send_next(self, queue: _ChatQueue) -> None:
+        """:meth:`_send_one`, and a bug in it fails that message alone; the database
+        being away is the caller's to wait out."""
+        try:
+            await self._send_one(queue)
+        except Exception as exc:  # a bug must not stop deliveries to everyone else
+            if dberrors.is_outage(exc):
+                raise
+                log.exception("unexpected error while delivering", extra=_ctx(queue.record))
+                if queue.rows:
+                    await self._failed(queue, TransientError("internal error", code="internal"))
+
+    async def _send_one(self, queue: _ChatQueue) -> None:
         row = queue.rows[0]
         chat = queue.record.chat
         sender = self._senders[chat.platform]
@@ -658,15 +822,18 @@ class Delivery:
                     queue, exc, count=decision.count_attempt, delay=decision.delay
                 )
             case Outcome.MOVE:
-                assert decision.new_chat_id is not None
-                async with self._engine.begin() as conn:
-                    await chat_store.migrate_id(
-                        conn, pk=queue.record.pk, new_chat_id=decision.new_chat_id
-                    )
-                log.info("chat migrated to %s", decision.new_chat_id, extra=_ctx(queue.record))
-                queue.record = replace(
-                    queue.record, chat=replace(chat, chat_id=decision.new_chat_id)
-                )
+                new_chat_id = decision.new_chat_id
+                assert new_chat_id is not None
+
+                async def migrate() -> None:
+                    async with self._engine.begin() as conn:
+                        await chat_store.migrate_id(
+                            conn, pk=queue.record.pk, new_chat_id=new_chat_id
+                        )
+
+                await self._durably(migrate, doing="recording a chat's new id")
+                log.info("chat migrated to %s", new_chat_id, extra=_ctx(queue.record))
+                queue.record = replace(queue.record, chat=replace(chat, chat_id=new_chat_id))
                 queue.ready_at = time.monotonic()
             case Outcome.STOP_CHAT:
                 assert decision.chat_state is not None
@@ -766,8 +933,12 @@ class Delivery:
         platform = queue.record.chat.platform.value
         metrics.MESSAGES_FAILED.labels(platform, code).inc()
         log.warning("delivery failed: %s", reason, extra=_ctx(queue.record))
-        async with self._engine.begin() as conn:
-            await outbox.fail(conn, row_id=row.id, error=reason, attempts=row.attempts + 1)
+
+        async def fail() -> None:
+            async with self._engine.begin() as conn:
+                await outbox.fail(conn, row_id=row.id, error=reason, attempts=row.attempts + 1)
+
+        await self._durably(fail, doing="recording a failed message")
         self.failed += 1
         self._pop(queue)
         await self._broadcasts_progressed([row.broadcast_id])
@@ -785,17 +956,21 @@ class Delivery:
         wait = delay if delay is not None else backoff(attempts, base_seconds=self._backoff_base)
         metrics.MESSAGES_RETRIED.labels(queue.record.chat.platform.value, exc.code).inc()
         log.info("will retry in %.0fs: %s", wait, exc.reason, extra=_ctx(queue.record))
-        async with self._engine.begin() as conn:
-            await outbox.part_sent(
-                conn, row_id=row.id, parts_sent=queue.next_part, thread_ref=queue.thread
-            )
-            await outbox.retry_later(
-                conn,
-                row_id=row.id,
-                not_before=page_store.utcnow() + dt.timedelta(seconds=wait),
-                error=exc.reason,
-                count_attempt=count,
-            )
+
+        async def retry_later() -> None:
+            async with self._engine.begin() as conn:
+                await outbox.part_sent(
+                    conn, row_id=row.id, parts_sent=queue.next_part, thread_ref=queue.thread
+                )
+                await outbox.retry_later(
+                    conn,
+                    row_id=row.id,
+                    not_before=page_store.utcnow() + dt.timedelta(seconds=wait),
+                    error=exc.reason,
+                    count_attempt=count,
+                )
+
+        await self._durably(retry_later, doing="recording a retry")
         self._pop(queue)
 
     def _pause(self, sender: Sender) -> None:
@@ -827,18 +1002,22 @@ class Delivery:
         """The chat's messages in memory go back to the queue as they were: no attempt
         counted, the parts already sent kept, the chat untouched."""
         rows = list(queue.rows)
-        async with self._engine.begin() as conn:
-            await outbox.part_sent(
-                conn, row_id=rows[0].id, parts_sent=queue.next_part, thread_ref=queue.thread
-            )
-            for row in rows:
-                await outbox.retry_later(
-                    conn,
-                    row_id=row.id,
-                    not_before=page_store.utcnow(),
-                    error=reason,
-                    count_attempt=False,
+
+        async def give_back() -> None:
+            async with self._engine.begin() as conn:
+                await outbox.part_sent(
+                    conn, row_id=rows[0].id, parts_sent=queue.next_part, thread_ref=queue.thread
                 )
+                for row in rows:
+                    await outbox.retry_later(
+                        conn,
+                        row_id=row.id,
+                        not_before=page_store.utcnow(),
+                        error=reason,
+                        count_attempt=False,
+                    )
+
+        await self._durably(give_back, doing="giving messages back to the queue")
         for row in rows:
             self._claimed.pop(row.id, None)
             self._release(row)
@@ -852,13 +1031,19 @@ class Delivery:
         log.warning(
             "chat unreachable, now %s: %s", state.value, exc.reason, extra=_ctx(queue.record)
         )
-        async with self._engine.begin() as conn:
-            await chat_store.deactivate(
-                conn, pk=queue.record.pk, reason=exc.reason, code=exc.code, state=state
-            )
-            count, broadcasts = await outbox.fail_chat(
-                conn, chat_pk=queue.record.pk, error=exc.reason
-            )
+        failed: list[tuple[int, set[int]]] = []
+
+        async def stop_chat() -> None:
+            async with self._engine.begin() as conn:
+                await chat_store.deactivate(
+                    conn, pk=queue.record.pk, reason=exc.reason, code=exc.code, state=state
+                )
+                failed[:] = [
+                    await outbox.fail_chat(conn, chat_pk=queue.record.pk, error=exc.reason)
+                ]
+
+        await self._durably(stop_chat, doing="recording a chat that is gone")
+        count, broadcasts = failed[0]
         metrics.MESSAGES_FAILED.labels(platform, exc.code).inc(max(count, 1))
         self.failed += max(count, 1)
         for row in queue.rows:

@@ -132,3 +132,14 @@ class TransferError(BotError):
         self.field = field
         self.value = value
         self.detail = detail
+
+
+class SchemaError(BotError):
+    """The database's schema is one this build cannot run on or bring up to date.
+
+    ``reason`` is one line for the operator, saying what to do; the command exits 2.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -2,7 +2,10 @@
 
 Pure: the store gives the entries, this module writes the document and decides between
 200 and 304. The document is a function of its input only (no clock), so the same pages
-give the same bytes and the same ETag.
+give the same bytes and the same ETag. A feed reader is one more chat: its text gets the
+chats' rules (bidi and zero-width characters removed, :func:`bot.i18n.clean`) and its
+links theirs (absolute http(s) only, :func:`bot.render.text.link_url`), so a
+``javascript:`` or ``tg://`` link from a hostile source never becomes an ``href``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import uuid
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
+from bot.i18n import clean
 from bot.models import DigestItem
+from bot.render.text import link_url
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 MAX_ENTRIES = 50  # CONTRACT.md: the newest 50 pages the filter matches
@@ -73,7 +78,8 @@ class Feed:
 
 
 def _clean(text: str) -> str:
-    return _NOT_XML.sub("", text)
+    """``text`` as a chat would show it, without what XML 1.0 cannot hold."""
+    return _NOT_XML.sub("", clean(text))
 
 
 def _stamp(moment: dt.datetime) -> str:
@@ -112,12 +118,13 @@ def render(feed: Feed) -> bytes:
         sub(element, "id", entry_id(page.source, page.key))
         sub(element, "title", text.title, type="text")
         sub(element, "updated", _stamp(entry.updated))
-        if page.url:
-            sub(element, "link", rel="alternate", type="text/html", href=_clean(page.url))
+        url = link_url(page.url)
+        if url:
+            sub(element, "link", rel="alternate", type="text/html", href=url)
         for tag in entry.item.matched:
             sub(element, "category", term=_clean(tag))
         sub(element, "summary", text.tldr, type="text")
-        if not page.url:
+        if not url:
             # RFC 4287 4.1.2: an entry without an alternate link must have content.
             sub(element, "content", text.tldr, type="text")
     return bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))

@@ -1,4 +1,11 @@
-"""Logging: text or one JSON object a line, with every configured secret redacted."""
+"""Logging: text or one JSON object a line, with every configured secret redacted.
+
+Every record is one line (a traceback adds its own lines below it): a value from outside
+(a file name, an OAuth ``error``, an exception's message) cannot start a line of its own
+or send a terminal escape. The text format writes CR, LF, ESC and every other C0 and C1
+control, and U+2028/U+2029, as backslash escapes (``\\n``, ``\\x1b``); JSON escapes
+them as JSON does, U+0085 and U+2028/U+2029 included, so each record stays one line.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,9 @@ import json
 import logging
 import re
 import sys
+import traceback
 from collections.abc import Iterable
+from types import TracebackType
 from typing import Any, TextIO
 
 # The keys every JSON line has, in this order; values absent from a record are null.
@@ -20,6 +29,49 @@ SLACK_TOKEN_IN_TEXT = re.compile(r"\bxox[abepr]-[A-Za-z0-9-]+|\bxapp-[A-Za-z0-9-
 SLACK_OAUTH_CODE_IN_TEXT = re.compile(r"\b\d{4,}\.\d{4,}\.[0-9a-f]{16,}\b")
 # A chat's private feed address (a reply carries it; the libraries log requests at DEBUG).
 FEED_TOKEN_IN_TEXT = re.compile(r"/feeds/[A-Za-z0-9_-]{43}\.atom")
+# C0 and C1 controls, DEL, and the two Unicode line breaks: what can end a line, rewrite
+# one (CR) or drive a terminal (ESC) where a log is read.
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROLS_BUT_LF = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# The lines a traceback writes itself; between them, each frame is indented.
+_TRACEBACK_LINES = frozenset(
+    {
+        "Traceback (most recent call last):\n",
+        "\nThe above exception was the direct cause of the following exception:\n\n",
+        "\nDuring handling of the above exception, another exception occurred:\n\n",
+    }
+)
+_ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
+
+
+def _escape_one(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def escape_controls(text: str) -> str:
+    """``text`` on one line: every control character as a backslash escape."""
+    return _CONTROLS.sub(_escape_one, text)
+
+
+def escaped_traceback(exc_info: _ExcInfo) -> str:
+    """A traceback whose own line breaks stay, with each exception's message escaped.
+
+    The frames (file, line, source) and the chaining lines come from Python; the message
+    (``ValueError: ...``) and any notes come from the program's input and are escaped like
+    the record's message, so no line of a traceback can pass for a record.
+    """
+    parts = []
+    for chunk in traceback.TracebackException(*exc_info).format():
+        if chunk in _TRACEBACK_LINES or chunk.startswith("  "):
+            parts.append(_CONTROLS_BUT_LF.sub(_escape_one, chunk))
+        else:
+            parts.append(escape_controls(chunk.removesuffix("\n")) + "\n")
+    return "".join(parts).rstrip("\n")
 
 
 class Redactor(logging.Filter):
@@ -40,9 +92,10 @@ class Redactor(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         message = self.redact(record.getMessage())
         record.msg, record.args = message, None
-        if record.exc_info:
+        if record.exc_info and record.exc_info[1] is not None:
             formatter = logging.Formatter()
             record.exc_text = self.redact(formatter.formatException(record.exc_info))
+            record.exc_escaped = self.redact(escaped_traceback(record.exc_info))
             record.exc_info = None
         for key in ("chat", "platform", "page", "error"):
             value = getattr(record, key, None)
@@ -67,21 +120,49 @@ class JsonFormatter(logging.Formatter):
         }
         if record.exc_text:
             data["error"] = (data["error"] + "\n" if data["error"] else "") + record.exc_text
-        return json.dumps(data, ensure_ascii=False, default=str)
+        line = json.dumps(data, ensure_ascii=False, default=str)
+        # JSON lets these stand unescaped in a string; line readers split on them.
+        return (
+            line.replace("\x85", "\\u0085")
+            .replace("\u2028", "\\u2028")
+            .replace("\u2029", "\\u2029")
+        )
 
 
 class TextFormatter(logging.Formatter):
+    """``TIME LEVEL LOGGER: MESSAGE [context]``, one line with every control escaped.
+
+    The message is escaped whole once its arguments are in, so a format string, its
+    arguments and the context values are all covered; a traceback follows on its own
+    lines (see :func:`escaped_traceback`).
+    """
+
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
 
     def format(self, record: logging.LogRecord) -> str:
-        line = super().format(record)
+        shown = logging.makeLogRecord(record.__dict__)  # other handlers see the original
+        shown.msg, shown.args = escape_controls(record.getMessage()), None
+        shown.exc_info, shown.exc_text = None, None
+        exc_escaped = getattr(record, "exc_escaped", None)
+        if record.exc_info and record.exc_info[1] is not None:
+            exc_escaped = escaped_traceback(record.exc_info)
+        elif exc_escaped is None and record.exc_text:
+            exc_escaped = _CONTROLS_BUT_LF.sub(_escape_one, record.exc_text)
+        shown.exc_text = exc_escaped
+        shown.stack_info = (
+            _CONTROLS_BUT_LF.sub(_escape_one, record.stack_info) if record.stack_info else None
+        )
+        line = super().format(shown)
         context = [
-            f"{key}={getattr(record, key)}"
+            f"{key}={escape_controls(str(getattr(record, key)))}"
             for key in ("platform", "chat", "page", "error")
             if getattr(record, key, None) is not None
         ]
-        return f"{line} [{' '.join(context)}]" if context else line
+        if not context:
+            return line
+        first, newline, rest = line.partition("\n")
+        return f"{first} [{' '.join(context)}]{newline}{rest}"
 
 
 def configure(

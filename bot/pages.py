@@ -45,6 +45,10 @@ MAX_TITLE_CHARS = 1000
 MAX_TLDR_CHARS = 10_000
 MAX_PAGE_TAGS = 50  # issue 10: the rest of a page's tags are dropped, with a log line
 _HASH_MARK = "#sha256:"
+# What no column can hold: a lone surrogate is not Unicode that UTF-8 can encode, and
+# PostgreSQL's text refuses NUL. Each becomes U+FFFD, as a decoder marks a bad byte.
+_UNRECORDABLE_RE = re.compile("[\x00\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
 
 _TAG_SPLIT_RE = re.compile(r"[,\s]+")
 _CLOSING_FENCE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
@@ -214,6 +218,27 @@ def page_url(base_url: str | None, key: str) -> str | None:
     if base_url is None:
         return None
     return base_url.rstrip("/") + "/" + quote(key, safe="/")
+
+
+def valid_text(text: str) -> str:
+    """``text`` as every store can hold it: NUL and lone surrogates become U+FFFD.
+
+    JSON (``"\\ud800"``), XML character references and YAML escapes (``"\\0"``) can
+    all produce them; a surrogate pair written as two escapes is one character already
+    and stays. Every text a source takes from outside passes here where it is parsed.
+    """
+    return _UNRECORDABLE_RE.sub(REPLACEMENT, text)
+
+
+def unrecordable(page: Page) -> bool:
+    """True when some text of ``page`` still holds what no column can store.
+
+    The last check before a page leaves its source: a text that escaped
+    :func:`valid_text` costs that page alone, never the whole source.
+    """
+    texts = [page.key, page.url or "", page.type or "", page.arxiv or "", *page.tags]
+    texts += [part for text in page.texts for part in (text.lang, text.title, text.tldr)]
+    return any(_UNRECORDABLE_RE.search(text) for text in texts)
 
 
 def bound_key(key: str) -> str:
@@ -418,7 +443,7 @@ def _front_matter_title(value: object) -> str | None:
         return None
     if isinstance(value, dict | list):
         raise ParseError("title must be text")
-    return _one_line(str(value)) or None
+    return _one_line(valid_text(str(value))) or None
 
 
 def _title_from_key(key: str) -> str:
@@ -443,7 +468,7 @@ def _tags(value: object) -> tuple[str, ...]:
 def _optional_text(value: object) -> str | None:
     if value is None or isinstance(value, dict | list):
         return None
-    return _one_line(str(value)) or None
+    return _one_line(valid_text(str(value))) or None
 
 
 def _arxiv(value: object, raw_front: str) -> str | None:

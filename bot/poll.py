@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -20,10 +21,12 @@ from pathlib import Path
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot import dberrors
 from bot.errors import SourceError
+from bot.sources import Source, SourceSet
 from bot.sources.directory import scan_directory
 from bot.sources.feed import fetch_feed
-from bot.sources.urls import is_feed_url, redact_url, scrub
+from bot.sources.urls import is_feed_url, scrub
 from bot.store import pages as store
 from bot.store.engine import reader
 
@@ -41,7 +44,7 @@ def is_feed(source: str) -> bool:
 class SourceOutcome:
     """What one source's scan found; ``error`` is set when the whole source failed."""
 
-    name: str
+    source: Source
     new: int = 0
     updated: int = 0
     skipped: int = 0
@@ -51,9 +54,14 @@ class SourceOutcome:
     seconds: float = 0.0
 
     @property
+    def name(self) -> str:
+        """The source as configured, credentials included: for the fetch only."""
+        return self.source.configured
+
+    @property
     def shown(self) -> str:
         """The source's name as logs, metrics and replies show it (no credentials)."""
-        return redact_url(self.name)
+        return self.source.name
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,14 +119,14 @@ class Poller:
     ) -> None:
         self._engine = engine
         self._source_deadline = source_deadline
-        self._sources = tuple(sources)
+        self.sources = SourceSet(sources)
         self._base_url = base_url
         self._default_lang = default_lang
         self._http = http
         self._allow_cross_host = allow_cross_host_redirects
         self._lock = asyncio.Lock()
         self._limit = asyncio.Semaphore(POLL_CONCURRENCY)
-        # Failed polls of each source since this process started, by shown name (/healthz).
+        # Failed polls of each source since this process started, by source id (/healthz).
         self.failures: dict[str, int] = {}
 
     async def poll(
@@ -126,7 +134,7 @@ class Poller:
     ) -> PollSummary:
         async with self._lock:
             async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self._timed(name)) for name in self._sources]
+                tasks = [group.create_task(self._timed(source)) for source in self.sources]
             outcomes = [task.result() for task in tasks]
             backfilled = None
             if backfill_days is not None:
@@ -137,18 +145,19 @@ class Poller:
             log.info("poll finished: %s", summary.line())
             return summary
 
-    async def _timed(self, name: str) -> SourceOutcome:
+    async def _timed(self, source: Source) -> SourceOutcome:
         async with self._limit:
             started = time.perf_counter()
-            outcome = await self._poll_one(name)
+            outcome = await self._poll_one(source)
             outcome = replace(outcome, seconds=time.perf_counter() - started)
         if outcome.error is not None:
-            self.failures[outcome.shown] = self.failures.get(outcome.shown, 0) + 1
+            self.failures[source.id] = self.failures.get(source.id, 0) + 1
         return outcome
 
-    async def _poll_one(self, name: str) -> SourceOutcome:
+    async def _poll_one(self, identity: Source) -> SourceOutcome:
+        name = identity.configured
         kind = "feed" if is_feed(name) else "directory"
-        shown = redact_url(name)
+        shown = identity.name
         source_id: int | None = None
         try:
             async with asyncio.timeout(self._source_deadline):
@@ -156,8 +165,8 @@ class Poller:
                     source = await store.source(conn, name=name, kind=kind)
                 source_id = source.id
                 if kind == "feed":
-                    return await self._poll_feed(source)
-                return await self._poll_directory(source)
+                    return await self._poll_feed(source, identity)
+                return await self._poll_directory(source, identity)
         except SourceError as exc:
             reason = scrub(exc.reason, name)
             log.warning("source failed: %s: %s", shown, reason)
@@ -165,8 +174,12 @@ class Poller:
             reason = f"took longer than {self._source_deadline:g} s"
             log.warning("source failed: %s: %s", shown, reason)
         except Exception as exc:  # a bug or a database error: this source fails, not the poll
-            reason = f"unexpected error: {type(exc).__name__}"
-            log.error("source failed: %s: %s", shown, reason, exc_info=True)
+            if dberrors.is_outage(exc):  # "database or disk is full", a refused connect...
+                reason = f"database error: {dberrors.reason(exc)}"
+                log.error("source failed: %s: %s", shown, reason)
+            else:
+                reason = f"unexpected error: {type(exc).__name__}"
+                log.error("source failed: %s: %s", shown, reason, exc_info=True)
         if source_id is not None:
             try:
                 async with self._engine.begin() as conn:
@@ -175,19 +188,26 @@ class Poller:
                     )
             except Exception:
                 log.error("source failed: %s: its failure could not be recorded", shown)
-        return SourceOutcome(name=name, error=reason)
+        return SourceOutcome(source=identity, error=reason)
 
-    async def _poll_directory(self, source: store.SourceRow) -> SourceOutcome:
+    async def _poll_directory(self, source: store.SourceRow, identity: Source) -> SourceOutcome:
         async with reader(self._engine).connect() as conn:
             known = await store.stamps(conn, source.id)
-        scan = await asyncio.to_thread(
-            scan_directory,
-            Path(source.name),
-            source=source.name,
-            base_url=self._base_url,
-            default_lang=self._default_lang,
-            known=known,
-        )
+        # A cancelled or timed-out poll tells its scan to stop, so no thread of it outlives
+        # the poll by more than one file's read (shutdown waits for the threads).
+        stop = threading.Event()
+        try:
+            scan = await asyncio.to_thread(
+                scan_directory,
+                Path(source.name),
+                source=source.name,
+                base_url=self._base_url,
+                default_lang=self._default_lang,
+                known=known,
+                stop=stop,
+            )
+        finally:
+            stop.set()
         async with self._engine.begin() as conn:
             recorded = await store.record_pages(
                 conn,
@@ -197,9 +217,9 @@ class Poller:
                 now=store.utcnow(),
             )
             await store.save_stamps(conn, source_id=source.id, old=known, new=scan.stamps)
-        return _outcome(source, recorded, skipped=len(scan.skipped))
+        return _outcome(source, identity=identity, recorded=recorded, skipped=len(scan.skipped))
 
-    async def _poll_feed(self, source: store.SourceRow) -> SourceOutcome:
+    async def _poll_feed(self, source: store.SourceRow, identity: Source) -> SourceOutcome:
         result = await fetch_feed(
             self._http,
             source.name,
@@ -220,16 +240,16 @@ class Poller:
                 conn, source_id=source.id, etag=result.etag, last_modified=result.last_modified
             )
         for skipped in result.skipped:
-            log.warning(
-                "entry skipped: %s: %s: %s", redact_url(source.name), skipped.path, skipped.reason
-            )
-        return _outcome(source, recorded, skipped=len(result.skipped))
+            log.warning("entry skipped: %s: %s: %s", identity.name, skipped.path, skipped.reason)
+        return _outcome(source, identity=identity, recorded=recorded, skipped=len(result.skipped))
 
 
-def _outcome(source: store.SourceRow, recorded: store.Recorded, *, skipped: int) -> SourceOutcome:
+def _outcome(
+    source: store.SourceRow, *, identity: Source, recorded: store.Recorded, skipped: int
+) -> SourceOutcome:
     """A scan recorded: its counts, and whether it was the source's first (its baseline)."""
     return SourceOutcome(
-        name=source.name,
+        source=identity,
         new=recorded.new,
         updated=recorded.updated,
         skipped=skipped,

@@ -17,16 +17,17 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.engine import make_url
 
-from bot import alert_service, metrics, web
+from bot import alert_service, dberrors, metrics, web
 from bot.app import App
 from bot.channels.console import ConsoleChannel
+from bot.delivery import DB_RETRY_FIRST_SECONDS, DB_RETRY_MAX_SECONDS, ONE_SHOT_OUTAGE_SECONDS
 from bot.errors import BotError
 from bot.feed_server import FeedServer
 from bot.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
@@ -42,6 +43,8 @@ PLAN_EVERY_SECONDS = 30
 SHARE_POLL_SECONDS = 0.5
 # ...and then waits this long for the sends they had scheduled at their former shares.
 SHARE_SETTLE_SECONDS = 1.0
+# Delivery that stopped on a bug is started again after this long.
+RESTART_DELIVERY_SECONDS = 1.0
 
 
 class Channel(Protocol):
@@ -108,7 +111,17 @@ class Service:
         self._polling_channel: PollingChannel | None = None
         self._jobs = asyncio.Lock()  # a stop waits for a running plan to finish
         self._first_poll = asyncio.Event()  # set once the first poll has run (or was skipped)
+        # The database's error of the last lease renewal and of the last planning run, None
+        # once they succeed again: what /healthz reports as not ready.
+        self._lease_problem: str | None = None
+        self._plan_problem: str | None = None
+        self._replicas = 1  # live replicas at the last renewal
         self.http_port: int | None = None
+
+    def problem(self) -> str | None:
+        """Why this replica cannot make progress now, or None: lease renewal, planning or
+        delivery failed on the database's error and has not succeeded since."""
+        return self._lease_problem or self._plan_problem or self._delivery.problem
 
     def stop(self) -> None:
         self._stop.set()
@@ -134,8 +147,9 @@ class Service:
             else:
                 metrics.SOURCE_LAST_SUCCESS.labels(outcome.shown).set_to_current_time()
         try:
-            # Sources are named as everywhere outside the fetch: without their credentials.
-            await self._app.alerts.after_poll([(o.shown, o.error) for o in summary.outcomes])
+            # By the source as configured: the alerts key it by its id and name it by its
+            # redacted name, like every other output.
+            await self._app.alerts.after_poll([(o.name, o.error) for o in summary.outcomes])
         except Exception:
             log.exception("could not record the poll for alerts")
         await self.plan()
@@ -179,13 +193,27 @@ class Service:
         try:
             leader = await self._leases.tick()
             replicas = await self._leases.live_replicas()
+            if self._lease_problem is not None:
+                # Back from an outage: the others' presence may have expired meanwhile and
+                # they renew it within RENEW_SECONDS. Until then this replica keeps the
+                # share it had, not the whole cap each (a 429 for every message over).
+                replicas = max(replicas, self._replicas)
+            self._replicas = replicas
             self._delivery.share_caps(replicas)
             metrics.LEADER.set(1 if leader else 0)
             metrics.REPLICAS_LIVE.set(replicas)
-        except Exception:  # the database may be briefly away: keep the role the lease holds
-            log.exception("lease renewal failed")
+        except Exception as exc:  # the database may be briefly away: keep the role held
+            if dberrors.is_outage(exc):
+                if self._lease_problem is None:
+                    log.warning("lease renewal failed: %s", dberrors.reason(exc))
+                self._lease_problem = f"renewing leases: {dberrors.reason(exc)}"
+            else:
+                log.exception("lease renewal failed")
             self._leases.step_down_if_expired()
             return
+        if self._lease_problem is not None:
+            log.info("lease renewal works again")
+            self._lease_problem = None
         channel = self._polling_channel
         if channel is None:
             return
@@ -222,16 +250,31 @@ class Service:
                     await asyncio.wait_for(self._stop.wait(), timeout=SHARE_POLL_SECONDS)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), timeout=SHARE_SETTLE_SECONDS)
-            self._delivery.share_caps(await self._leases.live_replicas())
-        await self._delivery.run(self._stop)
+            with contextlib.suppress(Exception):  # else the next renewal shares them
+                self._delivery.share_caps(await self._leases.live_replicas())
+        # Supervised: the database being away stops nothing in it, and should a bug stop
+        # it, it starts again (its claims are given back first, or left to expire).
+        while not self._stop.is_set():
+            try:
+                await self._delivery.run(self._stop)
+            except Exception:
+                log.exception("delivery stopped; starting it again")
+            if not self._stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), timeout=RESTART_DELIVERY_SECONDS)
 
     async def _plan(self) -> None:
         try:
             with metrics.DIGEST_BUILD.time():
                 planned = await self._app.planner.plan_due()
-        except Exception:
-            log.exception("planning failed")
+        except Exception as exc:
+            if dberrors.is_outage(exc):
+                log.warning("planning failed: %s", dberrors.reason(exc))
+                self._plan_problem = f"planning: {dberrors.reason(exc)}"
+            else:
+                log.exception("planning failed")
             return
+        self._plan_problem = None
         if planned:
             self._delivery.notify()
 
@@ -268,15 +311,29 @@ class Service:
             coalesce=True,
             id="alerts",
         )
+        # The port first: one taken is a configuration error, said before anything starts.
+        sockets = (
+            await web.listen(settings.http_host, settings.http_port) if self._serve_http else []
+        )
         # Presence first: a one-shot command on this database sees this service before
         # it sends anything, and leaves its messages to it (see send_once).
-        await self.lease()
+        try:
+            await self.lease()
+        except BaseException:
+            for sock in sockets:
+                sock.close()
+            raise
         delivery = asyncio.create_task(self._deliver())
-        runner = None
+        server: web.HttpServer | None = None
+        http_stopped: asyncio.Task[None] | None = None
         tasks: list[asyncio.Task[None]] = []
         channels: list[Channel] = []
         try:
-            hooks = web.WebHooks(source_failures=self._app.poller.failures)
+            hooks = web.WebHooks(
+                source_failures=self._app.poller.failures,
+                sources=self._app.poller.sources,
+                problem=self.problem,
+            )
             hooks.feeds = FeedServer(
                 engine=self._app.engine, public_base_url=settings.public_base_url
             ).handle
@@ -286,13 +343,17 @@ class Service:
                 else:
                     await channel.start()
                 channels.append(channel)
-            if self._serve_http:
-                runner, self.http_port = await web.start(
-                    web.make_app(engine=self._app.engine, hooks=hooks),
-                    host=settings.http_host,
-                    port=settings.http_port,
+            if sockets:
+                app = web.make_app(engine=self._app.engine, hooks=hooks)
+                server = await web.serve(app, sockets)
+                sockets = []  # the server closes them
+                self.http_port = server.port
+                log.info(
+                    "HTTP server on %s:%s (at most %d connections)",
+                    settings.http_host,
+                    self.http_port,
+                    server.limit,
                 )
-                log.info("HTTP server on %s:%s", settings.http_host, self.http_port)
             # Polls run beside everything else: a slow source delays neither planning nor
             # delivery nor lease renewal. The console opens after the first poll, so its
             # first command sees the wiki.
@@ -304,6 +365,12 @@ class Service:
             await self._stop.wait()
         finally:
             log.info("stopping")
+            for sock in sockets:
+                sock.close()
+            if server is not None:
+                # Beside the rest of the stop: requests in flight get web.STOP_GRACE_SECONDS,
+                # within the delivery's grace, whatever their clients do.
+                http_stopped = asyncio.create_task(server.cleanup())
             if scheduler.running:
                 scheduler.pause()
                 async with self._jobs:
@@ -316,12 +383,15 @@ class Service:
                 # No more updates taken: the next leader fetches what is left.
                 with contextlib.suppress(Exception):
                     await self._polling_channel.stop_polling()
-            await delivery
+            try:
+                await delivery
+            except Exception:  # its claims expire; the stop goes on
+                log.exception("delivery failed while stopping")
             for channel in reversed(channels):
                 with contextlib.suppress(Exception):
                     await channel.stop()
-            if runner is not None:
-                await runner.cleanup()
+            if http_stopped is not None:
+                await http_stopped
             with contextlib.suppress(Exception):
                 await self._leases.release()
         return 0
@@ -396,14 +466,20 @@ async def send_once(
     if broadcast is None and up_to_id is None:
         return  # nothing is due
 
-    async def due() -> int:
+    async def count_due() -> int:
         async with reader(app.engine).connect() as conn:
             return await outbox.due_count(
                 conn, now=utcnow(), up_to_id=up_to_id, chat_pks=chat_pks, broadcast=broadcast
             )
 
+    async def due() -> int:
+        return await _riding_out(count_due)
+
+    async def services() -> int:
+        return await _riding_out(lambda: live_services(app.engine))
+
     while True:
-        if not await live_services(app.engine):
+        if not await services():
             if await _send_here(app, chat_pks=chat_pks, broadcast=broadcast):
                 return
             say("A trendbot run started on this database; it sends the rest.")
@@ -422,7 +498,7 @@ async def send_once(
                 left, moved_at = now_left, time.monotonic()
             if not left:
                 return
-            if not await live_services(app.engine):
+            if not await services():
                 say("The trendbot run stopped; sending the rest from here.")
                 break
             if time.monotonic() - moved_at > HANDOFF_STALL_SECONDS:
@@ -433,6 +509,23 @@ async def send_once(
                 return
         else:
             return
+
+
+async def _riding_out(read: Callable[[], Awaitable[int]]) -> int:
+    """``read()``, tried again while the database is away, for ``ONE_SHOT_OUTAGE_SECONDS``
+    at the most: a one-shot command waiting on a service rides out a brief outage (a
+    restart of the server) and still reports; a longer one raises the database's error."""
+    deadline = time.monotonic() + ONE_SHOT_OUTAGE_SECONDS
+    delay = DB_RETRY_FIRST_SECONDS
+    while True:
+        try:
+            return await read()
+        except Exception as exc:
+            if not dberrors.is_outage(exc) or time.monotonic() > deadline:
+                raise
+            log.warning("database unavailable, waiting: %s", dberrors.reason(exc))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, DB_RETRY_MAX_SECONDS)
 
 
 async def _send_here(app: App, *, chat_pks: Sequence[int] | None, broadcast: int | None) -> bool:
@@ -457,9 +550,10 @@ async def _send_here(app: App, *, chat_pks: Sequence[int] | None, broadcast: int
             if drain.done():
                 break
             if time.monotonic() - renewed > RENEW_SECONDS:
-                await lease.hold_one_shot()
-                renewed = time.monotonic()
-            if await live_services(app.engine):
+                with contextlib.suppress(Exception):  # the next turn renews it, in time
+                    await lease.hold_one_shot()
+                    renewed = time.monotonic()
+            if await _riding_out(lambda: live_services(app.engine)):
                 stop.set()
                 await drain
                 return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import zoneinfo
+from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -21,7 +22,11 @@ from sqlalchemy.exc import ArgumentError
 from bot.errors import ConfigError
 from bot.sources.urls import url_secrets
 
+# The sample wiki shipped inside the package: the default source, from any directory.
+SAMPLE_WIKI = Path(__file__).resolve().parent / "sample_wiki"
 SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
+# A database host: a name or an IPv4 address (RFC 1123), or an IPv6 address (with a zone).
+DATABASE_HOST_RE = re.compile(r"[A-Za-z0-9._-]{1,253}|[0-9A-Fa-f:.]{2,45}(%[A-Za-z0-9_.-]{1,64})?")
 TELEGRAM_TOKEN_RE = re.compile(r"^\d{1,20}:[A-Za-z0-9_-]{20,}$")
 # Bot API setWebhook: secret_token is 1-256 characters of A-Z, a-z, 0-9, _ and -.
 TELEGRAM_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
@@ -31,7 +36,9 @@ TELEGRAM_FREE_RATE_PER_SECOND = 30.0
 # Bot API sendMessage allow_paid_broadcast: up to 1,000 messages a second, charged in Stars
 # (https://core.telegram.org/bots/api#sendmessage).
 TELEGRAM_PAID_RATE_PER_SECOND = 1000.0
-SLACK_USER_ID_RE = re.compile(r"^[UW][A-Z0-9]{2,}$")
+# A deployment admin on Slack: ``TEAM:USER`` (a workspace's id, then a user's in it), or a
+# bare user id where there is one workspace (SLACK_BOT_TOKEN).
+SLACK_ADMIN_RE = re.compile(r"^(?:(T[A-Z0-9]{2,}):)?([UW][A-Z0-9]{2,})$")
 SLACK_COMMAND_RE = re.compile(r"^/[a-z0-9_-]{1,31}$")
 MAX_SOURCE_CHARS = 2000  # sources.name, String(2000) in bot/store/schema.py
 # chat.postMessage: "limiting posting to several hundred messages per minute" in a workspace
@@ -104,7 +111,7 @@ class Settings(BaseSettings):
     )
 
     database_url: str = "sqlite+aiosqlite:///./data/trendbot.db"
-    wiki_sources: Annotated[tuple[str, ...], NoDecode] = ("examples/wiki",)
+    wiki_sources: Annotated[tuple[str, ...], NoDecode] = (str(SAMPLE_WIKI),)
     wiki_base_url: str | None = None
     poll_interval_seconds: int = Field(default=900, ge=1, le=7 * 86400)
     default_digest_time: str = "09:00"
@@ -152,7 +159,7 @@ class Settings(BaseSettings):
     def _database_url(cls, value: str) -> str:
         try:
             url = make_url(value)
-        except ArgumentError:
+        except (ArgumentError, ValueError):  # ValueError: a port that is not a number
             raise ValueError(
                 "is not a database URL; use sqlite+aiosqlite:///PATH "
                 "or postgresql+asyncpg://USER@HOST:PORT/DB"
@@ -162,6 +169,14 @@ class Settings(BaseSettings):
                 f"driver {url.drivername!r} is not supported; use one of "
                 + ", ".join(SUPPORTED_DRIVERS)
             )
+        if url.host is not None and not DATABASE_HOST_RE.fullmatch(url.host):
+            # Said without the host itself: a malformed URL may have split the password there.
+            raise ValueError(
+                "has a malformed host; use postgresql+asyncpg://USER:PASSWORD@HOST:PORT/DB "
+                "(an IPv6 address in brackets, a password's @, : or / as %40, %3A, %2F)"
+            )
+        if url.port is not None and not 1 <= url.port <= 65535:
+            raise ValueError("has a port out of range; a port is 1-65535")
         return value
 
     @field_validator("wiki_sources", mode="before")
@@ -257,9 +272,10 @@ class Settings(BaseSettings):
         value = _split_csv(value)
         if isinstance(value, tuple):
             for item in value:
-                if not SLACK_USER_ID_RE.match(str(item)):
+                if not SLACK_ADMIN_RE.match(str(item)):
                     raise ValueError(
-                        f"{item!r} is not a Slack user id; list ids such as U012AB3CD, "
+                        f"{item!r} is not a Slack user id; list TEAM:USER ids such as "
+                        "T0123AB:U012AB3CD (or a bare U012AB3CD with SLACK_BOT_TOKEN), "
                         "separated by commas"
                     )
         return value
@@ -367,6 +383,14 @@ class Settings(BaseSettings):
 
     def _slack_oauth_pairs(self) -> None:
         """One Slack setup or the other: a bot token, or OAuth install with its settings."""
+        if self.slack_client_id is not None:
+            for team, user in self.slack_admins:
+                if team is None:
+                    # With many workspaces a user id alone does not say whose user it is.
+                    raise ValueError(
+                        f"SLACK_ADMIN_IDS: {user} names no workspace; with SLACK_CLIENT_ID "
+                        f"write TEAM:USER, e.g. T0123AB:{user}"
+                    )
         if self.slack_client_id is None:
             for name in ("slack_client_secret", "slack_state_secret", "slack_token_key"):
                 if getattr(self, name) is not None:
@@ -408,6 +432,17 @@ class Settings(BaseSettings):
     @property
     def slack_enabled(self) -> bool:
         return self.slack_bot_token is not None or self.slack_oauth
+
+    @property
+    def slack_admins(self) -> tuple[tuple[str | None, str], ...]:
+        """``SLACK_ADMIN_IDS`` as ``(team, user)`` pairs; ``team`` None for a bare user id
+        (one workspace, ``SLACK_BOT_TOKEN``)."""
+        found: list[tuple[str | None, str]] = []
+        for entry in self.slack_admin_ids:
+            match = SLACK_ADMIN_RE.match(entry)
+            if match is not None:
+                found.append((match[1], match[2]))
+        return tuple(found)
 
     @property
     def slack_oauth(self) -> bool:

@@ -26,6 +26,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "admin.broadcast.report": "Broadcast #{id} finished: {sent} sent, {failed} failed, {skipped} skipped.",
         "admin.broadcast.report_failures": "Failures: {reasons}",
         "admin.stats.header": "Bot statistics",
+        "admin.stats.workspace_only": (
+            "This workspace ({workspace}) only: its chats and deliveries. Sources, pages and "
+            "the queue of the whole bot are shown to the bot's admins."
+        ),
         "admin.stats.chats": "Chats: {summary}",
         "admin.stats.state_count": "{count} {state}",
         "admin.stats.platform.telegram": "Telegram",
@@ -77,6 +81,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "admin.broadcast.report": "공지 #{id} 완료: {sent}개 보냄, {failed}개 실패, {skipped}개 건너뜀.",
         "admin.broadcast.report_failures": "실패 사유: {reasons}",
         "admin.stats.header": "봇 통계",
+        "admin.stats.workspace_only": (
+            "이 워크스페이스({workspace})의 채팅과 발송만 보여 드립니다. 봇 전체의 소스, 페이지, "
+            "대기열은 봇 관리자에게만 보입니다."
+        ),
         "admin.stats.chats": "채팅: {summary}",
         "admin.stats.state_count": "{state} {count}개",
         "admin.stats.platform.telegram": "텔레그램",

@@ -79,6 +79,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "dest.alerts.private_only": (
             "Alerts come to an admin's private chat with the bot: send {p}alerts there."
         ),
+        "dest.alerts.none_for_workspace": (
+            "Operator alerts (failing sources, sends or tokens, a stuck queue) concern the "
+            "whole bot and go only to the bot's admins (SLACK_ADMIN_IDS). As this workspace's "
+            "admin you see its chats and deliveries with stats; nothing was turned on."
+        ),
+        "dest.alerts.none_for_console": (
+            "Operator alerts go to the admins' private chats on Telegram and Slack, never to "
+            "the console; nothing was turned on. Check the bot with trendbot stats and /healthz."
+        ),
         "dest.alert.start.source": (
             "🚨 Incident: the source {name} is failing (failed polls in a row: {count}).\n"
             "Last error: {error}"
@@ -183,6 +192,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "dest.alerts.state.off": "꺼짐",
         "dest.alerts.private_only": (
             "알림은 관리자와 봇의 개인 채팅으로 옵니다. 그 채팅에서 {p}alerts 명령어를 보내세요."
+        ),
+        "dest.alerts.none_for_workspace": (
+            "운영 알림(소스·발송·토큰 장애, 멈춘 대기열)은 봇 전체에 관한 것이라 봇 관리자"
+            "(SLACK_ADMIN_IDS)에게만 갑니다. 이 워크스페이스의 관리자는 stats 명령어로 이 "
+            "워크스페이스의 채팅과 발송을 볼 수 있습니다. 아무것도 켜지 않았습니다."
+        ),
+        "dest.alerts.none_for_console": (
+            "운영 알림은 텔레그램과 슬랙의 관리자 개인 채팅으로만 가고 콘솔로는 오지 않습니다. "
+            "아무것도 켜지 않았습니다. 봇 상태는 trendbot stats와 /healthz로 확인하세요."
         ),
         "dest.alert.start.source": (
             "🚨 장애: 소스 {name} 수집이 실패하고 있습니다 (연속 실패 횟수: {count}).\n"

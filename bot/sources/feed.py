@@ -19,6 +19,7 @@ import datetime as dt
 import io
 import json
 import logging
+import re
 import socket
 import time
 import zlib
@@ -38,6 +39,8 @@ from bot.pages import (
     normalize_paragraphs,
     normalize_tags,
     too_many_tags,
+    unrecordable,
+    valid_text,
 )
 from bot.sources.urls import is_internal_address, redact_url
 
@@ -55,6 +58,7 @@ INFLATE_PIECE = 64 * 1024  # most bytes one step of decompression may produce
 # the server is not kept, and the next fetch is unconditional.
 MAX_ETAG_CHARS = 1000
 MAX_LAST_MODIFIED_CHARS = 200
+UNRECORDABLE = "entry has text that cannot be recorded"
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _JSON_TYPES = frozenset({"application/feed+json", "application/json"})
@@ -63,6 +67,11 @@ _BLOCK_TAGS = frozenset(
     | {f"h{n}" for n in range(1, 7)}
 )
 _INVISIBLE_TAGS = frozenset({"script", "style", "template"})
+# A numeric character reference in XML (``&#xD800;``, ``&#55296;``): feedparser turns one
+# that names no encodable character (a surrogate, NUL, past U+10FFFF) into an exception
+# that loses the whole feed, so such references become U+FFFD before it parses.
+_CHAR_REF_RE = re.compile(rb"&#(?:[xX]([0-9a-fA-F]{1,32})|([0-9]{1,32}));")
+_LARGEST_CODE_POINT = 0x10FFFF
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,6 +364,9 @@ def parse_feed(
         if isinstance(entry, Skipped):
             skipped.append(entry)
             continue
+        if unrecordable(entry):  # never expected: every text passed valid_text
+            skipped.append(Skipped(source=source, path=entry.key[:80], reason=UNRECORDABLE))
+            continue
         page, dropped = bound_page(entry)
         if dropped:
             over.append((page.key, dropped))
@@ -406,6 +418,7 @@ def _xml_entries(
     headers = {"content-location": location}
     if content_type:
         headers["content-type"] = content_type
+    body = _CHAR_REF_RE.sub(_valid_char_ref, body)
     # A stream, never a str: feedparser would fetch a str that looks like a URL or a path.
     parsed: object = feedparser.parse(io.BytesIO(body), response_headers=headers)
     entries = _list(_field(parsed, "entries"))
@@ -420,6 +433,14 @@ def _xml_entries(
         _xml_entry(entry, index, source=source, default_lang=feed_lang or default_lang)
         for index, entry in enumerate(entries, 1)
     ]
+
+
+def _valid_char_ref(match: re.Match[bytes]) -> bytes:
+    hexadecimal, decimal = match.groups()
+    code = int(hexadecimal, 16) if hexadecimal else int(decimal)
+    if code == 0 or 0xD800 <= code <= 0xDFFF or code > _LARGEST_CODE_POINT:
+        return b"&#xFFFD;"
+    return match.group()
 
 
 def _xml_entry(entry: object, index: int, *, source: str, default_lang: str) -> Page | Skipped:
@@ -538,8 +559,9 @@ def _first_paragraph(text: str) -> str:
 
 
 def _text(value: object) -> str | None:
+    """A non-blank string of the feed, stripped and made valid (:func:`valid_text`)."""
     if isinstance(value, str) and value.strip():
-        return value.strip()
+        return valid_text(value.strip())
     return None
 
 
@@ -578,4 +600,6 @@ def _too_large() -> str:
 
 
 def _short(text: str, limit: int = 120) -> str:
+    """A reason's detail, cut to ``limit`` and storable (a parser may quote the input)."""
+    text = valid_text(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"

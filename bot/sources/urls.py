@@ -39,6 +39,10 @@ SECRET_PARAMS = frozenset(
 )
 # Any parameter whose name contains one of these is taken for a credential too.
 SECRET_PARAM_PARTS = ("token", "secret", "key", "pass", "auth", "sig", "session", "cred")
+# User info without a password is a token when at least this long (``https://TOKEN@host``,
+# as git hosts take one); a shorter one is a user name such as ``git``, which is no secret
+# and which, redacted from every log line, would garble them.
+MIN_TOKEN_USER_CHARS = 16
 
 
 def is_feed_url(source: str) -> bool:
@@ -66,7 +70,8 @@ def redact_url(url: str) -> str:
     return f"{parts.scheme}://{netloc}{parts.path}"
 
 
-def _is_secret_param(name: str) -> bool:
+def is_secret_param(name: str) -> bool:
+    """True for a query parameter whose value is a credential (``api_key``, ``token``...)."""
     folded = name.strip().lower().replace("-", "_")
     return folded in SECRET_PARAMS or any(part in folded for part in SECRET_PARAM_PARTS)
 
@@ -75,7 +80,8 @@ def url_secrets(url: str) -> tuple[str, ...]:
     """The credential values a feed URL carries, as they may appear in any text.
 
     The password of the user info (raw and percent-decoded), the ``user:pass`` pair and
-    its Basic-auth encoding, and the value of every secret-looking query parameter.
+    its Basic-auth encoding, a user info without password that is long enough to be a
+    token (``https://TOKEN@host/…``), and the value of every secret-looking query parameter.
     """
     if not is_feed_url(url):
         return ()
@@ -90,12 +96,14 @@ def url_secrets(url: str) -> tuple[str, ...]:
         found.update({password, unquote(password)})
         pair = f"{unquote(username or '')}:{unquote(password)}"
         found.update({pair, base64.b64encode(pair.encode()).decode()})
+    elif username and len(username) >= MIN_TOKEN_USER_CHARS:
+        found.update({username, unquote(username)})
     for raw in parts.query.split("&"):
         name, _, value = raw.partition("=")
-        if value and _is_secret_param(unquote(name)):
+        if value and is_secret_param(unquote(name)):
             found.add(value)
     for name, value in parse_qsl(parts.query, keep_blank_values=False):
-        if value and _is_secret_param(name):
+        if value and is_secret_param(name):
             found.add(value)
     return tuple(sorted(s for s in found if len(s) >= 3))
 

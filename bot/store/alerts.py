@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import and_, delete, func, insert, or_, select, text, update
@@ -24,7 +24,8 @@ class AdminChoice:
 async def record_poll(
     conn: AsyncConnection, outcomes: Iterable[tuple[str, str | None]], *, now: dt.datetime
 ) -> None:
-    """Each source's streak of failed polls: ``(name, error)``, error None for a success."""
+    """Each source's streak of failed polls: ``(source id, error)``, error None for a
+    success."""
     for name, error in outcomes:
         found = (
             await conn.execute(
@@ -50,10 +51,41 @@ async def record_auth_failure(
     )
 
 
+async def adopt_source_keys(conn: AsyncConnection, renames: Mapping[str, str]) -> int:
+    """Streaks and open incidents recorded under a source's former key, now under its id.
+
+    Before sources had ids, streaks were keyed by the source's name (its redacted URL) and
+    incidents were ``source:NAME``; ``renames`` maps each such name to the id that replaces
+    it. A streak is moved only where the id has none yet, so an upgrade keeps each failing
+    streak and open incident (no false "recovered" nor a second "failing" alert). Returns
+    how many rows moved.
+    """
+    moved = 0
+    for old, new in renames.items():
+        if old == new:
+            continue
+        has_new = select(source_streaks.c.name).where(source_streaks.c.name == new)
+        if (await conn.execute(has_new)).first() is None:
+            done = await conn.execute(
+                update(source_streaks).where(source_streaks.c.name == old).values(name=new)
+            )
+            moved += done.rowcount or 0
+        old_key, new_key = f"source:{old}", f"source:{new}"
+        still_open = incidents.c.cleared_at.is_(None)
+        has_open = select(incidents.c.id).where(incidents.c.key == new_key, still_open)
+        if (await conn.execute(has_open)).first() is None:
+            done = await conn.execute(
+                update(incidents).where(incidents.c.key == old_key, still_open).values(key=new_key)
+            )
+            moved += done.rowcount or 0
+    return moved
+
+
 async def observe(
-    conn: AsyncConnection, *, sources: Sequence[str], now: dt.datetime, window: dt.timedelta
+    conn: AsyncConnection, *, sources: Mapping[str, str], now: dt.datetime, window: dt.timedelta
 ) -> Observation:
-    """The bot as an incident check sees it at ``now``.
+    """The bot as an incident check sees it at ``now``; ``sources`` the configured sources'
+    names by id.
 
     A send counts as failed when its last attempt (the time it was claimed) falls in the
     window and failed, whether it waits for a retry or failed for good, and its chat is still
@@ -65,7 +97,7 @@ async def observe(
         for name, failures, error in await conn.execute(
             select(
                 source_streaks.c.name, source_streaks.c.failures, source_streaks.c.last_error
-            ).where(source_streaks.c.name.in_(list(sources)))
+            ).where(source_streaks.c.name.in_(list(sources.keys())))
         )
     }
     sent: dict[str, int] = {
@@ -113,6 +145,7 @@ async def observe(
         )
     return Observation(
         source_streaks=streaks,
+        source_names=dict(sources),
         sends=sends,
         oldest_due=(now - oldest) if oldest is not None else dt.timedelta(),
         queue_depth=int(depth or 0),

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import sqlite3
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -24,10 +26,13 @@ from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
+from bot.errors import SchemaError
 from bot.util import chunks
 
 if TYPE_CHECKING:
     from alembic.config import Config
+
+log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Waits for another process's write (a one-shot command beside `run`) instead of failing.
@@ -256,51 +261,143 @@ def _alembic_config(connection: Connection) -> Config:
 
 
 _REVISION_RE = re.compile(r"^(down_revision|revision)\s*=\s*(None|\"([^\"]*)\")", re.MULTILINE)
+# The stamp of databases made before the first release (see ``bot.store.prerelease``).
+PRERELEASE_REVISION = "0001"
+
+
+@dataclass(frozen=True, slots=True)
+class Revisions:
+    """The migrations this build has: their ids, and the newest."""
+
+    head: str
+    known: frozenset[str]
 
 
 @functools.cache
-def head_revision() -> str:
-    """The newest migration's id, read from the revision files without importing Alembic.
+def revisions() -> Revisions:
+    """This build's migrations, read from the revision files without importing Alembic.
 
     Every command checks the schema first; when it is current (the usual case) this saves
     loading Alembic and its migration environment. Exactly one revision may be a head.
     """
     revised: set[str] = set()
-    revisions: set[str] = set()
+    known: set[str] = set()
     for path in (MIGRATIONS / "versions").glob("*.py"):
         fields = {m[1]: m[3] for m in _REVISION_RE.finditer(path.read_text(encoding="utf-8"))}
         if fields.get("revision"):
-            revisions.add(fields["revision"])
+            known.add(fields["revision"])
         if fields.get("down_revision"):
             revised.add(fields["down_revision"])
-    heads = revisions - revised
+    heads = known - revised
     if len(heads) != 1:
         raise RuntimeError(f"the migrations must have exactly one head, not {sorted(heads)}")
-    return heads.pop()
+    return Revisions(head=heads.pop(), known=frozenset(known))
 
 
-async def _stamped_revision(engine: AsyncEngine) -> str | None:
+def head_revision() -> str:
+    """The newest migration's id (see :func:`revisions`)."""
+    return revisions().head
+
+
+@dataclass(frozen=True, slots=True)
+class Upgrade:
+    """What :func:`upgrade` did: the revision before (None: an empty database) and after."""
+
+    before: str | None
+    after: str
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def line(self) -> str:
+        """``from REV to REV`` or ``already at REV``, as ``trendbot db upgrade`` prints it."""
+        if not self.changed:
+            return f"already at {self.after}"
+        return f"from {self.before or 'an empty database'} to {self.after}"
+
+
+def schema_verdict(stamped: str | None) -> str | None:
+    """Why this build cannot run on a database stamped ``stamped``, or None when it can
+    (after :func:`upgrade` where it is behind)."""
+    if stamped is None or stamped == PRERELEASE_REVISION or stamped in revisions().known:
+        return None
+    return (
+        f"the database's schema is at revision {stamped}, which this build does not know: "
+        f"it was upgraded by a newer build; run that build (or restore the backup taken "
+        f"before the upgrade)"
+    )
+
+
+def schema_mismatch(stamped: str | None) -> str | None:
+    """Why the running service's schema does not match the code (``/healthz``), or None."""
+    head = head_revision()
+    if stamped == head:
+        return None
+    return f"schema at {stamped or 'no revision'}, this build needs {head}"
+
+
+def _read_stamp(sync: Connection) -> str | None:
+    if not sync.dialect.has_table(sync, "alembic_version"):
+        return None
+    row = sync.execute(text("SELECT version_num FROM alembic_version")).first()
+    return None if row is None else str(row[0])
+
+
+async def stamped_revision(engine: AsyncEngine) -> str | None:
     """The revision the database is at, or None for a database Alembic never ran on."""
     async with reader(engine).connect() as conn:
-        has_table = await conn.run_sync(
-            lambda sync: sync.dialect.has_table(sync, "alembic_version")
-        )
-        if not has_table:
-            return None
-        row = (await conn.execute(text("SELECT version_num FROM alembic_version"))).first()
-        return None if row is None else str(row[0])
+        return await conn.run_sync(_read_stamp)
 
 
-async def upgrade(engine: AsyncEngine) -> None:
-    """Apply every pending migration; safe to run from several processes at once."""
-    if await _stamped_revision(engine) == head_revision():
-        return
-    from alembic import command
+async def upgrade(engine: AsyncEngine) -> Upgrade:
+    """Apply every pending migration; safe to run from several processes at once.
 
+    A database made before the first release (stamped ``0001``) is first brought to the
+    baseline (:mod:`bot.store.prerelease`).
+
+    Raises:
+        SchemaError: the database is at a revision this build does not know (a newer
+            build's), or a pre-release database cannot be brought over in place.
+    """
+    stamped = await stamped_revision(engine)
+    head = head_revision()
+    if stamped == head:
+        return Upgrade(before=stamped, after=head)
+    verdict = schema_verdict(stamped)
+    if verdict is not None:
+        raise SchemaError(verdict)
     async with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             await conn.execute(text(f"SELECT pg_advisory_xact_lock({PG_MIGRATION_LOCK})"))
-        await conn.run_sync(lambda sync: command.upgrade(_alembic_config(sync), "head"))
+        return await conn.run_sync(_upgrade_locked)
+
+
+def _upgrade_locked(sync: Connection) -> Upgrade:
+    """:func:`upgrade` once no other process migrates: the stamp is read again, as another
+    replica may have migrated while this one waited."""
+    from alembic import command
+
+    from bot.store import prerelease
+
+    stamped = _read_stamp(sync)
+    head = head_revision()
+    if stamped == head:
+        return Upgrade(before=stamped, after=head)
+    verdict = schema_verdict(stamped)
+    if verdict is not None:
+        raise SchemaError(verdict)
+    if stamped == PRERELEASE_REVISION or (
+        stamped is None and sync.dialect.has_table(sync, "chats")
+    ):
+        changes = prerelease.adopt(sync)
+        log.info(
+            "pre-release schema adopted as %s: %s",
+            prerelease.BASELINE,
+            "; ".join(changes) or "nothing was missing",
+        )
+    command.upgrade(_alembic_config(sync), "head")
+    return Upgrade(before=stamped, after=head)
 
 
 @asynccontextmanager
@@ -312,15 +409,6 @@ async def open_store(url: str) -> AsyncIterator[AsyncEngine]:
         yield engine
     finally:
         await engine.dispose()
-
-
-async def current_revision(engine: AsyncEngine) -> str | None:
-    from alembic.runtime.migration import MigrationContext
-
-    async with engine.connect() as conn:
-        return await conn.run_sync(
-            lambda sync: MigrationContext.configure(sync).get_current_revision()
-        )
 
 
 def id_parts(conn: AsyncConnection, ids: Sequence[int]) -> Iterable[Sequence[int]]:

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store import outbox
 from bot.store import pages as page_store
-from bot.store.engine import reader
+from bot.store.engine import reader, stamped_revision
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +24,7 @@ class Queue:
 class Health:
     queue: Queue
     sources: list[page_store.SourceRow]
+    revision: str | None  # the schema's, as stamped
 
 
 async def queue(engine: AsyncEngine, *, now: dt.datetime) -> Queue:
@@ -45,4 +46,7 @@ async def check(engine: AsyncEngine, *, now: dt.datetime) -> Health:
         depth, _ = await outbox.pending(conn)
         sources = await page_store.all_sources(conn)
         oldest = await outbox.oldest_queued_age(conn, now=now)
-    return Health(queue=Queue(depth=depth, oldest_age_seconds=oldest), sources=sources)
+    revision = await stamped_revision(engine)
+    return Health(
+        queue=Queue(depth=depth, oldest_age_seconds=oldest), sources=sources, revision=revision
+    )

@@ -24,7 +24,7 @@ from bot.delivery import Delivery
 from bot.filters import parse_filter
 from bot.models import ChatSettings, Platform
 from bot.planner import Planner
-from bot.settings import Settings
+from bot.settings import SAMPLE_WIKI, Settings
 from bot.store import admin as admin_store
 from bot.store import chats as chat_store
 from bot.store.engine import create_engine
@@ -96,7 +96,7 @@ class Bot:
 
 @asynccontextmanager
 async def running(
-    tg: FakeTelegram, engine: AsyncEngine, *, sources: tuple[str, ...] = ("examples/wiki",)
+    tg: FakeTelegram, engine: AsyncEngine, *, sources: tuple[str, ...] = (str(SAMPLE_WIKI),)
 ) -> AsyncIterator[Bot]:
     settings = Settings(
         telegram_bot_token=TOKEN,

@@ -63,7 +63,7 @@ NEW_PAGE_TLDR = "Ordering training tasks from short to long horizons"
 def wiki(tmp_path: Path) -> Path:
     """A copy of the sample wiki, free to change."""
     copy = tmp_path / "wiki"
-    shutil.copytree(ROOT / "examples" / "wiki", copy)
+    shutil.copytree(ROOT / "bot" / "sample_wiki", copy)
     return copy
 
 

@@ -35,6 +35,7 @@ from bot.feed_server import FeedServer
 from bot.i18n import t
 from bot.models import ChatSettings, Page, PageText, Platform
 from bot.settings import Settings
+from bot.sources import source_id
 from bot.store import alerts as alert_store
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
@@ -542,7 +543,7 @@ async def test_a_failing_source_alerts_each_admin_once_when_it_starts_and_once_w
             assert await bot.alerts.check() == []
         await bot.alerts.after_poll([(SOURCE, "missing directory")])
         (started,) = await bot.alerts.check()
-        assert started.key == f"source:{SOURCE}" and started.started
+        assert started.key == f"source:{source_id(SOURCE)}" and started.started
         for _ in range(3):  # still failing: nothing more
             await bot.alerts.after_poll([(SOURCE, "missing directory")])
             assert await bot.alerts.check() == []
@@ -566,7 +567,7 @@ async def test_a_failing_source_alerts_each_admin_once_when_it_starts_and_once_w
         async with engine.connect() as conn:
             log = await alert_store.incident_log(conn)
         assert [(key, cleared is not None) for key, _, cleared in log] == [
-            (f"source:{SOURCE}", True)
+            (f"source:{source_id(SOURCE)}", True)
         ]
 
 

@@ -26,7 +26,7 @@ from bot.util import utcnow
 from tests.conftest import ROOT
 from tests.integration.test_planner import queued_for
 
-WIKI = ROOT / "examples" / "wiki"
+WIKI = ROOT / "bot" / "sample_wiki"
 
 
 @dataclass

@@ -6,7 +6,6 @@ import asyncio
 import datetime as dt
 import json
 import logging
-import shutil
 from pathlib import Path
 
 import httpx
@@ -19,7 +18,6 @@ from bot.sources.feed import make_feed_client
 from bot.store import pages as page_store
 from bot.store.schema import page_events, pages, sources
 from tests.cli import run_cli
-from tests.conftest import ROOT
 from tests.fakes.feed_server import FeedServer, Served
 
 
@@ -196,7 +194,7 @@ async def test_feed_source_with_conditional_requests(engine: AsyncEngine) -> Non
 def test_poll_command_on_the_sample_wiki(
     clean_env: dict[str, str], tmp_path: Path, database_url: str
 ) -> None:
-    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    # The default WIKI_SOURCES: the sample wiki inside the package, from any directory.
     env = dict(clean_env, DATABASE_URL=database_url)
     first = run_cli("poll", env=env, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
@@ -306,7 +304,8 @@ async def test_an_unexpected_error_fails_that_source_alone(
     assert by_name[str(good)].new == 1 and by_name[str(good)].error is None
     assert by_name[str(bad)].error is not None
     assert by_name[str(bad)].error.startswith("unexpected error: ")
-    assert poller.failures == {str(bad): 1}
+    bad_id = poller.sources.of(str(bad)).id
+    assert poller.failures == {bad_id: 1}  # by the source's id, as /healthz reads them
     (logged,) = [r for r in caplog.records if r.name == "bot.poll"]
     assert logged.getMessage().startswith(f"source failed: {bad}: unexpected error: ")
     async with engine.connect() as conn:
@@ -314,7 +313,7 @@ async def test_an_unexpected_error_fails_that_source_alone(
     assert rows[str(bad)].last_error == by_name[str(bad)].error  # /healthz shows it
     assert rows[str(good)].last_error is None
     await poller.poll()
-    assert poller.failures == {str(bad): 2}
+    assert poller.failures == {bad_id: 2}
 
 
 async def test_sources_are_polled_at_once_and_a_hanging_one_meets_its_deadline(

@@ -40,7 +40,7 @@ async def test_no_token_or_secret_in_the_log_of_a_real_run(
         env = dict(
             clean_env,
             DATABASE_URL=database_url,
-            WIKI_SOURCES=str(ROOT / "examples" / "wiki"),
+            WIKI_SOURCES=str(ROOT / "bot" / "sample_wiki"),
             SLACK_CLIENT_ID=sl.client_id,
             SLACK_CLIENT_SECRET=sl.client_secret,
             SLACK_SIGNING_SECRET=SIGNING_SECRET,

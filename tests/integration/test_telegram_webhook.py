@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot.channels.telegram import TelegramChannel, make_bot
 from bot.commands import CommandCore, Defaults
-from bot.settings import Settings
+from bot.settings import SAMPLE_WIKI, Settings
 from tests.cli import run_cli_async, start_cli
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_ops import free_port, wait_healthy
@@ -33,7 +33,7 @@ def run_env(tg: FakeTelegram, database_url: str, port: int, **extra: str) -> dic
     return {
         "PATH": "/usr/bin:/bin",
         "DATABASE_URL": database_url,
-        "WIKI_SOURCES": "examples/wiki",
+        "WIKI_SOURCES": str(SAMPLE_WIKI),
         **telegram_env(tg, webhook_secret=SECRET),
         "HTTP_PORT": str(port),
         "POLL_INTERVAL_SECONDS": "3600",

@@ -341,7 +341,7 @@ def test_dockerfile_copies_what_exists_and_is_not_ignored() -> None:
     assert {".venv", "data", ".git", ".env"} <= ignored
     assert {".pytest_cache", ".mypy_cache", ".ruff_cache"} <= ignored
     sources = [src for stage in _stages() for srcs, _ in _copies(stage) for src in srcs]
-    assert "examples/" in sources or "examples" in sources, "the default WIKI_SOURCES"
+    assert "bot/" in sources or "bot" in sources, "the package, with the sample wiki inside"
     for source in sources:
         assert (ROOT / source).exists(), f"COPY {source}: not in the build context"
         top = PurePosixPath(source).parts[0]
@@ -501,6 +501,14 @@ def test_systemd_unit_settings() -> None:
     }
     assert _unknown_variables(names) == set()
     assert _unit_value("Install", "WantedBy") == "multi-user.target"
+
+
+def test_systemd_unit_leaves_room_for_every_http_connection() -> None:
+    # The HTTP server holds its whole connection cap only with twice as many open files.
+    from bot.web import MAX_CONNECTIONS, connection_limit
+
+    files = int(_unit_value("Service", "LimitNOFILE"))
+    assert connection_limit(files) == MAX_CONNECTIONS
 
 
 def test_systemd_unit_verifies(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from bot import digest
 from bot.sources.directory import scan_directory
 from tests.conftest import ROOT
 
-WIKI = ROOT / "examples" / "wiki"
+WIKI = ROOT / "bot" / "sample_wiki"
 PAIRS = sorted(WIKI.rglob("*.en.md"))
 SCAN = scan_directory(WIKI, source=str(WIKI), base_url=None, default_lang="en", known={})
 

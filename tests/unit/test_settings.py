@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from bot.errors import ConfigError
-from bot.settings import load_settings
+from bot.settings import SAMPLE_WIKI, load_settings
 from tests.cli import refusal, run_cli
 
 TOKEN = "123456789:AAEhBP0av28pGHs_k3GfT-4VmWjR0uYsQpA"
@@ -16,7 +16,8 @@ TOKEN = "123456789:AAEhBP0av28pGHs_k3GfT-4VmWjR0uYsQpA"
 def test_defaults_are_the_contract_defaults() -> None:
     s = load_settings(_env_file=None)
     assert s.database_url == "sqlite+aiosqlite:///./data/trendbot.db"
-    assert s.wiki_sources == ("examples/wiki",)
+    assert s.wiki_sources == (str(SAMPLE_WIKI),)
+    assert (SAMPLE_WIKI / "papers").is_dir()
     assert s.poll_interval_seconds == 900
     assert s.digest_time == dt.time(9, 0)
     assert s.default_timezone == "UTC"

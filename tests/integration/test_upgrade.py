@@ -1,0 +1,269 @@
+"""Upgrading the databases of earlier builds, and refusing what cannot be run.
+
+The dumps in ``tests/data/upgrade/`` were made by three earlier builds with their own code
+(``make_dumps.sh``). Each is loaded into a fresh SQLite file or PostgreSQL database and
+upgraded by ``trendbot db upgrade``; then ``subscribers``, ``digest --now`` against the fake
+Telegram and a ``run`` with a delivery work on it, and no row of any table was lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import asyncpg
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from bot import web
+from bot.store import admin as admin_store
+from bot.store.admin import Audience
+from bot.store.engine import create_engine, head_revision, stamped_revision
+from bot.store.prerelease import BASELINE, PRERELEASE
+from bot.store.scratch import create_database, drop_database
+from tests.cli import run_cli_async, start_cli
+from tests.conftest import NO_POSTGRES
+from tests.fakes.telegram_api import FakeTelegram
+from tests.integration.test_migrations import schema_differences
+from tests.run_env import telegram_env
+
+DUMPS = Path(__file__).resolve().parents[1] / "data" / "upgrade"
+# 1a7c8e9: about 200 commits before the baseline (no votes, no inactive_code, no feeds...);
+# f76b35d: before inactive_code; 831c0a4: before the new ix_outbox_ready.
+BUILDS = ("1a7c8e9", "f76b35d", "831c0a4")
+SAMPLE_WIKI = Path(__file__).resolve().parents[2] / "bot" / "sample_wiki"
+TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
+CHATS = {"telegram:1001", "telegram:1002", "telegram:1003", "telegram:1004", "telegram:1005"}
+
+
+async def load_dump(build: str, backend: str, directory: Path) -> AsyncIterator[str]:
+    """The URL of a fresh database holding the dump of ``build`` on ``backend``."""
+    dump = (DUMPS / f"{build}.{backend}.sql").read_text(encoding="utf-8")
+    if backend == "sqlite":
+        path = directory / f"{build}.db"
+        with sqlite3.connect(path) as conn:
+            conn.executescript(dump)
+        conn.close()
+        yield f"sqlite+aiosqlite:///{path}"
+        return
+    base = os.environ.get("TEST_DATABASE_URL")
+    if not base:
+        pytest.skip(NO_POSTGRES)
+    url = await create_database(base, prefix="trendbot_upgrade")
+    try:
+        dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        conn = await asyncpg.connect(dsn)
+        try:
+            await conn.execute(dump)
+        finally:
+            await conn.close()
+        yield url
+    finally:
+        await drop_database(url, base_url=base)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(params=BUILDS)
+async def old_database(
+    request: pytest.FixtureRequest, backend: str, tmp_path: Path
+) -> AsyncIterator[str]:
+    async for url in load_dump(request.param, backend, tmp_path):
+        yield url
+
+
+async def row_counts(url: str) -> dict[str, int]:
+    """Every table's rows, by table (``alembic_version`` aside)."""
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as conn:
+            tables = await conn.run_sync(lambda sync: sync.dialect.get_table_names(sync))
+            return {
+                table: (await conn.execute(text(f'SELECT count(*) FROM "{table}"'))).scalar_one()
+                for table in sorted(tables)
+                if table != "alembic_version"
+            }
+    finally:
+        await engine.dispose()
+
+
+def env_for(clean_env: dict[str, str], url: str, tg: FakeTelegram | None = None) -> dict[str, str]:
+    env = dict(
+        clean_env,
+        DATABASE_URL=url,
+        WIKI_SOURCES=str(SAMPLE_WIKI),
+        HTTP_PORT="0",
+        POLL_INTERVAL_SECONDS="3600",
+        TELEGRAM_RATE_PER_SECOND="100",
+        TELEGRAM_PAID_BROADCAST="true",
+    )
+    if tg is not None:
+        env.update(telegram_env(tg))
+    return env
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+async def test_an_earlier_builds_database_upgrades_and_keeps_every_row(
+    old_database: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    before = await row_counts(old_database)
+    assert before["chats"] == 5 and before["outbox"] > 0 and before["pages"] > 0
+    env = env_for(clean_env, old_database)
+
+    upgraded = await run_cli_async("db", "upgrade", env=env, cwd=tmp_path)
+    assert upgraded.returncode == 0, upgraded.stderr
+    lines = upgraded.stdout.splitlines()
+    assert lines[-1] == f"from {PRERELEASE} to {head_revision()}"
+    if old_database.startswith("sqlite"):  # the file as it was, kept beside it
+        assert lines[0].startswith("backup of the database before the upgrade: ")
+        kept = Path(lines[0].rsplit(": ", 1)[1])
+        with sqlite3.connect(kept) as conn:
+            assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [
+                (PRERELEASE,)
+            ]
+        conn.close()
+    after = await row_counts(old_database)
+    print(f"\nrows before and after the upgrade: {before} -> {after}")
+    assert {table: after[table] for table in before} == before
+    assert all(after[table] == 0 for table in set(after) - set(before))
+
+    engine = create_engine(old_database)
+    try:
+        async with engine.connect() as conn:
+            assert await conn.run_sync(schema_differences) == []
+        again = await run_cli_async("db", "upgrade", env=env, cwd=tmp_path)
+        assert again.stdout.splitlines() == [f"already at {head_revision()}"]
+
+        listed = await run_cli_async("subscribers", env=env, cwd=tmp_path)
+        assert listed.returncode == 0, listed.stderr
+        assert {line.split()[0] for line in listed.stdout.splitlines()} == CHATS
+        assert "telegram:1004 state=paused" in listed.stdout
+        assert 'telegram:1001 state=active mode=daily time=09:00 tz=UTC lang=en filter="' in (
+            listed.stdout
+        )
+
+        async with FakeTelegram(token=TOKEN) as tg:
+            env = env_for(clean_env, old_database, tg)
+            digest = await run_cli_async("digest", "--now", env=env, cwd=tmp_path)
+            assert digest.returncode == 0, digest.stderr
+            assert digest.stdout.strip().endswith("0 failed, 0 left queued for retry")
+            queued = before["outbox"]
+            assert tg.delivered >= queued  # every message the earlier build left queued
+            async with engine.connect() as conn:
+                unsent = "SELECT count(*) FROM outbox WHERE status <> 'sent'"
+                assert (await conn.execute(text(unsent))).scalar_one() == 0
+
+            # A run delivers a broadcast queued after the upgrade.
+            async with engine.begin() as conn:
+                _, reach = await admin_store.broadcast_now(
+                    conn, text="After the upgrade", audience=Audience(), created_by="shell"
+                )
+            assert reach == 4  # the paused chat is left out
+            sent_before = tg.delivered
+            run = start_cli(env=env, cwd=tmp_path, err=tmp_path / "run.log")
+            try:
+                async with asyncio.timeout(90):
+                    while tg.delivered < sent_before + reach:
+                        assert run.poll() is None, (tmp_path / "run.log").read_text()[-3000:]
+                        await asyncio.sleep(0.1)
+            finally:
+                run.send_signal(signal.SIGTERM)
+                await asyncio.to_thread(run.wait, 60)
+            log = (tmp_path / "run.log").read_text()
+            assert run.returncode == 0, log[-3000:]
+            assert "Traceback" not in log
+    finally:
+        await engine.dispose()
+    final = await row_counts(old_database)
+    assert final["chats"] == before["chats"] and final["chat_tags"] == before["chat_tags"]
+    assert final["pages"] >= before["pages"] and final["votes"] == before.get("votes", 0)
+
+
+@pytest.fixture
+async def late_build(backend: str, tmp_path: Path) -> AsyncIterator[str]:
+    async for url in load_dump("831c0a4", backend, tmp_path):
+        yield url
+
+
+async def test_a_database_that_cannot_be_adopted_is_refused_unchanged(
+    late_build: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    engine = create_async_engine(late_build)
+    try:
+        async with engine.begin() as conn:  # a column some local change added
+            await conn.execute(text("ALTER TABLE chats ADD COLUMN nickname TEXT"))
+    finally:
+        await engine.dispose()
+    before = await row_counts(late_build)
+    env = env_for(clean_env, late_build)
+    for args in (("db", "upgrade"), ("subscribers",)):
+        refused = await run_cli_async(*args, env=env, cwd=tmp_path)
+        assert refused.returncode == 2
+        # The copy ``db upgrade`` keeps on SQLite is made before the refusal.
+        assert all(line.startswith("backup of") for line in refused.stdout.splitlines())
+        assert refused.stderr.count("\n") == 1, refused.stderr
+        assert "chats.nickname" in refused.stderr and "Upgrading" in refused.stderr
+    assert await row_counts(late_build) == before
+    engine = create_engine(late_build)
+    try:
+        assert await stamped_revision(engine) == PRERELEASE
+        async with engine.connect() as conn:  # the index was not rebuilt either
+            differences = await conn.run_sync(schema_differences)
+        assert any(d[:2] == ("index defined otherwise", "ix_outbox_ready") for d in differences)
+    finally:
+        await engine.dispose()
+
+
+async def test_a_newer_builds_database_is_refused_with_one_line(
+    engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    async with engine.begin() as conn:
+        await conn.execute(text("UPDATE alembic_version SET version_num = '0042_future'"))
+    env = env_for(clean_env, database_url)
+    for args in (("db", "upgrade"), ("subscribers",), ("digest", "--now"), ("run",)):
+        refused = await run_cli_async(*args, env=env, cwd=tmp_path, seconds=60)
+        assert refused.returncode == 2, (args, refused.stderr)
+        lines = [line for line in refused.stderr.splitlines() if "0042_future" in line]
+        assert len(lines) == 1 and "Traceback" not in refused.stderr, refused.stderr
+        assert "newer build" in lines[0]
+    assert await stamped_revision(engine) == "0042_future"
+    kept = await asyncio.to_thread(lambda: list(tmp_path.glob("*.before-*")))
+    assert not kept  # nothing to keep: nothing was changed
+
+
+async def test_healthz_is_503_while_the_schema_does_not_match(engine: AsyncEngine) -> None:
+    app = web.make_app(engine=engine, hooks=web.WebHooks())
+    runner, port = await web.start(app, host="127.0.0.1", port=0)
+    try:
+        async with httpx.AsyncClient() as client:
+            healthy = await client.get(f"http://127.0.0.1:{port}/healthz")
+            assert healthy.status_code == 200
+            assert healthy.json()["version"]
+            async with engine.begin() as conn:  # a newer build migrated under this one
+                await conn.execute(text("UPDATE alembic_version SET version_num = '0042_x'"))
+            answer = await client.get(f"http://127.0.0.1:{port}/healthz")
+        assert answer.status_code == 503
+        assert answer.json()["schema"] == f"schema at 0042_x, this build needs {head_revision()}"
+    finally:
+        await runner.cleanup()
+
+
+def test_the_baseline_is_the_head_while_no_revision_follows() -> None:
+    assert BASELINE in {head_revision(), *_older_than_head()}
+
+
+def _older_than_head() -> set[str]:
+    from bot.store.engine import revisions
+
+    return set(revisions().known)

@@ -1,0 +1,75 @@
+"""Which errors are a database outage, and the one line a one-shot command prints for one."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from sqlalchemy import exc as sa_exc
+
+from bot import dberrors
+
+
+def _wrapped(cls: type[sa_exc.DBAPIError], orig: Exception) -> sa_exc.DBAPIError:
+    return cls("UPDATE outbox SET status=?", {}, orig)
+
+
+@pytest.mark.parametrize(
+    ("error", "outage"),
+    [
+        (
+            _wrapped(sa_exc.OperationalError, sqlite3.OperationalError("database or disk is full")),
+            True,
+        ),
+        (
+            _wrapped(
+                sa_exc.OperationalError,
+                sqlite3.OperationalError("attempt to write a readonly database"),
+            ),
+            True,
+        ),
+        (_wrapped(sa_exc.InterfaceError, Exception("connection is closed")), True),
+        (ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 5432)"), True),
+        (sa_exc.TimeoutError("QueuePool limit of size 10 overflow 10 reached"), True),
+        (
+            _wrapped(sa_exc.IntegrityError, sqlite3.IntegrityError("UNIQUE constraint failed")),
+            False,
+        ),
+        (_wrapped(sa_exc.ProgrammingError, Exception("syntax error")), False),
+        (ValueError("a bug"), False),
+        (KeyError("a bug"), False),
+    ],
+)
+def test_is_outage(error: BaseException, outage: bool) -> None:
+    assert dberrors.is_outage(error) is outage
+
+
+@pytest.mark.parametrize(
+    ("url", "error", "line"),
+    [
+        (
+            "sqlite+aiosqlite:///data/trendbot.db",
+            _wrapped(sa_exc.OperationalError, sqlite3.OperationalError("database or disk is full")),
+            "database error: data/trendbot.db: database or disk is full",
+        ),
+        (
+            "postgresql+asyncpg://bot:s3cret-pass@db.internal:6432/trendbot",
+            ConnectionRefusedError(111, "Connect call failed ('10.0.0.5', 6432)"),
+            "database error: db.internal:6432/trendbot: [Errno 111] Connect call failed "
+            "('10.0.0.5', 6432)",
+        ),
+        (
+            "postgresql+asyncpg://bot@db/trendbot",
+            _wrapped(sa_exc.InterfaceError, Exception("connection is closed\nmore detail")),
+            "database error: db/trendbot: connection is closed",
+        ),
+        ("not a url", OSError(), "database error: the database: OSError"),
+    ],
+)
+def test_describe_is_one_line_without_credentials(
+    url: str, error: BaseException, line: str
+) -> None:
+    described = dberrors.describe(error, database_url=url)
+    assert described == line
+    assert "\n" not in described and "s3cret" not in described
+    assert "UPDATE outbox" not in described  # the statement stays out
