@@ -753,6 +753,18 @@ def delivery_rows(
             check(rate / cap, at_least=TARGET_SHARE_OF_CAP) if paced else None,
         ),
     ]
+    if "densest_second" in result:
+        densest = result["densest_second"]
+        rows.append(
+            Row(
+                part,
+                run,
+                "densest 1-s window (share of cap)",
+                f"{densest} ({densest / cap:.3f})",
+                f"<= {cap}",
+                densest <= cap,
+            )
+        )
     if "rate_limited" in result:
         rows += [
             Row(
@@ -1155,6 +1167,14 @@ async def part_beside_run(args: argparse.Namespace, rows: list[Row]) -> None:
             f"{rate:.1f} ({rate / cap:.3f})",
             f">= {TARGET_SHARE_OF_CAP} of {cap}",
             check(rate / cap, at_least=TARGET_SHARE_OF_CAP),
+        ),
+        Row(
+            part,
+            run,
+            "densest 1-s window (share of cap)",
+            f"{stats['densest_second']} ({stats['densest_second'] / cap:.3f})",
+            f"<= {cap}",
+            stats["densest_second"] <= cap,
         ),
         Row(part, run, "429s answered", str(stats["rate_limited"]), "0", not stats["rate_limited"]),
         Row(

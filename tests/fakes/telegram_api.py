@@ -108,6 +108,17 @@ _BOT_COMMAND_NAME_RE = re.compile(r"^[a-z0-9_]{1,32}$")
 _log = logging.getLogger(__name__)
 
 
+def densest_window(stamps: list[float], *, window: float = 1.0) -> int:
+    """The most of ``stamps`` in any half-open window of ``window`` seconds."""
+    ordered = sorted(stamps)
+    most, start = 0, 0
+    for end, at in enumerate(ordered):
+        while at - ordered[start] >= window:
+            start += 1
+        most = max(most, end - start + 1)
+    return most
+
+
 class _ApiError(Exception):
     """An error answer of the Bot API."""
 
@@ -575,10 +586,18 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
         ``getUpdates`` by HTTP status answered (``"0"``: dropped); ``delivered``: successful
         sendMessage calls; ``rate_limited``: calls answered 429, whether a flood limit or
         ``fail_next`` refused them; ``limit_violations``: sends refused by a flood limit, in
-        all and by rule.
+        all and by rule; ``densest_second``: the most messages sent (free or paid, whichever
+        is more) that arrived in any one second.
         """
         answers = Counter(call.status for call in self.sent)
+        free: list[float] = []
+        paid: list[float] = []
+        for call in self.sent:
+            if call.ok and call.method in _SEND_METHODS:
+                paid_send = call.params.get("allow_paid_broadcast") is True
+                (paid if paid_send else free).append(call.at)
         return {
+            "densest_second": max(densest_window(free), densest_window(paid)),
             "requests": dict(self.request_count),
             "answers": {str(status): n for status, n in sorted(answers.items())},
             "delivered": self._delivered,
