@@ -92,6 +92,7 @@ class App:
             auth=sender.auth if isinstance(sender, SlackSender) else None,
             workspaces=self.slack_workspaces,
             state_store=self.slack_states,
+            pacing=sender.pacing if isinstance(sender, SlackSender) else None,
         )
 
     def console_channel(self, *, on_command: Callable[[], None]) -> ConsoleChannel:

@@ -611,6 +611,7 @@ class Delivery:
                 await self._chat_gone(queue, exc, state=decision.chat_state)
             case Outcome.FAIL:
                 await self._fail_row(queue, decision.reason, code=exc.code)
+
     async def _paced_send(
         self, sender: Sender, queue: _ChatQueue, part: Outgoing, *, slot: str, interval: float
     ) -> tuple[float, str | None] | None:

@@ -330,6 +330,7 @@ class Replies:
         """
         chats = self.pacing.chats
         pace = self.pacing.pace(pace_key)
+        ctx = {"chat": f"{self._platform}:{chat}", "platform": self._platform}
         for attempt in range(1, REPLY_ATTEMPTS + 1):
             await chats.take_first(chat)
             at: float | None = None
@@ -349,10 +350,10 @@ class Replies:
             if isinstance(error, RateLimited):
                 chats.hold(chat, seconds=wait)
             metrics.REPLIES.labels(self._platform, "retried").inc()
-            log.info("reply will be tried again in %.1fs: %s", wait, error.reason)
+            log.info("reply will be tried again in %.1fs: %s", wait, error.reason, extra=ctx)
             await self._sleep(wait)
         metrics.REPLIES.labels(self._platform, "failed").inc()
-        log.warning("%s: reply not sent: %s", self._platform, error.reason)
+        log.warning("%s: reply not sent: %s", self._platform, error.reason, extra=ctx)
         return None
 
     @staticmethod

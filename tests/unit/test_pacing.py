@@ -167,9 +167,7 @@ async def test_a_caller_with_first_goes_before_those_waiting() -> None:
         await pace.acquire(first=first)
         order.append(name)
 
-    await clock.run(
-        *(go(f"digest{n}") for n in range(5)), go("reply", first=True, after=0.05)
-    )
+    await clock.run(*(go(f"digest{n}") for n in range(5)), go("reply", first=True, after=0.05))
     # The first digest went at once; the reply came while four waited and went next.
     assert order == ["digest0", "reply", "digest1", "digest2", "digest3", "digest4"]
 
@@ -324,9 +322,7 @@ async def test_a_reply_is_retried_as_deliveries_are_and_counted(
     (answer,) = await clock.run(replies.send(send, chat="7", interval=1.0))
     assert answer == result
     assert len(calls) == tries
-    assert {o: _counted(o) - before[o] for o in before} == {
-        o: outcomes.get(o, 0) for o in before
-    }
+    assert {o: _counted(o) - before[o] for o in before} == {o: outcomes.get(o, 0) for o in before}
 
 
 async def test_a_reply_after_a_429_waits_what_the_platform_asked() -> None:
