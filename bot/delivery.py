@@ -88,7 +88,11 @@ SHUTDOWN_GRACE_SECONDS = 10.0
 # still takes its next message only once the record is durable.
 RECORD_WINDOW_SECONDS = 0.25
 # ... or until this many records are waiting: at high rates the window is not waited out.
-RECORD_BATCH = 64
+# It bounds what a crash sends twice: the sends in flight (about cap x round trip) and at
+# most this many answered sends not yet recorded. At 200/s and 50 ms, 64 let 57 chats of a
+# 300-chat fan-out killed midway get the message twice, 16 let 16 (``bench/crash.py``); at
+# 1,000/s it costs about 0.06-0.1 ms of CPU a message more (more transactions).
+RECORD_BATCH = 16
 # The in-flight window: how many sends may be under way at once. It starts at the
 # ``concurrency`` given (the floor) and follows cap x the measured time a send holds a worker
 # (the request and its record), with this much to spare, up to the ceiling. At 100 ms a cap
