@@ -562,7 +562,8 @@ async def run_bare(args: argparse.Namespace) -> dict[str, Any]:
     import aiohttp
     import orjson
 
-    from bot.delivery import MAX_IN_FLIGHT, PACE_HEADROOM
+    from bot.delivery import MAX_IN_FLIGHT
+    from bot.pacing import PACE_HEADROOM
 
     messages = await due_messages(args.url)
     paid = args.cap > FREE_RATE
