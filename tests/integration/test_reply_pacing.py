@@ -15,11 +15,15 @@ from bot import metrics
 from bot.channels.telegram import TelegramChannel, TelegramSender, make_bot
 from bot.commands import CommandCore, Defaults
 from bot.delivery import Delivery
+from bot.i18n import t
 from bot.models import Page, PageText, Platform
 from bot.planner import Planner
 from bot.settings import Settings
 from bot.store import pages as page_store
+from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
+from tests.integration.test_slack import TOKEN as SLACK_TOKEN
+from tests.integration.test_slack import running as slack_running
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 FIRST_CHAT = 7_000_001
@@ -29,6 +33,12 @@ FIRST_CHAT = 7_000_001
 async def tg() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(token=TOKEN, long_poll_cap=0.2) as server:
         server.enforce_limits = True  # exact: no more than 30 a second, 1 a second a chat
+        yield server
+
+
+@pytest.fixture
+async def sl() -> AsyncIterator[FakeSlack]:
+    async with FakeSlack(token=SLACK_TOKEN) as server:
         yield server
 
 
@@ -128,3 +138,21 @@ async def test_a_digest_asked_for_follows_its_reply_within_the_chat_limit(
     assert "Paper" not in reply.params["text"] and "Paper" in digest.params["text"]
     assert digest.at - reply.at >= 1.0  # the chat's limit, whoever sent to it
     assert tg.limit_violations == []
+
+
+async def test_a_slack_reply_refused_with_429_is_sent_again(
+    sl: FakeSlack, engine: AsyncEngine
+) -> None:
+    sent_before = metrics.REGISTRY.get_sample_value(
+        "trendbot_replies_total", {"platform": "slack", "outcome": "retried"}
+    )
+    sl.fail_next("response_url", status=429)  # no Retry-After: the client waits a second
+    async with slack_running(sl, engine, ack_budget=0.0) as bot:
+        answer = await bot.command("settings")  # answered through the response_url
+    assert answer.via == "response_url"
+    assert t("en", "cmd.mode.daily") in answer.text
+    assert [call.status for call in sl.calls("response_url")] == [429, 200]
+    retried = metrics.REGISTRY.get_sample_value(
+        "trendbot_replies_total", {"platform": "slack", "outcome": "retried"}
+    )
+    assert (retried or 0.0) - (sent_before or 0.0) == 1
