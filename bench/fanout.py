@@ -21,7 +21,9 @@ server holds to the cap with ``--paid-rate``). Runs (``--runs``, default ``aioht
   messages (it runs at about 1/latency).
 
 The rate is taken from when each send began, between 5 % and 95 % of them (start-up and
-the last answers are not counted); the engine's CPU per message is compared with the bare
+the last answers are not counted), and shown beside the densest second the server saw (the
+most messages that arrived in any one second; it counts its limits exactly, so more than
+the cap would be 429s); the engine's CPU per message is compared with the bare
 sender's of the same cap and latency, in the same run. Each run gets a fresh database and
 a fresh server; the counters (429s answered, limit violations, messages received) are read
 from the server's ``GET /_stats``.
