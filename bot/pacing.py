@@ -106,11 +106,6 @@ class Pace:
         """Sends per second this pace lets go on average (None: unpaced)."""
         return 1.0 / self._interval if self._interval else None
 
-    @property
-    def waiting(self) -> int:
-        """Callers waiting for their turn."""
-        return sum(not f.done() for f in self._first) + sum(not f.done() for f in self._rest)
-
     async def acquire(self, *, first: bool = False) -> float:
         """Wait for this send's turn; return its stamp (the clock's time when it was let go).
 
