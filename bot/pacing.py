@@ -87,9 +87,11 @@ class Pace:
         self._interval = 0.0
         self._window = 0.0
         self._next = float("-inf")  # the even schedule's next slot
-        self._log: deque[float] = deque(maxlen=1)  # the last stamps, the window's count
-        self._first: deque[asyncio.Future[float]] = deque()
-        self._rest: deque[asyncio.Future[float]] = deque()
+        # The last stamps, as many as the window allows; each in a cell of its own, which
+        # the caller moves on to when it really went (see :meth:`acquire`).
+        self._log: deque[list[float]] = deque(maxlen=1)
+        self._first: deque[asyncio.Future[list[float]]] = deque()
+        self._rest: deque[asyncio.Future[list[float]]] = deque()
         self._driver: asyncio.Task[None] | None = None
         self.set_rate(rate)
 
@@ -107,7 +109,9 @@ class Pace:
         return 1.0 / self._interval if self._interval else None
 
     async def acquire(self, *, first: bool = False) -> float:
-        """Wait for this send's turn; return its stamp (the clock's time when it was let go).
+        """Wait for this send's turn; return its stamp: the clock's time when the caller
+        resumed with its turn (a caller let go while the event loop was busy resumes late,
+        and its send counts from then, so the sends after it keep their distance).
 
         Args:
             first: go before every caller waiting without it (a reply to a command).
@@ -117,14 +121,14 @@ class Pace:
         if self._driver is None and not self._first and not self._rest:
             now = self._clock()
             if self._due() <= now:
-                return self._let_go(now)
-        ticket: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+                return self._let_go(now)[0]
+        ticket: asyncio.Future[list[float]] = asyncio.get_running_loop().create_future()
         queue = self._first if first else self._rest
         queue.append(ticket)
         if self._driver is None:
             self._driver = asyncio.create_task(self._drive())
         try:
-            return await ticket
+            stamp = await ticket
         except asyncio.CancelledError:
             with contextlib.suppress(ValueError):
                 queue.remove(ticket)
@@ -132,20 +136,23 @@ class Pace:
                 self._driver.cancel()
                 self._driver = None
             raise
+        stamp[0] = max(stamp[0], self._clock())
+        return stamp[0]
 
     def _due(self) -> float:
         due = self._next
         log_ = self._log
         if len(log_) == log_.maxlen:
-            due = max(due, log_[0] + self._window)
+            due = max(due, log_[0][0] + self._window)
         return due
 
-    def _let_go(self, now: float) -> float:
+    def _let_go(self, now: float) -> list[float]:
         self._next = max(self._next, now - PACE_CATCH_UP_SECONDS) + self._interval
-        self._log.append(now)
-        return now
+        stamp = [now]
+        self._log.append(stamp)
+        return stamp
 
-    def _head(self) -> deque[asyncio.Future[float]] | None:
+    def _head(self) -> deque[asyncio.Future[list[float]]] | None:
         for queue in (self._first, self._rest):
             while queue and queue[0].done():  # cancelled
                 queue.popleft()

@@ -132,6 +132,26 @@ async def test_a_burst_after_a_stall_never_exceeds_the_window(
     assert densest(stamps, window=1.0 + PACE_WINDOW_MARGIN_SECONDS) <= rate
 
 
+async def test_a_caller_that_resumes_late_counts_from_when_it_resumed() -> None:
+    clock = FakeClock()
+    loop = asyncio.get_running_loop()
+
+    async def sleep(seconds: float) -> None:
+        await clock.sleep(seconds)
+        # The loop is busy after the pace lets the caller go and before it resumes.
+        loop.call_soon(clock.stall, 0.05)
+
+    pace = Pace(1, clock=clock, sleep=sleep)
+    window = 1.0 + PACE_WINDOW_MARGIN_SECONDS
+
+    async def three() -> list[float]:
+        return [await pace.acquire() for _ in range(3)]
+
+    (stamps,) = await clock.run(three())
+    # The second went 50 ms after its turn: the third keeps a window from then.
+    assert stamps == [0.0, pytest.approx(window + 0.05), pytest.approx(2 * (window + 0.05))]
+
+
 async def test_a_short_stall_is_made_up_at_once_a_long_one_is_not() -> None:
     clock = FakeClock()
     pace = Pace(200, clock=clock, sleep=clock.sleep)
