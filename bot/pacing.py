@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import random
 import time
@@ -56,6 +57,12 @@ REPLY_BACKOFF_SECONDS = 0.5
 # However long a 429 asks for, a reply waits at most this long at a time (a reply that
 # comes later than this is of little use, but it still comes).
 REPLY_MAX_WAIT_SECONDS = 60.0
+
+# The stamp of the send this task was last let go for; the transport moves it on to when the
+# request was written (:func:`request_written`).
+_LEAVING: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
+    "pacing_leaving", default=None
+)
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -121,7 +128,9 @@ class Pace:
         if self._driver is None and not self._first and not self._rest:
             now = self._clock()
             if self._due() <= now:
-                return self._let_go(now)[0]
+                stamp = self._let_go(now)
+                _LEAVING.set(stamp)
+                return stamp[0]
         ticket: asyncio.Future[list[float]] = asyncio.get_running_loop().create_future()
         queue = self._first if first else self._rest
         queue.append(ticket)
@@ -137,6 +146,7 @@ class Pace:
                 self._driver = None
             raise
         stamp[0] = max(stamp[0], self._clock())
+        _LEAVING.set(stamp)
         return stamp[0]
 
     def _due(self) -> float:
@@ -174,6 +184,16 @@ class Pace:
         finally:
             if self._driver is me:
                 self._driver = None
+
+
+def request_written(at: float) -> None:
+    """The transport wrote the request of the send this task was let go for at ``at``
+    (``time.monotonic()``): the send counts from then. A request that waited for a
+    connection, or for a core, after its turn would otherwise leave later than its stamp
+    says, closer to the sends a window after it than the platform allows."""
+    stamp = _LEAVING.get()
+    if stamp is not None and at > stamp[0]:
+        stamp[0] = at
 
 
 class ChatSlots:

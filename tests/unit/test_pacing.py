@@ -27,6 +27,7 @@ from bot.pacing import (
     Pace,
     Pacing,
     Replies,
+    request_written,
 )
 
 
@@ -150,6 +151,20 @@ async def test_a_caller_that_resumes_late_counts_from_when_it_resumed() -> None:
     (stamps,) = await clock.run(three())
     # The second went 50 ms after its turn: the third keeps a window from then.
     assert stamps == [0.0, pytest.approx(window + 0.05), pytest.approx(2 * (window + 0.05))]
+
+
+async def test_a_send_counts_from_when_its_request_was_written() -> None:
+    clock = FakeClock()
+    pace = Pace(1, clock=clock, sleep=clock.sleep)
+    window = 1.0 + PACE_WINDOW_MARGIN_SECONDS
+
+    async def two() -> list[float]:
+        first = await pace.acquire()
+        request_written(first + 0.2)  # it waited 200 ms for a connection, say
+        return [first, await pace.acquire()]
+
+    (stamps,) = await clock.run(two())
+    assert stamps == [0.0, pytest.approx(0.2 + window)]
 
 
 async def test_a_short_stall_is_made_up_at_once_a_long_one_is_not() -> None:
