@@ -59,6 +59,7 @@ FIRST_CHAT = 70_000_001
 WARMUP_CHAT = 60_000_001
 KOREAN_SHARE = 0.2  # chats whose users have a Korean client
 UNKNOWN_TAG = "quantum-widgets"  # a tag no page carries: the reply notes it
+PAID_REPLY_RATE = 1_000  # Bot API: paid broadcasts, up to 1,000 messages a second
 # Long polls are held as Telegram holds them; an injected update answers a held one at once.
 LONG_POLL_CAP = 10.0
 SETTLE_SECONDS = 30.0  # how long the fake waits for the last replies
@@ -321,6 +322,10 @@ async def run(args: argparse.Namespace) -> bool:
             wiki_sources=(str(ROOT / "bot" / "sample_wiki"),),
             telegram_bot_token=TOKEN,
             telegram_api_base_url=fake.base_url,
+            # The replies share the bot's overall pace: at over 100 commands a second they
+            # go as paid broadcasts (up to 1,000 a second), as Telegram would require.
+            telegram_rate_per_second=PAID_REPLY_RATE,
+            telegram_paid_broadcast=True,
         )
         logs.configure(level="WARNING", fmt="text", secrets=settings.secrets())
         async with open_app(settings) as app:

@@ -21,7 +21,9 @@ server holds to the cap with ``--paid-rate``). Runs (``--runs``, default ``aioht
   messages (it runs at about 1/latency).
 
 The rate is taken from when each send began, between 5 % and 95 % of them (start-up and
-the last answers are not counted); the engine's CPU per message is compared with the bare
+the last answers are not counted), and shown beside the densest second the server saw (the
+most messages that arrived in any one second; it counts its limits exactly, so more than
+the cap would be 429s); the engine's CPU per message is compared with the bare
 sender's of the same cap and latency, in the same run. Each run gets a fresh database and
 a fresh server; the counters (429s answered, limit violations, messages received) are read
 from the server's ``GET /_stats``.
@@ -562,7 +564,8 @@ async def run_bare(args: argparse.Namespace) -> dict[str, Any]:
     import aiohttp
     import orjson
 
-    from bot.delivery import MAX_IN_FLIGHT, PACE_HEADROOM
+    from bot.delivery import MAX_IN_FLIGHT
+    from bot.pacing import PACE_HEADROOM
 
     messages = await due_messages(args.url)
     paid = args.cap > FREE_RATE
@@ -753,6 +756,18 @@ def delivery_rows(
             check(rate / cap, at_least=TARGET_SHARE_OF_CAP) if paced else None,
         ),
     ]
+    if "densest_second" in result:
+        densest = result["densest_second"]
+        rows.append(
+            Row(
+                part,
+                run,
+                "densest 1-s window (share of cap)",
+                f"{densest} ({densest / cap:.3f})",
+                f"<= {cap}",
+                densest <= cap,
+            )
+        )
     if "rate_limited" in result:
         rows += [
             Row(
@@ -1155,6 +1170,14 @@ async def part_beside_run(args: argparse.Namespace, rows: list[Row]) -> None:
             f"{rate:.1f} ({rate / cap:.3f})",
             f">= {TARGET_SHARE_OF_CAP} of {cap}",
             check(rate / cap, at_least=TARGET_SHARE_OF_CAP),
+        ),
+        Row(
+            part,
+            run,
+            "densest 1-s window (share of cap)",
+            f"{stats['densest_second']} ({stats['densest_second'] / cap:.3f})",
+            f"<= {cap}",
+            stats["densest_second"] <= cap,
         ),
         Row(part, run, "429s answered", str(stats["rate_limited"]), "0", not stats["rate_limited"]),
         Row(

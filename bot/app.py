@@ -71,10 +71,16 @@ class App:
 
     def telegram_channel(self) -> TelegramChannel:
         """The Telegram channel (polling or webhook, as configured); Telegram must be."""
-        from bot.channels.telegram import TelegramChannel
+        from bot.channels.telegram import TelegramChannel, TelegramSender
 
         assert self.telegram_bot is not None, "TELEGRAM_BOT_TOKEN is not set"
-        return TelegramChannel(settings=self.settings, core=self.core, bot=self.telegram_bot)
+        sender = self.senders.get(Platform.TELEGRAM)
+        return TelegramChannel(
+            settings=self.settings,
+            core=self.core,
+            bot=self.telegram_bot,
+            pacing=sender.pacing if isinstance(sender, TelegramSender) else None,
+        )
 
     def slack_channel(self) -> SlackChannel:
         """The Slack channel, sharing the sender's view of the token; Slack must be set up."""
@@ -89,6 +95,7 @@ class App:
             auth=sender.auth if isinstance(sender, SlackSender) else None,
             workspaces=self.slack_workspaces,
             state_store=self.slack_states,
+            pacing=sender.pacing if isinstance(sender, SlackSender) else None,
         )
 
     def console_channel(self, *, on_command: Callable[[], None]) -> ConsoleChannel:

@@ -52,6 +52,7 @@ from bot.errors import (
 )
 from bot.failures import Outcome
 from bot.models import ChatSettings, ChatState, Outgoing, Page, Platform
+from bot.pacing import PER_CHAT_MARGIN_SECONDS, Pace, Pacing
 from bot.store import chats as chat_store
 from bot.store import outbox
 from bot.store import pages as page_store
@@ -79,19 +80,6 @@ TOUCH_EVERY_SECONDS = 30.0
 CLAIM_EVERY_SECONDS = 1.0
 # A 429 asking for a longer wait sends the message back to the queue instead of memory.
 MAX_INLINE_WAIT_SECONDS = 60.0
-# A platform cap is paced with this much to spare: sends are spaced evenly at this share of
-# the cap, and what a late wake-up of the event loop holds back is made up in a burst.
-PACE_HEADROOM = 0.98
-# However they bunch up, no more sends than the cap allows in a second go in any window of a
-# second and this much: the platform counts them on arrival, and this is left for jitter on
-# the way. An evenly spaced schedule never reaches it (1 / PACE_HEADROOM is 20 ms more).
-PACE_WINDOW_MARGIN_SECONDS = 0.015
-# A schedule that runs further behind than this (a long stall) is moved; the rest of the
-# time is not made up. Bursts of up to 100 ms drew 14-30 429s a run from the local Bot API
-# server at 1,000/s (it counts on arrival, after its own delays); 30 ms drew none.
-PACE_CATCH_UP_SECONDS = 0.03
-# Extra spacing on top of each per-chat limit, against clock and latency jitter.
-PER_CHAT_MARGIN_SECONDS = 0.05
 # Bounded shutdown: in-flight sends get this long to finish; the rest stays queued.
 SHUTDOWN_GRACE_SECONDS = 10.0
 # While other sends are in flight, a send's record waits up to this long for theirs, to share
@@ -100,7 +88,11 @@ SHUTDOWN_GRACE_SECONDS = 10.0
 # still takes its next message only once the record is durable.
 RECORD_WINDOW_SECONDS = 0.25
 # ... or until this many records are waiting: at high rates the window is not waited out.
-RECORD_BATCH = 64
+# It bounds what a crash sends twice: the sends in flight (about cap x round trip) and at
+# most this many answered sends not yet recorded. At 200/s and 50 ms, 64 let 57 chats of a
+# 300-chat fan-out killed midway get the message twice, 16 let 16 (``bench/crash.py``); at
+# 1,000/s it costs about 0.06-0.1 ms of CPU a message more (more transactions).
+RECORD_BATCH = 16
 # The in-flight window: how many sends may be under way at once. It starts at the
 # ``concurrency`` given (the floor) and follows cap x the measured time a send holds a worker
 # (the request and its record), with this much to spare, up to the ceiling. At 100 ms a cap
@@ -142,59 +134,6 @@ class Sender(Protocol):
     def interval(self, chat: ChatSettings) -> float: ...
 
     async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None: ...
-
-
-class Pace:
-    """Keeps acquisitions, across tasks, to ``rate`` a second as the platform counts them.
-
-    Each task reserves the next slot of an even schedule (``PACE_HEADROOM`` x ``rate`` a
-    second) and sleeps until it. A task that wakes late (the event loop was busy) goes at
-    once, and so do those whose slots fell due meanwhile: the time is made up, so a busy
-    loop does not lower the rate. What bounds that burst is a sliding window: no more than
-    ``rate`` acquisitions (at least one) in any second and ``PACE_WINDOW_MARGIN_SECONDS``
-    (for a rate under one a second, in ``1 / rate`` seconds and the margin), however they
-    bunch up. A schedule more than ``PACE_CATCH_UP_SECONDS`` behind is moved up to that.
-    """
-
-    def __init__(self, rate: float | None) -> None:
-        self._interval = 0.0
-        self._next = 0.0  # the next free slot, on the schedule's own clock
-        self._shift = 0.0  # how late the schedule runs behind time.monotonic()
-        self._window = 0.0
-        self._recent: deque[float] = deque()  # the last acquisitions, at most the window's
-        self.set_rate(rate)
-
-    def set_rate(self, rate: float | None) -> None:
-        self._interval = 1.0 / (rate * PACE_HEADROOM) if rate else 0.0
-        if rate:
-            span = max(1.0, 1.0 / rate)
-            self._window = span + PACE_WINDOW_MARGIN_SECONDS
-            self._recent = deque(self._recent, maxlen=max(1, int(rate * span + 1e-9)))
-
-    @property
-    def rate(self) -> float | None:
-        """Acquisitions per second this pace lets through (None: unpaced)."""
-        return 1.0 / self._interval if self._interval else None
-
-    async def acquire(self) -> None:
-        if not self._interval:
-            return
-        slot = max(time.monotonic() - self._shift, self._next)
-        self._next = slot + self._interval
-        recent = self._recent
-        while True:
-            now = time.monotonic()
-            due = slot + self._shift
-            if len(recent) == recent.maxlen:
-                due = max(due, recent[0] + self._window)
-            if now < due:
-                await asyncio.sleep(due - now)
-                continue  # another task may have gone meanwhile
-            behind = now - (slot + self._shift) - PACE_CATCH_UP_SECONDS
-            if behind > 0:
-                self._shift += behind
-            recent.append(now)
-            return
 
 
 def backoff(attempt: int, *, base_seconds: float = BACKOFF_BASE_SECONDS) -> float:
@@ -373,12 +312,13 @@ class Delivery:
         self._on_auth_failure = on_auth_failure
         self._on_broadcast_row = on_broadcast_row
         self._senders = dict(senders)
-        self._pace = {p: Pace(s.rate_per_second) for p, s in self._senders.items()}
-        # A sender with ``pace_key`` (Slack installed in many workspaces) has its cap per
-        # key: one Pace per workspace, at the platform's rate.
+        # Everything sent to a platform shares its pacing: a sender with ``pacing`` (the
+        # channels send replies through the same one) brings its own. A sender with
+        # ``pace_key`` (Slack installed in many workspaces) has its cap per key: one Pace
+        # per workspace, at the platform's rate.
+        self._pacing = {p: _pacing_of(s) for p, s in self._senders.items()}
+        self._pace = {p: pacing.pace() for p, pacing in self._pacing.items()}
         self._rates = {p: s.rate_per_second for p, s in self._senders.items()}
-        self._key_pace: dict[tuple[Platform, str], Pace] = {}
-        self._keys: Counter[Platform] = Counter()  # paces per key, by platform
         self._concurrency = concurrency
         self._max_in_flight = max(concurrency, max_in_flight)
         self._workers: set[asyncio.Task[None]] = set()
@@ -436,9 +376,7 @@ class Delivery:
             self._rates[platform] = (
                 sender.rate_per_second / max(1, replicas) if sender.rate_per_second else None
             )
-            self._pace[platform].set_rate(self._rates[platform])
-        for (platform, _key), pace in self._key_pace.items():
-            pace.set_rate(self._rates[platform])
+            self._pacing[platform].set_rate(self._rates[platform])
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until ``stop`` is set; then finish in-flight sends and release the rest.
@@ -572,7 +510,7 @@ class Delivery:
         for name, hold in self._send_seconds.items():
             rate = self._pace[name].rate
             if rate is not None:  # each workspace of a platform paced per key has the rate
-                needed += rate * max(1, self._keys[name]) * hold * WINDOW_HEADROOM
+                needed += rate * max(1, self._pacing[name].keys) * hold * WINDOW_HEADROOM
         if needed > len(self._workers):
             self._grow(min(self._max_in_flight, int(needed) + 1))
 
@@ -772,20 +710,24 @@ class Delivery:
         if chat.platform in self._paused:
             await self._hold(queue, reason="credentials refused")
             return
-        await self._pace_of(sender, chat).acquire()
-        if self._stopping:  # not begun: it stays queued for later
+        # The chat's slot first (a reply to a command may have it), then the platform's
+        # turn; the send is stamped when it is let go, and goes at once.
+        slots = self._pacing[chat.platform].chats
+        slot = _slot_key(sender, chat.chat_id)
+        interval = sender.interval(chat)
+        wait = slots.take(slot, interval=interval)
+        if wait > 0:
+            queue.ready_at = time.monotonic() + wait
             return
-        started = queue.started = time.monotonic()
         try:
-            ref = await sender.send(
-                chat.chat_id, part, thread=queue.thread if part.in_thread else None
-            )
+            went = await self._paced_send(sender, queue, part, slot=slot, interval=interval)
         except DeliveryError as exc:
             await self._failed(queue, exc)
             return
-        queue.ready_at = max(
-            started + sender.interval(chat) + PER_CHAT_MARGIN_SECONDS, time.monotonic()
-        )
+        if went is None:  # not begun (stopping): it stays queued for later
+            return
+        started, ref = went
+        queue.ready_at = max(started + interval + PER_CHAT_MARGIN_SECONDS, time.monotonic())
         if queue.next_part == 0 and ref:
             queue.thread = ref
         queue.next_part += 1
@@ -840,17 +782,32 @@ class Delivery:
                 await self._chat_gone(queue, exc, state=decision.chat_state)
             case Outcome.FAIL:
                 await self._fail_row(queue, decision.reason, code=exc.code)
+
+    async def _paced_send(
+        self, sender: Sender, queue: _ChatQueue, part: Outgoing, *, slot: str, interval: float
+    ) -> tuple[float, str | None] | None:
+        """Wait for the platform's turn and send ``part``, the chat's slot taken; return
+        when it left and the platform's reference, or None if the engine stopped first."""
+        chat = queue.record.chat
+        started: float | None = None
+        try:
+            started = await self._pace_of(sender, chat).acquire()
+            if self._stopping:
+                started = None
+                return None
+            queue.started = started
+            ref = await sender.send(
+                chat.chat_id, part, thread=queue.thread if part.in_thread else None
+            )
+            return started, ref
+        finally:
+            self._pacing[chat.platform].chats.left(slot, at=started, interval=interval)
+
     def _pace_of(self, sender: Sender, chat: ChatSettings) -> Pace:
         """The platform's pace, or that of the chat's workspace when the sender has one."""
         pace_key = getattr(sender, "pace_key", None)
         key = pace_key(chat.chat_id) if callable(pace_key) else None
-        if key is None:
-            return self._pace[chat.platform]
-        pace = self._key_pace.get((chat.platform, key))
-        if pace is None:
-            pace = self._key_pace[(chat.platform, key)] = Pace(self._rates[chat.platform])
-            self._keys[chat.platform] += 1
-        return pace
+        return self._pacing[chat.platform].pace(key)
 
     async def _render(self, record: ChatRecord, row: OutboxRow) -> list[Outgoing]:
         chat = record.chat
@@ -1066,6 +1023,20 @@ class Delivery:
                     await self._on_broadcast_row(broadcast_id)
                 except Exception:  # a report must not stop deliveries
                     log.exception("broadcast progress failed")
+
+
+def _pacing_of(sender: Sender) -> Pacing:
+    """The sender's own pacing (shared with its platform's replies), else a new one."""
+    pacing = getattr(sender, "pacing", None)
+    return pacing if isinstance(pacing, Pacing) else Pacing(sender.rate_per_second)
+
+
+def _slot_key(sender: Sender, chat_id: str) -> str:
+    """The key of the chat's slot: the chat, or what the sender says shares its limit
+    (the forum group of a Telegram topic)."""
+    slot_key = getattr(sender, "slot_key", None)
+    key = slot_key(chat_id) if callable(slot_key) else None
+    return key if isinstance(key, str) else chat_id
 
 
 def new_worker_id() -> str:

@@ -24,6 +24,12 @@ MESSAGES_RETRIED = Counter(
     ["platform", "reason"],
     registry=REGISTRY,
 )
+REPLIES = Counter(
+    "trendbot_replies_total",
+    "Replies to chat commands by outcome: sent, retried (a try to be made again), failed",
+    ["platform", "outcome"],
+    registry=REGISTRY,
+)
 QUEUE_DEPTH = Gauge("trendbot_queue_depth", "Messages queued or being sent", registry=REGISTRY)
 QUEUE_OLDEST_AGE = Gauge(
     "trendbot_queue_oldest_age_seconds", "Age of the oldest queued message", registry=REGISTRY

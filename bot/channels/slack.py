@@ -66,6 +66,7 @@ from bot.errors import (
 )
 from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, ChatState, Outgoing, Platform, Reply, Toast
+from bot.pacing import Pacing, Replies
 from bot.settings import Settings
 
 if TYPE_CHECKING:
@@ -380,6 +381,8 @@ class SlackSender:
         self._client = client
         self._interval = 1.0 / per_channel_rate
         self._workspace_rate = workspace_rate
+        # Each workspace's pace and the channels' slots, shared with the replies.
+        self.pacing = Pacing(workspace_rate)
         self.auth = auth or SlackAuth(client)
         self._workspaces = workspaces
 
@@ -790,9 +793,16 @@ class SlackChannel:
         workspaces: Workspaces | None = None,
         state_store: StateStore | None = None,
         ack_budget: float = ACK_BUDGET_SECONDS,
+        pacing: Pacing | None = None,
     ) -> None:
         self._settings = settings
         self._ack_budget = ack_budget
+        # Replies that follow the acknowledgement share the sender's pacing when given it.
+        self._replies = Replies(
+            pacing or Pacing(settings.slack_workspace_rate_per_second),
+            platform=Platform.SLACK.value,
+        )
+        self._reply_interval = 1.0 / settings.slack_rate_per_second
         self.auth = auth or SlackAuth(client)
         self._workspaces = workspaces
         self._core = core
@@ -1552,18 +1562,31 @@ class SlackChannel:
         chat_id: str,
         replace_original: bool = False,
     ) -> None:
-        extra = {"chat": f"slack:{chat_id}", "platform": "slack"}
-        try:
-            if replace_original:
-                answer = await respond(replace_original=True, **_ephemeral(reply))
-            else:
-                answer = await respond(**_ephemeral(reply))
-        except (aiohttp.ClientError, TimeoutError, SlackClientError, ValueError) as exc:
-            log.warning("slack: reply not sent: %s", type(exc).__name__, extra=extra)
-            return
-        status = getattr(answer, "status_code", 200)
-        if status != 200:
-            log.warning("slack: reply not sent: response_url answered %s", status, extra=extra)
+
+        async def post() -> None:
+            try:
+                if replace_original:
+                    answer = await respond(replace_original=True, **_ephemeral(reply))
+                else:
+                    answer = await respond(**_ephemeral(reply))
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                raise TransientError(type(exc).__name__) from None
+            except (SlackClientError, ValueError) as exc:
+                raise PermanentError(type(exc).__name__) from None
+            status = getattr(answer, "status_code", 200)
+            if status == 429:
+                seconds = _retry_after(getattr(answer, "headers", None))
+                raise RateLimited(f"response_url answered {status}", retry_after=seconds)
+            if status >= 500:
+                raise TransientError(f"response_url answered {status}")
+            if status != 200:
+                raise PermanentError(f"response_url answered {status}")
+
+        # Through the workspace's pace and the channel's slot, as deliveries go.
+        key, _, _ = chat_id.rpartition("/")
+        await self._replies.send(
+            post, chat=chat_id, interval=self._reply_interval, pace_key=key or None
+        )
 
 
 def _unreadable(what: str) -> web.Response:

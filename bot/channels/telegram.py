@@ -77,6 +77,7 @@ from bot.errors import (
 )
 from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, Outgoing, Platform, Reply, Toast, is_korean
+from bot.pacing import Pacing, Replies
 from bot.render import votes
 from bot.settings import Settings
 
@@ -86,11 +87,7 @@ PRIVATE_CHAT_INTERVAL = 1.0  # Bot API: about one message a second to one chat
 GROUP_CHAT_INTERVAL = 3.0  # Bot API: at most 20 messages a minute to one group
 # The topics of a forum are chats of their own here, but Telegram counts the 20 a minute
 # for the whole group (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this):
-# their sends are spaced by the group's interval, plus this margin against jitter.
-TOPIC_GROUP_MARGIN_SECONDS = 0.05
-# Forum groups whose next free slot is remembered; past this many, the slots that have
-# passed are forgotten.
-TOPIC_GROUPS_KEPT = 10_000
+# they share the group's slot (:meth:`TelegramSender.slot_key`).
 # The delivery engine runs up to bot.delivery.MAX_IN_FLIGHT (1,024) sends at once, as many as
 # cap x latency needs (with 96, a 1,000/s cap at 100 ms reached 0.6); replies to commands
 # need room beside them. Connections are opened as they are needed.
@@ -108,8 +105,6 @@ ADMIN_CACHE_SECONDS = 60.0
 ADMIN_CACHE_MAX = 4096
 # Updates processed at once; updates of one chat are processed one after another.
 CONCURRENT_UPDATES = 32
-# A reply refused with 429 is retried once if Telegram asks for at most this many seconds.
-MAX_REPLY_WAIT_SECONDS = 5.0
 # Telegram's retry_after is whole seconds, at least 1; a zero or odd value still waits this.
 MIN_RETRY_AFTER_SECONDS = 1.0
 # The update types the bot asks for; anything else is never fetched.
@@ -324,7 +319,8 @@ class TelegramSender:
         self._bot = bot
         self._rate = rate_per_second
         self._paid = paid_broadcast
-        self._group_free_at: dict[str, float] = {}  # forum group -> its next free slot
+        # The platform's pace and chats' slots, shared with the replies to commands.
+        self.pacing = Pacing(rate_per_second)
 
     @property
     def rate_per_second(self) -> float | None:
@@ -342,8 +338,6 @@ class TelegramSender:
                 closed or deleted topic is ``ChatGone`` for that topic alone.
         """
         chat_ref, topic = split_chat_id(chat_id)
-        if topic is not None:
-            await self._group_slot(str(chat_ref))
         try:
             message_id = await post_message(
                 self._bot, chat_id=chat_ref, message=message, thread_id=topic, paid=self._paid
@@ -359,16 +353,9 @@ class TelegramSender:
             ) from None
         return str(message_id)
 
-    async def _group_slot(self, group: str) -> None:
-        """Wait for the forum group's next free slot: the delivery engine spaces each topic
-        as a chat, and this spaces the topics of one group as the group they are."""
-        now = time.monotonic()
-        if len(self._group_free_at) >= TOPIC_GROUPS_KEPT:
-            self._group_free_at = {g: t for g, t in self._group_free_at.items() if t > now}
-        slot = max(now, self._group_free_at.get(group, 0.0))
-        self._group_free_at[group] = slot + GROUP_CHAT_INTERVAL + TOPIC_GROUP_MARGIN_SECONDS
-        if slot > now:
-            await asyncio.sleep(slot - now)
+    def slot_key(self, chat_id: str) -> str:
+        """The key of the chat's per-chat limit: a forum topic counts as its group."""
+        return str(split_chat_id(chat_id)[0])
 
 
 async def post_message(
@@ -489,8 +476,14 @@ class TelegramChannel:
     queued as a transient failure).
     """
 
-    def __init__(self, *, settings: Settings, core: CommandCore, bot: Bot) -> None:
+    def __init__(
+        self, *, settings: Settings, core: CommandCore, bot: Bot, pacing: Pacing | None = None
+    ) -> None:
         self._settings = settings
+        # Replies share the sender's pacing (``TelegramSender.pacing``) when given it.
+        self._replies = Replies(
+            pacing or Pacing(settings.telegram_rate_per_second), platform=Platform.TELEGRAM.value
+        )
         self._core = core
         self._bot = bot
         self._username = ""
@@ -721,13 +714,14 @@ class TelegramChannel:
                 language_code=user.language_code,
                 can_manage=can_manage,
             )
-        try:
-            reply = await command(caller)
-        except Exception:
-            self._log_failure("command", chat.id)
-            lang = self._fallback_lang(caller)
-            reply = Reply(lang, t(lang, "cmd.error"))
-        await self._reply(chat.id, reply, thread_id=topic)
+        with self._replies.pacing.chats.expect(str(chat.id)):  # the reply goes first
+            try:
+                reply = await command(caller)
+            except Exception:
+                self._log_failure("command", chat.id)
+                lang = self._fallback_lang(caller)
+                reply = Reply(lang, t(lang, "cmd.error"))
+            await self._reply(chat.id, reply, thread_id=topic)
 
     async def _on_callback(self, update: Update, _context: _Context) -> None:
         """A button press: answered first, then acted on.
@@ -929,23 +923,19 @@ class TelegramChannel:
             await self._send_reply(chat_id, part, thread_id=thread_id)
 
     async def _send_reply(self, chat_id: int, part: Outgoing, *, thread_id: int | None) -> None:
-        for attempt in (1, 2):
+        """Send one part of a reply through the platform's pacing (see ``bot.pacing``)."""
+
+        async def post() -> int:
             try:
-                await post_message(
+                return await post_message(
                     self._bot, chat_id=chat_id, message=part, thread_id=thread_id, paid=self._paid
                 )
-                return
             except tg_error.TelegramError as exc:
-                error = translate_error(exc, token=self._token)
-            if (
-                isinstance(error, RateLimited)
-                and attempt == 1
-                and error.retry_after <= MAX_REPLY_WAIT_SECONDS
-            ):
-                await asyncio.sleep(error.retry_after)
-                continue
-            log.warning("telegram: reply not sent: %s", error.reason, extra=_ctx(chat_id))
-            return
+                raise translate_error(exc, token=self._token) from None
+
+        # A user's private chat has the user's (positive) id; groups have negative ids.
+        interval = PRIVATE_CHAT_INTERVAL if chat_id > 0 else GROUP_CHAT_INTERVAL
+        await self._replies.send(post, chat=str(chat_id), interval=interval)
 
     async def _edit(self, message: Message, reply: Reply) -> None:
         """Show ``reply`` in place of the message; parts beyond the first follow it."""

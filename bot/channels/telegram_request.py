@@ -16,12 +16,16 @@ have reached Telegram.
 from __future__ import annotations
 
 import functools
+import time
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import orjson
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
+
+from bot import pacing
 
 if TYPE_CHECKING:  # PTB's own typing of BaseRequest's signatures
     from telegram._utils.types import JSONDict, ODVInput
@@ -118,6 +122,7 @@ class AiohttpRequest(BaseRequest):
                 # PTB reads the body itself; aiohttp need not track cookies for the Bot API.
                 cookie_jar=aiohttp.DummyCookieJar(),
                 raise_for_status=False,
+                trace_configs=[_WRITTEN],
             )
         return self._session
 
@@ -189,6 +194,20 @@ class AiohttpRequest(BaseRequest):
             raise TimedOut from exc
         except aiohttp.ClientError as exc:
             raise NetworkError(f"aiohttp.{type(exc).__name__}: {exc}") from exc
+
+
+async def _headers_sent(
+    _session: aiohttp.ClientSession,
+    _context: SimpleNamespace,
+    _params: aiohttp.TraceRequestHeadersSentParams,
+) -> None:
+    """A paced send counts from when its request is written (``bot.pacing``)."""
+    pacing.request_written(time.monotonic())
+
+
+_WRITTEN = aiohttp.TraceConfig()
+_WRITTEN.on_request_headers_sent.append(_headers_sent)
+_WRITTEN.freeze()
 
 
 def _given(value: ODVInput[float], default: float | None) -> float | None:

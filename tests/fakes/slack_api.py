@@ -78,7 +78,11 @@ MAX_BUTTON_VALUE = 2000  # Block Kit: button value
 MAX_ACTION_ID = 255  # Block Kit: action_id and block_id
 MAX_TEXT_CHARS = 40000  # chat.postMessage text; longer is msg_too_long
 CHANNEL_INTERVAL_SECONDS = 1.0  # Slack: about one message per second per channel
-DEFAULT_LIMIT_TOLERANCE = 0.05  # seconds of arrival jitter forgiven by the limit
+# The limit counts exactly: chat.postMessage allows "1 message per second to a specific
+# channel" ("Special" rate limit, https://api.slack.com/methods/chat.postMessage#rate_limiting)
+# and Slack names no allowance for jitter. A test that needs slack sets ``limit_tolerance``
+# and says why.
+DEFAULT_LIMIT_TOLERANCE = 0.0
 FIRST_TS_MICROS = 1_700_000_000_000_100  # message ts, in microseconds: 1700000000.000100
 DEFAULT_CLIENT_ID = "1111111111.2222222222"
 DEFAULT_CLIENT_SECRET = "fake-client-secret-0123456789abcdef"

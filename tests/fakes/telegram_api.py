@@ -35,6 +35,7 @@ unparsed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import gc
 import itertools
@@ -68,7 +69,13 @@ DEFAULT_GLOBAL_RATE = 30  # Bot API FAQ: about 30 messages per second in all
 # limits for a fee of 0.1 Telegram Stars per message" (https://core.telegram.org/bots/api#sendmessage).
 PAID_BROADCAST_RATE = 1000
 DEFAULT_LONG_POLL_CAP = 1.0  # getUpdates never holds a request longer, to keep tests fast
-DEFAULT_LIMIT_TOLERANCE = 0.05  # seconds of arrival jitter forgiven by the flood limits
+# The flood limits count exactly: the FAQ names no allowance for jitter ("When sending
+# messages inside a particular chat, avoid sending more than one message per second ...
+# the API will not allow more than 30 messages per second or so ... not be able to send more
+# than 20 messages per minute to the same group", https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this),
+# and a bot that keeps hitting 429 is made to wait longer. A test that needs slack sets
+# ``limit_tolerance`` and says why.
+DEFAULT_LIMIT_TOLERANCE = 0.0
 
 # Update types Telegram leaves out unless allowed_updates names them.
 _NOT_DELIVERED_BY_DEFAULT = frozenset({"chat_member", "message_reaction", "message_reaction_count"})
@@ -99,6 +106,17 @@ _COMMAND_RE = re.compile(r"(?<!\S)/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]{3,32})?")
 _BOT_COMMAND_NAME_RE = re.compile(r"^[a-z0-9_]{1,32}$")
 
 _log = logging.getLogger(__name__)
+
+
+def densest_window(stamps: list[float], *, window: float = 1.0) -> int:
+    """The most of ``stamps`` in any half-open window of ``window`` seconds."""
+    ordered = sorted(stamps)
+    most, start = 0, 0
+    for end, at in enumerate(ordered):
+        while at - ordered[start] >= window:
+            start += 1
+        most = max(most, end - start + 1)
+    return most
 
 
 class _ApiError(Exception):
@@ -568,10 +586,18 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
         ``getUpdates`` by HTTP status answered (``"0"``: dropped); ``delivered``: successful
         sendMessage calls; ``rate_limited``: calls answered 429, whether a flood limit or
         ``fail_next`` refused them; ``limit_violations``: sends refused by a flood limit, in
-        all and by rule.
+        all and by rule; ``densest_second``: the most messages sent (free or paid, whichever
+        is more) that arrived in any one second.
         """
         answers = Counter(call.status for call in self.sent)
+        free: list[float] = []
+        paid: list[float] = []
+        for call in self.sent:
+            if call.ok and call.method in _SEND_METHODS:
+                paid_send = call.params.get("allow_paid_broadcast") is True
+                (paid if paid_send else free).append(call.at)
         return {
+            "densest_second": max(densest_window(free), densest_window(paid)),
             "requests": dict(self.request_count),
             "answers": {str(status): n for status, n in sorted(answers.items())},
             "delivered": self._delivered,
@@ -615,9 +641,15 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
         call = TelegramCall(method, params, arrived, chat_id)
         if self.log_requests:
             _log.info("%s %s", method, params)
+        # The flood limits count a send when it arrives, in order, not once the latency the
+        # fake adds has passed (the answer comes after the latency either way).
+        admitted_at = time.monotonic()
+        refused = self._admit(method, params, chat_id, at=admitted_at)
         try:
             if method != "getUpdates" and self.latency > 0:
                 await asyncio.sleep(self.latency)
+            if refused is not None:
+                raise refused
             result = await self._answer(request.match_info["token"], method, params)
             call.status, call.response = 200, {"ok": True, "result": result}
         except _ApiError as err:
@@ -631,6 +663,8 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
             call.status, call.response = err.status, body
         except Dropped:
             call.status, call.response = 0, None
+        if refused is None and call.status != 200:  # only a message sent counts
+            self._uncount(method, params, chat_id, at=admitted_at)
         if method != "getUpdates":
             await self._record(call)
         if call.response is None:
@@ -663,13 +697,9 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
             raise _failure_error(failure)
         if chat_id is not None and method not in ("getUpdates", "setMyCommands"):
             self._check_chat(chat_id)
-        is_send = method in _SEND_METHODS
-        paid = is_send and params.get("allow_paid_broadcast") is True
-        if is_send and self.enforce_limits:
-            self._check_limits(method, chat_id, paid=paid)
         result = await handler(params)
-        if is_send:
-            self._commit_send(chat_id, paid=paid)
+        if method in _SEND_METHODS and params.get("allow_paid_broadcast") is True:
+            self.paid_broadcasts += 1
         return result
 
     def _method_key(self, method: str) -> str:
@@ -692,8 +722,26 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
                 raise _ApiError(403, "Forbidden: bot was blocked by the user")
             raise _ApiError(403, f"Forbidden: bot was kicked from the {chat_type} chat")
 
-    def _check_limits(self, method: str, chat_id: int | str | None, *, paid: bool) -> None:
-        now = time.monotonic()
+    def _admit(
+        self, method: str, params: dict[str, Any], chat_id: Any, *, at: float
+    ) -> _ApiError | None:
+        """The 429 a send arriving at ``at`` gets under the flood limits, or None: then it
+        is counted in every window it falls in (whatever the answer to it turns out)."""
+        if not self.enforce_limits or method not in _SEND_METHODS:
+            return None
+        if not isinstance(chat_id, int | str):
+            chat_id = None
+        paid = params.get("allow_paid_broadcast") is True
+        try:
+            self._check_limits(method, chat_id, paid=paid, now=at)
+        except _ApiError as err:
+            return err
+        self._commit_send(chat_id, paid=paid, now=at)
+        return None
+
+    def _check_limits(
+        self, method: str, chat_id: int | str | None, *, paid: bool, now: float
+    ) -> None:
         tolerance = self.limit_tolerance
         limits = self._limits
         rule, wait = "", 0.0
@@ -710,7 +758,7 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
             gap = self.chat_interval - tolerance
             if last is not None and now - last < gap:
                 rule, wait = "chat", gap - (now - last)
-        if chat_id is not None and not rule and self._chat_object(chat_id)["type"] != "private":
+        if chat_id is not None and not rule and self._is_group(chat_id):
             sends = limits.group_sends.get(chat_id)
             window = GROUP_WINDOW_SECONDS - tolerance
             while sends and now - sends[0] >= window:
@@ -726,18 +774,30 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
                 {"retry_after": retry_after},
             )
 
-    def _commit_send(self, chat_id: int | str | None, *, paid: bool) -> None:
-        if paid:
-            self.paid_broadcasts += 1
-        if not self.enforce_limits:
-            return
-        now = time.monotonic()
+    def _commit_send(self, chat_id: int | str | None, *, paid: bool, now: float) -> None:
         (self._paid_sends if paid else self._limits.all_sends).append(now)
         if chat_id is None:
             return
         self._limits.last_in_chat[chat_id] = now
-        if self._chat_object(chat_id)["type"] != "private":
+        if self._is_group(chat_id):
             self._limits.group_sends.setdefault(chat_id, deque()).append(now)
+
+    def _uncount(self, method: str, params: dict[str, Any], chat_id: Any, *, at: float) -> None:
+        """Take back what :meth:`_admit` counted for a send that was not made after all."""
+        if not self.enforce_limits or method not in _SEND_METHODS:
+            return
+        paid = params.get("allow_paid_broadcast") is True
+        windows = [self._paid_sends if paid else self._limits.all_sends]
+        if isinstance(chat_id, int | str):
+            if self._limits.last_in_chat.get(chat_id) == at:
+                del self._limits.last_in_chat[chat_id]
+            windows.append(self._limits.group_sends.get(chat_id, deque()))
+        for window in windows:
+            with contextlib.suppress(ValueError):
+                window.remove(at)
+
+    def _is_group(self, chat_id: int | str) -> bool:
+        return bool(self._chat_object(chat_id)["type"] != "private")
 
     def _wake_pollers(self) -> None:
         event, self._updates_arrived = self._updates_arrived, asyncio.Event()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import random
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from sqlalchemy import event, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.channels.telegram import TelegramSender, close_bot, make_bot
-from bot.delivery import PACE_CATCH_UP_SECONDS, PACE_HEADROOM, Delivery, Pace
+from bot.delivery import Delivery
 from bot.models import ChatSettings, ChatState, Mode, Outgoing, Platform
 from bot.settings import Settings
 from bot.store import chats as chat_store
@@ -307,80 +306,6 @@ async def test_records_of_sends_in_flight_share_transactions(
     assert sorted(sender.chats) == chat_ids  # each once
     assert [s for s, _ in await statuses(engine)] == ["sent"] * 30
     assert commits < 15  # a transaction per send would have made 30, and the claims more
-
-
-async def _acquire_all(pace: Pace, count: int, *, stall: float) -> list[float]:
-    """``count`` tasks acquire ``pace`` while the event loop is busy for ``stall`` seconds
-    once they have their slots; when each went."""
-    went: list[float] = []
-
-    async def go() -> None:
-        await pace.acquire()
-        went.append(time.monotonic())
-
-    tasks = [asyncio.create_task(go()) for _ in range(count)]
-    await asyncio.sleep(0)  # each has its slot
-    time.sleep(stall)  # noqa: ASYNC251 - the event loop is busy past some of the slots
-    await asyncio.gather(*tasks)
-    return sorted(went)
-
-
-async def test_pace_makes_up_a_short_stall_at_once() -> None:
-    interval = 1 / (200 * PACE_HEADROOM)  # 5 ms
-    went = await _acquire_all(Pace(200), 8, stall=PACE_CATCH_UP_SECONDS * 0.8)
-    # The slots that fell due in the stall (at least four) go together when it ends.
-    together = sum(1 for a, b in itertools.pairwise(went) if b - a < interval / 2)
-    assert together >= 3
-
-
-async def test_pace_makes_up_no_more_of_a_long_stall_than_its_allowance() -> None:
-    interval = 1 / (50 * PACE_HEADROOM)  # 20 ms
-    went = await _acquire_all(Pace(50), 12, stall=0.3)
-    # All twelve slots fell due in the stall; the schedule moved to run at most the
-    # allowance behind, so the rest went one interval apart, not in one burst.
-    assert went[-1] - went[0] >= 11 * interval - PACE_CATCH_UP_SECONDS - 0.005
-
-
-@pytest.mark.parametrize("rate", [5, 40])
-async def test_pace_keeps_the_cap_in_every_second_whatever_the_stalls(rate: int) -> None:
-    pace = Pace(rate)
-    went: list[float] = []
-    stalls = random.Random(rate)
-
-    async def go() -> None:
-        while len(went) < 2 * rate + 1:  # a little over two seconds
-            await pace.acquire()
-            went.append(time.monotonic())
-
-    async def busy() -> None:  # the event loop stops for up to 60 ms now and then
-        while True:
-            await asyncio.sleep(stalls.uniform(0, 0.1))
-            time.sleep(stalls.uniform(0, 0.06))  # noqa: ASYNC251
-
-    stalling = asyncio.create_task(busy())
-    await asyncio.gather(*(go() for _ in range(4)))
-    stalling.cancel()
-    went.sort()
-    # Never more than ``rate`` in any second, however the stalls bunched them up.
-    assert min(b - a for a, b in zip(went, went[rate:], strict=False)) >= 1.0
-
-
-async def test_pace_lets_the_others_go_when_a_waiting_task_is_cancelled() -> None:
-    pace = Pace(50)
-    went: list[int] = []
-
-    async def go(n: int) -> None:
-        await pace.acquire()
-        went.append(n)
-
-    tasks = [asyncio.create_task(go(n)) for n in range(4)]
-    await asyncio.sleep(0)  # the first went at once; the others wait for their slots
-    tasks[1].cancel()
-    tasks[2].cancel()
-    await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout=5)
-    assert went == [0, 3]
-    assert tasks[1].cancelled() and tasks[2].cancelled()
-    await asyncio.wait_for(pace.acquire(), timeout=5)  # and the pace goes on
 
 
 class CappedSleepingSender(SleepingSender):

@@ -1,0 +1,393 @@
+"""Pacing: how fast messages leave for a platform, and for each chat on it.
+
+Everything sent to a platform goes through that platform's :class:`Pacing`: deliveries
+(digests, instant messages, broadcasts, alerts) from ``bot.delivery`` and the replies to
+commands from the channels (:class:`Replies`). So the platform's cap and each chat's limit
+hold for all of it together, and a reply goes ahead of queued deliveries.
+
+The platforms count a message when it arrives, over an exact window (the Bot API FAQ: about
+one message a second in a chat, 20 a minute in a group, 30 a second in all; Slack's
+chat.postMessage: one a second per channel). So a :class:`Pace` stamps a send when it is
+let go, right before it is handed to the transport, and keeps a log of those stamps: no
+more sends than the cap in any window of its span and a margin, however late the event loop
+wakes. No credit piles up while nothing is sent, as it would in a token bucket.
+
+Both :class:`Pace` and :class:`ChatSlots` take the clock and the sleep they use, so their
+tests run on a fake clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+import random
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TypeVar
+
+from bot import metrics
+from bot.errors import DeliveryError, RateLimited, TransientError
+
+log = logging.getLogger("bot.pacing")
+
+# A platform cap is paced with this much to spare: sends are spaced evenly at this share of
+# the cap, and what a late wake-up of the event loop holds back is made up in a burst.
+PACE_HEADROOM = 0.98
+# However they bunch up, no more sends than the cap allows in a second go in any window of a
+# second and this much: the platform counts them on arrival, and a send let go on time may
+# reach it a little late (the next turn of the event loop, building the request, the
+# server's own loop) while a later one does not. It also holds the steady rate to
+# 1 / 1.03 = 0.971 of the cap. With 20 ms, runs at 1,000/s and 100 ms on PostgreSQL drew
+# 2 429s in one run of two (an exact server, bench/fanout.py); with 30 ms, none in six.
+PACE_WINDOW_MARGIN_SECONDS = 0.03
+# A schedule that runs further behind than this (a long stall) is moved; the rest of the
+# time is not made up.
+PACE_CATCH_UP_SECONDS = 0.03
+# Extra spacing on top of each per-chat limit, against the same jitter on the way.
+PER_CHAT_MARGIN_SECONDS = 0.05
+# Chats whose next free time is kept; past this, those already free are forgotten.
+CHAT_SLOTS_KEPT = 10_000
+# A reply is tried this many times (429s and transient failures) before it is given up.
+REPLY_ATTEMPTS = 8
+# A reply that failed on the way waits this long before its second try, doubling after.
+REPLY_BACKOFF_SECONDS = 0.5
+# However long a 429 asks for, a reply waits at most this long at a time (a reply that
+# comes later than this is of little use, but it still comes).
+REPLY_MAX_WAIT_SECONDS = 60.0
+
+# The stamp of the send this task was last let go for; the transport moves it on to when the
+# request was written (:func:`request_written`).
+_LEAVING: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
+    "pacing_leaving", default=None
+)
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+T = TypeVar("T")
+
+
+class Pace:
+    """Lets sends go, across tasks, at ``rate`` a second as the platform counts them.
+
+    :meth:`acquire` returns the moment its send may go (its stamp); the caller hands the
+    request to the transport at once. Sends are spaced evenly at ``PACE_HEADROOM`` x
+    ``rate``; one that is let go late (the event loop was busy) goes at once, and so do
+    those that fell due meanwhile, up to ``PACE_CATCH_UP_SECONDS`` of them. What bounds
+    any burst is the log of the stamps: no more than ``rate`` sends (at least one) in any
+    second and ``PACE_WINDOW_MARGIN_SECONDS`` (for a rate under one a second, in
+    ``1 / rate`` seconds and the margin). Callers that ask with ``first`` (replies to
+    commands) go before every caller waiting without it; each kind in its turn.
+    """
+
+    def __init__(
+        self,
+        rate: float | None,
+        *,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._clock = clock
+        self._sleep = sleep
+        self._interval = 0.0
+        self._window = 0.0
+        self._next = float("-inf")  # the even schedule's next slot
+        # The last stamps, as many as the window allows; each in a cell of its own, which
+        # the caller moves on to when it really went (see :meth:`acquire`).
+        self._log: deque[list[float]] = deque(maxlen=1)
+        self._first: deque[asyncio.Future[list[float]]] = deque()
+        self._rest: deque[asyncio.Future[list[float]]] = deque()
+        self._driver: asyncio.Task[None] | None = None
+        self.set_rate(rate)
+
+    def set_rate(self, rate: float | None) -> None:
+        """Pace at ``rate`` a second from now on (None or 0: not at all)."""
+        self._interval = 1.0 / (rate * PACE_HEADROOM) if rate else 0.0
+        if rate:
+            span = max(1.0, 1.0 / rate)
+            self._window = span + PACE_WINDOW_MARGIN_SECONDS
+            self._log = deque(self._log, maxlen=max(1, int(rate * span + 1e-9)))
+
+    @property
+    def rate(self) -> float | None:
+        """Sends per second this pace lets go on average (None: unpaced)."""
+        return 1.0 / self._interval if self._interval else None
+
+    async def acquire(self, *, first: bool = False) -> float:
+        """Wait for this send's turn; return its stamp: the clock's time when the caller
+        resumed with its turn (a caller let go while the event loop was busy resumes late,
+        and its send counts from then, so the sends after it keep their distance).
+
+        Args:
+            first: go before every caller waiting without it (a reply to a command).
+        """
+        if not self._interval:
+            return self._clock()
+        if self._driver is None and not self._first and not self._rest:
+            now = self._clock()
+            if self._due() <= now:
+                stamp = self._let_go(now)
+                _LEAVING.set(stamp)
+                return stamp[0]
+        ticket: asyncio.Future[list[float]] = asyncio.get_running_loop().create_future()
+        queue = self._first if first else self._rest
+        queue.append(ticket)
+        if self._driver is None:
+            self._driver = asyncio.create_task(self._drive())
+        try:
+            stamp = await ticket
+        except asyncio.CancelledError:
+            with contextlib.suppress(ValueError):
+                queue.remove(ticket)
+            if not self._first and not self._rest and self._driver is not None:
+                self._driver.cancel()
+                self._driver = None
+            raise
+        stamp[0] = max(stamp[0], self._clock())
+        _LEAVING.set(stamp)
+        return stamp[0]
+
+    def _due(self) -> float:
+        due = self._next
+        log_ = self._log
+        if len(log_) == log_.maxlen:
+            due = max(due, log_[0][0] + self._window)
+        return due
+
+    def _let_go(self, now: float) -> list[float]:
+        self._next = max(self._next, now - PACE_CATCH_UP_SECONDS) + self._interval
+        stamp = [now]
+        self._log.append(stamp)
+        return stamp
+
+    def _head(self) -> deque[asyncio.Future[list[float]]] | None:
+        for queue in (self._first, self._rest):
+            while queue and queue[0].done():  # cancelled
+                queue.popleft()
+            if queue:
+                return queue
+        return None
+
+    async def _drive(self) -> None:
+        """Let the waiting callers go, one at a time, each when its turn is due."""
+        me = asyncio.current_task()
+        try:
+            while (queue := self._head()) is not None:
+                now = self._clock()
+                due = self._due()
+                if due > now:
+                    await self._sleep(due - now)
+                    continue  # a caller with ``first`` may have come meanwhile
+                queue.popleft().set_result(self._let_go(now))
+        finally:
+            if self._driver is me:
+                self._driver = None
+
+
+def request_written(at: float) -> None:
+    """The transport wrote the request of the send this task was let go for at ``at``
+    (``time.monotonic()``): the send counts from then. A request that waited for a
+    connection, or for a core, after its turn would otherwise leave later than its stamp
+    says, closer to the sends a window after it than the platform allows."""
+    stamp = _LEAVING.get()
+    if stamp is not None and at > stamp[0]:
+        stamp[0] = at
+
+
+class ChatSlots:
+    """When the next message may leave for each chat (or each set of chats sharing a
+    limit, such as the topics of one Telegram forum group: the caller names the key).
+
+    A sender :meth:`take` s a chat's slot, sends, and says when the message left with
+    :meth:`left` (None: it did not), which frees the chat ``interval`` and
+    ``PER_CHAT_MARGIN_SECONDS`` later. While a slot is taken, or a reply waits for it
+    (:meth:`take_first`), no one else takes it.
+    """
+
+    def __init__(self, *, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep) -> None:
+        self._clock = clock
+        self._sleep = sleep
+        self._free_at: dict[str, float] = {}
+        self._taken: dict[str, asyncio.Event] = {}
+        self._wanted: dict[str, int] = {}  # replies waiting for the chat
+
+    def free_in(self, key: str) -> float:
+        """Seconds until the chat's next message may leave (0: now)."""
+        return max(0.0, self._free_at.get(key, 0.0) - self._clock())
+
+    def take(self, key: str, *, interval: float) -> float:
+        """Take the chat's slot if it is free now and return 0.0; else return the seconds
+        to wait before trying again (``interval`` while another send or a reply has it)."""
+        if key in self._taken or self._wanted.get(key):
+            return max(interval, self.free_in(key))
+        wait = self.free_in(key)
+        if wait > 0:
+            return wait
+        self._taken[key] = asyncio.Event()
+        return 0.0
+
+    async def take_first(self, key: str) -> None:
+        """Wait until the chat's slot is free and take it, ahead of :meth:`take`."""
+        self._wanted[key] = self._wanted.get(key, 0) + 1
+        try:
+            while True:
+                taken = self._taken.get(key)
+                if taken is not None:
+                    await taken.wait()
+                    continue
+                wait = self.free_in(key)
+                if wait <= 0:
+                    break
+                await self._sleep(wait)
+        finally:
+            self._wanted[key] -= 1
+            if not self._wanted[key]:
+                del self._wanted[key]
+        self._taken[key] = asyncio.Event()
+
+    @contextlib.contextmanager
+    def expect(self, key: str) -> Iterator[None]:
+        """A reply to the chat is being made: until it is on its way (:meth:`take_first`),
+        no delivery takes the chat's slot (``/digest`` queues a digest before its reply
+        is sent, and the reply goes first)."""
+        self._wanted[key] = self._wanted.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            self._wanted[key] -= 1
+            if not self._wanted[key]:
+                del self._wanted[key]
+
+    def left(self, key: str, *, at: float | None, interval: float) -> None:
+        """The send that took the chat's slot left at ``at`` (None: it did not leave)."""
+        taken = self._taken.pop(key, None)
+        if at is not None:
+            free = at + interval + PER_CHAT_MARGIN_SECONDS
+            self._free_at[key] = max(free, self._free_at.get(key, 0.0))
+            if len(self._free_at) > CHAT_SLOTS_KEPT:
+                now = self._clock()
+                self._free_at = {k: t for k, t in self._free_at.items() if t > now}
+        if taken is not None:
+            taken.set()
+
+    def hold(self, key: str, *, seconds: float) -> None:
+        """Nothing leaves for the chat for ``seconds`` (the platform asked for it: a 429)."""
+        until = self._clock() + seconds
+        self._free_at[key] = max(until, self._free_at.get(key, 0.0))
+
+
+class Pacing:
+    """One platform's pacing, shared by everything that sends to it: its overall pace (one
+    per key where the platform caps each key apart, e.g. each Slack workspace) and the
+    slots of its chats."""
+
+    def __init__(
+        self,
+        rate: float | None,
+        *,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._rate = rate
+        self._clock = clock
+        self._sleep = sleep
+        self._paces: dict[str | None, Pace] = {}
+        self.chats = ChatSlots(clock=clock, sleep=sleep)
+
+    @property
+    def rate(self) -> float | None:
+        """The cap of each key's pace (None: unpaced)."""
+        return self._rate
+
+    @property
+    def keys(self) -> int:
+        """Keys paced apart so far (0: one pace for the whole platform)."""
+        return sum(key is not None for key in self._paces)
+
+    def pace(self, key: str | None = None) -> Pace:
+        """The pace of ``key`` (None: the platform's own)."""
+        pace = self._paces.get(key)
+        if pace is None:
+            pace = self._paces[key] = Pace(self._rate, clock=self._clock, sleep=self._sleep)
+        return pace
+
+    def set_rate(self, rate: float | None) -> None:
+        """Every pace of the platform at ``rate`` from now on (replicas share a cap)."""
+        self._rate = rate
+        for pace in self._paces.values():
+            pace.set_rate(rate)
+
+
+class Replies:
+    """Sends the replies to commands through a platform's :class:`Pacing`.
+
+    A reply takes the chat's slot ahead of queued deliveries and the platform's pace ahead
+    of them (``first``), is retried after a 429 (as long as the platform asks, up to
+    ``REPLY_MAX_WAIT_SECONDS`` at a time) and after a failure on the way (backing off), up
+    to ``REPLY_ATTEMPTS`` tries, and is counted in ``trendbot_replies_total`` by outcome:
+    ``sent``, ``retried`` (each try that will be made again) and ``failed``.
+    """
+
+    def __init__(self, pacing: Pacing, *, platform: str, sleep: Sleep = asyncio.sleep) -> None:
+        self.pacing = pacing
+        self._platform = platform
+        self._sleep = sleep
+
+    async def send(
+        self,
+        send: Callable[[], Awaitable[T]],
+        *,
+        chat: str,
+        interval: float,
+        pace_key: str | None = None,
+    ) -> T | None:
+        """Send one reply with ``send`` (which raises a ``DeliveryError``); return what it
+        returned, or None when the reply could not be sent.
+
+        Args:
+            send: makes the request; called once per try.
+            chat: the key of the chat's slot (see :class:`ChatSlots`).
+            interval: the least spacing between two messages to the chat.
+            pace_key: the key of the platform's pace, where it has several.
+        """
+        chats = self.pacing.chats
+        pace = self.pacing.pace(pace_key)
+        ctx = {"chat": f"{self._platform}:{chat}", "platform": self._platform}
+        for attempt in range(1, REPLY_ATTEMPTS + 1):
+            await chats.take_first(chat)
+            at: float | None = None
+            try:
+                at = await pace.acquire(first=True)
+                result = await send()
+            except DeliveryError as exc:
+                error = exc
+            else:
+                metrics.REPLIES.labels(self._platform, "sent").inc()
+                return result
+            finally:
+                chats.left(chat, at=at, interval=interval)
+            wait = self._retry_wait(error, attempt)
+            if wait is None:
+                break
+            if isinstance(error, RateLimited):
+                chats.hold(chat, seconds=wait)
+            metrics.REPLIES.labels(self._platform, "retried").inc()
+            log.info("reply will be tried again in %.1fs: %s", wait, error.reason, extra=ctx)
+            await self._sleep(wait)
+        metrics.REPLIES.labels(self._platform, "failed").inc()
+        log.warning("%s: reply not sent: %s", self._platform, error.reason, extra=ctx)
+        return None
+
+    @staticmethod
+    def _retry_wait(error: DeliveryError, attempt: int) -> float | None:
+        """Seconds before the next try of a reply that failed with ``error``; None: no more."""
+        if attempt >= REPLY_ATTEMPTS:
+            return None
+        if isinstance(error, RateLimited):
+            return min(max(error.retry_after, 0.0), REPLY_MAX_WAIT_SECONDS)
+        if isinstance(error, TransientError):
+            base = REPLY_BACKOFF_SECONDS * 2.0 ** (attempt - 1)
+            return min(base * random.uniform(0.8, 1.2), REPLY_MAX_WAIT_SECONDS)
+        return None

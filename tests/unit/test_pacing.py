@@ -1,0 +1,392 @@
+"""The pace and the per-chat slots (``bot.pacing``), as tables on a fake clock.
+
+Nothing here reads the wall clock: each test drives virtual time, so a loaded machine
+cannot change an outcome. A stall of the event loop is the clock jumping ahead while every
+timer waits, as a busy loop wakes its sleepers late.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from bot import metrics
+from bot.errors import PermanentError, RateLimited, TransientError
+from bot.pacing import (
+    PACE_CATCH_UP_SECONDS,
+    PACE_HEADROOM,
+    PACE_WINDOW_MARGIN_SECONDS,
+    PER_CHAT_MARGIN_SECONDS,
+    REPLY_ATTEMPTS,
+    ChatSlots,
+    Pace,
+    Pacing,
+    Replies,
+    request_written,
+)
+
+
+class FakeClock:
+    """Virtual time: ``sleep`` waits until :meth:`run` moves the clock to its deadline,
+    which it does only once every task has done all it can at the current time."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._timers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._seq = itertools.count()
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._timers, (self.now + max(0.0, seconds), next(self._seq), done))
+        await done
+
+    def stall(self, seconds: float) -> None:
+        """The event loop is busy for ``seconds``: time passes, no timer fires meanwhile."""
+        self.now += seconds
+
+    async def run(self, *aws: Awaitable[Any], stalls: dict[int, float] | None = None) -> list[Any]:
+        """Run ``aws`` to the end; ``stalls``: after the n-th timer fires, stall so long."""
+        tasks = [asyncio.ensure_future(a) for a in aws]
+        fired = 0
+        while True:
+            for _ in range(20):  # let every task run until it waits on a timer
+                await asyncio.sleep(0)
+            if all(t.done() for t in tasks):
+                return [t.result() for t in tasks]
+            while self._timers and self._timers[0][2].done():  # cancelled sleepers
+                heapq.heappop(self._timers)
+            assert self._timers, "every task waits, and no timer will wake any"
+            at, _, done = heapq.heappop(self._timers)
+            self.now = max(self.now, at)
+            done.set_result(None)
+            fired += 1
+            if stalls and fired in stalls:
+                self.stall(stalls[fired])
+
+
+def densest(stamps: list[float], *, window: float = 1.0) -> int:
+    """The most stamps in any half-open window of ``window`` seconds (less a nanosecond of
+    rounding: ``a + w - a`` may come out a hair under ``w``)."""
+    stamps = sorted(stamps)
+    most, start = 0, 0
+    for end, at in enumerate(stamps):
+        while at - stamps[start] >= window - 1e-9:
+            start += 1
+        most = max(most, end - start + 1)
+    return most
+
+
+async def _senders(pace: Pace, *, tasks: int, sends: int) -> list[float]:
+    """``tasks`` tasks acquire ``pace`` until ``sends`` have gone; their stamps."""
+    stamps: list[float] = []
+
+    async def go() -> None:
+        while len(stamps) < sends:
+            stamps.append(await pace.acquire())
+
+    await asyncio.gather(*(go() for _ in range(tasks)))
+    return stamps
+
+
+@pytest.mark.parametrize(("rate", "tasks"), [(30, 8), (200, 40), (1_000, 150), (0.5, 2)])
+async def test_pace_keeps_the_cap_in_every_window_at_its_share_of_the_cap(
+    rate: float, tasks: int
+) -> None:
+    clock = FakeClock()
+    pace = Pace(rate, clock=clock, sleep=clock.sleep)
+    sends = int(max(rate, 1) * 5)
+    (stamps,) = await clock.run(_senders(pace, tasks=tasks, sends=sends))
+    span = max(1.0, 1 / rate)
+    assert densest(stamps, window=span) <= max(1, int(rate * span))
+    mean = (len(stamps) - 1) / (max(stamps) - min(stamps))
+    assert mean >= 0.95 * rate
+
+
+# (rate, the timers after which the loop stalls and for how long)
+STALLS = [
+    (30, {3: 0.02}),
+    (30, {5: 0.5, 20: 2.0}),
+    (200, {10: PACE_CATCH_UP_SECONDS * 0.8}),
+    (200, {10: 0.1, 50: 0.1, 90: 0.1}),
+    (1_000, {100: 0.05, 300: 0.3, 301: 0.3}),
+    (1_000, {n: 0.011 for n in range(50, 2_000, 37)}),
+]
+
+
+@pytest.mark.parametrize(("rate", "stalls"), STALLS)
+async def test_a_burst_after_a_stall_never_exceeds_the_window(
+    rate: int, stalls: dict[int, float]
+) -> None:
+    clock = FakeClock()
+    pace = Pace(rate, clock=clock, sleep=clock.sleep)
+    (stamps,) = await clock.run(_senders(pace, tasks=64, sends=rate * 4), stalls=stalls)
+    # The stamps are when the sends left (after each stall, not when they were due):
+    # no window of a second and the margin holds more than the cap.
+    assert densest(stamps, window=1.0 + PACE_WINDOW_MARGIN_SECONDS) <= rate
+
+
+async def test_a_caller_that_resumes_late_counts_from_when_it_resumed() -> None:
+    clock = FakeClock()
+    loop = asyncio.get_running_loop()
+
+    async def sleep(seconds: float) -> None:
+        await clock.sleep(seconds)
+        # The loop is busy after the pace lets the caller go and before it resumes.
+        loop.call_soon(clock.stall, 0.05)
+
+    pace = Pace(1, clock=clock, sleep=sleep)
+    window = 1.0 + PACE_WINDOW_MARGIN_SECONDS
+
+    async def three() -> list[float]:
+        return [await pace.acquire() for _ in range(3)]
+
+    (stamps,) = await clock.run(three())
+    # The second went 50 ms after its turn: the third keeps a window from then.
+    assert stamps == [0.0, pytest.approx(window + 0.05), pytest.approx(2 * (window + 0.05))]
+
+
+async def test_a_send_counts_from_when_its_request_was_written() -> None:
+    clock = FakeClock()
+    pace = Pace(1, clock=clock, sleep=clock.sleep)
+    window = 1.0 + PACE_WINDOW_MARGIN_SECONDS
+
+    async def two() -> list[float]:
+        first = await pace.acquire()
+        request_written(first + 0.2)  # it waited 200 ms for a connection, say
+        return [first, await pace.acquire()]
+
+    (stamps,) = await clock.run(two())
+    assert stamps == [0.0, pytest.approx(0.2 + window)]
+
+
+async def test_a_short_stall_is_made_up_at_once_a_long_one_is_not() -> None:
+    clock = FakeClock()
+    pace = Pace(200, clock=clock, sleep=clock.sleep)
+    interval = 1 / (200 * PACE_HEADROOM)
+    stamps: list[float] = []
+
+    async def go() -> None:
+        for _ in range(10):
+            stamps.append(await pace.acquire())
+
+    await clock.run(go())
+    assert stamps[-1] - stamps[0] == pytest.approx(9 * interval - PACE_CATCH_UP_SECONDS, abs=1e-9)
+    # After an idle second the schedule is not a second behind: no burst of 200.
+    clock.stall(1.0)
+    later: list[float] = []
+
+    async def again() -> None:
+        for _ in range(20):
+            later.append(await pace.acquire())
+
+    await clock.run(again())
+    made_up = sum(1 for at in later if at == later[0])
+    assert made_up == int(PACE_CATCH_UP_SECONDS / interval) + 1
+
+
+async def test_a_caller_with_first_goes_before_those_waiting() -> None:
+    clock = FakeClock()
+    pace = Pace(10, clock=clock, sleep=clock.sleep)
+    order: list[str] = []
+
+    async def go(name: str, *, first: bool = False, after: float = 0.0) -> None:
+        await clock.sleep(after)
+        await pace.acquire(first=first)
+        order.append(name)
+
+    await clock.run(*(go(f"digest{n}") for n in range(5)), go("reply", first=True, after=0.05))
+    # The first digest went at once; the reply came while four waited and went next.
+    assert order == ["digest0", "reply", "digest1", "digest2", "digest3", "digest4"]
+
+
+async def test_a_cancelled_waiter_takes_no_turn() -> None:
+    clock = FakeClock()
+    pace = Pace(10, clock=clock, sleep=clock.sleep)
+    went: list[int] = []
+
+    async def go(n: int) -> None:
+        went.append(n) if await pace.acquire() is not None else None
+
+    tasks = [asyncio.ensure_future(go(n)) for n in range(4)]
+    await asyncio.sleep(0)
+    tasks[1].cancel()
+    tasks[2].cancel()
+    await clock.run(*(asyncio.shield(t) for t in (tasks[0], tasks[3])))
+    assert went == [0, 3]
+    assert clock.now == pytest.approx(1 / (10 * PACE_HEADROOM) - PACE_CATCH_UP_SECONDS)
+    await clock.run(pace.acquire())  # and the pace goes on
+
+
+async def test_an_unpaced_pace_never_waits() -> None:
+    clock = FakeClock()
+    pace = Pace(None, clock=clock, sleep=clock.sleep)
+    stamps = await clock.run(*(pace.acquire() for _ in range(100)))
+    assert set(stamps) == {0.0} and pace.rate is None
+
+
+async def test_set_rate_changes_the_window() -> None:
+    clock = FakeClock()
+    pace = Pace(100, clock=clock, sleep=clock.sleep)
+    pace.set_rate(10)
+    (stamps,) = await clock.run(_senders(pace, tasks=4, sends=40))
+    assert densest(stamps) <= 10
+
+
+# ---------------------------------------------------------------------------- chat slots
+
+
+@pytest.mark.parametrize(
+    ("interval", "left_at", "asked_at", "wait"),
+    [
+        (1.0, 0.0, 0.5, 0.5 + PER_CHAT_MARGIN_SECONDS),
+        (1.0, 0.0, 1.0 + PER_CHAT_MARGIN_SECONDS, 0.0),
+        (3.0, 2.0, 3.0, 2.0 + PER_CHAT_MARGIN_SECONDS),
+        (1.0, None, 0.1, 0.0),  # the send did not leave: the chat is free
+    ],
+)
+def test_a_chat_is_free_its_interval_after_a_message_left(
+    interval: float, left_at: float | None, asked_at: float, wait: float
+) -> None:
+    clock = FakeClock()
+    slots = ChatSlots(clock=clock, sleep=clock.sleep)
+    assert slots.take("7", interval=interval) == 0.0
+    slots.left("7", at=left_at, interval=interval)
+    clock.now = asked_at
+    assert slots.take("7", interval=interval) == pytest.approx(wait)
+    assert slots.take("8", interval=interval) == 0.0  # another chat is not held
+
+
+def test_a_taken_slot_is_not_taken_twice() -> None:
+    clock = FakeClock()
+    slots = ChatSlots(clock=clock, sleep=clock.sleep)
+    assert slots.take("7", interval=1.0) == 0.0
+    assert slots.take("7", interval=1.0) == 1.0  # in flight: try again an interval on
+
+
+async def test_a_reply_takes_the_chat_first_and_waits_only_what_the_chat_needs() -> None:
+    clock = FakeClock()
+    slots = ChatSlots(clock=clock, sleep=clock.sleep)
+    assert slots.take("7", interval=1.0) == 0.0  # a digest is on its way
+    took: list[float] = []
+
+    async def reply() -> None:
+        await slots.take_first("7")
+        took.append(clock.now)
+
+    async def digest_leaves() -> None:
+        await clock.sleep(0.2)
+        slots.left("7", at=clock.now, interval=1.0)
+
+    waiting = asyncio.ensure_future(reply())
+    await asyncio.sleep(0)
+    # While the reply waits, a delivery does not take the chat.
+    assert slots.take("7", interval=1.0) > 0
+    await clock.run(digest_leaves(), waiting)
+    assert took == [pytest.approx(1.2 + PER_CHAT_MARGIN_SECONDS)]
+
+
+def test_a_hold_keeps_every_sender_from_the_chat() -> None:
+    clock = FakeClock()
+    slots = ChatSlots(clock=clock, sleep=clock.sleep)
+    slots.hold("7", seconds=5.0)
+    assert slots.take("7", interval=1.0) == 5.0
+
+
+# ------------------------------------------------------------------------------- replies
+
+
+def _replies(clock: FakeClock, rate: float = 30) -> Replies:
+    return Replies(Pacing(rate, clock=clock, sleep=clock.sleep), platform="test", sleep=clock.sleep)
+
+
+def _counted(outcome: str) -> float:
+    value = metrics.REGISTRY.get_sample_value(
+        "trendbot_replies_total", {"platform": "test", "outcome": outcome}
+    )
+    return value or 0.0
+
+
+def _failing(*errors: Exception) -> tuple[Callable[[], Awaitable[str]], list[float]]:
+    calls: list[float] = []
+    queue = list(errors)
+
+    async def send() -> str:
+        calls.append(len(calls))
+        if queue:
+            raise queue.pop(0)
+        return "ok"
+
+    return send, calls
+
+
+@pytest.mark.parametrize(
+    ("errors", "result", "tries", "outcomes"),
+    [
+        ([], "ok", 1, {"sent": 1}),
+        ([RateLimited("429", retry_after=3)], "ok", 2, {"sent": 1, "retried": 1}),
+        (
+            [RateLimited("429", retry_after=1), TransientError("502"), TransientError("503")],
+            "ok",
+            4,
+            {"sent": 1, "retried": 3},
+        ),
+        ([PermanentError("400")], None, 1, {"failed": 1}),
+        (
+            [TransientError("timeout")] * REPLY_ATTEMPTS,
+            None,
+            REPLY_ATTEMPTS,
+            {"retried": REPLY_ATTEMPTS - 1, "failed": 1},
+        ),
+    ],
+)
+async def test_a_reply_is_retried_as_deliveries_are_and_counted(
+    errors: list[Exception], result: str | None, tries: int, outcomes: dict[str, int]
+) -> None:
+    clock = FakeClock()
+    replies = _replies(clock)
+    send, calls = _failing(*errors)
+    before = {o: _counted(o) for o in ("sent", "retried", "failed")}
+    (answer,) = await clock.run(replies.send(send, chat="7", interval=1.0))
+    assert answer == result
+    assert len(calls) == tries
+    assert {o: _counted(o) - before[o] for o in before} == {o: outcomes.get(o, 0) for o in before}
+
+
+async def test_a_reply_after_a_429_waits_what_the_platform_asked() -> None:
+    clock = FakeClock()
+    replies = _replies(clock)
+    stamps: list[float] = []
+    errors = [RateLimited("429", retry_after=4)]
+
+    async def send() -> None:
+        stamps.append(clock.now)
+        if errors:
+            raise errors.pop()
+
+    await clock.run(replies.send(send, chat="7", interval=1.0))
+    assert stamps == [0.0, 4.0]
+
+
+async def test_replies_to_one_chat_are_spaced_by_its_interval() -> None:
+    clock = FakeClock()
+    replies = _replies(clock, rate=1_000)
+    stamps: list[float] = []
+
+    async def send() -> None:
+        stamps.append(clock.now)
+
+    async def three() -> None:
+        for _ in range(3):
+            await replies.send(send, chat="7", interval=1.0)
+
+    await clock.run(three())
+    gaps = [b - a for a, b in itertools.pairwise(stamps)]
+    assert gaps == [pytest.approx(1.0 + PER_CHAT_MARGIN_SECONDS)] * 2
