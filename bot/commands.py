@@ -523,14 +523,17 @@ class CommandCore:
         after: ChatSettings,
         *,
         check_tags: Sequence[str] = (),
-    ) -> tuple[ChatSettings, tuple[str, ...]]:
+    ) -> tuple[chat_store.ChatRecord, tuple[str, ...]]:
         """Store ``after`` (nothing is written when it equals the chat as read) and find which
-        of ``check_tags`` no present page carries."""
-        chat = record.chat
+        of ``check_tags`` no present page carries.
+
+        Returns the record as stored, with the next digest the new settings give: a reply
+        that shows a next digest reads it from there, never from the record before."""
+        saved = record
         if after != record.chat:
-            chat = (await chat_store.save(conn, before=record, after=after)).chat
+            saved = await chat_store.save(conn, before=record, after=after)
         known = await page_store.known_tags(conn, check_tags) if check_tags else set()
-        return chat, tuple(dict.fromkeys(tag for tag in check_tags if tag not in known))
+        return saved, tuple(dict.fromkeys(tag for tag in check_tags if tag not in known))
 
     async def _admin_command(self, caller: Caller, *, name: str, args: str, prefix: str) -> Reply:
         record = await self._in_chat(caller, _record, write=False)
@@ -598,28 +601,25 @@ class CommandCore:
         after = replace(record.chat, filter=new_filter)
         if after.state == ChatState.INACTIVE:
             after = replace(after, state=ChatState.ACTIVE)
-        saved, unknown = await self._save(
+        stored, unknown = await self._save(
             ctx.conn, record, after, check_tags=[i.tag for i in items if i.kind != "everything"]
         )
+        saved = stored.chat
         reply = self._filter_reply(saved, unknown=unknown, prefix=ctx.prefix)
         if record.chat.filter.is_empty and not saved.filter.is_empty:
-            first = await self._first_digest_note(ctx.conn, record, saved, prefix=ctx.prefix)
+            first = await self._first_digest_note(ctx.conn, stored, prefix=ctx.prefix)
             if first:
                 reply = replace(reply, text=f"{reply.text}\n\n{first}")
         return reply
 
     async def _first_digest_note(
-        self,
-        conn: AsyncConnection,
-        record: chat_store.ChatRecord,
-        chat: ChatSettings,
-        *,
-        prefix: str,
+        self, conn: AsyncConnection, record: chat_store.ChatRecord, *, prefix: str
     ) -> str:
-        """For a chat that never had a digest: when the first one comes, and that
-        ``digest`` sends it now; ``""`` for a chat that had one."""
+        """For a chat that never had a digest (``record`` as stored after the change): when
+        the first one comes, and that ``digest`` sends it now; ``""`` for a chat that had one."""
         if await chat_store.had_pages(conn, record.pk):
             return ""
+        chat = record.chat
         lang = chat.lang
         upcoming = describe_next(chat, next_at=record.next_digest_at, now=utcnow())
         if upcoming is None:
@@ -655,7 +655,7 @@ class CommandCore:
             )
             return Reply(lang, text)
         saved, _ = await self._save(ctx.conn, record, replace(record.chat, filter=new_filter))
-        return self._filter_reply(saved, unknown=(), prefix=ctx.prefix)
+        return self._filter_reply(saved.chat, unknown=(), prefix=ctx.prefix)
 
     def _filter_error(self, lang: str, exc: FilterError, *, command: str, prefix: str) -> Reply:
         text = t(
@@ -752,7 +752,7 @@ class CommandCore:
             mode = Mode(args.strip().lower())
         except ValueError:
             return Reply(lang, t(lang, "mode.usage", value=echo(args), p=ctx.prefix))
-        chat, _ = await self._save(ctx.conn, record, replace(record.chat, mode=mode))
+        chat = (await self._save(ctx.conn, record, replace(record.chat, mode=mode)))[0].chat
         return Reply(
             lang,
             t(
@@ -775,7 +775,7 @@ class CommandCore:
             at = parse_hhmm(args)
         except ValueError:
             return Reply(lang, t(lang, "time.usage", value=echo(args), p=ctx.prefix))
-        chat, _ = await self._save(ctx.conn, record, replace(record.chat, digest_time=at))
+        chat = (await self._save(ctx.conn, record, replace(record.chat, digest_time=at)))[0].chat
         return Reply(lang, t(lang, "time.set", time=at.strftime("%H:%M"), timezone=chat.timezone))
 
     async def _timezone(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -786,7 +786,7 @@ class CommandCore:
         zone = find_timezone(args)
         if zone is None:
             return Reply(lang, t(lang, "timezone.unknown", zone=echo(args)))
-        chat, _ = await self._save(ctx.conn, record, replace(record.chat, timezone=zone))
+        chat = (await self._save(ctx.conn, record, replace(record.chat, timezone=zone)))[0].chat
         return Reply(
             lang,
             t(lang, "timezone.set", timezone=zone, time=chat.digest_time.strftime("%H:%M")),
@@ -873,7 +873,7 @@ class CommandCore:
         if day is None:
             return Reply(lang, t(lang, "digestq.weekday.usage", p=ctx.prefix))
         after = replace(record.chat, mode=Mode.WEEKLY, weekday=day)
-        chat, _ = await self._save(ctx.conn, record, after)
+        chat = (await self._save(ctx.conn, record, after))[0].chat
         return Reply(
             lang,
             t(
@@ -905,7 +905,7 @@ class CommandCore:
         quiet = parse_quiet(args)
         if quiet is None:
             return Reply(lang, t(lang, "digestq.quiet.usage", p=ctx.prefix))
-        chat, _ = await self._save(ctx.conn, record, replace(record.chat, quiet=quiet))
+        chat = (await self._save(ctx.conn, record, replace(record.chat, quiet=quiet)))[0].chat
         return Reply(lang, t(lang, "digestq.quiet.set", quiet=str(quiet), timezone=chat.timezone))
 
     async def _feedback(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -1025,9 +1025,9 @@ class CommandCore:
             )
             return Reply(lang, text)
         saved, _ = await self._save(ctx.conn, record, after)
-        lang = saved.lang
+        lang = saved.chat.lang
         done = t(lang, "dest.import.done")
-        shown = self._describe_settings(replace(record, chat=saved), prefix=ctx.prefix)
+        shown = self._describe_settings(saved, prefix=ctx.prefix)
         return Reply(lang, done + "\n\n" + shown)
 
     async def _alerts(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
