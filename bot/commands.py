@@ -40,6 +40,7 @@ from bot.models import (
 )
 from bot.render import votes
 from bot.render.text import format_date
+from bot.schedule import zone_label
 from bot.settings import parse_hhmm
 from bot.store import admin as admin_store
 from bot.store import alerts as alert_store
@@ -241,7 +242,7 @@ def describe_next(
     if next_at is None or next_at.replace(tzinfo=dt.UTC) <= now:
         due = schedule.next_due(
             at=chat.digest_time,
-            timezone=chat.timezone,
+            timezone=zone_label(chat.timezone),
             after=now,
             weekday=chat.weekday if chat.mode == Mode.WEEKLY else None,
             quiet=chat.quiet,
@@ -577,7 +578,7 @@ class CommandCore:
             filter=describe_filter(chat.filter, lang=lang, prefix=prefix),
             mode=t(lang, f"cmd.mode.{chat.mode.value}"),
             time=chat.digest_time.strftime("%H:%M"),
-            timezone=chat.timezone,
+            timezone=zone_label(chat.timezone),
             lang=t(lang, f"cmd.lang.{chat.lang}"),
             state=t(lang, f"cmd.state.{chat.state.value}"),
         )
@@ -585,7 +586,7 @@ class CommandCore:
         if upcoming is not None and chat.state == ChatState.ACTIVE:
             when, wait = upcoming
             text += "\n" + t(
-                lang, "cmd.settings.next", when=when, timezone=chat.timezone, wait=wait
+                lang, "cmd.settings.next", when=when, timezone=zone_label(chat.timezone), wait=wait
             )
         return f"{text}\n{describe_schedule(record)}"
 
@@ -626,7 +627,12 @@ class CommandCore:
             return t(lang, "subscribe.first_instant", p=prefix)
         when, wait = upcoming
         return t(
-            lang, "subscribe.first_digest", when=when, timezone=chat.timezone, wait=wait, p=prefix
+            lang,
+            "subscribe.first_digest",
+            when=when,
+            timezone=zone_label(chat.timezone),
+            wait=wait,
+            p=prefix,
         )
 
     async def _unsubscribe(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -658,9 +664,7 @@ class CommandCore:
         return self._filter_reply(saved.chat, unknown=(), prefix=ctx.prefix)
 
     def _filter_error(self, lang: str, exc: FilterError, *, command: str, prefix: str) -> Reply:
-        text = t(
-            lang, f"filter.error.{exc.reason}", item=echo(exc.item), command=command, p=prefix
-        )
+        text = t(lang, f"filter.error.{exc.reason}", item=echo(exc.item), command=command, p=prefix)
         parts = [text]
         if exc.reason != filters.REASON_TOO_MANY:  # the words were fine, there are too many
             parts.append(t(lang, "filter.accepted"))
@@ -759,7 +763,7 @@ class CommandCore:
                 lang,
                 f"mode.set.{mode.value}",
                 time=chat.digest_time.strftime("%H:%M"),
-                timezone=chat.timezone,
+                timezone=zone_label(chat.timezone),
             ),
         )
 
@@ -769,27 +773,43 @@ class CommandCore:
         if not args.strip():
             at_now = chat.digest_time.strftime("%H:%M")
             return Reply(
-                lang, t(lang, "time.current", time=at_now, timezone=chat.timezone, p=ctx.prefix)
+                lang,
+                t(
+                    lang,
+                    "time.current",
+                    time=at_now,
+                    timezone=zone_label(chat.timezone),
+                    p=ctx.prefix,
+                ),
             )
         try:
             at = parse_hhmm(args)
         except ValueError:
             return Reply(lang, t(lang, "time.usage", value=echo(args), p=ctx.prefix))
         chat = (await self._save(ctx.conn, record, replace(record.chat, digest_time=at)))[0].chat
-        return Reply(lang, t(lang, "time.set", time=at.strftime("%H:%M"), timezone=chat.timezone))
+        return Reply(
+            lang, t(lang, "time.set", time=at.strftime("%H:%M"), timezone=zone_label(chat.timezone))
+        )
 
     async def _timezone(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         if not args.strip():
             current = record.chat.timezone
-            return Reply(lang, t(lang, "timezone.current", timezone=current, p=ctx.prefix))
+            return Reply(
+                lang, t(lang, "timezone.current", timezone=zone_label(current), p=ctx.prefix)
+            )
         zone = find_timezone(args)
         if zone is None:
             return Reply(lang, t(lang, "timezone.unknown", zone=echo(args)))
         chat = (await self._save(ctx.conn, record, replace(record.chat, timezone=zone)))[0].chat
         return Reply(
             lang,
-            t(lang, "timezone.set", timezone=zone, time=chat.digest_time.strftime("%H:%M")),
+            t(
+                lang,
+                "timezone.set",
+                timezone=zone_label(zone),
+                time=chat.digest_time.strftime("%H:%M"),
+            ),
         )
 
     async def _lang(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -881,7 +901,7 @@ class CommandCore:
                 "digestq.mode.weekly",
                 day=weekday_name(lang, day),
                 time=chat.digest_time.strftime("%H:%M"),
-                timezone=chat.timezone,
+                timezone=zone_label(chat.timezone),
             ),
         )
 
@@ -906,7 +926,9 @@ class CommandCore:
         if quiet is None:
             return Reply(lang, t(lang, "digestq.quiet.usage", p=ctx.prefix))
         chat = (await self._save(ctx.conn, record, replace(record.chat, quiet=quiet)))[0].chat
-        return Reply(lang, t(lang, "digestq.quiet.set", quiet=str(quiet), timezone=chat.timezone))
+        return Reply(
+            lang, t(lang, "digestq.quiet.set", quiet=str(quiet), timezone=zone_label(chat.timezone))
+        )
 
     async def _feedback(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
@@ -1132,6 +1154,8 @@ def transfer_error_text(lang: str, exc: TransferError) -> str:
     return t(
         lang, f"dest.import.error.{exc.reason}", field=exc.field, value=exc.value, fields=fields
     )
+
+
 def weekday_name(lang: str, day: int) -> str:
     return t(lang, f"digestq.weekday.{WEEKDAYS[day]}")
 

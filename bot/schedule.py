@@ -239,6 +239,20 @@ def resolve_zone(text: str) -> str | None:
     return name
 
 
+_ETC_OFFSET = re.compile(r"Etc/GMT([+-])(\d{1,2})")
+
+
+def zone_label(name: str) -> str:
+    """A stored zone as people write it: ``Etc/GMT-9`` -> ``UTC+9``, ``Etc/GMT+5`` ->
+    ``UTC-5`` (the tz database's ``Etc`` names invert the sign, which reads backwards to
+    everyone); any other name as it is. :func:`resolve_zone` reads the label back."""
+    match = _ETC_OFFSET.fullmatch(name)
+    if match is None or int(match[2]) == 0:
+        return name  # Etc/GMT+0 and the like read the same either way
+    sign, hours = match[1], int(match[2])
+    return f"UTC{'-' if sign == '+' else '+'}{hours}"
+
+
 def until(later: dt.datetime, now: dt.datetime) -> tuple[int, int]:
     """How long from ``now`` to ``later`` in whole hours and minutes, rounded up to the
     minute (a digest 30 s away is "in 1 min", not "in 0 min")."""

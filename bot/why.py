@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot import filters
+from bot.schedule import zone_label
 from bot.i18n import t
 from bot.models import ChatState, Filter, Mode, Page, Reply
 from bot.store import chats as chat_store
@@ -100,7 +101,7 @@ class ChatFacts:
 def _local(lang: str, moment: dt.datetime, timezone: str) -> str:
     aware = moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment
     local = aware.astimezone(ZoneInfo(timezone))
-    return t(lang, "why.when", when=local.strftime("%Y-%m-%d %H:%M"), timezone=timezone)
+    return t(lang, "why.when", when=local.strftime("%Y-%m-%d %H:%M"), timezone=zone_label(timezone))
 
 
 def match_lines(lang: str, chat_filter: Filter, tags: tuple[str, ...]) -> list[str]:

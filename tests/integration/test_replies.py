@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import Caller, CommandCore, Defaults
 from bot.models import Platform
+from bot.store import chats as chat_store
 
 
 def console(chat_id: str = "c1") -> Caller:
@@ -32,12 +33,35 @@ async def test_import_shows_the_imported_schedule(engine: AsyncEngine) -> None:
     `settings` shows right after (item 1)."""
     core = CommandCore(engine=engine, defaults=Defaults())
     for lang, chat_id in (("en", "c-en"), ("ko", "c-ko")):
-        line = (
-            'trendbot:1 filter="rl" mode=weekly day=tue time=10:00 tz=Europe/Berlin '
-            f"lang={lang}"
-        )
+        line = f'trendbot:1 filter="rl" mode=weekly day=tue time=10:00 tz=Europe/Berlin lang={lang}'
         await core.handle(console(chat_id), "/subscribe rl")
         imported = (await core.handle(console(chat_id), f"/import {line}")).text
         settings = (await core.handle(console(chat_id), "/settings")).text
         assert line_of(imported, NEXT[lang]) == line_of(settings, NEXT[lang])
         assert "10:00" in line_of(imported, NEXT[lang])
+
+
+async def test_an_offset_reads_as_the_user_wrote_it(engine: AsyncEngine) -> None:
+    """`timezone UTC+9` is stored as the tz database's Etc/GMT-9 and shown as UTC+9 in the
+    reply, `settings` and `export`; the exported line imports back to the same zone (item 2)."""
+    core = CommandCore(engine=engine, defaults=Defaults())
+    for lang in ("en", "ko"):
+        caller = console(f"tz-{lang}")
+        await core.handle(caller, f"/lang {lang}")
+        for text in ("/timezone UTC+9", "/settings", "/export", "/timezone", "/time"):
+            reply = (await core.handle(caller, text)).text
+            assert "UTC+9" in reply, (text, reply)
+            assert "GMT" not in reply, (text, reply)
+        exported = (await core.handle(caller, "/export")).text.splitlines()[-1]
+        await core.handle(caller, "/timezone UTC")
+        await core.handle(caller, f"/import {exported}")
+        assert (await stored(engine, f"tz-{lang}")).chat.timezone == "Etc/GMT-9"
+    await core.handle(console("west"), "/timezone GMT-5")
+    assert "UTC-5" in (await core.handle(console("west"), "/settings")).text
+
+
+async def stored(engine: AsyncEngine, chat_id: str) -> chat_store.ChatRecord:
+    async with engine.connect() as conn:
+        record = await chat_store.get(conn, platform=Platform.CONSOLE, chat_id=chat_id)
+    assert record is not None
+    return record
