@@ -583,7 +583,10 @@ class CommandCore:
             state=t(lang, f"cmd.state.{chat.state.value}"),
         )
         upcoming = describe_next(chat, next_at=record.next_digest_at, now=utcnow())
-        if upcoming is not None and chat.state == ChatState.ACTIVE:
+        if chat.filter.is_empty and chat.state == ChatState.ACTIVE:
+            # Planning skips a chat whose filter lets nothing through: no digest comes.
+            text += "\n" + t(lang, "cmd.settings.no_next", p=prefix)
+        elif upcoming is not None and chat.state == ChatState.ACTIVE:
             when, wait = upcoming
             text += "\n" + t(
                 lang, "cmd.settings.next", when=when, timezone=zone_label(chat.timezone), wait=wait
@@ -745,6 +748,14 @@ class CommandCore:
             text += "\n" + tn(lang, "tags.more", len(counts) - TAGS_SHOWN)
         return Reply(lang, text)
 
+    def _schedule_reply(self, chat: ChatSettings, text: str, *, prefix: str) -> Reply:
+        """A reply that says when digests come, and, for a chat whose filter lets nothing
+        through, that none will come until it follows a tag."""
+        lang = chat.lang
+        if chat.filter.is_empty:
+            text += "\n" + t(lang, "cmd.no_digest_yet", p=prefix)
+        return Reply(lang, text)
+
     async def _mode(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         if not args.strip():
@@ -757,14 +768,15 @@ class CommandCore:
         except ValueError:
             return Reply(lang, t(lang, "mode.usage", value=echo(args), p=ctx.prefix))
         chat = (await self._save(ctx.conn, record, replace(record.chat, mode=mode)))[0].chat
-        return Reply(
-            lang,
+        return self._schedule_reply(
+            chat,
             t(
                 lang,
                 f"mode.set.{mode.value}",
                 time=chat.digest_time.strftime("%H:%M"),
                 timezone=zone_label(chat.timezone),
             ),
+            prefix=ctx.prefix,
         )
 
     async def _time(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -787,8 +799,10 @@ class CommandCore:
         except ValueError:
             return Reply(lang, t(lang, "time.usage", value=echo(args), p=ctx.prefix))
         chat = (await self._save(ctx.conn, record, replace(record.chat, digest_time=at)))[0].chat
-        return Reply(
-            lang, t(lang, "time.set", time=at.strftime("%H:%M"), timezone=zone_label(chat.timezone))
+        return self._schedule_reply(
+            chat,
+            t(lang, "time.set", time=at.strftime("%H:%M"), timezone=zone_label(chat.timezone)),
+            prefix=ctx.prefix,
         )
 
     async def _timezone(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -802,14 +816,15 @@ class CommandCore:
         if zone is None:
             return Reply(lang, t(lang, "timezone.unknown", zone=echo(args)))
         chat = (await self._save(ctx.conn, record, replace(record.chat, timezone=zone)))[0].chat
-        return Reply(
-            lang,
+        return self._schedule_reply(
+            chat,
             t(
                 lang,
                 "timezone.set",
                 timezone=zone_label(zone),
                 time=chat.digest_time.strftime("%H:%M"),
             ),
+            prefix=ctx.prefix,
         )
 
     async def _lang(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -894,8 +909,8 @@ class CommandCore:
             return Reply(lang, t(lang, "digestq.weekday.usage", p=ctx.prefix))
         after = replace(record.chat, mode=Mode.WEEKLY, weekday=day)
         chat = (await self._save(ctx.conn, record, after))[0].chat
-        return Reply(
-            lang,
+        return self._schedule_reply(
+            chat,
             t(
                 lang,
                 "digestq.mode.weekly",
@@ -903,6 +918,7 @@ class CommandCore:
                 time=chat.digest_time.strftime("%H:%M"),
                 timezone=zone_label(chat.timezone),
             ),
+            prefix=ctx.prefix,
         )
 
     async def _limit(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:

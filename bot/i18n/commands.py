@@ -91,6 +91,8 @@ MESSAGES: dict[str, dict[str, str]] = {
             "Deliveries: {state}"
         ),
         "cmd.settings.next": "Next digest: {when} ({timezone}), in {wait}",
+        "cmd.settings.no_next": "Next digest: none until this chat follows a tag ({p}subscribe TAG)",
+        "cmd.no_digest_yet": "Nothing will come until this chat follows a tag: {p}subscribe TAG starts.",
         "cmd.mode.daily": "daily digest",
         "cmd.mode.instant": "a message per new page",
         "cmd.state.active": "on",
@@ -265,6 +267,8 @@ MESSAGES: dict[str, dict[str, str]] = {
             "발송: {state}"
         ),
         "cmd.settings.next": "다음 요약: {when}({timezone}), {wait} 후",
+        "cmd.settings.no_next": "다음 요약: 없음 (태그를 구독해야 요약이 옵니다. {p}subscribe 태그)",
+        "cmd.no_digest_yet": "이 채팅은 아직 구독하는 태그가 없어서 아무것도 오지 않습니다. {p}subscribe 태그 명령어로 구독을 시작하세요.",
         "cmd.mode.daily": "하루 한 번 요약",
         "cmd.mode.instant": "새 페이지마다 메시지",
         "cmd.state.active": "켜짐",

@@ -100,6 +100,7 @@ async def unchanged(bot: Bot, chat_id: str, body: Callable[[], Awaitable[Reply]]
 
 
 async def test_mode_weekly_sets_the_day_and_settings_show_it(bot: Bot) -> None:
+    await bot.say("1", "/subscribe rl")  # a chat that follows nothing gets no digest
     reply = await bot.say("1", "/mode weekly fri")
     assert reply.text == "You will get one digest a week: Friday at 09:00 (UTC)."
     record = await bot.record("1")
@@ -538,6 +539,7 @@ async def test_why_in_instant_mode_before_planning(bot: Bot) -> None:
 
 async def test_settings_in_korean_show_the_next_digest_and_how_long(bot: Bot) -> None:
     await bot.say("1", "/lang ko")
+    await bot.say("1", "/subscribe rl")  # a chat that follows nothing gets no digest
     await bot.say("1", "/mode weekly sun")
     record = await bot.record("1")
     assert record.chat.state == ChatState.ACTIVE

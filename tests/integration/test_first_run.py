@@ -207,6 +207,7 @@ async def test_settings_shows_the_next_digest_and_none_in_instant_mode(
     engine: AsyncEngine, lang: str
 ) -> None:
     user = await newcomer(engine, lang=lang)
+    await user.say("/subscribe rl")  # a chat that follows nothing gets no digest
     at = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=3, minutes=20)).strftime("%H:%M")
     await user.say(f"/time {at}")
     text = await user.say("/settings")

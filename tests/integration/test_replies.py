@@ -65,3 +65,30 @@ async def stored(engine: AsyncEngine, chat_id: str) -> chat_store.ChatRecord:
         record = await chat_store.get(conn, platform=Platform.CONSOLE, chat_id=chat_id)
     assert record is not None
     return record
+
+
+NO_NEXT = {"en": "Next digest: none until this chat follows a tag", "ko": "다음 요약: 없음"}
+NOTHING_COMES = {
+    "en": "Nothing will come until this chat follows a tag",
+    "ko": "아무것도 오지 않습니다",
+}
+
+
+async def test_a_chat_that_follows_nothing_is_told_no_digest_comes(engine: AsyncEngine) -> None:
+    """A chat that follows nothing, or only excluded tags, is told that nothing comes until
+    it follows a tag, not when its next digest is (item 3)."""
+    core = CommandCore(engine=engine, defaults=Defaults())
+    for lang in ("en", "ko"):
+        for setup in ("/settings", "/subscribe -robotics"):
+            caller = console(f"none-{lang}-{setup}")
+            await core.handle(caller, f"/lang {lang}")
+            await core.handle(caller, setup)
+            settings = (await core.handle(caller, "/settings")).text
+            assert NEXT[lang] not in settings.replace(NO_NEXT[lang], "")
+            assert NO_NEXT[lang] in settings
+            for text in ("/time 07:00", "/timezone KST", "/mode weekly fri", "/mode daily"):
+                assert NOTHING_COMES[lang] in (await core.handle(caller, text)).text, text
+            await core.handle(caller, "/subscribe rl")
+            settings = (await core.handle(caller, "/settings")).text
+            assert NEXT[lang] in settings and NO_NEXT[lang] not in settings
+            assert NOTHING_COMES[lang] not in (await core.handle(caller, "/time 08:00")).text
