@@ -867,6 +867,10 @@ class CommandCore:
         items = await self._newest_matching(ctx.conn, chat_filter, count)
         if not items:
             return Reply(lang, t(lang, "latest.none"))
+        # In the order of a digest: the chat's ranking, then more matched tags, then newest.
+        items.sort(key=lambda item: -len(item.matched))  # stable: newest first among equals
+        weights = await feedback_store.weights_of(ctx.conn, chat_pk=record.pk)
+        items = [items[i] for i in ranking.order([i.page.tags for i in items], weights)]
         return Reply(lang, tn(lang, "latest.header", len(items)), items=tuple(items))
 
     async def _newest_matching(

@@ -6,11 +6,21 @@ console share, so a reply checked here is the reply on all three.
 
 from __future__ import annotations
 
+import datetime as dt
+from pathlib import Path
+
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import Caller, CommandCore, Defaults
 from bot.models import Platform
+from bot.planner import Planner
+from bot.poll import Poller
+from bot.sources.feed import make_feed_client
 from bot.store import chats as chat_store
+from bot.store.schema import pages
+from bot.util import utcnow
+from tests.integration.test_planner import queued_for
 
 
 def console(chat_id: str = "c1") -> Caller:
@@ -92,3 +102,66 @@ async def test_a_chat_that_follows_nothing_is_told_no_digest_comes(engine: Async
             settings = (await core.handle(caller, "/settings")).text
             assert NEXT[lang] in settings and NO_NEXT[lang] not in settings
             assert NOTHING_COMES[lang] not in (await core.handle(caller, "/time 08:00")).text
+
+
+def write_page(root: Path, name: str, *, tags: str, created: dt.date) -> None:
+    (root / f"{name}.md").write_text(
+        f"---\ntitle: {name}\ntype: paper\ncreated: {created.isoformat()}\n"
+        f"tags: [{tags}]\nlang: en\n---\n\n## TL;DR\n\nAbout {name}.\n",
+        encoding="utf-8",
+    )
+
+
+async def test_every_list_of_pages_is_ranked_then_newest_and_never_dated_ahead(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    """The welcome digest and `latest` list pages in one order, the digest's: more matched
+    tags first, then newest; a page dated in the future counts from the day it was first
+    seen, not as the newest page (item 4)."""
+    today = utcnow().date()
+    write_page(tmp_path, "aa-two", tags="rl, reasoning", created=dt.date(2026, 2, 1))
+    write_page(tmp_path, "bb-future", tags="rl", created=dt.date(2099, 3, 1))
+    write_page(tmp_path, "cc-old", tags="rl", created=dt.date(2026, 1, 1))
+    write_page(tmp_path, "dd-new", tags="rl", created=today)
+
+    async def scan() -> None:
+        async with make_feed_client() as http:
+            poller = Poller(
+                engine=engine, sources=[str(tmp_path)], base_url=None, default_lang="en", http=http
+            )
+            await poller.poll()
+
+    await scan()
+    # The future page was first seen five days ago: it counts from then.
+    async with engine.begin() as conn:
+        await conn.execute(
+            update(pages)
+            .where(pages.c.key.like("%bb-future%"))
+            .values(first_seen_at=utcnow() - dt.timedelta(days=5))
+        )
+    path = tmp_path / "bb-future.md"  # read again: its date is kept to that day
+    path.write_text(path.read_text(encoding="utf-8") + "More.\n", encoding="utf-8")
+    await scan()
+    async with engine.connect() as conn:
+        rows = (
+            await conn.execute(select(pages.c.key, pages.c.created, pages.c.first_seen_at))
+        ).all()
+    for key, created, seen in rows:
+        assert created <= seen.date(), key
+    expected = ["aa-two", "dd-new", "bb-future", "cc-old"]
+
+    planner = Planner(engine=engine, welcome_days=10_000)
+    core = CommandCore(engine=engine, defaults=Defaults(), digests=planner)
+    for lang in ("en", "ko"):
+        caller = console(f"order-{lang}")
+        await core.handle(caller, f"/lang {lang}")
+        await core.handle(caller, "/subscribe rl reasoning")
+        latest = await core.handle(caller, "/latest")
+        assert [item.page.key.rsplit("/", 1)[-1].split(".")[0] for item in latest.items] == expected
+        await core.handle(caller, "/digest")
+        [row] = await queued_for(engine, platform=Platform.CONSOLE, chat_id=caller.chat_id)
+        assert row["welcome"] is True
+        async with engine.connect() as conn:
+            keys = dict((await conn.execute(select(pages.c.id, pages.c.key))).all())
+        shown = [keys[page_id] for page_id, _ in row["pages"]]  # type: ignore[attr-defined]
+        assert [k.rsplit("/", 1)[-1].split(".")[0] for k in shown] == expected
