@@ -1022,10 +1022,27 @@ class CommandCore:
             return Reply(lang, t(lang, "digest.unavailable"))
         if record.chat.filter.is_empty:
             return Reply(lang, t(lang, "digest.no_filter", p=prefix))
+        chat = record.chat
+        # Pages go in one digest, cut at the limit, unless an instant chat that was
+        # welcomed already gets them one message each (as the planner decides).
+        async with self._reader.connect() as conn:
+            one_digest = chat.mode != Mode.INSTANT or not await chat_store.had_pages(
+                conn, record.pk
+            )
         # Outside the chat's transaction: planning opens its own, which writes.
         count = await self._digests.send_now(record.pk)
         if count == 0:
             return Reply(lang, t(lang, "digest.nothing"))
+        if one_digest and chat.limit is not None and count > chat.limit:
+            text = t(
+                lang,
+                "digest.queued_limited",
+                shown=chat.limit,
+                count=count,
+                rest=count - chat.limit,
+                p=prefix,
+            )
+            return Reply(lang, text)
         return Reply(lang, tn(lang, "digest.queued", count))
 
     # Destinations -----------------------------------------------------------------------

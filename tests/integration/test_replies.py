@@ -165,3 +165,28 @@ async def test_every_list_of_pages_is_ranked_then_newest_and_never_dated_ahead(
             keys = dict((await conn.execute(select(pages.c.id, pages.c.key))).all())
         shown = [keys[page_id] for page_id, _ in row["pages"]]  # type: ignore[attr-defined]
         assert [k.rsplit("/", 1)[-1].split(".")[0] for k in shown] == expected
+
+
+async def test_digest_says_what_a_limit_lets_it_send(engine: AsyncEngine) -> None:
+    """`limit 1` then `digest`: the reply says one page is shown and the others counted, as
+    the digest then does (item 6)."""
+    wiki = Path(__file__).resolve().parents[2] / "examples" / "wiki"
+    async with make_feed_client() as http:
+        await Poller(
+            engine=engine, sources=[str(wiki)], base_url=None, default_lang="en", http=http
+        ).poll()
+    core = CommandCore(engine=engine, defaults=Defaults(), digests=Planner(engine=engine))
+    expected = {
+        "en": "the 1 best-ranked of {count} pages",
+        "ko": "페이지 {count}개 중 순위가 높은 1개",
+    }
+    for lang in ("en", "ko"):
+        caller = console(f"limit-{lang}")
+        await core.handle(caller, f"/lang {lang}")
+        await core.handle(caller, "/subscribe *")
+        await core.handle(caller, "/limit 1")
+        text = (await core.handle(caller, "/digest")).text
+        [row] = await queued_for(engine, platform=Platform.CONSOLE, chat_id=caller.chat_id)
+        assert len(row["pages"]) == 1  # type: ignore[arg-type]
+        count = 1 + len(row["rest"])  # type: ignore[arg-type]
+        assert expected[lang].format(count=count) in text
