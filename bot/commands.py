@@ -87,6 +87,7 @@ KNOWN_COMMANDS |= {"limit", "quiet", "feedback", "why"}
 LIMIT_MAX = 50
 FEEDBACK_TOP = 5  # liked and disliked tags `feedback` shows, each
 FEEDBACK_RESET = "fbreset:"
+FEEDBACK_SHOWN_MIN = 0.1  # `feedback` shows weights to one decimal: smaller ones read as 0
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 # `tags` lists this many of the most used tags, then says how many more there are: a wiki
 # with thousands of tags would otherwise fill dozens of messages.
@@ -962,10 +963,15 @@ class CommandCore:
         if word:
             return Reply(lang, t(lang, "digestq.feedback.usage", p=ctx.prefix))
         found = await feedback_store.weights_of(ctx.conn, chat_pk=record.pk)
-        liked, disliked = ranking.top_tags(found, count=FEEDBACK_TOP)
+        # Only weights that show as non-zero: votes that cancel out leave "-0.0" otherwise.
+        shown = {tag: w for tag, w in found.items() if round(abs(w), 1) >= FEEDBACK_SHOWN_MIN}
+        liked, disliked = ranking.top_tags(shown, count=FEEDBACK_TOP)
         lines = [t(lang, "digestq.feedback.header")]
         if not liked and not disliked:
-            lines.append(t(lang, "digestq.feedback.none"))
+            if await feedback_store.count(ctx.conn, chat_pk=record.pk):
+                lines.append(t(lang, "digestq.feedback.cancelled"))
+            else:
+                lines.append(t(lang, "digestq.feedback.none"))
         if liked:
             lines.append(t(lang, "digestq.feedback.liked", tags=_weights_text(liked)))
         if disliked:
@@ -983,6 +989,8 @@ class CommandCore:
             if choice != "yes":
                 return Reply(lang, t(lang, "digestq.feedback.reset_kept"))
             gone = await feedback_store.reset(conn, chat_pk=record.pk)
+            if not gone:  # a second press, or a chat without votes
+                return Reply(lang, t(lang, "digestq.feedback.reset_empty"))
             return Reply(lang, t(lang, "digestq.feedback.reset_done", count=gone, p=prefix))
 
         return await self._in_chat(caller, body, write=choice == "yes")

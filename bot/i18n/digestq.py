@@ -41,6 +41,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "digestq.feedback.none": (
             "Nothing yet: press 👍 or 👎 under a page and digests put what you like first."
         ),
+        "digestq.feedback.cancelled": "The votes here cancel out: no tag is liked or disliked overall.",
+        "digestq.feedback.reset_empty": "There are no votes to forget; nothing was changed.",
         "digestq.feedback.liked": "Liked: {tags}",
         "digestq.feedback.disliked": "Disliked: {tags}",
         "digestq.feedback.rule": (
@@ -154,6 +156,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "digestq.feedback.none": (
             "아직 없음: 페이지 아래의 👍 또는 👎 버튼을 누르면 좋아하는 페이지가 요약 앞쪽에 옵니다."
         ),
+        "digestq.feedback.cancelled": "이 채팅의 투표가 서로 상쇄되어 좋아하거나 싫어하는 태그가 없습니다.",
+        "digestq.feedback.reset_empty": "잊을 투표가 없습니다. 아무것도 바뀌지 않았습니다.",
         "digestq.feedback.liked": "좋아한 태그: {tags}",
         "digestq.feedback.disliked": "싫어한 태그: {tags}",
         "digestq.feedback.rule": (

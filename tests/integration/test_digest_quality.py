@@ -548,3 +548,30 @@ async def test_settings_in_korean_show_the_next_digest_and_how_long(bot: Bot) ->
     assert "다음 요약: " in text and "(UTC), " in text and "후" in text
     assert "방해 금지 시간: 꺼짐" in text and "요약당 페이지: 제한 없음" in text
     assert record.chat.weekday == 6
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+async def test_feedback_shows_cancelled_votes_truthfully(bot: Bot, lang: str) -> None:
+    """Votes that cancel out show no "-0.0" tag and say they cancel; a second "Forget
+    them" says there is nothing left to forget (issue: replies true, item 7)."""
+    await bot.world.publish("p/a", tags="[rl, post-training]")
+    await bot.world.publish("p/b", tags="[post-training]")
+    a, b = await bot.page_id("p/a"), await bot.page_id("p/b")
+    await bot.say(GROUP, f"/lang {lang}", group=True)
+    await bot.press(GROUP, votes.action(a, up=True), user="1", group=True)
+    await bot.press(GROUP, votes.action(a, up=False), user="2", group=True)
+    text = (await bot.say(GROUP, "/feedback", group=True)).text
+    cancelled = {"en": "cancel out", "ko": "상쇄"}[lang]
+    assert cancelled in text and "0.0" not in text
+    await bot.press(GROUP, votes.action(b, up=True), user="1", group=True)
+    await bot.press(GROUP, votes.action(b, up=False), user="3", group=True)
+    await bot.press(GROUP, votes.action(a, up=True), user="2", group=True)
+    text = (await bot.say(GROUP, "/feedback", group=True)).text
+    assert "0.0" not in text and "rl +2.0" in text
+    await bot.press(GROUP, "fbreset:yes", group=True)
+    again = await bot.press(GROUP, "fbreset:yes", group=True)
+    assert isinstance(again, Reply)
+    assert again.text == {
+        "en": "There are no votes to forget; nothing was changed.",
+        "ko": "잊을 투표가 없습니다. 아무것도 바뀌지 않았습니다.",
+    }[lang]
