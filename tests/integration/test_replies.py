@@ -190,3 +190,18 @@ async def test_digest_says_what_a_limit_lets_it_send(engine: AsyncEngine) -> Non
         assert len(row["pages"]) == 1  # type: ignore[arg-type]
         count = 1 + len(row["rest"])  # type: ignore[arg-type]
         assert expected[lang].format(count=count) in text
+
+
+async def test_pause_resume_and_settings_say_pages_meanwhile_are_skipped(
+    engine: AsyncEngine,
+) -> None:
+    """Pages published during a pause are skipped: `pause` says so before it happens,
+    `settings` while paused, `resume` after (item 9)."""
+    core = CommandCore(engine=engine, defaults=Defaults())
+    skipped = {"en": "skipped", "ko": "건너뛰"}
+    for lang in ("en", "ko"):
+        caller = console(f"pause-{lang}")
+        await core.handle(caller, f"/lang {lang}")
+        for text in ("/pause", "/pause", "/settings", "/resume"):
+            reply = (await core.handle(caller, text)).text
+            assert skipped[lang] in reply or "건너뜁" in reply or "건너뜀" in reply, (text, reply)
