@@ -412,7 +412,9 @@ class CommandCore:
                 unknown = _answer("cmd.unknown", command=command, p=prefix)
             return await self._in_chat(caller, unknown, write=False)
         if name in MUTATING and not await self._may_manage(caller):
-            return await self._in_chat(caller, _answer("cmd.group_admins_only"), write=False)
+            # `digest` changes no setting: it sends the group's digest early, and says so.
+            key = "cmd.group_admins_only_digest" if name == "digest" else "cmd.group_admins_only"
+            return await self._in_chat(caller, _answer(key, p=prefix), write=False)
         if handler is None:
             return await self._digest(caller, prefix=prefix)
 

@@ -173,6 +173,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "cmd.group_admins_only": (
             "Only this group's administrators can change its subscription."
         ),
+        "cmd.group_admins_only_digest": "Only this group's administrators can send its digest ahead of schedule; it comes as planned (see {p}settings).",
         "cmd.admins_only": "This command is for the bot's admins only.",
         "cmd.too_long": "That message is too long for a command.",
         "cmd.error": "Something went wrong on my side; nothing was changed. Please try again.",
@@ -348,6 +349,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "cmd.unknown": "“{command}” 명령어는 모릅니다. {p}help로 명령어를 확인하세요.",
         "cmd.did_you_mean": "“{command}” 명령어는 모릅니다. {p}{suggestion} 명령어를 찾으셨나요? {p}help로 명령어를 확인하세요.",
         "cmd.group_admins_only": "이 그룹의 관리자만 구독을 바꿀 수 있습니다.",
+        "cmd.group_admins_only_digest": "예정보다 먼저 요약을 보내는 것은 이 그룹의 관리자만 할 수 있습니다. 요약은 예정대로 옵니다 ({p}settings 명령어로 확인하세요).",
         "cmd.admins_only": "봇 관리자만 쓸 수 있는 명령어입니다.",
         "cmd.too_long": "명령어로 보내기에는 너무 긴 메시지입니다.",
         "cmd.error": "처리 중 문제가 생겨 아무것도 바뀌지 않았습니다. 다시 시도해 주세요.",

@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import Caller, CommandCore, Defaults
-from bot.models import Platform
+from bot.models import ChatKind, Platform
 from bot.planner import Planner
 from bot.poll import Poller
 from bot.sources.feed import make_feed_client
@@ -205,3 +205,28 @@ async def test_pause_resume_and_settings_say_pages_meanwhile_are_skipped(
         for text in ("/pause", "/pause", "/settings", "/resume"):
             reply = (await core.handle(caller, text)).text
             assert skipped[lang] in reply or "건너뜁" in reply or "건너뜀" in reply, (text, reply)
+
+
+async def test_a_members_digest_in_a_group_is_refused_for_the_true_reason(
+    engine: AsyncEngine,
+) -> None:
+    """`digest` changes no subscription: a member who is not an admin is told that only
+    administrators send the group's digest early (item 10)."""
+
+    async def no() -> bool:
+        return False
+
+    core = CommandCore(engine=engine, defaults=Defaults())
+    expected = {"en": "send its digest ahead of schedule", "ko": "먼저 요약을 보내는 것은"}
+    for lang in ("en", "ko"):
+        member = Caller(
+            platform=Platform.TELEGRAM,
+            chat_id=f"-100{len(lang)}{lang == 'ko'}",
+            user_id="5",
+            chat_kind=ChatKind.GROUP,
+            can_manage=no,
+            language_code=lang,
+        )
+        text = (await core.handle(member, "/digest")).text
+        assert expected[lang] in text and "subscription" not in text and "구독" not in text
+        assert "/settings" in text
