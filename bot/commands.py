@@ -737,7 +737,12 @@ class CommandCore:
         if after.state == ChatState.INACTIVE:
             after = replace(after, state=ChatState.ACTIVE)
         saved = await chat_store.save(conn, before=record, after=after)
-        return await self._picker(conn, saved, prefix=prefix)
+        reply = await self._picker(conn, saved, prefix=prefix)
+        if current.is_empty and not saved.chat.filter.is_empty:  # as a typed `subscribe` says
+            first = await self._first_digest_note(conn, saved, prefix=prefix)
+            if first:
+                reply = replace(reply, text=f"{reply.text}\n\n{first}")
+        return reply
 
     async def _tags(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang

@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import Caller, CommandCore, Defaults
-from bot.models import ChatKind, Platform
+from bot.models import ChatKind, Platform, Reply
 from bot.planner import Planner
 from bot.poll import Poller
 from bot.sources.feed import make_feed_client
@@ -230,3 +230,25 @@ async def test_a_members_digest_in_a_group_is_refused_for_the_true_reason(
         text = (await core.handle(member, "/digest")).text
         assert expected[lang] in text and "subscription" not in text and "구독" not in text
         assert "/settings" in text
+
+
+async def test_the_tag_picker_says_when_the_first_digest_comes(engine: AsyncEngine) -> None:
+    """Following a first tag by pressing it in the picker says when the first digest comes,
+    as a typed `subscribe` does (item 11)."""
+    wiki = Path(__file__).resolve().parents[2] / "examples" / "wiki"
+    async with make_feed_client() as http:
+        await Poller(
+            engine=engine, sources=[str(wiki)], base_url=None, default_lang="en", http=http
+        ).poll()
+    core = CommandCore(engine=engine, defaults=Defaults())
+    first = {"en": "Your first digest comes", "ko": "첫 요약은"}
+    for lang in ("en", "ko"):
+        caller = console(f"pick-{lang}")
+        await core.handle(caller, f"/lang {lang}")
+        picker = await core.handle(caller, "/subscribe")
+        action = picker.buttons[0][0].action
+        pressed = await core.handle_action(caller, action)
+        assert isinstance(pressed, Reply) and first[lang] in pressed.text
+        assert pressed.buttons  # still the picker
+        again = await core.handle_action(caller, picker.buttons[0][1].action)
+        assert isinstance(again, Reply) and first[lang] not in again.text
