@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import feeds, filters, metrics, ranking, schedule, transfer, why
+from bot import command_table, feeds, filters, metrics, ranking, schedule, transfer, why
 from bot.errors import FilterError, NotInChannel, TransferError
 from bot.i18n import clean, t, tn
 from bot.i18n import has as has_message
@@ -67,23 +67,14 @@ MAX_ACTION_BYTES = 64
 MAX_COMMAND_CHARS = 4000
 # Commands that change the chat: in a group only its administrators may use them.
 MUTATING = frozenset(
-    {"subscribe", "unsubscribe", "mode", "time", "timezone", "lang", "pause", "resume", "digest"}
+    c.name for c in command_table.COMMANDS if c.audience == command_table.Audience.MANAGERS
 )
 # Commands whose handler writes the chat, in the same transaction that reads it.
-WRITING = MUTATING - {"digest"}
+WRITING = (MUTATING - {"digest"}) | {"alerts"}
 TOGGLE = "tog:"
+# The bot admins' commands the admin module serves (`alerts` is the core's own).
 ADMIN_COMMANDS = frozenset({"broadcast", "stats"})
-KNOWN_COMMANDS = MUTATING | ADMIN_COMMANDS | {"start", "help", "tags", "settings", "latest"}
-# Destinations: the private feed and the settings line change the chat (in a group, its
-# administrators only); `alerts` changes an admin's own choice, in their private chat.
-DESTINATION_COMMANDS = frozenset({"feed", "import"})
-MUTATING = MUTATING | DESTINATION_COMMANDS
-WRITING = WRITING | DESTINATION_COMMANDS | {"alerts"}
-KNOWN_COMMANDS = KNOWN_COMMANDS | DESTINATION_COMMANDS | {"export", "alerts"}
-# Digest quality: ranking limit, quiet hours, feedback and `why`.
-MUTATING |= {"limit", "quiet"}
-WRITING |= {"limit", "quiet"}
-KNOWN_COMMANDS |= {"limit", "quiet", "feedback", "why"}
+KNOWN_COMMANDS = frozenset(command_table.NAMES)
 LIMIT_MAX = 50
 FEEDBACK_TOP = 5  # liked and disliked tags `feedback` shows, each
 FEEDBACK_RESET = "fbreset:"
@@ -92,33 +83,9 @@ WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 # `tags` lists this many of the most used tags, then says how many more there are: a wiki
 # with thousands of tags would otherwise fill dozens of messages.
 TAGS_SHOWN = 100
-# Commands in the order `help` lists them; `help COMMAND` explains one of them.
-COMMAND_ORDER = (
-    "start",
-    "help",
-    "subscribe",
-    "unsubscribe",
-    "tags",
-    "settings",
-    "mode",
-    "time",
-    "timezone",
-    "lang",
-    "pause",
-    "resume",
-    "latest",
-    "digest",
-    "limit",
-    "quiet",
-    "feedback",
-    "why",
-    "feed",
-    "export",
-    "import",
-    "broadcast",
-    "stats",
-    "alerts",
-)
+# Commands in the order `help` lists them (see bot/command_table.py); `help COMMAND`
+# explains one of them.
+COMMAND_ORDER = command_table.NAMES
 # How close an unknown command must be to a known one for "did you mean" (difflib ratio).
 SUGGEST_CUTOFF = 0.6
 # Longest echo of a user's word in a reply: enough to recognise it, too short to spam.
@@ -560,12 +527,8 @@ class CommandCore:
             if suggestion is not None:
                 return Reply(lang, t(lang, f"help.{suggestion}", p=ctx.prefix))
             return Reply(lang, t(lang, "help.unknown", command=echo(topic), p=ctx.prefix))
-        parts = [t(lang, "cmd.greeting"), t(lang, "cmd.help", p=ctx.prefix)]
-        parts[-1] += "\n" + t(lang, "dest.help", p=ctx.prefix)
-        parts.append(t(lang, "digestq.help", p=ctx.prefix))
-        if self._admin is not None and self._admin.is_admin(ctx.caller):
-            parts.append(t(lang, "cmd.help_admin", p=ctx.prefix))
-            parts[-1] += "\n" + t(lang, "dest.help_admin", p=ctx.prefix)
+        bot_admin = self._admin is not None and self._admin.is_admin(ctx.caller)
+        parts = [t(lang, "cmd.greeting"), help_text(lang, prefix=ctx.prefix, bot_admin=bot_admin)]
         parts.append(self._describe_settings(record, prefix=ctx.prefix))
         return Reply(lang, "\n\n".join(parts))
 
@@ -1160,6 +1123,19 @@ def _answer(
         return Reply(lang, t(lang, key, **params))
 
     return answer
+
+
+def help_text(lang: str, *, prefix: str, bot_admin: bool) -> str:
+    """Every command the caller may use, one line each, in the table's order; the bot's
+    admins' commands under their own heading; then how to learn more of one."""
+    lines = [t(lang, "cmd.help")]
+    for command in command_table.for_caller(bot_admin=bot_admin):
+        admins = command.audience == command_table.Audience.BOT_ADMINS
+        if admins and t(lang, "cmd.help_admin") not in lines:
+            lines.append(t(lang, "cmd.help_admin"))
+        lines.append(t(lang, command.line_key, p=prefix))
+    lines.append(t(lang, "cmd.help_more", p=prefix))
+    return "\n".join(lines)
 
 
 def describe_filter(f: Filter, *, lang: str, prefix: str = "/") -> str:

@@ -16,9 +16,9 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot import filters
-from bot.schedule import zone_label
 from bot.i18n import t
 from bot.models import ChatState, Filter, Mode, Page, Reply
+from bot.schedule import zone_label
 from bot.store import chats as chat_store
 from bot.store import history
 from bot.store import pages as page_store

@@ -8,26 +8,33 @@ them (``/resume을``, ``09:00(UTC)에``), and a placeholder is followed by a fix
 MESSAGES: dict[str, dict[str, str]] = {
     "en": {
         "cmd.greeting": "Hi! I post short TL;DRs of new AI research pages that match your tags.",
-        "cmd.help": (
-            "Commands:\n"
-            "{p}subscribe TAGS — follow tags: rl reasoning, +required, -excluded, * for every page\n"
-            "{p}unsubscribe TAGS | all — stop following tags, or everything\n"
-            "{p}tags — tags known from the wiki, with page counts\n"
-            "{p}settings — what this chat receives and when\n"
-            "{p}mode daily | instant — one digest a day, or a message per page\n"
-            "{p}time HH:MM — local time of the daily digest\n"
-            "{p}timezone ZONE — e.g. Asia/Seoul, KST or UTC+9\n"
-            "{p}lang en | ko — language of replies and pages\n"
-            "{p}pause | {p}resume — stop or restart deliveries\n"
-            "{p}latest [N] — the newest N matching pages now\n"
-            "{p}digest — send the pending digest now\n"
-            "More about one command, with examples: {p}help COMMAND"
-        ),
-        "cmd.help_admin": (
-            "Admin:\n"
-            "{p}broadcast TEXT — send a message to every chat (with a preview)\n"
-            "{p}stats — chats, tags and deliveries"
-        ),
+        "cmd.help": "Commands:",
+        "cmd.help_admin": "Admin:",
+        "cmd.help_more": "More about one command, with examples: {p}help COMMAND",
+        "line.start": "{p}start — a greeting, the commands and this chat's settings",
+        "line.help": "{p}help [COMMAND] — every command, or one with examples",
+        "line.subscribe": "{p}subscribe TAGS — follow tags: rl reasoning, +required, -excluded, * for every page",
+        "line.unsubscribe": "{p}unsubscribe TAGS | all — stop following tags, or everything",
+        "line.tags": "{p}tags — tags known from the wiki, with page counts",
+        "line.settings": "{p}settings — what this chat receives and when",
+        "line.mode": "{p}mode daily | weekly [mon…sun] | instant — a digest a day or a week, or a message per page",
+        "line.time": "{p}time HH:MM — local time of the digest",
+        "line.timezone": "{p}timezone ZONE — e.g. Asia/Seoul, KST or UTC+9",
+        "line.lang": "{p}lang en | ko — language of replies and pages",
+        "line.pause": "{p}pause — stop deliveries; pages published meanwhile are skipped",
+        "line.resume": "{p}resume — start deliveries again",
+        "line.latest": "{p}latest [N] — the newest N matching pages now",
+        "line.digest": "{p}digest — send the pending digest now",
+        "line.limit": "{p}limit N | off — at most N (1–50) pages a digest, best ranked first",
+        "line.quiet": "{p}quiet HH:MM-HH:MM | off — quiet hours: held, then sent when they end",
+        "line.feedback": "{p}feedback [reset] — what your 👍 and 👎 taught the ranking, or forget it",
+        "line.why": "{p}why PAGE — arXiv id, wiki path or link: why this chat got it or not",
+        "line.feed": "{p}feed [reset] — this chat's private Atom feed, or a new address for it",
+        "line.export": "{p}export — this chat's settings as one line",
+        "line.import": "{p}import LINE — apply such a line here (all of it or nothing)",
+        "line.broadcast": "{p}broadcast TEXT — send a message to every chat (with a preview)",
+        "line.stats": "{p}stats — chats, tags and deliveries",
+        "line.alerts": "{p}alerts on | off — operator alerts in your private chat with me",
         "help.start": "{p}start — greets you and lists the commands with this chat's settings.",
         "help.help": "{p}help — every command. {p}help COMMAND — one command with examples, e.g. {p}help subscribe.",
         "help.subscribe": (
@@ -79,7 +86,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "help.why": "{p}why PAGE — whether this chat's filter matches a page and why, and what happened to it here. PAGE is an arXiv id, a wiki path or slug, or a link.\n• {p}why 2608.27351",
         "help.feed": "{p}feed — the address of this chat's private Atom feed of the pages its filter matches (shown once).\n• {p}feed reset — a new address; the old one stops working",
         "help.export": "{p}export — this chat's settings as one line, to keep or to apply in another chat with {p}import.",
-        "help.import": "{p}import LINE — apply a line from {p}export here: all of it, or nothing when any part is wrong.\n• {p}import trendbot:1 filter=\"rl\" mode=daily time=09:00 tz=UTC lang=en",
+        "help.import": '{p}import LINE — apply a line from {p}export here: all of it, or nothing when any part is wrong.\n• {p}import trendbot:1 filter="rl" mode=daily time=09:00 tz=UTC lang=en',
         "help.alerts": "{p}alerts on | off — admins only, in their private chat: operator alerts (failing sources, failing sends, a stuck queue, a refused token).",
         "help.unknown": "There is no command “{command}”. {p}help lists the commands.",
         "cmd.settings": (
@@ -170,9 +177,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "digest.unavailable": "Digests are not available right now; try again in a minute.",
         "cmd.unknown": "I don't know “{command}”. {p}help lists the commands.",
         "cmd.did_you_mean": "I don't know “{command}”. Did you mean {p}{suggestion}? {p}help lists the commands.",
-        "cmd.group_admins_only": (
-            "Only this group's administrators can change its subscription."
-        ),
+        "cmd.group_admins_only": ("Only this group's administrators can change its subscription."),
         "cmd.group_admins_only_digest": "Only this group's administrators can send its digest ahead of schedule; it comes as planned (see {p}settings).",
         "cmd.admins_only": "This command is for the bot's admins only.",
         "cmd.too_long": "That message is too long for a command.",
@@ -186,26 +191,33 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "ko": {
         "cmd.greeting": "안녕하세요! 구독한 태그에 맞는 새 AI 연구 페이지의 TL;DR을 보내 드립니다.",
-        "cmd.help": (
-            "명령어:\n"
-            "{p}subscribe 태그 — 태그 구독: rl reasoning, +필수, -제외, 모든 페이지는 *\n"
-            "{p}unsubscribe 태그 | all — 태그 구독 해지, 또는 전부 해지\n"
-            "{p}tags — 위키의 태그와 페이지 수\n"
-            "{p}settings — 이 채팅이 받는 것과 시각\n"
-            "{p}mode daily | instant — 하루 한 번 요약, 또는 페이지마다 메시지\n"
-            "{p}time HH:MM — 일일 요약을 받을 현지 시각\n"
-            "{p}timezone 시간대 — 예: Asia/Seoul, KST, UTC+9\n"
-            "{p}lang en | ko — 답장과 페이지의 언어\n"
-            "{p}pause | {p}resume — 발송 일시 중지 또는 재개\n"
-            "{p}latest [N] — 필터에 맞는 최신 페이지 N개\n"
-            "{p}digest — 대기 중인 요약을 지금 받기\n"
-            "명령어 하나의 설명과 예 보기: {p}help 명령어"
-        ),
-        "cmd.help_admin": (
-            "관리자:\n"
-            "{p}broadcast 내용 — 모든 채팅에 공지 보내기 (미리보기 후)\n"
-            "{p}stats — 채팅, 태그, 발송 현황"
-        ),
+        "cmd.help": "명령어:",
+        "cmd.help_admin": "관리자:",
+        "cmd.help_more": "명령어 하나의 설명과 예 보기: {p}help 명령어",
+        "line.start": "{p}start — 인사, 명령어 목록과 이 채팅의 설정",
+        "line.help": "{p}help [명령어] — 모든 명령어, 또는 명령어 하나의 설명과 예",
+        "line.subscribe": "{p}subscribe 태그 — 태그 구독: rl reasoning, +필수, -제외, 모든 페이지는 *",
+        "line.unsubscribe": "{p}unsubscribe 태그 | all — 태그 구독 해지, 또는 전부 해지",
+        "line.tags": "{p}tags — 위키의 태그와 페이지 수",
+        "line.settings": "{p}settings — 이 채팅이 받는 내용과 받는 시각",
+        "line.mode": "{p}mode daily | weekly [mon…sun] | instant — 하루나 일주일에 한 번 요약, 또는 페이지마다 메시지",
+        "line.time": "{p}time HH:MM — 요약을 받을 현지 시각",
+        "line.timezone": "{p}timezone 시간대 — 예: Asia/Seoul, KST, UTC+9",
+        "line.lang": "{p}lang en | ko — 답장과 페이지의 언어",
+        "line.pause": "{p}pause — 발송 일시 중지 (그동안 나온 페이지는 건너뜀)",
+        "line.resume": "{p}resume — 발송 재개",
+        "line.latest": "{p}latest [N] — 필터에 맞는 최신 페이지 N개",
+        "line.digest": "{p}digest — 대기 중인 요약을 지금 받기",
+        "line.limit": "{p}limit N | off — 요약 한 번에 페이지 최대 N개 (1–50), 순위가 높은 것부터",
+        "line.quiet": "{p}quiet HH:MM-HH:MM | off — 방해 금지 시간: 모아 두었다가 끝나면 보냄",
+        "line.feedback": "{p}feedback [reset] — 👍, 👎 투표로 배운 순위 보기, 또는 잊기",
+        "line.why": "{p}why 페이지 — arXiv 번호, 위키 경로 또는 링크: 이 채팅에 왔는지와 그 이유",
+        "line.feed": "{p}feed [reset] — 이 채팅의 개인 Atom 피드, 또는 새 피드 주소",
+        "line.export": "{p}export — 이 채팅의 설정을 한 줄로 보기",
+        "line.import": "{p}import 설정 — 내보낸 설정 한 줄을 이 채팅에 적용 (전부 적용하거나 전혀 적용하지 않음)",
+        "line.broadcast": "{p}broadcast 내용 — 모든 채팅에 공지 보내기 (미리보기 후)",
+        "line.stats": "{p}stats — 채팅, 태그, 발송 현황",
+        "line.alerts": "{p}alerts on | off — 봇과의 개인 채팅으로 받는 운영 알림 켜기/끄기",
         "help.start": "{p}start — 인사와 함께 명령어 목록과 이 채팅의 설정을 보여 줍니다.",
         "help.help": "{p}help — 모든 명령어. {p}help 명령어 — 명령어 하나의 설명과 예. 예: {p}help subscribe",
         "help.subscribe": (
@@ -257,7 +269,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "help.why": "{p}why 페이지 — 이 채팅의 필터가 그 페이지에 맞는지와 그 이유, 그리고 이 채팅에서 어떻게 되었는지 알려 줍니다. 페이지 자리에는 arXiv 번호, 위키 경로나 슬러그, 링크를 씁니다.\n• {p}why 2608.27351",
         "help.feed": "{p}feed — 이 채팅의 필터에 맞는 페이지를 담은 개인 Atom 피드 주소 (한 번만 보여 줌)\n• {p}feed reset — 새 주소 받기 (이전 주소는 더 이상 쓸 수 없음)",
         "help.export": "{p}export — 이 채팅의 설정을 한 줄로 보여 줍니다. 보관하거나 다른 채팅에서 {p}import 명령어로 적용할 수 있습니다.",
-        "help.import": "{p}import 설정줄 — {p}export 명령어로 받은 한 줄을 이 채팅에 적용합니다. 한 부분이라도 잘못되면 아무것도 바꾸지 않습니다.\n• {p}import trendbot:1 filter=\"rl\" mode=daily time=09:00 tz=UTC lang=en",
+        "help.import": '{p}import 설정줄 — {p}export 명령어로 받은 한 줄을 이 채팅에 적용합니다. 한 부분이라도 잘못되면 아무것도 바꾸지 않습니다.\n• {p}import trendbot:1 filter="rl" mode=daily time=09:00 tz=UTC lang=en',
         "help.alerts": "{p}alerts on | off — 관리자 전용, 봇과의 개인 채팅에서: 운영 알림 (소스 실패, 발송 실패, 대기열 지연, 토큰 거부) 켜기 / 끄기",
         "help.unknown": "“{command}” 명령어는 없습니다. {p}help로 명령어 목록을 확인하세요.",
         "cmd.settings": (

@@ -2,12 +2,6 @@
 
 MESSAGES: dict[str, dict[str, str]] = {
     "en": {
-        "dest.help": (
-            "{p}feed [reset] — this chat's private Atom feed, or a new address for it\n"
-            "{p}export — this chat's settings as one line\n"
-            "{p}import LINE — apply such a line here (all of it or nothing)"
-        ),
-        "dest.help_admin": "{p}alerts on | off — operator alerts in your private chat with me",
         # feed
         "dest.feed.title": "AI trends: {filter}",
         "dest.feed.author": "AI Trend Notifier",
@@ -106,12 +100,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "dest.alert.clear.auth": "✅ Resolved: {platform} accepts the bot's credentials again.",
     },
     "ko": {
-        "dest.help": (
-            "{p}feed [reset] — 이 채팅의 개인 Atom 피드, 또는 새 피드 주소\n"
-            "{p}export — 이 채팅의 설정을 한 줄로 보기\n"
-            "{p}import 설정줄 — 그 한 줄의 설정을 이 채팅에 적용 (전부 적용하거나 전혀 적용하지 않음)"
-        ),
-        "dest.help_admin": "{p}alerts on | off — 봇과의 개인 채팅으로 받는 운영 알림 켜기/끄기",
         # feed
         "dest.feed.title": "AI 트렌드: {filter}",
         "dest.feed.author": "AI Trend Notifier",

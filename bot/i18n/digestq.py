@@ -7,14 +7,6 @@ _KEYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 MESSAGES: dict[str, dict[str, str]] = {
     "en": {
-        "digestq.help": (
-            "Digest quality:\n"
-            "{p}mode weekly [mon…sun] — one digest a week (Monday unless you name a day)\n"
-            "{p}limit N | off — at most N (1–50) pages a digest, best ranked first\n"
-            "{p}quiet HH:MM-HH:MM | off — quiet hours: held, then sent when they end\n"
-            "{p}feedback | {p}feedback reset — what your 👍 and 👎 taught the ranking / forget it\n"
-            "{p}why PAGE — arXiv id, wiki path or link: why this chat got it or not"
-        ),
         "digestq.mode.usage": ("Use {p}mode daily, {p}mode weekly [mon…sun] or {p}mode instant."),
         "digestq.weekday.usage": (
             "Name the day as mon, tue, wed, thu, fri, sat or sun, e.g. {p}mode weekly fri."
@@ -120,14 +112,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         ),
     },
     "ko": {
-        "digestq.help": (
-            "요약 설정:\n"
-            "{p}mode weekly [mon…sun] — 일주일에 한 번 요약 (요일을 적지 않으면 월요일)\n"
-            "{p}limit N | off — 요약 한 번에 페이지 최대 N개 (1–50), 순위가 높은 것부터\n"
-            "{p}quiet HH:MM-HH:MM | off — 방해 금지 시간: 모아 두었다가 끝나면 보냄\n"
-            "{p}feedback | {p}feedback reset — 👍, 👎 투표로 배운 순위 보기 / 잊기\n"
-            "{p}why 페이지 — arXiv 번호, 위키 경로 또는 링크: 이 채팅에 왔는지와 그 이유"
-        ),
         "digestq.mode.usage": (
             "{p}mode daily, {p}mode weekly [mon…sun], {p}mode instant 중 하나를 쓰세요."
         ),

@@ -35,6 +35,8 @@ def line_of(text: str, start: str) -> str:
     return found[0].rsplit(",", 1)[0]
 
 
+WIKI = Path(__file__).resolve().parents[2] / "examples" / "wiki"
+
 NEXT = {"en": "Next digest:", "ko": "다음 요약:"}
 
 
@@ -170,7 +172,7 @@ async def test_every_list_of_pages_is_ranked_then_newest_and_never_dated_ahead(
 async def test_digest_says_what_a_limit_lets_it_send(engine: AsyncEngine) -> None:
     """`limit 1` then `digest`: the reply says one page is shown and the others counted, as
     the digest then does (item 6)."""
-    wiki = Path(__file__).resolve().parents[2] / "examples" / "wiki"
+    wiki = WIKI
     async with make_feed_client() as http:
         await Poller(
             engine=engine, sources=[str(wiki)], base_url=None, default_lang="en", http=http
@@ -235,7 +237,7 @@ async def test_a_members_digest_in_a_group_is_refused_for_the_true_reason(
 async def test_the_tag_picker_says_when_the_first_digest_comes(engine: AsyncEngine) -> None:
     """Following a first tag by pressing it in the picker says when the first digest comes,
     as a typed `subscribe` does (item 11)."""
-    wiki = Path(__file__).resolve().parents[2] / "examples" / "wiki"
+    wiki = WIKI
     async with make_feed_client() as http:
         await Poller(
             engine=engine, sources=[str(wiki)], base_url=None, default_lang="en", http=http

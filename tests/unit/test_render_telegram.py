@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import replace
 import html
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import pytest

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot import transfer
-from bot.store import chats as chat_store
 from bot.errors import TransferError
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform, QuietHours
+from bot.store import chats as chat_store
 
 CHAT = ChatSettings(platform=Platform.TELEGRAM, chat_id="1001")
 LINE = 'trendbot:1 filter="rl +post-training -robotics" mode=daily time=09:00 tz=Asia/Seoul lang=ko'
