@@ -112,6 +112,9 @@ class Caller:
     # that workspace alone).
     workspace: str | None = None
     workspace_admin: bool = False
+    # The user's time zone as the platform reports it (Slack users.info ``tz``): a new chat
+    # starts in it when it is a zone a chat may use.
+    timezone: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -473,12 +476,15 @@ class CommandCore:
         lang = self._defaults.lang
         if is_korean(caller.language_code):
             lang = "ko"
+        zone = self._defaults.timezone
+        if caller.timezone and schedule.is_place_zone(caller.timezone):
+            zone = schedule.resolve_zone(caller.timezone) or zone
         return ChatSettings(
             platform=caller.platform,
             chat_id=caller.chat_id,
             kind=caller.chat_kind,
             digest_time=self._defaults.digest_time,
-            timezone=self._defaults.timezone,
+            timezone=zone,
             lang=lang,
         )
 
