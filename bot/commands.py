@@ -393,6 +393,11 @@ class CommandCore:
 
         return await self._in_chat(caller, run, write=name in WRITING)
 
+    async def hint(self, caller: Caller, *, prefix: str = "/") -> Reply:
+        """The answer to a message that is not a command (plain text in a private chat):
+        one line that names ``help``, not the whole list of commands."""
+        return await self._in_chat(caller, _answer("cmd.plain_hint", p=prefix), write=False)
+
     async def handle_action(
         self, caller: Caller, action: str, *, prefix: str = "/"
     ) -> Reply | Toast | None:

@@ -692,7 +692,7 @@ class TelegramChannel:
         message = update.message
         if message is None or not self._from_person(message):
             return
-        await self._run(message, lambda caller: self._core.handle(caller, "/help"))
+        await self._run(message, lambda caller: self._core.hint(caller))
 
     async def _run(self, message: Message, command: Callable[[Caller], Awaitable[Reply]]) -> None:
         chat, user = message.chat, message.from_user

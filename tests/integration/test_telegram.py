@@ -171,6 +171,20 @@ async def test_start_in_private_chat_sets_the_menu_and_greets(
     assert record.chat.kind == ChatKind.PRIVATE and record.chat.lang == "en"
 
 
+@pytest.mark.parametrize(
+    ("language_code", "expected"),
+    [("en", "/help lists them all."), ("ko", "/help로 볼 수 있습니다.")],
+)
+async def test_plain_text_in_a_private_chat_gets_a_short_hint(
+    tg: FakeTelegram, running: Running, language_code: str, expected: str
+) -> None:
+    """Plain text is answered with one line that names /help, not the 40-line help."""
+    async with running():
+        call = await reply_to(tg, PRIVATE, "hello there", language_code=language_code)
+    text = str(call.params["text"])
+    assert text.endswith(expected) and "\n" not in text
+
+
 async def test_command_menus_per_scope_and_language(tg: FakeTelegram, running: Running) -> None:
     """Private chats and group administrators see every command, other members of a group
     only those that change nothing; in English, and in Korean for Korean clients."""
@@ -336,7 +350,7 @@ async def test_plain_text_gets_help_in_private_and_silence_in_groups(
         await reply_to(tg, PRIVATE, "hello?")
         await reply_to(tg, GROUP, "/tags")
 
-    assert "Commands:" in tg.messages_to(PRIVATE)[0]["text"]
+    assert "/help" in tg.messages_to(PRIVATE)[0]["text"]  # a hint that names /help
     assert len(tg.messages_to(GROUP)) == 1  # only the answer to /tags
 
 
