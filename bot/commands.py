@@ -795,6 +795,10 @@ class CommandCore:
                 lang, t(lang, "timezone.current", timezone=zone_label(current), p=ctx.prefix)
             )
         zone = find_timezone(args)
+        candidates = schedule.zone_candidates(args)
+        if zone is None and candidates:
+            text = t(lang, "timezone.ambiguous", zone=echo(args), candidates=", ".join(candidates))
+            return Reply(lang, text)
         if zone is None:
             return Reply(lang, t(lang, "timezone.unknown", zone=echo(args)))
         chat = (await self._save(ctx.conn, record, replace(record.chat, timezone=zone)))[0].chat
@@ -892,7 +896,7 @@ class CommandCore:
             return Reply(lang, t(lang, "digestq.mode.usage", p=ctx.prefix))
         day = parse_weekday(words[1]) if len(words) == 2 else 0
         if day is None:
-            return Reply(lang, t(lang, "digestq.weekday.usage", p=ctx.prefix))
+            return Reply(lang, t(lang, "digestq.weekday.usage", value=echo(words[1]), p=ctx.prefix))
         after = replace(record.chat, mode=Mode.WEEKLY, weekday=day)
         chat = (await self._save(ctx.conn, record, after))[0].chat
         return self._schedule_reply(
@@ -910,6 +914,10 @@ class CommandCore:
     async def _limit(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         word = args.strip().lower()
+        if not word:
+            off = record.chat.limit is None
+            key = "digestq.limit.current_off" if off else "digestq.limit.current"
+            return Reply(lang, t(lang, key, count=record.chat.limit, p=ctx.prefix, most=LIMIT_MAX))
         if word == "off":
             await self._save(ctx.conn, record, replace(record.chat, limit=None))
             return Reply(lang, t(lang, "digestq.limit.off"))
@@ -921,6 +929,13 @@ class CommandCore:
 
     async def _quiet(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
+        if not args.strip():
+            current = record.chat.quiet
+            if current is None:
+                return Reply(lang, t(lang, "digestq.quiet.current_off", p=ctx.prefix))
+            zone = zone_label(record.chat.timezone)
+            text = t(lang, "digestq.quiet.current", quiet=str(current), timezone=zone, p=ctx.prefix)
+            return Reply(lang, text)
         if args.strip().lower() == "off":
             await self._save(ctx.conn, record, replace(record.chat, quiet=None))
             return Reply(lang, t(lang, "digestq.quiet.off"))
@@ -1226,13 +1241,20 @@ def describe_schedule(record: chat_store.ChatRecord) -> str:
     return "\n".join(lines)
 
 
+WEEKDAYS_KO = "월화수목금토일"
+
+
 def parse_weekday(text: str) -> int | None:
-    """``mon``..``sun`` (or the whole English name, any case) -> 0..6."""
+    """``mon``..``sun`` (or the whole English name, any case), or the Korean ``수`` /
+    ``수요일`` -> 0..6."""
     word = text.strip().lower()
     for day, name in enumerate(WEEKDAYS):
         full = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")[day]
         if word in (name, full):
             return day
+    korean = word.removesuffix("요일")
+    if len(korean) == 1 and korean in WEEKDAYS_KO:
+        return WEEKDAYS_KO.index(korean)
     return None
 
 

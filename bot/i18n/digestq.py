@@ -7,10 +7,18 @@ _KEYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 MESSAGES: dict[str, dict[str, str]] = {
     "en": {
-        "digestq.mode.usage": ("Use {p}mode daily, {p}mode weekly [mon…sun] or {p}mode instant."),
-        "digestq.weekday.usage": (
-            "Name the day as mon, tue, wed, thu, fri, sat or sun, e.g. {p}mode weekly fri."
+        "digestq.mode.usage": (
+            "Use {p}mode daily, {p}mode weekly [mon…sun] or {p}mode instant. "
+            "Nothing was changed."
         ),
+        "digestq.weekday.usage": (
+            "“{value}” is not a day: name it as mon, tue, wed, thu, fri, sat or sun, e.g. "
+            "{p}mode weekly fri. Nothing was changed."
+        ),
+        "digestq.limit.current": "Pages per digest: at most {count}. Change it with {p}limit N (1–{most}) or {p}limit off.",
+        "digestq.limit.current_off": "Pages per digest: no limit. Set one with {p}limit N (1–{most}), e.g. {p}limit 10.",
+        "digestq.quiet.current": "Quiet hours: {quiet} ({timezone}). Change them with {p}quiet HH:MM-HH:MM or turn them off with {p}quiet off.",
+        "digestq.quiet.current_off": "Quiet hours are off. Set them with {p}quiet HH:MM-HH:MM, e.g. {p}quiet 22:00-07:00.",
         "digestq.mode.weekly": "You will get one digest a week: {day} at {time} ({timezone}).",
         "cmd.mode.weekly": "weekly digest",
         **{f"digestq.weekday.{k}": name for k, name in zip(_KEYS, _DAYS_EN, strict=True)},
@@ -113,11 +121,17 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "ko": {
         "digestq.mode.usage": (
-            "{p}mode daily, {p}mode weekly [mon…sun], {p}mode instant 중 하나를 쓰세요."
+            "{p}mode daily, {p}mode weekly [mon…sun], {p}mode instant 중 하나를 쓰세요. "
+            "아무것도 바뀌지 않았습니다."
         ),
         "digestq.weekday.usage": (
-            "요일은 mon, tue, wed, thu, fri, sat, sun 중 하나로 적어 주세요. 예: {p}mode weekly fri"
+            "“{value}” 값은 요일이 아닙니다. 월~일이나 mon~sun으로 적어 주세요. "
+            "예: {p}mode weekly 금. 아무것도 바뀌지 않았습니다."
         ),
+        "digestq.limit.current": "요약 한 번에 페이지를 최대 {count}개까지 보여 드립니다. 바꾸려면 {p}limit N(1–{most}) 또는 {p}limit off를 쓰세요.",
+        "digestq.limit.current_off": "요약에 보여 줄 페이지 수에 제한이 없습니다. 제한하려면 {p}limit N(1–{most})을 쓰세요. 예: {p}limit 10",
+        "digestq.quiet.current": "방해 금지 시간: {quiet}({timezone}). 바꾸려면 {p}quiet HH:MM-HH:MM, 끄려면 {p}quiet off를 쓰세요.",
+        "digestq.quiet.current_off": "방해 금지 시간이 꺼져 있습니다. 켜려면 {p}quiet HH:MM-HH:MM을 쓰세요. 예: {p}quiet 22:00-07:00",
         "digestq.mode.weekly": "일주일에 한 번, {day} {time}({timezone})에 요약을 보내 드립니다.",
         "cmd.mode.weekly": "일주일에 한 번 요약",
         **{f"digestq.weekday.{k}": name for k, name in zip(_KEYS, _DAYS_KO, strict=True)},

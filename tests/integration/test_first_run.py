@@ -243,7 +243,8 @@ async def test_timezone_takes_aliases_and_offsets(user: Newcomer, typed: str, zo
 
 @pytest.mark.parametrize(
     "typed",
-    ["localtime", "Factory", "posixrules", "posix/Asia/Seoul", "Mars/Olympus", "UTC+15", "IST"],
+    # IST names three zones: it is answered as ambiguous (tests/integration/test_replies.py)
+    ["localtime", "Factory", "posixrules", "posix/Asia/Seoul", "Mars/Olympus", "UTC+15"],
 )
 @pytest.mark.parametrize("lang", ["en", "ko"])
 async def test_a_zone_that_is_not_a_place_is_refused_in_one_line(

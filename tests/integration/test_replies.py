@@ -254,3 +254,78 @@ async def test_the_tag_picker_says_when_the_first_digest_comes(engine: AsyncEngi
         assert pressed.buttons  # still the picker
         again = await core.handle_action(caller, picker.buttons[0][1].action)
         assert isinstance(again, Reply) and first[lang] not in again.text
+
+
+async def test_limit_and_quiet_without_argument_show_the_current_value(
+    engine: AsyncEngine,
+) -> None:
+    """`limit` and `quiet` alone show the current value and how to change it, as `mode`,
+    `time` and `lang` do; nothing changes (item 18)."""
+    core = CommandCore(engine=engine, defaults=Defaults())
+    expected = {
+        "en": ("no limit", "at most 7", "Quiet hours are off", "Quiet hours: 22:00-07:00 (UTC+9)"),
+        "ko": (
+            "제한이 없습니다",
+            "최대 7개",
+            "꺼져 있습니다",
+            "방해 금지 시간: 22:00-07:00(UTC+9)",
+        ),
+    }
+    for lang in ("en", "ko"):
+        caller = console(f"current-{lang}")
+        await core.handle(caller, f"/lang {lang}")
+        await core.handle(caller, "/timezone UTC+9")
+        no_limit, limit, quiet_off, quiet = expected[lang]
+        assert no_limit in (await core.handle(caller, "/limit")).text
+        assert quiet_off in (await core.handle(caller, "/quiet")).text
+        await core.handle(caller, "/limit 7")
+        await core.handle(caller, "/quiet 22:00-07:00")
+        assert limit in (await core.handle(caller, "/limit")).text
+        assert quiet in (await core.handle(caller, "/quiet")).text
+        assert "/limit off" in (await core.handle(caller, "/limit")).text
+        record = await stored(engine, f"current-{lang}")
+        assert record.chat.limit == 7
+
+
+async def test_a_bad_weekday_says_nothing_changed_and_korean_days_work(
+    engine: AsyncEngine,
+) -> None:
+    """`mode weekly funday` says nothing was changed; `mode weekly 수` and `수요일` set
+    Wednesday (items 18 and 20)."""
+    core = CommandCore(engine=engine, defaults=Defaults())
+    unchanged = {"en": "Nothing was changed.", "ko": "아무것도 바뀌지 않았습니다."}
+    for lang in ("en", "ko"):
+        caller = console(f"weekday-{lang}")
+        await core.handle(caller, f"/lang {lang}")
+        text = (await core.handle(caller, "/mode weekly funday")).text
+        assert text.endswith(unchanged[lang]) and "funday" in text
+        assert (await stored(engine, f"weekday-{lang}")).chat.mode.value == "daily"
+        for day in ("수", "수요일", "wed"):
+            await core.handle(caller, "/mode daily")
+            await core.handle(caller, f"/mode weekly {day}")
+            record = await stored(engine, f"weekday-{lang}")
+            assert record.chat.mode.value == "weekly" and record.chat.weekday == 2, day
+
+
+async def test_an_ambiguous_zone_offers_the_candidates_and_cities_are_known(
+    engine: AsyncEngine,
+) -> None:
+    """`timezone IST` says it is ambiguous and names the zones it may mean; common city
+    names work, in Korean too (`서울`, `도쿄`, `뉴욕`) (items 18 and 20)."""
+    core = CommandCore(engine=engine, defaults=Defaults())
+    ambiguous = {"en": "names more than one time zone", "ko": "시간대가 여러 개입니다"}
+    for lang in ("en", "ko"):
+        caller = console(f"zone-{lang}")
+        await core.handle(caller, f"/lang {lang}")
+        text = (await core.handle(caller, "/timezone IST")).text
+        assert ambiguous[lang] in text and "Asia/Kolkata" in text and "Europe/Dublin" in text
+        assert (await stored(engine, f"zone-{lang}")).chat.timezone == "UTC"
+        for typed, zone in (
+            ("서울", "Asia/Seoul"),
+            ("도쿄", "Asia/Tokyo"),
+            ("뉴욕", "America/New_York"),
+            ("new york", "America/New_York"),
+            ("Tokyo", "Asia/Tokyo"),
+        ):
+            await core.handle(caller, f"/timezone {typed}")
+            assert (await stored(engine, f"zone-{lang}")).chat.timezone == zone, typed
