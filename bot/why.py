@@ -116,14 +116,17 @@ def match_lines(lang: str, chat_filter: Filter, tags: tuple[str, ...]) -> list[s
         if chat_filter.everything and not matched:
             return [t(lang, "why.match.everything")]
         return [t(lang, "why.match.tags", tags=", ".join(matched))]
-    lines = []
+    # One line that says every reason, never the same opening twice.
+    if excluded and missing:
+        both = t(
+            lang, "why.nomatch.both", excluded=", ".join(excluded), required=", ".join(missing)
+        )
+        return [both]
     if excluded:
-        lines.append(t(lang, "why.nomatch.excluded", tags=", ".join(excluded)))
+        return [t(lang, "why.nomatch.excluded", tags=", ".join(excluded))]
     if missing:
-        lines.append(t(lang, "why.nomatch.required", tags=", ".join(missing)))
-    if not lines:
-        lines.append(t(lang, "why.nomatch.none", tags=", ".join(sorted(chat_filter.any_of))))
-    return lines
+        return [t(lang, "why.nomatch.required", tags=", ".join(missing))]
+    return [t(lang, "why.nomatch.none", tags=", ".join(sorted(chat_filter.any_of)))]
 
 
 def outcome_lines(

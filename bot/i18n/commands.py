@@ -124,7 +124,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "filter.except": "except {tags}",
         "filter.only_excluded": "no page (only excluded tags: {tags}); add tags or * to get pages",
         "filter.now": "Your filter now: {filter}",
-        "filter.unknown_tags": "Note: no page carries {tags} yet; you will get them when one does.",
+        "filter.unknown_tags": "Note: no page carries {tags} yet; you will get such pages once they appear.",
         "filter.error.empty": "Give at least one tag, e.g. {p}{command} rl reasoning.",
         "filter.error.too_long": "“{item}” is longer than 64 characters.",
         "filter.error.bad_chars": (

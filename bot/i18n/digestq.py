@@ -83,10 +83,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "why.when": "{when} ({timezone})",
         "why.no_filter": "This chat follows no tags yet, so no page matches.",
         "why.match.everything": "Your filter matches it: you follow every page (*).",
-        "why.match.tags": "Your filter matches it: matched tags {tags}.",
-        "why.nomatch.excluded": "Your filter leaves it out: it carries excluded tags {tags}.",
-        "why.nomatch.required": "Your filter leaves it out: it lacks required tags {tags}.",
+        "why.match.tags": "Your filter matches it: it carries {tags}, which you follow.",
+        "why.nomatch.excluded": "Your filter leaves it out: it carries {tags}, which you excluded.",
+        "why.nomatch.required": "Your filter leaves it out: it lacks {tags}, which you require.",
         "why.nomatch.none": "Your filter does not match it: it carries none of {tags}.",
+        "why.nomatch.both": "Your filter leaves it out: it carries {excluded}, which you excluded, and lacks {required}, which you require.",
         "why.sent.digest": "Sent {when} in the digest of {date}.",
         "why.sent.instant": "Sent {when} as a message of its own.",
         "why.left_out.sent": (
@@ -109,7 +110,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "why.skipped.before_subscribing": (
             "Skipped: it was published before this chat subscribed ({p}latest shows it)."
         ),
-        "why.skipped.filter": "Not sent: your filter leaves it out.",
+        "why.skipped.filter": "So it was not sent here.",
         "why.skipped.inactive": (
             "Not sent: the bot could not reach this chat ({reason}); {p}resume turns it back on."
         ),
@@ -193,17 +194,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "why.when": "{when}({timezone})",
         "why.no_filter": "이 채팅은 아직 구독한 태그가 없어서 맞는 페이지가 없습니다.",
         "why.match.everything": "필터에 맞습니다: 모든 페이지(*)를 구독 중입니다.",
-        "why.match.tags": "필터에 맞습니다. 일치한 태그: {tags}",
-        "why.nomatch.excluded": "필터에서 제외됩니다. 제외한 태그: {tags}",
-        "why.nomatch.required": "필터에서 제외됩니다. 빠진 필수 태그: {tags}",
-        "why.nomatch.none": "필터에 맞지 않습니다. 구독한 태그가 하나도 없습니다: {tags}",
+        "why.match.tags": "구독한 태그가 있어서 필터에 맞습니다. 일치한 태그: {tags}",
+        "why.nomatch.excluded": "제외한 태그가 있어서 필터에 맞지 않습니다. 제외한 태그: {tags}",
+        "why.nomatch.required": "필수 태그가 없어서 필터에 맞지 않습니다. 없는 필수 태그: {tags}",
+        "why.nomatch.none": "구독한 태그가 하나도 없어서 필터에 맞지 않습니다. 구독한 태그: {tags}",
+        "why.nomatch.both": "제외한 태그가 있고 필수 태그가 없어서 필터에 맞지 않습니다. 제외한 태그: {excluded} / 없는 필수 태그: {required}",
         "why.sent.digest": "{when}에 {date} 요약으로 보냈습니다.",
         "why.sent.instant": "{when}에 개별 메시지로 보냈습니다.",
         "why.left_out.sent": (
-            "{date} 요약에서 페이지 수 제한 때문에 빠지고 “외 N개”에 포함되었습니다 "
-            "({p}latest 명령어로 볼 수 있습니다)."
+            "페이지 수 제한 때문에 {date} 요약에는 싣지 않고, 끝에 남은 페이지 수로만 "
+            "셌습니다 ({p}latest 명령어로 볼 수 있습니다)."
         ),
-        "why.left_out.queued": "{date} 요약에서 페이지 수 제한 때문에 “외 N개”에 포함됩니다.",
+        "why.left_out.queued": "페이지 수 제한 때문에 {date} 요약에는 싣지 않고, 끝에 남은 페이지 수로만 셉니다.",
         "why.queued": "발송 대기 중: {when} 예정",
         "why.failed": "발송에 실패했습니다. 이유: {reason}",
         "why.no_reason": "알 수 없음",
@@ -215,7 +217,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "why.skipped.before_subscribing": (
             "건너뜀: 이 채팅이 구독하기 전에 올라온 페이지입니다 ({p}latest 명령어로 볼 수 있습니다)."
         ),
-        "why.skipped.filter": "보내지 않음: 필터에 맞지 않습니다.",
+        "why.skipped.filter": "그래서 이 채팅에는 보내지 않았습니다.",
         "why.skipped.inactive": (
             "보내지 않음: 이 채팅에 보낼 수 없었습니다 ({reason}). {p}resume 명령어로 다시 켤 수 있습니다."
         ),

@@ -433,7 +433,7 @@ async def test_why_names_a_page_by_arxiv_id_path_slug_or_link(bot: Bot) -> None:
     ):
         text = (await bot.say("1", f"/why {ref}")).text
         assert text.startswith("“ES for reasoning”"), ref
-        assert "Your filter matches it: matched tags rl." in text
+        assert "Your filter matches it: it carries rl, which you follow." in text
         assert "It will be in the next digest, " in text
 
 
@@ -493,11 +493,12 @@ async def test_why_says_what_happened_for_every_outcome(bot: Bot) -> None:
     await bot.say("4", "/subscribe rl -robotics")
     await world.publish("p/robot", tags="[rl, robotics]")
     text = (await bot.say("4", "/why p/robot")).text
-    assert "Your filter leaves it out: it carries excluded tags robotics." in text
-    assert "Not sent: your filter leaves it out." in text
+    assert "Your filter leaves it out: it carries robotics, which you excluded." in text
+    assert "So it was not sent here." in text
+    assert text.count("leaves it out") == 1  # said once, not on two lines
     await bot.say("4", "/subscribe +vision")
     text = (await bot.say("4", "/why p/robot")).text
-    assert "it lacks required tags vision" in text
+    assert "lacks vision, which you require" in text and text.count("leaves it out") == 1
 
     # Paused now; paused then (skipped on resume); inactive.
     await bot.say("5", "/subscribe rl")
@@ -527,8 +528,9 @@ async def test_why_says_what_happened_for_every_outcome(bot: Bot) -> None:
     # Korean: the same facts, in Korean.
     await bot.say("4", "/lang ko")
     text = (await bot.say("4", "/why p/robot")).text
-    assert "필터에서 제외됩니다. 제외한 태그: robotics" in text
-    assert "보내지 않음: 필터에 맞지 않습니다." in text
+    assert "제외한 태그: robotics / 없는 필수 태그: vision" in text
+    assert "그래서 이 채팅에는 보내지 않았습니다." in text
+    assert text.count("필터에") == 1  # said once, not on two lines
 
 
 async def test_why_in_instant_mode_before_planning(bot: Bot) -> None:
