@@ -1187,14 +1187,20 @@ def describe_filter(f: Filter, *, lang: str, prefix: str = "/") -> str:
         if f.excluded:
             parts.append(t(lang, "filter.except", tags=", ".join(sorted(f.excluded))))
         return ", ".join(parts)
-    parts = []
+    # Clauses of one sentence (Korean: "rl 태그가 있고, robotics 태그는 없는 페이지"); each
+    # has a form that ends the sentence and one that goes on (``_and``).
+    clauses = []
     if f.any_of:
-        parts.append(t(lang, "filter.any", tags=", ".join(sorted(f.any_of))))
+        clauses.append(("filter.any_one" if len(f.any_of) == 1 else "filter.any", f.any_of))
     if f.required:
-        parts.append(t(lang, "filter.required", tags=", ".join(sorted(f.required))))
+        clauses.append(("filter.required", f.required))
     if f.excluded:
-        parts.append(t(lang, "filter.excluded", tags=", ".join(sorted(f.excluded))))
-    return "; ".join(parts)
+        clauses.append(("filter.excluded", f.excluded))
+    parts = [
+        t(lang, key if i == len(clauses) - 1 else f"{key}_and", tags=", ".join(sorted(tags)))
+        for i, (key, tags) in enumerate(clauses)
+    ]
+    return t(lang, "filter.sentence", parts=t(lang, "filter.join").join(parts))
 
 
 def transfer_error_text(lang: str, exc: TransferError) -> str:

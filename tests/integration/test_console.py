@@ -468,7 +468,7 @@ def test_korean_with_lang_ko(bot: Session | Terminal, wiki: Path) -> None:
     assert len(shown) == 3
     for page in shown:
         assert text_in(page, "ko")[1][:40] in latest
-    assert "“frobnicate” 명령어는 모릅니다." in unknown
+    assert "“frobnicate” 명령어는 없습니다." in unknown
 
 
 def test_a_page_tagged_in_korean_reaches_a_chat_subscribed_to_that_tag(

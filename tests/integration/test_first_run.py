@@ -160,8 +160,8 @@ async def test_help_command_explains_one_command(
         ("en", "I don't know “subscrbe”. Did you mean /subscribe? /help lists the commands."),
         (
             "ko",
-            "“subscrbe” 명령어는 모릅니다. /subscribe 명령어를 찾으셨나요? "
-            "/help로 명령어를 확인하세요.",
+            "“subscrbe” 명령어는 없습니다. /subscribe 명령어를 찾으셨나요? "
+            "명령어 목록은 /help로 볼 수 있습니다.",
         ),
     ],
 )
@@ -266,7 +266,7 @@ async def test_a_zone_that_is_not_a_place_is_refused_in_one_line(
     ("lang", "expected"),
     [
         ("en", "Your filter now: every page, except robotics"),
-        ("ko", "현재 필터: 모든 페이지, 제외: robotics"),
+        ("ko", "현재 필터: 모든 페이지, robotics 태그가 있는 페이지는 제외"),
     ],
 )
 async def test_star_says_exactly_what_it_lets_through(

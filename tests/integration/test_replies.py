@@ -329,3 +329,22 @@ async def test_an_ambiguous_zone_offers_the_candidates_and_cities_are_known(
         ):
             await core.handle(caller, f"/timezone {typed}")
             assert (await stored(engine, f"zone-{lang}")).chat.timezone == zone, typed
+
+
+async def test_korean_reads_as_sentences(engine: AsyncEngine) -> None:
+    """The filter is a sentence, not stacked colons; a changed zone, an unknown command and
+    the help of `import` read as a native editor writes them (item 20)."""
+    core = CommandCore(engine=engine, defaults=Defaults(lang="ko"))
+    caller = console("korean")
+    text = (await core.handle(caller, "/subscribe rl +post-training -robotics")).text
+    assert text.startswith(
+        "현재 필터: rl 태그가 있고, post-training 태그가 반드시 있으며, "
+        "robotics 태그는 없는 페이지"
+    )
+    assert "다음 중 하나:" not in text and "반드시 포함:" not in text
+    settings = (await core.handle(caller, "/settings")).text
+    assert "필터: rl 태그가 있고," in settings
+    zone = (await core.handle(caller, "/timezone 서울")).text
+    assert zone.startswith("이 채팅의 시간대를 바꿨습니다: Asia/Seoul.") and "그곳" not in zone
+    assert (await core.handle(caller, "/안녕")).text.startswith("“안녕” 명령어는 없습니다.")
+    assert "설정줄" not in (await core.handle(caller, "/help import")).text
