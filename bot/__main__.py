@@ -228,7 +228,7 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
     from bot.app import open_app
 
     async with open_app(settings) as app:
-        summary = await app.poller.poll(backfill_days=args.backfill)
+        summary = await app.poller.poll(backfill_days=args.backfill, log_summary=False)
     for outcome in summary.outcomes:
         if outcome.error:
             print(f"source failed: {outcome.shown}: {outcome.error}", file=sys.stderr)

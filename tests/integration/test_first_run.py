@@ -384,8 +384,16 @@ async def admin_newcomer(engine: AsyncEngine, *, lang: str, sources: list[str]) 
 @pytest.mark.parametrize(
     ("lang", "refusal"),
     [
-        ("en", "No chat would receive this broadcast (audience: --tag nobody-follows"),
-        ("ko", "이 공지를 받을 채팅이 없어서 공지를 만들지 않았습니다 (대상: --tag nobody-follows"),
+        # the audience in words, not as the options that chose it
+        (
+            "en",
+            "No chat would receive this broadcast (audience: active chats following nobody-follows",
+        ),
+        (
+            "ko",
+            "이 공지를 받을 채팅이 없어서 공지를 만들지 않았습니다 "
+            "(대상: 활성 상태인 채팅 중 nobody-follows 태그를 구독하는 채팅",
+        ),
     ],
 )
 async def test_a_broadcast_to_no_chat_is_refused_with_the_reason(
