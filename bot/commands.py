@@ -62,6 +62,10 @@ LATEST_MAX = 20
 LATEST_SCAN_FACTOR = 4
 # Inline keyboard of `subscribe` with no argument: enough to choose from, few enough to read.
 PICKER_TAGS = 12
+# How the tag picker marks a tag the chat follows, requires (+tag) or excludes (-tag).
+PICKER_FOLLOWED = "✅ "
+PICKER_REQUIRED = "➕ "
+PICKER_EXCLUDED = "🚫 "
 # Telegram callback_data is at most 64 bytes; "tog:" + a 64-character tag could exceed it.
 MAX_ACTION_BYTES = 64
 MAX_COMMAND_CHARS = 4000
@@ -661,34 +665,46 @@ class CommandCore:
         return Reply(lang, "\n\n".join(parts))
 
     async def _picker(
-        self, conn: AsyncConnection, record: chat_store.ChatRecord, *, prefix: str
+        self,
+        conn: AsyncConnection,
+        record: chat_store.ChatRecord,
+        *,
+        prefix: str,
+        note: str = "",
     ) -> Reply:
         lang = record.chat.lang
         counts = await page_store.tag_counts(conn)
         if not counts:
             return Reply(lang, t(lang, "subscribe.no_tags", p=prefix))
-        followed = record.chat.filter.any_of | record.chat.filter.required
+        current = record.chat.filter
         buttons: list[Button] = []
         for tag, count in counts:
             action = TOGGLE + tag
             if len(action.encode()) > MAX_ACTION_BYTES:
                 continue
-            mark = "✅ " if tag in followed else ""
+            # A required or excluded tag shows as such, not as followed or unselected.
+            mark = (
+                PICKER_REQUIRED
+                if tag in current.required
+                else PICKER_EXCLUDED
+                if tag in current.excluded
+                else PICKER_FOLLOWED
+                if tag in current.any_of
+                else ""
+            )
             buttons.append(Button(label=f"{mark}{tag} ({count})", action=action))
             if len(buttons) == PICKER_TAGS:
                 break
         rows = tuple(tuple(buttons[i : i + 3]) for i in range(0, len(buttons), 3))
-        text = "\n\n".join(
-            [
-                t(lang, "subscribe.pick"),
-                t(
-                    lang,
-                    "filter.now",
-                    filter=describe_filter(record.chat.filter, lang=lang, prefix=prefix),
-                ),
-            ]
-        )
-        return Reply(lang, text, buttons=rows)
+        parts = [
+            t(lang, "subscribe.pick"),
+            t(lang, "filter.now", filter=describe_filter(current, lang=lang, prefix=prefix)),
+        ]
+        if current.required or current.excluded:
+            parts[0] += "\n" + t(lang, "subscribe.pick_marks", p=prefix)
+        if note:
+            parts.insert(0, note)
+        return Reply(lang, "\n\n".join(parts), buttons=rows)
 
     async def _toggle(
         self, conn: AsyncConnection, record: chat_store.ChatRecord, tag: str, *, prefix: str
@@ -698,11 +714,18 @@ class CommandCore:
         except FilterError:
             return await self._picker(conn, record, prefix=prefix)
         current = record.chat.filter
-        followed = current.any_of | current.required
+        tag = items[0].tag
+        if tag in current.required or tag in current.excluded:
+            # A press toggles "any of"; a required or excluded tag is changed by a command,
+            # so the press changes nothing and says how.
+            required = tag in current.required
+            key = "subscribe.pick_required" if required else "subscribe.pick_excluded"
+            note = t(record.chat.lang, key, tag=tag, p=prefix)
+            return await self._picker(conn, record, prefix=prefix, note=note)
         try:
             new_filter = (
                 filters.remove(current, items)
-                if items[0].tag in followed
+                if tag in current.any_of
                 else filters.add(current, items)
             )
         except FilterError as exc:

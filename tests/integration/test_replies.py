@@ -348,3 +348,30 @@ async def test_korean_reads_as_sentences(engine: AsyncEngine) -> None:
     assert zone.startswith("이 채팅의 시간대를 바꿨습니다: Asia/Seoul.") and "그곳" not in zone
     assert (await core.handle(caller, "/안녕")).text.startswith("“안녕” 명령어는 없습니다.")
     assert "설정줄" not in (await core.handle(caller, "/help import")).text
+
+
+async def test_the_picker_shows_required_and_excluded_tags_and_keeps_them(
+    engine: AsyncEngine,
+) -> None:
+    """The tag picker marks a required tag ➕ and an excluded one 🚫, not as followed or
+    unselected; pressing one changes nothing and says how to change it (item 16)."""
+    async with make_feed_client() as http:
+        await Poller(
+            engine=engine, sources=[str(WIKI)], base_url=None, default_lang="en", http=http
+        ).poll()
+    core = CommandCore(engine=engine, defaults=Defaults())
+    said = {"en": "a tap does not change it", "ko": "눌러도 바뀌지 않습니다"}
+    for lang in ("en", "ko"):
+        caller = console(f"marks-{lang}")
+        await core.handle(caller, f"/lang {lang}")
+        await core.handle(caller, "/subscribe rl +post-training -robotics")
+        picker = await core.handle(caller, "/subscribe")
+        labels = {b.action.removeprefix("tog:"): b.label for row in picker.buttons for b in row}
+        assert labels["rl"].startswith("✅ ")
+        assert labels["post-training"].startswith("➕ ")
+        assert labels["robotics"].startswith("🚫 ")
+        before = (await stored(engine, caller.chat_id)).chat.filter
+        for tag in ("post-training", "robotics"):
+            pressed = await core.handle_action(caller, f"tog:{tag}")
+            assert isinstance(pressed, Reply) and said[lang] in pressed.text
+            assert (await stored(engine, caller.chat_id)).chat.filter == before
