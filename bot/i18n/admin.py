@@ -82,7 +82,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "admin.broadcast.queued.one": "공지 #{id} 발송을 시작했습니다 (채팅 1개). 끝나면 결과를 알려 드립니다.",
         "admin.broadcast.queued.other": "공지 #{id} 발송을 시작했습니다 (채팅 {count}개). 끝나면 결과를 알려 드립니다.",
         "admin.broadcast.cancelled": "공지 #{id} 발송을 취소했습니다. 아무것도 보내지 않았습니다.",
-        "admin.broadcast.not_pending": "공지 #{id} 공지는 확인을 기다리는 상태가 아닙니다 ({status}). 더 보내지 않습니다.",
+        "admin.broadcast.not_pending": "공지 #{id}: 확인을 기다리는 상태가 아니어서 더 보내지 않습니다 ({status}).",
         "admin.broadcast.unknown": "그런 공지가 없습니다.",
         "admin.broadcast.report": "공지 #{id} 완료: {sent}개 보냄, {failed}개 실패, {skipped}개 건너뜀.",
         "admin.broadcast.report_failures": "실패 사유: {reasons}",

@@ -193,7 +193,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "why.removed": "위키에서 삭제된 페이지입니다.",
         "why.when": "{when}({timezone})",
         "why.no_filter": "이 채팅은 아직 구독한 태그가 없어서 맞는 페이지가 없습니다.",
-        "why.match.everything": "필터에 맞습니다: 모든 페이지(*)를 구독 중입니다.",
+        "why.match.everything": "모든 페이지(*)를 구독하고 있어서 필터에 맞습니다.",
         "why.match.tags": "구독한 태그가 있어서 필터에 맞습니다. 일치한 태그: {tags}",
         "why.nomatch.excluded": "제외한 태그가 있어서 필터에 맞지 않습니다. 제외한 태그: {tags}",
         "why.nomatch.required": "필수 태그가 없어서 필터에 맞지 않습니다. 없는 필수 태그: {tags}",
