@@ -246,7 +246,7 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
     from bot.app import open_app
 
     async with open_app(settings) as app:
-        summary = await app.poller.poll(backfill_days=args.backfill)
+        summary = await app.poller.poll(backfill_days=args.backfill, log_summary=False)
     for outcome in summary.outcomes:
         if outcome.error:
             print(f"source failed: {outcome.shown}: {outcome.error}", file=sys.stderr)
@@ -329,12 +329,32 @@ async def _digest(settings: Settings, args: argparse.Namespace) -> int:
         async with reader(app.engine).connect() as conn:
             done = await outbox.standing(conn, row_ids=row_ids, now=utcnow())
             left, _ = await outbox.pending(conn, chat_pks=chat_pks)
-    print(
-        f"{planned} planned, {retried} retried, {done.sent} sent, "
-        f"{done.failed} failed, {left} left queued for retry",
-        flush=True,
-    )
+    print(digest_summary(planned=planned, retried=retried, took=len(row_ids), done=done, left=left))
     return EXIT_OK
+
+
+def digest_summary(*, planned: int, retried: int, took: int, done: Any, left: int) -> str:
+    """What ``digest --now`` planned and what became of it, in numbers that add up.
+
+    ``took``: the messages the command set out to send (those it planned and retried, and
+    any others already due); ``done``: where they stand now (an ``outbox.Standing``);
+    ``left``: every message still queued. Sent, failed, still being sent and left for
+    retry make ``took``; messages queued for later that the command did not take are
+    counted apart, never as its own.
+    """
+    earlier = max(0, took - planned - retried)
+    parts = [f"{planned} planned", f"{retried} retried"]
+    if earlier:
+        parts.append(f"{earlier} already due")
+    parts += [f"{done.sent} sent", f"{done.failed} failed"]
+    if done.due:
+        parts.append(f"{done.due} still being sent")
+    parts.append(f"{done.later} left queued for retry")
+    text = ", ".join(parts)
+    others = max(0, left - done.due - done.later)
+    if others:
+        text += f" ({others} other messages queued for later)"
+    return text
 
 
 async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:

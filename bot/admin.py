@@ -109,14 +109,20 @@ def actor(caller: Caller) -> str:
 
 
 def describe_audience(audience: Audience, lang: str) -> str:
+    """Who a broadcast reaches, in words (``active chats following rl, on Telegram, in
+    Korean``), never as the options that chose them."""
     parts = []
     if audience.tags:
-        parts.append("--tag " + " --tag ".join(audience.tags))
+        parts.append(t(lang, "admin.audience.tags", tags=", ".join(audience.tags)))
     if audience.platform:
-        parts.append(f"--platform {audience.platform}")
+        platform = t(lang, f"admin.stats.platform.{audience.platform}")
+        parts.append(t(lang, "admin.audience.platform", platform=platform))
     if audience.lang:
-        parts.append(f"--lang {audience.lang}")
-    return " ".join(parts) or t(lang, "admin.broadcast.everyone")
+        language = t(lang, f"cmd.lang.{audience.lang}")
+        parts.append(t(lang, "admin.audience.lang", language=language))
+    if not parts:
+        return t(lang, "admin.broadcast.everyone")
+    return t(lang, "admin.audience.some", parts=t(lang, "admin.audience.join").join(parts))
 
 
 class Admin:

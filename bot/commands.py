@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import feeds, filters, metrics, ranking, schedule, transfer, why
+from bot import command_table, feeds, filters, metrics, ranking, schedule, transfer, why
 from bot.errors import FilterError, NotInChannel, TransferError
 from bot.i18n import clean, t, tn
 from bot.i18n import has as has_message
@@ -40,6 +40,7 @@ from bot.models import (
 )
 from bot.render import votes
 from bot.render.text import format_date
+from bot.schedule import zone_label
 from bot.settings import parse_hhmm
 from bot.store import admin as admin_store
 from bot.store import alerts as alert_store
@@ -61,62 +62,34 @@ LATEST_MAX = 20
 LATEST_SCAN_FACTOR = 4
 # Inline keyboard of `subscribe` with no argument: enough to choose from, few enough to read.
 PICKER_TAGS = 12
+# How the tag picker marks a tag the chat follows, requires (+tag) or excludes (-tag).
+PICKER_FOLLOWED = "✅ "
+PICKER_REQUIRED = "➕ "
+PICKER_EXCLUDED = "🚫 "
 # Telegram callback_data is at most 64 bytes; "tog:" + a 64-character tag could exceed it.
 MAX_ACTION_BYTES = 64
 MAX_COMMAND_CHARS = 4000
 # Commands that change the chat: in a group only its administrators may use them.
 MUTATING = frozenset(
-    {"subscribe", "unsubscribe", "mode", "time", "timezone", "lang", "pause", "resume", "digest"}
+    c.name for c in command_table.COMMANDS if c.audience == command_table.Audience.MANAGERS
 )
 # Commands whose handler writes the chat, in the same transaction that reads it.
-WRITING = MUTATING - {"digest"}
+WRITING = (MUTATING - {"digest"}) | {"alerts"}
 TOGGLE = "tog:"
+# The bot admins' commands the admin module serves (`alerts` is the core's own).
 ADMIN_COMMANDS = frozenset({"broadcast", "stats"})
-KNOWN_COMMANDS = MUTATING | ADMIN_COMMANDS | {"start", "help", "tags", "settings", "latest"}
-# Destinations: the private feed and the settings line change the chat (in a group, its
-# administrators only); `alerts` changes an admin's own choice, in their private chat.
-DESTINATION_COMMANDS = frozenset({"feed", "import"})
-MUTATING = MUTATING | DESTINATION_COMMANDS
-WRITING = WRITING | DESTINATION_COMMANDS | {"alerts"}
-KNOWN_COMMANDS = KNOWN_COMMANDS | DESTINATION_COMMANDS | {"export", "alerts"}
-# Digest quality: ranking limit, quiet hours, feedback and `why`.
-MUTATING |= {"limit", "quiet"}
-WRITING |= {"limit", "quiet"}
-KNOWN_COMMANDS |= {"limit", "quiet", "feedback", "why"}
+KNOWN_COMMANDS = frozenset(command_table.NAMES)
 LIMIT_MAX = 50
 FEEDBACK_TOP = 5  # liked and disliked tags `feedback` shows, each
 FEEDBACK_RESET = "fbreset:"
+FEEDBACK_SHOWN_MIN = 0.1  # `feedback` shows weights to one decimal: smaller ones read as 0
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 # `tags` lists this many of the most used tags, then says how many more there are: a wiki
 # with thousands of tags would otherwise fill dozens of messages.
 TAGS_SHOWN = 100
-# Commands in the order `help` lists them; `help COMMAND` explains one of them.
-COMMAND_ORDER = (
-    "start",
-    "help",
-    "subscribe",
-    "unsubscribe",
-    "tags",
-    "settings",
-    "mode",
-    "time",
-    "timezone",
-    "lang",
-    "pause",
-    "resume",
-    "latest",
-    "digest",
-    "limit",
-    "quiet",
-    "feedback",
-    "why",
-    "feed",
-    "export",
-    "import",
-    "broadcast",
-    "stats",
-    "alerts",
-)
+# Commands in the order `help` lists them (see bot/command_table.py); `help COMMAND`
+# explains one of them.
+COMMAND_ORDER = command_table.NAMES
 # How close an unknown command must be to a known one for "did you mean" (difflib ratio).
 SUGGEST_CUTOFF = 0.6
 # Longest echo of a user's word in a reply: enough to recognise it, too short to spam.
@@ -143,6 +116,9 @@ class Caller:
     # that workspace alone).
     workspace: str | None = None
     workspace_admin: bool = False
+    # The user's time zone as the platform reports it (Slack users.info ``tz``): a new chat
+    # starts in it when it is a zone a chat may use.
+    timezone: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +223,7 @@ def describe_next(
     if next_at is None or next_at.replace(tzinfo=dt.UTC) <= now:
         due = schedule.next_due(
             at=chat.digest_time,
-            timezone=chat.timezone,
+            timezone=zone_label(chat.timezone),
             after=now,
             weekday=chat.weekday if chat.mode == Mode.WEEKLY else None,
             quiet=chat.quiet,
@@ -416,7 +392,9 @@ class CommandCore:
                 unknown = _answer("cmd.unknown", command=command, p=prefix)
             return await self._in_chat(caller, unknown, write=False)
         if name in MUTATING and not await self._may_manage(caller):
-            return await self._in_chat(caller, _answer("cmd.group_admins_only"), write=False)
+            # `digest` changes no setting: it sends the group's digest early, and says so.
+            key = "cmd.group_admins_only_digest" if name == "digest" else "cmd.group_admins_only"
+            return await self._in_chat(caller, _answer(key, p=prefix), write=False)
         if handler is None:
             return await self._digest(caller, prefix=prefix)
 
@@ -424,6 +402,11 @@ class CommandCore:
             return await handler(record, args, _Context(caller=caller, prefix=prefix, conn=conn))
 
         return await self._in_chat(caller, run, write=name in WRITING)
+
+    async def hint(self, caller: Caller, *, prefix: str = "/") -> Reply:
+        """The answer to a message that is not a command (plain text in a private chat):
+        one line that names ``help``, not the whole list of commands."""
+        return await self._in_chat(caller, _answer("cmd.plain_hint", p=prefix), write=False)
 
     async def handle_action(
         self, caller: Caller, action: str, *, prefix: str = "/"
@@ -508,12 +491,15 @@ class CommandCore:
         lang = self._defaults.lang
         if is_korean(caller.language_code):
             lang = "ko"
+        zone = self._defaults.timezone
+        if caller.timezone and schedule.is_place_zone(caller.timezone):
+            zone = schedule.resolve_zone(caller.timezone) or zone
         return ChatSettings(
             platform=caller.platform,
             chat_id=caller.chat_id,
             kind=caller.chat_kind,
             digest_time=self._defaults.digest_time,
-            timezone=self._defaults.timezone,
+            timezone=zone,
             lang=lang,
         )
 
@@ -529,14 +515,17 @@ class CommandCore:
         after: ChatSettings,
         *,
         check_tags: Sequence[str] = (),
-    ) -> tuple[ChatSettings, tuple[str, ...]]:
+    ) -> tuple[chat_store.ChatRecord, tuple[str, ...]]:
         """Store ``after`` (nothing is written when it equals the chat as read) and find which
-        of ``check_tags`` no present page carries."""
-        chat = record.chat
+        of ``check_tags`` no present page carries.
+
+        Returns the record as stored, with the next digest the new settings give: a reply
+        that shows a next digest reads it from there, never from the record before."""
+        saved = record
         if after != record.chat:
-            chat = (await chat_store.save(conn, before=record, after=after)).chat
+            saved = await chat_store.save(conn, before=record, after=after)
         known = await page_store.known_tags(conn, check_tags) if check_tags else set()
-        return chat, tuple(dict.fromkeys(tag for tag in check_tags if tag not in known))
+        return saved, tuple(dict.fromkeys(tag for tag in check_tags if tag not in known))
 
     async def _admin_command(self, caller: Caller, *, name: str, args: str, prefix: str) -> Reply:
         record = await self._in_chat(caller, _record, write=False)
@@ -559,12 +548,8 @@ class CommandCore:
             if suggestion is not None:
                 return Reply(lang, t(lang, f"help.{suggestion}", p=ctx.prefix))
             return Reply(lang, t(lang, "help.unknown", command=echo(topic), p=ctx.prefix))
-        parts = [t(lang, "cmd.greeting"), t(lang, "cmd.help", p=ctx.prefix)]
-        parts[-1] += "\n" + t(lang, "dest.help", p=ctx.prefix)
-        parts.append(t(lang, "digestq.help", p=ctx.prefix))
-        if self._admin is not None and self._admin.is_admin(ctx.caller):
-            parts.append(t(lang, "cmd.help_admin", p=ctx.prefix))
-            parts[-1] += "\n" + t(lang, "dest.help_admin", p=ctx.prefix)
+        bot_admin = self._admin is not None and self._admin.is_admin(ctx.caller)
+        parts = [t(lang, "cmd.greeting"), help_text(lang, prefix=ctx.prefix, bot_admin=bot_admin)]
         parts.append(self._describe_settings(record, prefix=ctx.prefix))
         return Reply(lang, "\n\n".join(parts))
 
@@ -580,15 +565,18 @@ class CommandCore:
             filter=describe_filter(chat.filter, lang=lang, prefix=prefix),
             mode=t(lang, f"cmd.mode.{chat.mode.value}"),
             time=chat.digest_time.strftime("%H:%M"),
-            timezone=chat.timezone,
+            timezone=zone_label(chat.timezone),
             lang=t(lang, f"cmd.lang.{chat.lang}"),
             state=t(lang, f"cmd.state.{chat.state.value}"),
         )
         upcoming = describe_next(chat, next_at=record.next_digest_at, now=utcnow())
-        if upcoming is not None and chat.state == ChatState.ACTIVE:
+        if chat.filter.is_empty and chat.state == ChatState.ACTIVE:
+            # Planning skips a chat whose filter lets nothing through: no digest comes.
+            text += "\n" + t(lang, "cmd.settings.no_next", p=prefix)
+        elif upcoming is not None and chat.state == ChatState.ACTIVE:
             when, wait = upcoming
             text += "\n" + t(
-                lang, "cmd.settings.next", when=when, timezone=chat.timezone, wait=wait
+                lang, "cmd.settings.next", when=when, timezone=zone_label(chat.timezone), wait=wait
             )
         return f"{text}\n{describe_schedule(record)}"
 
@@ -604,35 +592,37 @@ class CommandCore:
         after = replace(record.chat, filter=new_filter)
         if after.state == ChatState.INACTIVE:
             after = replace(after, state=ChatState.ACTIVE)
-        saved, unknown = await self._save(
+        stored, unknown = await self._save(
             ctx.conn, record, after, check_tags=[i.tag for i in items if i.kind != "everything"]
         )
+        saved = stored.chat
         reply = self._filter_reply(saved, unknown=unknown, prefix=ctx.prefix)
         if record.chat.filter.is_empty and not saved.filter.is_empty:
-            first = await self._first_digest_note(ctx.conn, record, saved, prefix=ctx.prefix)
+            first = await self._first_digest_note(ctx.conn, stored, prefix=ctx.prefix)
             if first:
                 reply = replace(reply, text=f"{reply.text}\n\n{first}")
         return reply
 
     async def _first_digest_note(
-        self,
-        conn: AsyncConnection,
-        record: chat_store.ChatRecord,
-        chat: ChatSettings,
-        *,
-        prefix: str,
+        self, conn: AsyncConnection, record: chat_store.ChatRecord, *, prefix: str
     ) -> str:
-        """For a chat that never had a digest: when the first one comes, and that
-        ``digest`` sends it now; ``""`` for a chat that had one."""
+        """For a chat that never had a digest (``record`` as stored after the change): when
+        the first one comes, and that ``digest`` sends it now; ``""`` for a chat that had one."""
         if await chat_store.had_pages(conn, record.pk):
             return ""
+        chat = record.chat
         lang = chat.lang
         upcoming = describe_next(chat, next_at=record.next_digest_at, now=utcnow())
         if upcoming is None:
             return t(lang, "subscribe.first_instant", p=prefix)
         when, wait = upcoming
         return t(
-            lang, "subscribe.first_digest", when=when, timezone=chat.timezone, wait=wait, p=prefix
+            lang,
+            "subscribe.first_digest",
+            when=when,
+            timezone=zone_label(chat.timezone),
+            wait=wait,
+            p=prefix,
         )
 
     async def _unsubscribe(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -661,12 +651,10 @@ class CommandCore:
             )
             return Reply(lang, text)
         saved, _ = await self._save(ctx.conn, record, replace(record.chat, filter=new_filter))
-        return self._filter_reply(saved, unknown=(), prefix=ctx.prefix)
+        return self._filter_reply(saved.chat, unknown=(), prefix=ctx.prefix)
 
     def _filter_error(self, lang: str, exc: FilterError, *, command: str, prefix: str) -> Reply:
-        text = t(
-            lang, f"filter.error.{exc.reason}", item=echo(exc.item), command=command, p=prefix
-        )
+        text = t(lang, f"filter.error.{exc.reason}", item=echo(exc.item), command=command, p=prefix)
         parts = [text]
         if exc.reason != filters.REASON_TOO_MANY:  # the words were fine, there are too many
             parts.append(t(lang, "filter.accepted"))
@@ -683,34 +671,46 @@ class CommandCore:
         return Reply(lang, "\n\n".join(parts))
 
     async def _picker(
-        self, conn: AsyncConnection, record: chat_store.ChatRecord, *, prefix: str
+        self,
+        conn: AsyncConnection,
+        record: chat_store.ChatRecord,
+        *,
+        prefix: str,
+        note: str = "",
     ) -> Reply:
         lang = record.chat.lang
         counts = await page_store.tag_counts(conn)
         if not counts:
             return Reply(lang, t(lang, "subscribe.no_tags", p=prefix))
-        followed = record.chat.filter.any_of | record.chat.filter.required
+        current = record.chat.filter
         buttons: list[Button] = []
         for tag, count in counts:
             action = TOGGLE + tag
             if len(action.encode()) > MAX_ACTION_BYTES:
                 continue
-            mark = "✅ " if tag in followed else ""
+            # A required or excluded tag shows as such, not as followed or unselected.
+            mark = (
+                PICKER_REQUIRED
+                if tag in current.required
+                else PICKER_EXCLUDED
+                if tag in current.excluded
+                else PICKER_FOLLOWED
+                if tag in current.any_of
+                else ""
+            )
             buttons.append(Button(label=f"{mark}{tag} ({count})", action=action))
             if len(buttons) == PICKER_TAGS:
                 break
         rows = tuple(tuple(buttons[i : i + 3]) for i in range(0, len(buttons), 3))
-        text = "\n\n".join(
-            [
-                t(lang, "subscribe.pick"),
-                t(
-                    lang,
-                    "filter.now",
-                    filter=describe_filter(record.chat.filter, lang=lang, prefix=prefix),
-                ),
-            ]
-        )
-        return Reply(lang, text, buttons=rows)
+        parts = [
+            t(lang, "subscribe.pick"),
+            t(lang, "filter.now", filter=describe_filter(current, lang=lang, prefix=prefix)),
+        ]
+        if current.required or current.excluded:
+            parts[0] += "\n" + t(lang, "subscribe.pick_marks", p=prefix)
+        if note:
+            parts.insert(0, note)
+        return Reply(lang, "\n\n".join(parts), buttons=rows)
 
     async def _toggle(
         self, conn: AsyncConnection, record: chat_store.ChatRecord, tag: str, *, prefix: str
@@ -720,11 +720,18 @@ class CommandCore:
         except FilterError:
             return await self._picker(conn, record, prefix=prefix)
         current = record.chat.filter
-        followed = current.any_of | current.required
+        tag = items[0].tag
+        if tag in current.required or tag in current.excluded:
+            # A press toggles "any of"; a required or excluded tag is changed by a command,
+            # so the press changes nothing and says how.
+            required = tag in current.required
+            key = "subscribe.pick_required" if required else "subscribe.pick_excluded"
+            note = t(record.chat.lang, key, tag=tag, p=prefix)
+            return await self._picker(conn, record, prefix=prefix, note=note)
         try:
             new_filter = (
                 filters.remove(current, items)
-                if items[0].tag in followed
+                if tag in current.any_of
                 else filters.add(current, items)
             )
         except FilterError as exc:
@@ -733,7 +740,12 @@ class CommandCore:
         if after.state == ChatState.INACTIVE:
             after = replace(after, state=ChatState.ACTIVE)
         saved = await chat_store.save(conn, before=record, after=after)
-        return await self._picker(conn, saved, prefix=prefix)
+        reply = await self._picker(conn, saved, prefix=prefix)
+        if current.is_empty and not saved.chat.filter.is_empty:  # as a typed `subscribe` says
+            first = await self._first_digest_note(conn, saved, prefix=prefix)
+            if first:
+                reply = replace(reply, text=f"{reply.text}\n\n{first}")
+        return reply
 
     async def _tags(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
@@ -747,6 +759,14 @@ class CommandCore:
             text += "\n" + tn(lang, "tags.more", len(counts) - TAGS_SHOWN)
         return Reply(lang, text)
 
+    def _schedule_reply(self, chat: ChatSettings, text: str, *, prefix: str) -> Reply:
+        """A reply that says when digests come, and, for a chat whose filter lets nothing
+        through, that none will come until it follows a tag."""
+        lang = chat.lang
+        if chat.filter.is_empty:
+            text += "\n" + t(lang, "cmd.no_digest_yet", p=prefix)
+        return Reply(lang, text)
+
     async def _mode(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         if not args.strip():
@@ -758,15 +778,16 @@ class CommandCore:
             mode = Mode(args.strip().lower())
         except ValueError:
             return Reply(lang, t(lang, "mode.usage", value=echo(args), p=ctx.prefix))
-        chat, _ = await self._save(ctx.conn, record, replace(record.chat, mode=mode))
-        return Reply(
-            lang,
+        chat = (await self._save(ctx.conn, record, replace(record.chat, mode=mode)))[0].chat
+        return self._schedule_reply(
+            chat,
             t(
                 lang,
                 f"mode.set.{mode.value}",
                 time=chat.digest_time.strftime("%H:%M"),
-                timezone=chat.timezone,
+                timezone=zone_label(chat.timezone),
             ),
+            prefix=ctx.prefix,
         )
 
     async def _time(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -775,27 +796,50 @@ class CommandCore:
         if not args.strip():
             at_now = chat.digest_time.strftime("%H:%M")
             return Reply(
-                lang, t(lang, "time.current", time=at_now, timezone=chat.timezone, p=ctx.prefix)
+                lang,
+                t(
+                    lang,
+                    "time.current",
+                    time=at_now,
+                    timezone=zone_label(chat.timezone),
+                    p=ctx.prefix,
+                ),
             )
         try:
             at = parse_hhmm(args)
         except ValueError:
             return Reply(lang, t(lang, "time.usage", value=echo(args), p=ctx.prefix))
-        chat, _ = await self._save(ctx.conn, record, replace(record.chat, digest_time=at))
-        return Reply(lang, t(lang, "time.set", time=at.strftime("%H:%M"), timezone=chat.timezone))
+        chat = (await self._save(ctx.conn, record, replace(record.chat, digest_time=at)))[0].chat
+        return self._schedule_reply(
+            chat,
+            t(lang, "time.set", time=at.strftime("%H:%M"), timezone=zone_label(chat.timezone)),
+            prefix=ctx.prefix,
+        )
 
     async def _timezone(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         if not args.strip():
             current = record.chat.timezone
-            return Reply(lang, t(lang, "timezone.current", timezone=current, p=ctx.prefix))
+            return Reply(
+                lang, t(lang, "timezone.current", timezone=zone_label(current), p=ctx.prefix)
+            )
         zone = find_timezone(args)
+        candidates = schedule.zone_candidates(args)
+        if zone is None and candidates:
+            text = t(lang, "timezone.ambiguous", zone=echo(args), candidates=", ".join(candidates))
+            return Reply(lang, text)
         if zone is None:
             return Reply(lang, t(lang, "timezone.unknown", zone=echo(args)))
-        chat, _ = await self._save(ctx.conn, record, replace(record.chat, timezone=zone))
-        return Reply(
-            lang,
-            t(lang, "timezone.set", timezone=zone, time=chat.digest_time.strftime("%H:%M")),
+        chat = (await self._save(ctx.conn, record, replace(record.chat, timezone=zone)))[0].chat
+        return self._schedule_reply(
+            chat,
+            t(
+                lang,
+                "timezone.set",
+                timezone=zone_label(zone),
+                time=chat.digest_time.strftime("%H:%M"),
+            ),
+            prefix=ctx.prefix,
         )
 
     async def _lang(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -838,6 +882,10 @@ class CommandCore:
         items = await self._newest_matching(ctx.conn, chat_filter, count)
         if not items:
             return Reply(lang, t(lang, "latest.none"))
+        # In the order of a digest: the chat's ranking, then more matched tags, then newest.
+        items.sort(key=lambda item: -len(item.matched))  # stable: newest first among equals
+        weights = await feedback_store.weights_of(ctx.conn, chat_pk=record.pk)
+        items = [items[i] for i in ranking.order([i.page.tags for i in items], weights)]
         return Reply(lang, tn(lang, "latest.header", len(items)), items=tuple(items))
 
     async def _newest_matching(
@@ -877,23 +925,28 @@ class CommandCore:
             return Reply(lang, t(lang, "digestq.mode.usage", p=ctx.prefix))
         day = parse_weekday(words[1]) if len(words) == 2 else 0
         if day is None:
-            return Reply(lang, t(lang, "digestq.weekday.usage", p=ctx.prefix))
+            return Reply(lang, t(lang, "digestq.weekday.usage", value=echo(words[1]), p=ctx.prefix))
         after = replace(record.chat, mode=Mode.WEEKLY, weekday=day)
-        chat, _ = await self._save(ctx.conn, record, after)
-        return Reply(
-            lang,
+        chat = (await self._save(ctx.conn, record, after))[0].chat
+        return self._schedule_reply(
+            chat,
             t(
                 lang,
                 "digestq.mode.weekly",
                 day=weekday_name(lang, day),
                 time=chat.digest_time.strftime("%H:%M"),
-                timezone=chat.timezone,
+                timezone=zone_label(chat.timezone),
             ),
+            prefix=ctx.prefix,
         )
 
     async def _limit(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         word = args.strip().lower()
+        if not word:
+            off = record.chat.limit is None
+            key = "digestq.limit.current_off" if off else "digestq.limit.current"
+            return Reply(lang, t(lang, key, count=record.chat.limit, p=ctx.prefix, most=LIMIT_MAX))
         if word == "off":
             await self._save(ctx.conn, record, replace(record.chat, limit=None))
             return Reply(lang, t(lang, "digestq.limit.off"))
@@ -905,14 +958,23 @@ class CommandCore:
 
     async def _quiet(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
+        if not args.strip():
+            current = record.chat.quiet
+            if current is None:
+                return Reply(lang, t(lang, "digestq.quiet.current_off", p=ctx.prefix))
+            zone = zone_label(record.chat.timezone)
+            text = t(lang, "digestq.quiet.current", quiet=str(current), timezone=zone, p=ctx.prefix)
+            return Reply(lang, text)
         if args.strip().lower() == "off":
             await self._save(ctx.conn, record, replace(record.chat, quiet=None))
             return Reply(lang, t(lang, "digestq.quiet.off"))
         quiet = parse_quiet(args)
         if quiet is None:
             return Reply(lang, t(lang, "digestq.quiet.usage", p=ctx.prefix))
-        chat, _ = await self._save(ctx.conn, record, replace(record.chat, quiet=quiet))
-        return Reply(lang, t(lang, "digestq.quiet.set", quiet=str(quiet), timezone=chat.timezone))
+        chat = (await self._save(ctx.conn, record, replace(record.chat, quiet=quiet)))[0].chat
+        return Reply(
+            lang, t(lang, "digestq.quiet.set", quiet=str(quiet), timezone=zone_label(chat.timezone))
+        )
 
     async def _feedback(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
@@ -926,10 +988,15 @@ class CommandCore:
         if word:
             return Reply(lang, t(lang, "digestq.feedback.usage", p=ctx.prefix))
         found = await feedback_store.weights_of(ctx.conn, chat_pk=record.pk)
-        liked, disliked = ranking.top_tags(found, count=FEEDBACK_TOP)
+        # Only weights that show as non-zero: votes that cancel out leave "-0.0" otherwise.
+        shown = {tag: w for tag, w in found.items() if round(abs(w), 1) >= FEEDBACK_SHOWN_MIN}
+        liked, disliked = ranking.top_tags(shown, count=FEEDBACK_TOP)
         lines = [t(lang, "digestq.feedback.header")]
         if not liked and not disliked:
-            lines.append(t(lang, "digestq.feedback.none"))
+            if await feedback_store.count(ctx.conn, chat_pk=record.pk):
+                lines.append(t(lang, "digestq.feedback.cancelled"))
+            else:
+                lines.append(t(lang, "digestq.feedback.none"))
         if liked:
             lines.append(t(lang, "digestq.feedback.liked", tags=_weights_text(liked)))
         if disliked:
@@ -947,6 +1014,8 @@ class CommandCore:
             if choice != "yes":
                 return Reply(lang, t(lang, "digestq.feedback.reset_kept"))
             gone = await feedback_store.reset(conn, chat_pk=record.pk)
+            if not gone:  # a second press, or a chat without votes
+                return Reply(lang, t(lang, "digestq.feedback.reset_empty"))
             return Reply(lang, t(lang, "digestq.feedback.reset_done", count=gone, p=prefix))
 
         return await self._in_chat(caller, body, write=choice == "yes")
@@ -986,10 +1055,27 @@ class CommandCore:
             return Reply(lang, t(lang, "digest.unavailable"))
         if record.chat.filter.is_empty:
             return Reply(lang, t(lang, "digest.no_filter", p=prefix))
+        chat = record.chat
+        # Pages go in one digest, cut at the limit, unless an instant chat that was
+        # welcomed already gets them one message each (as the planner decides).
+        async with self._reader.connect() as conn:
+            one_digest = chat.mode != Mode.INSTANT or not await chat_store.had_pages(
+                conn, record.pk
+            )
         # Outside the chat's transaction: planning opens its own, which writes.
         count = await self._digests.send_now(record.pk)
         if count == 0:
             return Reply(lang, t(lang, "digest.nothing"))
+        if one_digest and chat.limit is not None and count > chat.limit:
+            text = t(
+                lang,
+                "digest.queued_limited",
+                shown=chat.limit,
+                count=count,
+                rest=count - chat.limit,
+                p=prefix,
+            )
+            return Reply(lang, text)
         return Reply(lang, tn(lang, "digest.queued", count))
 
     # Destinations -----------------------------------------------------------------------
@@ -1031,9 +1117,9 @@ class CommandCore:
             )
             return Reply(lang, text)
         saved, _ = await self._save(ctx.conn, record, after)
-        lang = saved.lang
+        lang = saved.chat.lang
         done = t(lang, "dest.import.done")
-        shown = self._describe_settings(replace(record, chat=saved), prefix=ctx.prefix)
+        shown = self._describe_settings(saved, prefix=ctx.prefix)
         return Reply(lang, done + "\n\n" + shown)
 
     async def _alerts(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -1107,6 +1193,19 @@ def _answer(
     return answer
 
 
+def help_text(lang: str, *, prefix: str, bot_admin: bool) -> str:
+    """Every command the caller may use, one line each, in the table's order; the bot's
+    admins' commands under their own heading; then how to learn more of one."""
+    lines = [t(lang, "cmd.help")]
+    for command in command_table.for_caller(bot_admin=bot_admin):
+        admins = command.audience == command_table.Audience.BOT_ADMINS
+        if admins and t(lang, "cmd.help_admin") not in lines:
+            lines.append(t(lang, "cmd.help_admin"))
+        lines.append(t(lang, command.line_key, p=prefix))
+    lines.append(t(lang, "cmd.help_more", p=prefix))
+    return "\n".join(lines)
+
+
 def describe_filter(f: Filter, *, lang: str, prefix: str = "/") -> str:
     """A filter in words, saying exactly what it lets through.
 
@@ -1130,14 +1229,20 @@ def describe_filter(f: Filter, *, lang: str, prefix: str = "/") -> str:
         if f.excluded:
             parts.append(t(lang, "filter.except", tags=", ".join(sorted(f.excluded))))
         return ", ".join(parts)
-    parts = []
+    # Clauses of one sentence (Korean: "rl 태그가 있고, robotics 태그는 없는 페이지"); each
+    # has a form that ends the sentence and one that goes on (``_and``).
+    clauses = []
     if f.any_of:
-        parts.append(t(lang, "filter.any", tags=", ".join(sorted(f.any_of))))
+        clauses.append(("filter.any_one" if len(f.any_of) == 1 else "filter.any", f.any_of))
     if f.required:
-        parts.append(t(lang, "filter.required", tags=", ".join(sorted(f.required))))
+        clauses.append(("filter.required", f.required))
     if f.excluded:
-        parts.append(t(lang, "filter.excluded", tags=", ".join(sorted(f.excluded))))
-    return "; ".join(parts)
+        clauses.append(("filter.excluded", f.excluded))
+    parts = [
+        t(lang, key if i == len(clauses) - 1 else f"{key}_and", tags=", ".join(sorted(tags)))
+        for i, (key, tags) in enumerate(clauses)
+    ]
+    return t(lang, "filter.sentence", parts=t(lang, "filter.join").join(parts))
 
 
 def transfer_error_text(lang: str, exc: TransferError) -> str:
@@ -1151,6 +1256,8 @@ def transfer_error_text(lang: str, exc: TransferError) -> str:
     return t(
         lang, f"dest.import.error.{exc.reason}", field=exc.field, value=exc.value, fields=fields
     )
+
+
 def weekday_name(lang: str, day: int) -> str:
     return t(lang, f"digestq.weekday.{WEEKDAYS[day]}")
 
@@ -1182,13 +1289,20 @@ def describe_schedule(record: chat_store.ChatRecord) -> str:
     return "\n".join(lines)
 
 
+WEEKDAYS_KO = "월화수목금토일"
+
+
 def parse_weekday(text: str) -> int | None:
-    """``mon``..``sun`` (or the whole English name, any case) -> 0..6."""
+    """``mon``..``sun`` (or the whole English name, any case), or the Korean ``수`` /
+    ``수요일`` -> 0..6."""
     word = text.strip().lower()
     for day, name in enumerate(WEEKDAYS):
         full = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")[day]
         if word in (name, full):
             return day
+    korean = word.removesuffix("요일")
+    if len(korean) == 1 and korean in WEEKDAYS_KO:
+        return WEEKDAYS_KO.index(korean)
     return None
 
 

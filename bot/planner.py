@@ -95,6 +95,10 @@ class _Welcome:
         self._days = days
         self._pool: list[tuple[int, str, dt.date, dt.datetime, frozenset[str]]] | None = None
         self._seen: list[dt.datetime] = []  # when the pool's pages were first seen, sorted
+        # The pool's tags and dates, by page: a welcome page is ranked as a digest ranks
+        # any page (more matched tags first, then newest), and it may not be in the window.
+        self.tags: dict[int, tuple[str, ...]] = {}
+        self.dates: dict[int, int] = {}
         self._by_filter: dict[tuple[Filter, int], tuple[Offer, ...]] = {}
         # (id(offers), id(welcome pages)) -> both, and the offers with those pages added
         self._added: dict[
@@ -123,7 +127,13 @@ class _Welcome:
         newest first: pages the wiki had by then. One published later came to it as news,
         or was missed while it could not be reached; a welcome never replays those."""
         if self._pool is None:
-            self._pool = await _newest_pages(conn, limit=WELCOME_POOL)
+            rows = await planning.newest_pages(conn, limit=WELCOME_POOL)
+            self._pool = [
+                (page_id, fp, day, seen, filters.normalized_tags(tags))
+                for page_id, fp, day, seen, tags in rows
+            ]
+            self.tags = {page_id: tuple(tags) for page_id, _, _, _, tags in rows}
+            self.dates = {page_id: day.toordinal() for page_id, _, day, _, _ in rows}
             self._seen = sorted(seen for _, _, _, seen, _ in self._pool)
         # Chats that subscribed between the same two first sightings get the same pages.
         known = len(self._seen) if since is None else bisect.bisect_right(self._seen, since)
@@ -144,17 +154,6 @@ class _Welcome:
             Offer(page_id, False, fp) for page_id, fp in recent
         )
         return found
-
-
-async def _newest_pages(
-    conn: AsyncConnection, *, limit: int
-) -> list[tuple[int, str, dt.date, dt.datetime, frozenset[str]]]:
-    """The newest present pages (by wiki date, else when first seen): id, fingerprint,
-    date, when first seen and normalised tags."""
-    return [
-        (page_id, fp, day, seen, filters.normalized_tags(tags))
-        for page_id, fp, day, seen, tags in await planning.newest_pages(conn, limit=limit)
-    ]
 
 
 class _Offers:
@@ -184,6 +183,13 @@ class _Offers:
         self._usual_of: dict[
             int, tuple[tuple[Offer, ...], Filter, tuple[list[Offer], dict[str, list[int]]]]
         ] = {}
+        # Tags and dates of pages offered from outside the window (welcome pages).
+        self._more_tags: Mapping[int, Sequence[str]] = {}
+        self._more_dates: Mapping[int, int] = {}
+
+    def include(self, welcome: _Welcome) -> None:
+        """Rank the welcome's pages as the window's: by their tags and dates."""
+        self._more_tags, self._more_dates = welcome.tags, welcome.dates
 
     def ranked(
         self, chat: _Chat, offers: tuple[Offer, ...], found: Mapping[str, int] | None
@@ -215,17 +221,22 @@ class _Offers:
         usual = self._usual.get(key)
         if usual is None:
             tags, dates = self.window.tags, self.dates
+            more_tags, more_dates = self._more_tags, self._more_dates
+
+            def tags_of(page_id: int) -> Sequence[str]:
+                return tags.get(page_id) or more_tags.get(page_id, ())
+
             in_order = sorted(
                 offers,
                 key=lambda o: (
-                    -len(filters.matched_tags(f, tags.get(o[0], ()))),
-                    -dates.get(o[0], 0),
+                    -len(filters.matched_tags(f, tags_of(o[0]))),
+                    -(dates.get(o[0]) or more_dates.get(o[0], 0)),
                     o[0],
                 ),
             )
             usual = self._usual[key] = (
                 in_order,
-                ranking.index([tags.get(o[0], ()) for o in in_order]),
+                ranking.index([tags_of(o[0]) for o in in_order]),
             )
             self._usual_of[id(offers)] = (offers, f, usual)
         return usual
@@ -451,6 +462,7 @@ class Planner:
                 with_welcome = welcome.added(offers, pages)
                 if with_welcome is not offers:
                     offers, welcomed = with_welcome, True
+                    offers_for.include(welcome)
             if offers:
                 if daily or welcomed or chat.held_until is not None:
                     found = weights.get(chat.pk)

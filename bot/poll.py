@@ -130,8 +130,14 @@ class Poller:
         self.failures: dict[str, int] = {}
 
     async def poll(
-        self, *, backfill_days: int | None = None, today: dt.date | None = None
+        self,
+        *,
+        backfill_days: int | None = None,
+        today: dt.date | None = None,
+        log_summary: bool = True,
     ) -> PollSummary:
+        """Scan every source once. ``log_summary`` false: the caller shows the summary
+        itself (``trendbot poll`` prints it), so it is not said twice."""
         async with self._lock:
             async with asyncio.TaskGroup() as group:
                 tasks = [group.create_task(self._timed(source)) for source in self.sources]
@@ -142,7 +148,8 @@ class Poller:
                 async with self._engine.begin() as conn:
                     backfilled = await store.queue_backfill(conn, since=since, now=store.utcnow())
             summary = PollSummary(tuple(outcomes), backfilled)
-            log.info("poll finished: %s", summary.line())
+            if log_summary:
+                log.info("poll finished: %s", summary.line())
             return summary
 
     async def _timed(self, source: Source) -> SourceOutcome:

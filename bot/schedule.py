@@ -152,6 +152,58 @@ ZONE_ABBREVIATIONS: dict[str, str] = {
     "PST": "America/Los_Angeles",
     "PDT": "America/Los_Angeles",
 }
+# Abbreviations that name more than one zone: the user is asked which they mean.
+AMBIGUOUS_ABBREVIATIONS: dict[str, tuple[str, ...]] = {
+    "IST": ("Asia/Kolkata", "Europe/Dublin", "Asia/Jerusalem"),
+    "CST": ("America/Chicago", "Asia/Shanghai", "America/Havana"),
+    "BST": ("Europe/London", "Asia/Dhaka"),
+    "AST": ("America/Halifax", "Asia/Riyadh"),
+}
+# Common city and country names in Korean (English city names are found from the zones'
+# own names: ``tokyo``, ``new york``).
+ZONE_NAMES_KO: dict[str, str] = {
+    "서울": "Asia/Seoul",
+    "부산": "Asia/Seoul",
+    "한국": "Asia/Seoul",
+    "도쿄": "Asia/Tokyo",
+    "일본": "Asia/Tokyo",
+    "베이징": "Asia/Shanghai",
+    "상하이": "Asia/Shanghai",
+    "중국": "Asia/Shanghai",
+    "홍콩": "Asia/Hong_Kong",
+    "타이베이": "Asia/Taipei",
+    "싱가포르": "Asia/Singapore",
+    "방콕": "Asia/Bangkok",
+    "하노이": "Asia/Bangkok",
+    "자카르타": "Asia/Jakarta",
+    "뭄바이": "Asia/Kolkata",
+    "델리": "Asia/Kolkata",
+    "두바이": "Asia/Dubai",
+    "모스크바": "Europe/Moscow",
+    "이스탄불": "Europe/Istanbul",
+    "런던": "Europe/London",
+    "영국": "Europe/London",
+    "파리": "Europe/Paris",
+    "베를린": "Europe/Berlin",
+    "뮌헨": "Europe/Berlin",
+    "암스테르담": "Europe/Amsterdam",
+    "취리히": "Europe/Zurich",
+    "뉴욕": "America/New_York",
+    "워싱턴": "America/New_York",
+    "보스턴": "America/New_York",
+    "토론토": "America/Toronto",
+    "시카고": "America/Chicago",
+    "덴버": "America/Denver",
+    "로스앤젤레스": "America/Los_Angeles",
+    "엘에이": "America/Los_Angeles",
+    "샌프란시스코": "America/Los_Angeles",
+    "시애틀": "America/Los_Angeles",
+    "밴쿠버": "America/Vancouver",
+    "상파울루": "America/Sao_Paulo",
+    "시드니": "Australia/Sydney",
+    "멜버른": "Australia/Melbourne",
+    "오클랜드": "Pacific/Auckland",
+}
 # Offsets that are not whole hours have no Etc/ zone: the one large zone that keeps them
 # all year.
 _PART_HOUR_OFFSETS = {
@@ -206,6 +258,25 @@ def _zones_by_folded_name() -> dict[str, str]:
     }
 
 
+@cache
+def _zones_by_city() -> dict[str, str]:
+    """``new york`` -> ``America/New_York``: the last part of each place zone, when only
+    one zone has it."""
+    found: dict[str, str | None] = {}
+    for name in zoneinfo.available_timezones():
+        if not is_place_zone(name) or name.startswith("Etc/"):
+            continue
+        city = name.rsplit("/", 1)[-1].replace("_", " ").casefold()
+        found[city] = None if city in found and found[city] != name else name
+    return {city: name for city, name in found.items() if name is not None}
+
+
+def zone_candidates(text: str) -> tuple[str, ...]:
+    """The zones an ambiguous abbreviation may mean (``IST``: India, Ireland or Israel);
+    empty when ``text`` is not one."""
+    return AMBIGUOUS_ABBREVIATIONS.get(text.strip().upper(), ())
+
+
 def resolve_zone(text: str) -> str | None:
     """The IANA zone a user means by ``text``, or ``None``.
 
@@ -219,6 +290,10 @@ def resolve_zone(text: str) -> str | None:
     name = _zones_by_folded_name().get(text.casefold())
     if name is None:
         name = ZONE_ABBREVIATIONS.get(text.upper())
+    if name is None:
+        name = ZONE_NAMES_KO.get(text.replace(" ", ""))
+    if name is None:
+        name = _zones_by_city().get(" ".join(text.replace("_", " ").split()).casefold())
     if name is None:
         match = _OFFSET.fullmatch(text)
         if match is None:
@@ -237,6 +312,20 @@ def resolve_zone(text: str) -> str | None:
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
         return None
     return name
+
+
+_ETC_OFFSET = re.compile(r"Etc/GMT([+-])(\d{1,2})")
+
+
+def zone_label(name: str) -> str:
+    """A stored zone as people write it: ``Etc/GMT-9`` -> ``UTC+9``, ``Etc/GMT+5`` ->
+    ``UTC-5`` (the tz database's ``Etc`` names invert the sign, which reads backwards to
+    everyone); any other name as it is. :func:`resolve_zone` reads the label back."""
+    match = _ETC_OFFSET.fullmatch(name)
+    if match is None or int(match[2]) == 0:
+        return name  # Etc/GMT+0 and the like read the same either way
+    sign, hours = match[1], int(match[2])
+    return f"UTC{'-' if sign == '+' else '+'}{hours}"
 
 
 def until(later: dt.datetime, now: dt.datetime) -> tuple[int, int]:

@@ -26,7 +26,7 @@ from sqlalchemy.engine import make_url
 
 from bot import alert_service, dberrors, metrics, web
 from bot.app import App
-from bot.channels.console import ConsoleChannel
+from bot.channels.console import ConsoleChannel, logs_to_file
 from bot.delivery import DB_RETRY_FIRST_SECONDS, DB_RETRY_MAX_SECONDS, ONE_SHOT_OUTAGE_SECONDS
 from bot.errors import BotError
 from bot.feed_server import FeedServer
@@ -279,6 +279,14 @@ class Service:
             self._delivery.notify()
 
     async def run(self) -> int:
+        """Run until stopped. With the console on a terminal, log lines below WARNING go
+        to its log file from the start, not only once the prompt opens: the README
+        promises a screen free of them."""
+        on_terminal = self._console and sys.stdin.isatty() and sys.stdout.isatty()
+        with logs_to_file() if on_terminal else contextlib.nullcontext(False):
+            return await self._run()
+
+    async def _run(self) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from bot import filters
 from bot.errors import FilterError, TransferError
 from bot.models import LANGUAGES, ChatKind, ChatSettings, ChatState, Mode, Platform, QuietHours
+from bot.schedule import resolve_zone, zone_label
 
 FORMAT = "trendbot"
 VERSION = 1
@@ -98,9 +99,13 @@ def _zones() -> frozenset[str]:
 
 
 def _parse_zone(text: str) -> str:
-    if text not in _zones():
+    """An IANA name, or an offset as the export writes it (``UTC+9``)."""
+    if text in _zones():
+        return text
+    zone = resolve_zone(text) if text.upper().startswith("UTC") else None
+    if zone is None:
         raise ValueError("not an IANA time zone")
-    return text
+    return zone
 
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -161,7 +166,7 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "tz",
         read=lambda c: c.timezone,
-        write=str,
+        write=zone_label,
         parse=_parse_zone,
         apply=lambda c, v: replace(c, timezone=v),
     ),

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot import filters
 from bot.i18n import t
 from bot.models import ChatState, Filter, Mode, Page, Reply
+from bot.schedule import zone_label
 from bot.store import chats as chat_store
 from bot.store import history
 from bot.store import pages as page_store
@@ -100,7 +101,7 @@ class ChatFacts:
 def _local(lang: str, moment: dt.datetime, timezone: str) -> str:
     aware = moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment
     local = aware.astimezone(ZoneInfo(timezone))
-    return t(lang, "why.when", when=local.strftime("%Y-%m-%d %H:%M"), timezone=timezone)
+    return t(lang, "why.when", when=local.strftime("%Y-%m-%d %H:%M"), timezone=zone_label(timezone))
 
 
 def match_lines(lang: str, chat_filter: Filter, tags: tuple[str, ...]) -> list[str]:
@@ -115,14 +116,17 @@ def match_lines(lang: str, chat_filter: Filter, tags: tuple[str, ...]) -> list[s
         if chat_filter.everything and not matched:
             return [t(lang, "why.match.everything")]
         return [t(lang, "why.match.tags", tags=", ".join(matched))]
-    lines = []
+    # One line that says every reason, never the same opening twice.
+    if excluded and missing:
+        both = t(
+            lang, "why.nomatch.both", excluded=", ".join(excluded), required=", ".join(missing)
+        )
+        return [both]
     if excluded:
-        lines.append(t(lang, "why.nomatch.excluded", tags=", ".join(excluded)))
+        return [t(lang, "why.nomatch.excluded", tags=", ".join(excluded))]
     if missing:
-        lines.append(t(lang, "why.nomatch.required", tags=", ".join(missing)))
-    if not lines:
-        lines.append(t(lang, "why.nomatch.none", tags=", ".join(sorted(chat_filter.any_of))))
-    return lines
+        return [t(lang, "why.nomatch.required", tags=", ".join(missing))]
+    return [t(lang, "why.nomatch.none", tags=", ".join(sorted(chat_filter.any_of)))]
 
 
 def outcome_lines(

@@ -221,7 +221,7 @@ class ConsoleChannel:
         # Replies are printed while no prompt is shown, straight to the terminal; what
         # prints while the prompt is shown (deliveries, log lines) goes through the proxy
         # patch_stdout puts in sys.stdout, which prints above the prompt and redraws it.
-        with _logs_to_file(LOG_FILE) as moved, patch_stdout(raw=True):
+        with logs_to_file(LOG_FILE) as moved, patch_stdout(raw=True):
             await self._greet()
             if moved:
                 self._out.write(t(self._lang, "console.log_file", path=str(LOG_FILE)) + "\n")
@@ -405,10 +405,19 @@ def replace_buttons(reply: Reply) -> Reply:
 
 
 @contextlib.contextmanager
-def _logs_to_file(path: Path) -> Iterator[bool]:
-    """While the prompt is open: records below WARNING go to ``path`` instead of the
-    terminal (WARNING and above still show). Yields whether they were moved."""
+def logs_to_file(path: Path = LOG_FILE) -> Iterator[bool]:
+    """While the console is open: records below WARNING go to ``path`` instead of the
+    terminal (WARNING and above still show). Yields whether they were moved.
+
+    The service moves them before it starts (its first lines, such as the leader's, come
+    before the prompt); the prompt moves them again, which then changes nothing."""
     root = logging.getLogger()
+    target = str(path.resolve())
+    if any(
+        isinstance(h, logging.FileHandler) and h.baseFilename == target for h in root.handlers
+    ):
+        yield True
+        return
     screen = [
         h
         for h in root.handlers

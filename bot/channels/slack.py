@@ -1499,8 +1499,8 @@ class SlackChannel:
                 if before is not None:
                     lang = before.lang
                 else:
-                    locale = await self._user_locale(caller.user_id)
-                    caller = replace(caller, language_code=locale)
+                    locale, zone = await self._user_profile(caller.user_id)
+                    caller = replace(caller, language_code=locale, timezone=zone)
                     if locale and locale.lower().startswith("ko"):
                         lang = "ko"
                 reply = await run(caller)
@@ -1531,23 +1531,37 @@ class SlackChannel:
         )
 
     async def _user_locale(self, user_id: str) -> str | None:
-        """The user's Slack locale (``ko-KR``), for a new chat's language; None if unknown.
+        """The user's Slack locale (``ko-KR``); None if unknown."""
+        locale, _zone = await self._user_profile(user_id)
+        return locale
+
+    async def _user_profile(self, user_id: str) -> tuple[str | None, str | None]:
+        """The user's Slack locale (``ko-KR``) and time zone (``Asia/Seoul``), for a new
+        chat's language and zone; None for what is unknown.
 
         One users.info call per new chat; it needs the ``users:read`` scope, and without it
-        (or when Slack is slow) the chat simply starts in ``DEFAULT_LANGUAGE``.
+        (or when Slack is slow) the chat simply starts in ``DEFAULT_LANGUAGE`` and
+        ``DEFAULT_TIMEZONE``.
         """
         if not user_id:
-            return None
+            return None, None
         try:
             async with asyncio.timeout(LOCALE_TIMEOUT_SECONDS):
                 api_client = self._api()
                 response = await api_client.users_info(user=user_id, include_locale=True)
         except _ERRORS as exc:
             log.debug("slack: no locale for a user: %s", translate_error(exc).reason)
-            return None
+            return None, None
         user = response.get("user") or {}
-        locale = user.get("locale") if isinstance(user, dict) else None
-        return str(locale) if locale else None
+        if not isinstance(user, dict):
+            return None, None
+        # https://api.slack.com/methods/users.info: ``tz`` is an IANA name such as
+        # "America/Los_Angeles"; a value that is not one leaves the default zone.
+        locale, zone = user.get("locale"), user.get("tz")
+        return (
+            str(locale) if isinstance(locale, str) and locale else None,
+            zone if isinstance(zone, str) and zone else None,
+        )
 
     def _invite_hint(self, lang: str) -> str:
         if self._bot_name:

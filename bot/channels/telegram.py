@@ -60,7 +60,7 @@ from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 from telegram.warnings import PTBDeprecationWarning
 
-from bot import render
+from bot import command_table, render
 from bot.admin import CANCEL as BROADCAST_CANCEL
 from bot.admin import SEND as BROADCAST_SEND
 from bot.channels.telegram_request import AiohttpRequest
@@ -121,9 +121,6 @@ VOTE_TOAST_WAIT_SECONDS = 2.0
 SEEN_UPDATES_MAX = 10_000
 # A forum topic's chat id: the group's id, this separator, the topic's message_thread_id.
 TOPIC_SEPARATOR = "/"
-# What a group's members see in its menu: the commands that change nothing. Administrators
-# and private chats see every command (https://core.telegram.org/bots/api#determining-list-of-commands).
-GROUP_MENU_COMMANDS = ("help", "settings", "latest", "tags")
 
 # BadRequest texts that mean the chat cannot be reached any more (lower case).
 _GONE_MARKERS = (
@@ -651,8 +648,8 @@ class TelegramChannel:
 
     async def _set_commands(self) -> None:
         """The command menus: every command in private chats and for group administrators,
-        the read-only ones (:data:`GROUP_MENU_COMMANDS`) for other group members; English
-        for every language but Korean."""
+        the read-only ones (``group_menu`` in :mod:`bot.command_table`) for other group
+        members; English for every language but Korean."""
         for lang, language_code in (("en", None), ("ko", "ko")):
             for scope, commands in menu_scopes(lang):
                 try:
@@ -688,7 +685,7 @@ class TelegramChannel:
         message = update.message
         if message is None or not self._from_person(message):
             return
-        await self._run(message, lambda caller: self._core.handle(caller, "/help"))
+        await self._run(message, lambda caller: self._core.hint(caller))
 
     async def _run(self, message: Message, command: Callable[[Caller], Awaitable[Reply]]) -> None:
         chat, user = message.chat, message.from_user
@@ -991,7 +988,7 @@ def menu_scopes(lang: str) -> list[tuple[BotCommandScope, list[BotCommand]]]:
     """Each menu scope with its commands in ``lang`` (Bot API setMyCommands: the narrowest
     scope that applies to a chat and user wins)."""
     everything = menu_commands(lang)
-    reading = [command for command in everything if command.command in GROUP_MENU_COMMANDS]
+    reading = menu_commands(lang, group_member=True)
     return [
         (BotCommandScopeAllPrivateChats(), everything),
         (BotCommandScopeAllGroupChats(), reading),
@@ -999,23 +996,15 @@ def menu_scopes(lang: str) -> list[tuple[BotCommandScope, list[BotCommand]]]:
     ]
 
 
-def menu_commands(lang: str) -> list[BotCommand]:
-    """The command menu in ``lang``, read from the help text so the two always agree.
-
-    Each help line ``/name ARGS — description`` (or ``/a | /b — description``) gives its
-    commands; ``/help`` takes the help's heading.
-    """
-    help_text = t(lang, "cmd.help", p="/") + "\n" + t(lang, "dest.help", p="/")
-    heading, *lines = help_text.splitlines()
-    commands = [BotCommand("help", heading.rstrip(":："))]
-    for line in lines:
-        usage, dash, description = line.partition(" — ")
-        if not dash:
+def menu_commands(lang: str, *, group_member: bool = False) -> list[BotCommand]:
+    """The command menu in ``lang``, from the table of commands help also lists
+    (:mod:`bot.command_table`): each command's description is its help line's."""
+    commands = []
+    for command in command_table.menu(group_member=group_member):
+        if not COMMAND_NAME_RE.match(command.name):
             continue
-        for word in usage.split():
-            name = word.removeprefix("/")
-            if word.startswith("/") and COMMAND_NAME_RE.match(name):
-                commands.append(BotCommand(name, description[:MAX_COMMAND_DESCRIPTION]))
+        _usage, _, description = t(lang, command.line_key, p="/").partition(" — ")
+        commands.append(BotCommand(command.name, description[:MAX_COMMAND_DESCRIPTION]))
     return commands
 
 

@@ -8,26 +8,33 @@ them (``/resume을``, ``09:00(UTC)에``), and a placeholder is followed by a fix
 MESSAGES: dict[str, dict[str, str]] = {
     "en": {
         "cmd.greeting": "Hi! I post short TL;DRs of new AI research pages that match your tags.",
-        "cmd.help": (
-            "Commands:\n"
-            "{p}subscribe TAGS — follow tags: rl reasoning, +required, -excluded, * for every page\n"
-            "{p}unsubscribe TAGS | all — stop following tags, or everything\n"
-            "{p}tags — tags known from the wiki, with page counts\n"
-            "{p}settings — what this chat receives and when\n"
-            "{p}mode daily | instant — one digest a day, or a message per page\n"
-            "{p}time HH:MM — local time of the daily digest\n"
-            "{p}timezone ZONE — e.g. Asia/Seoul, KST or UTC+9\n"
-            "{p}lang en | ko — language of replies and pages\n"
-            "{p}pause | {p}resume — stop or restart deliveries\n"
-            "{p}latest [N] — the newest N matching pages now\n"
-            "{p}digest — send the pending digest now\n"
-            "More about one command, with examples: {p}help COMMAND"
-        ),
-        "cmd.help_admin": (
-            "Admin:\n"
-            "{p}broadcast TEXT — send a message to every chat (with a preview)\n"
-            "{p}stats — chats, tags and deliveries"
-        ),
+        "cmd.help": "Commands:",
+        "cmd.help_admin": "Admin:",
+        "cmd.help_more": "More about one command, with examples: {p}help COMMAND",
+        "line.start": "{p}start — a greeting, the commands and this chat's settings",
+        "line.help": "{p}help [COMMAND] — every command, or one with examples",
+        "line.subscribe": "{p}subscribe TAGS — follow tags: rl reasoning, +required, -excluded, * for every page",
+        "line.unsubscribe": "{p}unsubscribe TAGS | all — stop following tags, or everything",
+        "line.tags": "{p}tags — tags known from the wiki, with page counts",
+        "line.settings": "{p}settings — what this chat receives and when",
+        "line.mode": "{p}mode daily | weekly [mon…sun] | instant — a digest a day or a week, or a message per page",
+        "line.time": "{p}time HH:MM — local time of the digest",
+        "line.timezone": "{p}timezone ZONE — e.g. Asia/Seoul, KST or UTC+9",
+        "line.lang": "{p}lang en | ko — language of replies and pages",
+        "line.pause": "{p}pause — stop deliveries; pages published meanwhile are skipped",
+        "line.resume": "{p}resume — start deliveries again",
+        "line.latest": "{p}latest [N] — the newest N matching pages now",
+        "line.digest": "{p}digest — send the pending digest now",
+        "line.limit": "{p}limit N | off — at most N (1–50) pages a digest, best ranked first",
+        "line.quiet": "{p}quiet HH:MM-HH:MM | off — quiet hours: held, then sent when they end",
+        "line.feedback": "{p}feedback [reset] — what your 👍 and 👎 taught the ranking, or forget it",
+        "line.why": "{p}why PAGE — arXiv id, wiki path or link: why this chat got it or not",
+        "line.feed": "{p}feed [reset] — this chat's private Atom feed, or a new address for it",
+        "line.export": "{p}export — this chat's settings as one line",
+        "line.import": "{p}import LINE — apply such a line here (all of it or nothing)",
+        "line.broadcast": "{p}broadcast TEXT — send a message to every chat (with a preview)",
+        "line.stats": "{p}stats — chats, tags and deliveries",
+        "line.alerts": "{p}alerts on | off — operator alerts in your private chat with me",
         "help.start": "{p}start — greets you and lists the commands with this chat's settings.",
         "help.help": "{p}help — every command. {p}help COMMAND — one command with examples, e.g. {p}help subscribe.",
         "help.subscribe": (
@@ -79,7 +86,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "help.why": "{p}why PAGE — whether this chat's filter matches a page and why, and what happened to it here. PAGE is an arXiv id, a wiki path or slug, or a link.\n• {p}why 2608.27351",
         "help.feed": "{p}feed — the address of this chat's private Atom feed of the pages its filter matches (shown once).\n• {p}feed reset — a new address; the old one stops working",
         "help.export": "{p}export — this chat's settings as one line, to keep or to apply in another chat with {p}import.",
-        "help.import": "{p}import LINE — apply a line from {p}export here: all of it, or nothing when any part is wrong.\n• {p}import trendbot:1 filter=\"rl\" mode=daily time=09:00 tz=UTC lang=en",
+        "help.import": '{p}import LINE — apply a line from {p}export here: all of it, or nothing when any part is wrong.\n• {p}import trendbot:1 filter="rl" mode=daily time=09:00 tz=UTC lang=en',
         "help.alerts": "{p}alerts on | off — admins only, in their private chat: operator alerts (failing sources, failing sends, a stuck queue, a refused token).",
         "help.unknown": "There is no command “{command}”. {p}help lists the commands.",
         "cmd.settings": (
@@ -91,10 +98,12 @@ MESSAGES: dict[str, dict[str, str]] = {
             "Deliveries: {state}"
         ),
         "cmd.settings.next": "Next digest: {when} ({timezone}), in {wait}",
+        "cmd.settings.no_next": "Next digest: none until this chat follows a tag ({p}subscribe TAG)",
+        "cmd.no_digest_yet": "Nothing will come until this chat follows a tag: {p}subscribe TAG starts.",
         "cmd.mode.daily": "daily digest",
         "cmd.mode.instant": "a message per new page",
         "cmd.state.active": "on",
-        "cmd.state.paused": "paused",
+        "cmd.state.paused": "paused (pages published meanwhile are skipped)",
         "cmd.state.inactive": "off (the bot could not reach this chat; use resume)",
         "cmd.lang.en": "English",
         "cmd.lang.ko": "Korean",
@@ -110,12 +119,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "filter.everything_required": "every page that has {tags}",
         "filter.first": "those with {tags} first",
         "filter.any": "any of {tags}",
+        "filter.any_and": "any of {tags}",
+        "filter.any_one": "any of {tags}",
+        "filter.any_one_and": "any of {tags}",
         "filter.required": "must have {tags}",
+        "filter.required_and": "must have {tags}",
         "filter.excluded": "never {tags}",
+        "filter.join": "; ",
+        "filter.sentence": "{parts}",
         "filter.except": "except {tags}",
         "filter.only_excluded": "no page (only excluded tags: {tags}); add tags or * to get pages",
         "filter.now": "Your filter now: {filter}",
-        "filter.unknown_tags": "Note: no page carries {tags} yet; you will get them when one does.",
+        "filter.unknown_tags": "Note: no page carries {tags} yet; you will get such pages once they appear.",
         "filter.error.empty": "Give at least one tag, e.g. {p}{command} rl reasoning.",
         "filter.error.too_long": "“{item}” is longer than 64 characters.",
         "filter.error.bad_chars": (
@@ -132,6 +147,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "subscribe.first_digest": "Your first digest comes {when} ({timezone}), in {wait}, with recent pages to get you started. {p}digest sends it now.",
         "subscribe.first_instant": "You will get a message for each new matching page. {p}digest sends recent pages now, to get you started.",
         "subscribe.pick": "Tap tags to follow or unfollow them:",
+        "subscribe.pick_marks": "✅ followed · ➕ required · 🚫 excluded ({p}unsubscribe TAG changes a required or excluded tag)",
+        "subscribe.pick_required": "“{tag}” is required (+{tag}); a tap does not change it. {p}unsubscribe {tag} removes it.",
+        "subscribe.pick_excluded": "“{tag}” is excluded (-{tag}); a tap does not change it. {p}unsubscribe {tag} removes it.",
         "subscribe.no_tags": "The wiki has no tags yet. Use {p}subscribe TAG to follow one.",
         "tags.header": "Tags in the wiki (pages):",
         "tags.more.one": "…and {count} more tag.",
@@ -147,12 +165,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "timezone.current": "This chat's time zone is {timezone}. Change it with {p}timezone ZONE, e.g. {p}timezone Asia/Seoul.",
         "timezone.set": "Time zone set to {timezone}; the digest comes at {time} there.",
         "timezone.unknown": "“{zone}” is not a time zone I know; try Asia/Seoul, KST, UTC+9 or UTC. Nothing was changed.",
+        "timezone.ambiguous": "“{zone}” names more than one time zone: use one of {candidates}. Nothing was changed.",
         "lang.current": "Replies here are in English. Change it with {p}lang en or {p}lang ko.",
         "lang.set": "I will speak English here.",
         "lang.usage": "“{value}” is not a language I speak; use {p}lang en or {p}lang ko. Nothing was changed.",
-        "pause.done": "Paused. Your settings are kept; {p}resume to start again.",
-        "pause.already": "Already paused. {p}resume to start again.",
-        "resume.done": "Deliveries are on again (pages from the pause are skipped).",
+        "pause.done": "Paused. Pages published while paused are skipped, not sent later; your settings are kept. {p}resume starts again.",
+        "pause.already": "Already paused; pages published meanwhile are skipped. {p}resume starts again.",
+        "resume.done": "Deliveries are on again. Pages published during the pause were skipped; you get what is published from now on.",
         "resume.already": "Deliveries are already on.",
         "latest.header.one": "The newest page for your filter:",
         "latest.header.other": "The newest {count} pages for your filter:",
@@ -161,17 +180,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "latest.no_filter": "Subscribe first, e.g. {p}subscribe rl, or try {p}latest after {p}subscribe *.",
         "digest.queued.one": "Sending your digest now (1 page).",
         "digest.queued.other": "Sending your digest now ({count} pages).",
+        "digest.queued_limited": "Sending your digest now: the {shown} best-ranked of {count} pages, and a count of the other {rest} at its end ({p}limit sets how many it shows).",
         "digest.nothing": "Nothing new for your filter since the last digest.",
         "digest.no_filter": "This chat follows nothing yet, so there is no digest. Try {p}subscribe rl first.",
         "digest.paused": "Deliveries are paused here; {p}resume first.",
         "digest.unavailable": "Digests are not available right now; try again in a minute.",
         "cmd.unknown": "I don't know “{command}”. {p}help lists the commands.",
         "cmd.did_you_mean": "I don't know “{command}”. Did you mean {p}{suggestion}? {p}help lists the commands.",
-        "cmd.group_admins_only": (
-            "Only this group's administrators can change its subscription."
-        ),
+        "cmd.group_admins_only": ("Only this group's administrators can change its subscription."),
+        "cmd.group_admins_only_digest": "Only this group's administrators can send its digest ahead of schedule; it comes as planned (see {p}settings).",
         "cmd.admins_only": "This command is for the bot's admins only.",
         "cmd.too_long": "That message is too long for a command.",
+        "cmd.plain_hint": "I answer commands, such as {p}subscribe rl or {p}latest. {p}help lists them all.",
         "cmd.error": "Something went wrong on my side; nothing was changed. Please try again.",
         "console.hint": "Type a command such as /subscribe rl or /latest; a button's number presses it; +N or -N votes on page N; /quit leaves.",
         "console.log_file": "While the console is open, log lines below WARNING go to {path}.",
@@ -182,26 +202,33 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "ko": {
         "cmd.greeting": "안녕하세요! 구독한 태그에 맞는 새 AI 연구 페이지의 TL;DR을 보내 드립니다.",
-        "cmd.help": (
-            "명령어:\n"
-            "{p}subscribe 태그 — 태그 구독: rl reasoning, +필수, -제외, 모든 페이지는 *\n"
-            "{p}unsubscribe 태그 | all — 태그 구독 해지, 또는 전부 해지\n"
-            "{p}tags — 위키의 태그와 페이지 수\n"
-            "{p}settings — 이 채팅이 받는 것과 시각\n"
-            "{p}mode daily | instant — 하루 한 번 요약, 또는 페이지마다 메시지\n"
-            "{p}time HH:MM — 일일 요약을 받을 현지 시각\n"
-            "{p}timezone 시간대 — 예: Asia/Seoul, KST, UTC+9\n"
-            "{p}lang en | ko — 답장과 페이지의 언어\n"
-            "{p}pause | {p}resume — 발송 일시 중지 또는 재개\n"
-            "{p}latest [N] — 필터에 맞는 최신 페이지 N개\n"
-            "{p}digest — 대기 중인 요약을 지금 받기\n"
-            "명령어 하나의 설명과 예 보기: {p}help 명령어"
-        ),
-        "cmd.help_admin": (
-            "관리자:\n"
-            "{p}broadcast 내용 — 모든 채팅에 공지 보내기 (미리보기 후)\n"
-            "{p}stats — 채팅, 태그, 발송 현황"
-        ),
+        "cmd.help": "명령어:",
+        "cmd.help_admin": "관리자:",
+        "cmd.help_more": "명령어 하나의 설명과 예 보기: {p}help 명령어",
+        "line.start": "{p}start — 인사, 명령어 목록과 이 채팅의 설정",
+        "line.help": "{p}help [명령어] — 모든 명령어, 또는 명령어 하나의 설명과 예",
+        "line.subscribe": "{p}subscribe 태그 — 태그 구독: rl reasoning, +필수, -제외, 모든 페이지는 *",
+        "line.unsubscribe": "{p}unsubscribe 태그 | all — 태그 구독 해지, 또는 전부 해지",
+        "line.tags": "{p}tags — 위키의 태그와 페이지 수",
+        "line.settings": "{p}settings — 이 채팅이 받는 내용과 받는 시각",
+        "line.mode": "{p}mode daily | weekly [mon…sun] | instant — 하루나 일주일에 한 번 요약, 또는 페이지마다 메시지",
+        "line.time": "{p}time HH:MM — 요약을 받을 현지 시각",
+        "line.timezone": "{p}timezone 시간대 — 예: Asia/Seoul, KST, UTC+9",
+        "line.lang": "{p}lang en | ko — 답장과 페이지의 언어",
+        "line.pause": "{p}pause — 발송 일시 중지 (그동안 나온 페이지는 건너뜀)",
+        "line.resume": "{p}resume — 발송 재개",
+        "line.latest": "{p}latest [N] — 필터에 맞는 최신 페이지 N개",
+        "line.digest": "{p}digest — 대기 중인 요약을 지금 받기",
+        "line.limit": "{p}limit N | off — 요약 한 번에 페이지 최대 N개 (1–50), 순위가 높은 것부터",
+        "line.quiet": "{p}quiet HH:MM-HH:MM | off — 방해 금지 시간: 모아 두었다가 끝나면 보냄",
+        "line.feedback": "{p}feedback [reset] — 👍, 👎 투표로 배운 순위 보기, 또는 잊기",
+        "line.why": "{p}why 페이지 — arXiv 번호, 위키 경로 또는 링크: 이 채팅에 왔는지와 그 이유",
+        "line.feed": "{p}feed [reset] — 이 채팅의 개인 Atom 피드, 또는 새 피드 주소",
+        "line.export": "{p}export — 이 채팅의 설정을 한 줄로 보기",
+        "line.import": "{p}import 설정 — 내보낸 설정 한 줄을 이 채팅에 적용 (전부 적용하거나 전혀 적용하지 않음)",
+        "line.broadcast": "{p}broadcast 내용 — 모든 채팅에 공지 보내기 (미리보기 후)",
+        "line.stats": "{p}stats — 채팅, 태그, 발송 현황",
+        "line.alerts": "{p}alerts on | off — 봇과의 개인 채팅으로 받는 운영 알림 켜기/끄기",
         "help.start": "{p}start — 인사와 함께 명령어 목록과 이 채팅의 설정을 보여 줍니다.",
         "help.help": "{p}help — 모든 명령어. {p}help 명령어 — 명령어 하나의 설명과 예. 예: {p}help subscribe",
         "help.subscribe": (
@@ -253,7 +280,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "help.why": "{p}why 페이지 — 이 채팅의 필터가 그 페이지에 맞는지와 그 이유, 그리고 이 채팅에서 어떻게 되었는지 알려 줍니다. 페이지 자리에는 arXiv 번호, 위키 경로나 슬러그, 링크를 씁니다.\n• {p}why 2608.27351",
         "help.feed": "{p}feed — 이 채팅의 필터에 맞는 페이지를 담은 개인 Atom 피드 주소 (한 번만 보여 줌)\n• {p}feed reset — 새 주소 받기 (이전 주소는 더 이상 쓸 수 없음)",
         "help.export": "{p}export — 이 채팅의 설정을 한 줄로 보여 줍니다. 보관하거나 다른 채팅에서 {p}import 명령어로 적용할 수 있습니다.",
-        "help.import": "{p}import 설정줄 — {p}export 명령어로 받은 한 줄을 이 채팅에 적용합니다. 한 부분이라도 잘못되면 아무것도 바꾸지 않습니다.\n• {p}import trendbot:1 filter=\"rl\" mode=daily time=09:00 tz=UTC lang=en",
+        "help.import": '{p}import 설정 — {p}export 명령어로 받은 설정 한 줄을 이 채팅에 적용합니다. 한 부분이라도 잘못되면 아무것도 바꾸지 않습니다.\n• {p}import trendbot:1 filter="rl" mode=daily time=09:00 tz=UTC lang=en',
         "help.alerts": "{p}alerts on | off — 관리자 전용, 봇과의 개인 채팅에서: 운영 알림 (소스 실패, 발송 실패, 대기열 지연, 토큰 거부) 켜기 / 끄기",
         "help.unknown": "“{command}” 명령어는 없습니다. {p}help로 명령어 목록을 확인하세요.",
         "cmd.settings": (
@@ -265,10 +292,12 @@ MESSAGES: dict[str, dict[str, str]] = {
             "발송: {state}"
         ),
         "cmd.settings.next": "다음 요약: {when}({timezone}), {wait} 후",
+        "cmd.settings.no_next": "다음 요약: 없음 (태그를 구독해야 요약이 옵니다. {p}subscribe 태그)",
+        "cmd.no_digest_yet": "이 채팅은 아직 구독하는 태그가 없어서 아무것도 오지 않습니다. {p}subscribe 태그 명령어로 구독을 시작하세요.",
         "cmd.mode.daily": "하루 한 번 요약",
         "cmd.mode.instant": "새 페이지마다 메시지",
         "cmd.state.active": "켜짐",
-        "cmd.state.paused": "일시 중지됨",
+        "cmd.state.paused": "일시 중지됨 (그동안 나온 페이지는 건너뜀)",
         "cmd.state.inactive": "꺼짐 (이 채팅에 보낼 수 없었습니다. resume 명령어를 쓰세요)",
         "cmd.lang.en": "영어",
         "cmd.lang.ko": "한국어",
@@ -283,10 +312,16 @@ MESSAGES: dict[str, dict[str, str]] = {
         "filter.everything": "모든 페이지",
         "filter.everything_required": "{tags} 태그가 있는 모든 페이지",
         "filter.first": "{tags} 태그가 있는 페이지 먼저",
-        "filter.any": "다음 중 하나: {tags}",
-        "filter.required": "반드시 포함: {tags}",
-        "filter.excluded": "제외: {tags}",
-        "filter.except": "제외: {tags}",
+        "filter.any": "{tags} 태그 중 하나가 있는",
+        "filter.any_and": "{tags} 태그 중 하나가 있고,",
+        "filter.any_one": "{tags} 태그가 있는",
+        "filter.any_one_and": "{tags} 태그가 있고,",
+        "filter.required": "{tags} 태그가 반드시 있는",
+        "filter.required_and": "{tags} 태그가 반드시 있으며,",
+        "filter.excluded": "{tags} 태그는 없는",
+        "filter.join": " ",
+        "filter.sentence": "{parts} 페이지",
+        "filter.except": "{tags} 태그가 있는 페이지는 제외",
         "filter.only_excluded": "받는 페이지 없음 (제외 태그만 있음: {tags}). 태그나 *를 더해야 페이지를 받습니다",
         "filter.now": "현재 필터: {filter}",
         "filter.unknown_tags": "참고: 아직 {tags} 태그가 붙은 페이지가 없습니다. 생기면 보내 드립니다.",
@@ -306,6 +341,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "subscribe.first_digest": "첫 요약은 {when}({timezone})에 옵니다({wait} 후). 시작을 돕는 최근 페이지도 함께 담깁니다. 지금 받으려면 {p}digest를 입력하세요.",
         "subscribe.first_instant": "필터에 맞는 새 페이지마다 메시지를 보내 드립니다. 시작을 돕는 최근 페이지를 지금 받으려면 {p}digest를 입력하세요.",
         "subscribe.pick": "태그를 눌러 구독하거나 해지하세요:",
+        "subscribe.pick_marks": "✅ 구독 · ➕ 필수 · 🚫 제외 (필수나 제외 태그는 {p}unsubscribe 태그 명령어로 바꿉니다)",
+        "subscribe.pick_required": "“{tag}” 태그는 필수(+{tag})로 설정되어 있어 눌러도 바뀌지 않습니다. 빼려면 {p}unsubscribe {tag} 명령어를 쓰세요.",
+        "subscribe.pick_excluded": "“{tag}” 태그는 제외(-{tag})로 설정되어 있어 눌러도 바뀌지 않습니다. 빼려면 {p}unsubscribe {tag} 명령어를 쓰세요.",
         "subscribe.no_tags": "위키에 아직 태그가 없습니다. {p}subscribe 태그 명령어로 구독하세요.",
         "tags.header": "위키의 태그 (페이지 수):",
         "tags.more.one": "…외 태그 {count}개",
@@ -319,14 +357,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "time.set": "이제 일일 요약은 {time}({timezone})에 옵니다.",
         "time.usage": "“{value}” 값은 24시간제 시각이 아닙니다. 예: {p}time 09:00. 아무것도 바뀌지 않았습니다.",
         "timezone.current": "이 채팅의 시간대는 {timezone}입니다. 바꾸려면 {p}timezone 시간대를 쓰세요. 예: {p}timezone Asia/Seoul",
-        "timezone.set": "시간대 설정: {timezone}. 요약은 그곳 시각으로 {time}에 옵니다.",
+        "timezone.set": "이 채팅의 시간대를 바꿨습니다: {timezone}. 이제 요약은 이 시간대 기준 {time}에 옵니다.",
+        "timezone.ambiguous": "“{zone}”에 해당하는 시간대가 여러 개입니다. {candidates} 중 하나를 쓰세요. 아무것도 바뀌지 않았습니다.",
         "timezone.unknown": "“{zone}” 시간대는 알 수 없습니다. Asia/Seoul, KST, UTC+9, UTC 등을 써 보세요. 아무것도 바뀌지 않았습니다.",
         "lang.current": "이 채팅의 답장 언어는 한국어입니다. 바꾸려면 {p}lang en 또는 {p}lang ko를 쓰세요.",
         "lang.set": "이제 이 채팅에서는 한국어로 답합니다.",
         "lang.usage": "“{value}” 언어는 지원하지 않습니다. {p}lang en 또는 {p}lang ko를 쓰세요. 아무것도 바뀌지 않았습니다.",
-        "pause.done": "일시 중지했습니다. 설정은 그대로이며 {p}resume으로 다시 시작합니다.",
-        "pause.already": "이미 일시 중지 상태입니다. {p}resume으로 다시 시작하세요.",
-        "resume.done": "발송을 재개했습니다 (일시 중지 기간의 페이지는 건너뜁니다).",
+        "pause.done": "일시 중지했습니다. 일시 중지 동안 나온 페이지는 나중에 보내지 않고 건너뜁니다. 설정은 그대로이며, {p}resume 명령어로 다시 시작합니다.",
+        "pause.already": "이미 일시 중지 상태입니다. 그동안 나온 페이지는 건너뜁니다. 다시 시작하려면 {p}resume 명령어를 쓰세요.",
+        "resume.done": "발송을 재개했습니다. 일시 중지 동안 나온 페이지는 건너뛰었고, 지금부터 나오는 페이지를 보내 드립니다.",
         "resume.already": "이미 발송 중입니다.",
         "latest.header.one": "필터에 맞는 최신 페이지 1개:",
         "latest.header.other": "필터에 맞는 최신 페이지 {count}개:",
@@ -335,15 +374,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "latest.no_filter": "먼저 구독하세요. 예: {p}subscribe rl, 또는 {p}subscribe * 후 {p}latest",
         "digest.queued.one": "지금 요약을 보냅니다 (페이지 1개).",
         "digest.queued.other": "지금 요약을 보냅니다 (페이지 {count}개).",
+        "digest.queued_limited": "지금 요약을 보냅니다. 페이지 {count}개 중 순위가 높은 {shown}개를 보여 드리고, 나머지 {rest}개는 끝에 개수만 알려 드립니다 (보여 줄 개수는 {p}limit 명령어로 바꿀 수 있습니다).",
         "digest.nothing": "지난 요약 이후 필터에 맞는 새 페이지가 없습니다.",
         "digest.no_filter": "이 채팅은 아직 구독 중인 태그가 없어서 요약이 없습니다. 먼저 {p}subscribe rl처럼 구독하세요.",
         "digest.paused": "이 채팅은 발송이 일시 중지되어 있습니다. 먼저 {p}resume을 쓰세요.",
         "digest.unavailable": "지금은 요약을 보낼 수 없습니다. 잠시 후 다시 시도해 주세요.",
-        "cmd.unknown": "“{command}” 명령어는 모릅니다. {p}help로 명령어를 확인하세요.",
-        "cmd.did_you_mean": "“{command}” 명령어는 모릅니다. {p}{suggestion} 명령어를 찾으셨나요? {p}help로 명령어를 확인하세요.",
+        "cmd.unknown": "“{command}” 명령어는 없습니다. 명령어 목록은 {p}help로 볼 수 있습니다.",
+        "cmd.did_you_mean": "“{command}” 명령어는 없습니다. {p}{suggestion} 명령어를 찾으셨나요? 명령어 목록은 {p}help로 볼 수 있습니다.",
         "cmd.group_admins_only": "이 그룹의 관리자만 구독을 바꿀 수 있습니다.",
+        "cmd.group_admins_only_digest": "예정보다 먼저 요약을 보내는 것은 이 그룹의 관리자만 할 수 있습니다. 요약은 예정대로 옵니다 ({p}settings 명령어로 확인하세요).",
         "cmd.admins_only": "봇 관리자만 쓸 수 있는 명령어입니다.",
         "cmd.too_long": "명령어로 보내기에는 너무 긴 메시지입니다.",
+        "cmd.plain_hint": "명령어로 말씀해 주세요. 예: {p}subscribe rl, {p}latest. 전체 명령어는 {p}help로 볼 수 있습니다.",
         "cmd.error": "처리 중 문제가 생겨 아무것도 바뀌지 않았습니다. 다시 시도해 주세요.",
         "console.hint": "/subscribe rl, /latest 같은 명령어를 입력하세요. 버튼은 번호를 입력하면 눌립니다. +N, -N을 입력하면 N번 페이지에 투표합니다. /quit로 나갑니다.",
         "console.log_file": "콘솔이 열려 있는 동안 WARNING 미만의 로그는 {path} 파일에 기록합니다.",

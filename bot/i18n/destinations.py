@@ -2,12 +2,6 @@
 
 MESSAGES: dict[str, dict[str, str]] = {
     "en": {
-        "dest.help": (
-            "{p}feed [reset] — this chat's private Atom feed, or a new address for it\n"
-            "{p}export — this chat's settings as one line\n"
-            "{p}import LINE — apply such a line here (all of it or nothing)"
-        ),
-        "dest.help_admin": "{p}alerts on | off — operator alerts in your private chat with me",
         # feed
         "dest.feed.title": "AI trends: {filter}",
         "dest.feed.author": "AI Trend Notifier",
@@ -115,12 +109,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "dest.alert.clear.auth": "✅ Resolved: {platform} accepts the bot's credentials again.",
     },
     "ko": {
-        "dest.help": (
-            "{p}feed [reset] — 이 채팅의 개인 Atom 피드, 또는 새 피드 주소\n"
-            "{p}export — 이 채팅의 설정을 한 줄로 보기\n"
-            "{p}import 설정줄 — 그 한 줄의 설정을 이 채팅에 적용 (전부 적용하거나 전혀 적용하지 않음)"
-        ),
-        "dest.help_admin": "{p}alerts on | off — 봇과의 개인 채팅으로 받는 운영 알림 켜기/끄기",
         # feed
         "dest.feed.title": "AI 트렌드: {filter}",
         "dest.feed.author": "AI Trend Notifier",
@@ -129,7 +117,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "봇의 공개 https:// 주소를 지정해야 합니다."
         ),
         "dest.feed.new": (
-            "이 채팅 페이지의 개인 Atom 피드 주소입니다:\n{url}\n\n"
+            "이 채팅이 받는 페이지의 개인 Atom 피드 주소입니다:\n{url}\n\n"
             "이 주소를 아는 사람은 누구나 피드를 읽을 수 있으니 공유하지 마세요. "
             "{p}feed reset 명령어로 새 주소를 받으면 이 주소는 더 이상 쓸 수 없습니다."
         ),

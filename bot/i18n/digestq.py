@@ -7,18 +7,18 @@ _KEYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 MESSAGES: dict[str, dict[str, str]] = {
     "en": {
-        "digestq.help": (
-            "Digest quality:\n"
-            "{p}mode weekly [mon…sun] — one digest a week (Monday unless you name a day)\n"
-            "{p}limit N | off — at most N (1–50) pages a digest, best ranked first\n"
-            "{p}quiet HH:MM-HH:MM | off — quiet hours: held, then sent when they end\n"
-            "{p}feedback | {p}feedback reset — what your 👍 and 👎 taught the ranking / forget it\n"
-            "{p}why PAGE — arXiv id, wiki path or link: why this chat got it or not"
+        "digestq.mode.usage": (
+            "Use {p}mode daily, {p}mode weekly [mon…sun] or {p}mode instant. "
+            "Nothing was changed."
         ),
-        "digestq.mode.usage": ("Use {p}mode daily, {p}mode weekly [mon…sun] or {p}mode instant."),
         "digestq.weekday.usage": (
-            "Name the day as mon, tue, wed, thu, fri, sat or sun, e.g. {p}mode weekly fri."
+            "“{value}” is not a day: name it as mon, tue, wed, thu, fri, sat or sun, e.g. "
+            "{p}mode weekly fri. Nothing was changed."
         ),
+        "digestq.limit.current": "Pages per digest: at most {count}. Change it with {p}limit N (1–{most}) or {p}limit off.",
+        "digestq.limit.current_off": "Pages per digest: no limit. Set one with {p}limit N (1–{most}), e.g. {p}limit 10.",
+        "digestq.quiet.current": "Quiet hours: {quiet} ({timezone}). Change them with {p}quiet HH:MM-HH:MM or turn them off with {p}quiet off.",
+        "digestq.quiet.current_off": "Quiet hours are off. Set them with {p}quiet HH:MM-HH:MM, e.g. {p}quiet 22:00-07:00.",
         "digestq.mode.weekly": "You will get one digest a week: {day} at {time} ({timezone}).",
         "cmd.mode.weekly": "weekly digest",
         **{f"digestq.weekday.{k}": name for k, name in zip(_KEYS, _DAYS_EN, strict=True)},
@@ -41,6 +41,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "digestq.feedback.none": (
             "Nothing yet: press 👍 or 👎 under a page and digests put what you like first."
         ),
+        "digestq.feedback.cancelled": "The votes here cancel out: no tag is liked or disliked overall.",
+        "digestq.feedback.reset_empty": "There are no votes to forget; nothing was changed.",
         "digestq.feedback.liked": "Liked: {tags}",
         "digestq.feedback.disliked": "Disliked: {tags}",
         "digestq.feedback.rule": (
@@ -81,10 +83,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "why.when": "{when} ({timezone})",
         "why.no_filter": "This chat follows no tags yet, so no page matches.",
         "why.match.everything": "Your filter matches it: you follow every page (*).",
-        "why.match.tags": "Your filter matches it: matched tags {tags}.",
-        "why.nomatch.excluded": "Your filter leaves it out: it carries excluded tags {tags}.",
-        "why.nomatch.required": "Your filter leaves it out: it lacks required tags {tags}.",
+        "why.match.tags": "Your filter matches it: it carries {tags}, which you follow.",
+        "why.nomatch.excluded": "Your filter leaves it out: it carries {tags}, which you excluded.",
+        "why.nomatch.required": "Your filter leaves it out: it lacks {tags}, which you require.",
         "why.nomatch.none": "Your filter does not match it: it carries none of {tags}.",
+        "why.nomatch.both": "Your filter leaves it out: it carries {excluded}, which you excluded, and lacks {required}, which you require.",
         "why.sent.digest": "Sent {when} in the digest of {date}.",
         "why.sent.instant": "Sent {when} as a message of its own.",
         "why.left_out.sent": (
@@ -107,7 +110,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "why.skipped.before_subscribing": (
             "Skipped: it was published before this chat subscribed ({p}latest shows it)."
         ),
-        "why.skipped.filter": "Not sent: your filter leaves it out.",
+        "why.skipped.filter": "So it was not sent here.",
         "why.skipped.inactive": (
             "Not sent: the bot could not reach this chat ({reason}); {p}resume turns it back on."
         ),
@@ -118,20 +121,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         ),
     },
     "ko": {
-        "digestq.help": (
-            "요약 설정:\n"
-            "{p}mode weekly [mon…sun] — 일주일에 한 번 요약 (요일을 적지 않으면 월요일)\n"
-            "{p}limit N | off — 요약 한 번에 페이지 최대 N개 (1–50), 순위가 높은 것부터\n"
-            "{p}quiet HH:MM-HH:MM | off — 방해 금지 시간: 모아 두었다가 끝나면 보냄\n"
-            "{p}feedback | {p}feedback reset — 👍, 👎 투표로 배운 순위 보기 / 잊기\n"
-            "{p}why 페이지 — arXiv 번호, 위키 경로 또는 링크: 이 채팅에 왔는지와 그 이유"
-        ),
         "digestq.mode.usage": (
-            "{p}mode daily, {p}mode weekly [mon…sun], {p}mode instant 중 하나를 쓰세요."
+            "{p}mode daily, {p}mode weekly [mon…sun], {p}mode instant 중 하나를 쓰세요. "
+            "아무것도 바뀌지 않았습니다."
         ),
         "digestq.weekday.usage": (
-            "요일은 mon, tue, wed, thu, fri, sat, sun 중 하나로 적어 주세요. 예: {p}mode weekly fri"
+            "“{value}” 값은 요일이 아닙니다. 월~일이나 mon~sun으로 적어 주세요. "
+            "예: {p}mode weekly 금. 아무것도 바뀌지 않았습니다."
         ),
+        "digestq.limit.current": "요약 한 번에 페이지를 최대 {count}개까지 보여 드립니다. 바꾸려면 {p}limit N(1–{most}) 또는 {p}limit off를 쓰세요.",
+        "digestq.limit.current_off": "요약에 보여 줄 페이지 수에 제한이 없습니다. 제한하려면 {p}limit N(1–{most})을 쓰세요. 예: {p}limit 10",
+        "digestq.quiet.current": "방해 금지 시간: {quiet}({timezone}). 바꾸려면 {p}quiet HH:MM-HH:MM, 끄려면 {p}quiet off를 쓰세요.",
+        "digestq.quiet.current_off": "방해 금지 시간이 꺼져 있습니다. 켜려면 {p}quiet HH:MM-HH:MM을 쓰세요. 예: {p}quiet 22:00-07:00",
         "digestq.mode.weekly": "일주일에 한 번, {day} {time}({timezone})에 요약을 보내 드립니다.",
         "cmd.mode.weekly": "일주일에 한 번 요약",
         **{f"digestq.weekday.{k}": name for k, name in zip(_KEYS, _DAYS_KO, strict=True)},
@@ -154,6 +155,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "digestq.feedback.none": (
             "아직 없음: 페이지 아래의 👍 또는 👎 버튼을 누르면 좋아하는 페이지가 요약 앞쪽에 옵니다."
         ),
+        "digestq.feedback.cancelled": "이 채팅의 투표가 서로 상쇄되어 좋아하거나 싫어하는 태그가 없습니다.",
+        "digestq.feedback.reset_empty": "잊을 투표가 없습니다. 아무것도 바뀌지 않았습니다.",
         "digestq.feedback.liked": "좋아한 태그: {tags}",
         "digestq.feedback.disliked": "싫어한 태그: {tags}",
         "digestq.feedback.rule": (
@@ -190,18 +193,19 @@ MESSAGES: dict[str, dict[str, str]] = {
         "why.removed": "위키에서 삭제된 페이지입니다.",
         "why.when": "{when}({timezone})",
         "why.no_filter": "이 채팅은 아직 구독한 태그가 없어서 맞는 페이지가 없습니다.",
-        "why.match.everything": "필터에 맞습니다: 모든 페이지(*)를 구독 중입니다.",
-        "why.match.tags": "필터에 맞습니다. 일치한 태그: {tags}",
-        "why.nomatch.excluded": "필터에서 제외됩니다. 제외한 태그: {tags}",
-        "why.nomatch.required": "필터에서 제외됩니다. 빠진 필수 태그: {tags}",
-        "why.nomatch.none": "필터에 맞지 않습니다. 구독한 태그가 하나도 없습니다: {tags}",
+        "why.match.everything": "모든 페이지(*)를 구독하고 있어서 필터에 맞습니다.",
+        "why.match.tags": "구독한 태그가 있어서 필터에 맞습니다. 일치한 태그: {tags}",
+        "why.nomatch.excluded": "제외한 태그가 있어서 필터에 맞지 않습니다. 제외한 태그: {tags}",
+        "why.nomatch.required": "필수 태그가 없어서 필터에 맞지 않습니다. 없는 필수 태그: {tags}",
+        "why.nomatch.none": "구독한 태그가 하나도 없어서 필터에 맞지 않습니다. 구독한 태그: {tags}",
+        "why.nomatch.both": "제외한 태그가 있고 필수 태그가 없어서 필터에 맞지 않습니다. 제외한 태그: {excluded} / 없는 필수 태그: {required}",
         "why.sent.digest": "{when}에 {date} 요약으로 보냈습니다.",
         "why.sent.instant": "{when}에 개별 메시지로 보냈습니다.",
         "why.left_out.sent": (
-            "{date} 요약에서 페이지 수 제한 때문에 빠지고 “외 N개”에 포함되었습니다 "
-            "({p}latest 명령어로 볼 수 있습니다)."
+            "페이지 수 제한 때문에 {date} 요약에는 싣지 않고, 끝에 남은 페이지 수로만 "
+            "셌습니다 ({p}latest 명령어로 볼 수 있습니다)."
         ),
-        "why.left_out.queued": "{date} 요약에서 페이지 수 제한 때문에 “외 N개”에 포함됩니다.",
+        "why.left_out.queued": "페이지 수 제한 때문에 {date} 요약에는 싣지 않고, 끝에 남은 페이지 수로만 셉니다.",
         "why.queued": "발송 대기 중: {when} 예정",
         "why.failed": "발송에 실패했습니다. 이유: {reason}",
         "why.no_reason": "알 수 없음",
@@ -213,7 +217,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "why.skipped.before_subscribing": (
             "건너뜀: 이 채팅이 구독하기 전에 올라온 페이지입니다 ({p}latest 명령어로 볼 수 있습니다)."
         ),
-        "why.skipped.filter": "보내지 않음: 필터에 맞지 않습니다.",
+        "why.skipped.filter": "그래서 이 채팅에는 보내지 않았습니다.",
         "why.skipped.inactive": (
             "보내지 않음: 이 채팅에 보낼 수 없었습니다 ({reason}). {p}resume 명령어로 다시 켤 수 있습니다."
         ),

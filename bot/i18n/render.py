@@ -6,6 +6,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "en": {
         "render.header": "📚 AI trends · {date} · {pages}",
         "render.instant_header": "🆕 New in AI trends",
+        "render.instant_header_updated": "🔄 Updated in AI trends",
+        "render.instant_header_mixed": "🆕🔄 New and updated in AI trends",
         "render.pages.one": "{count} page",
         "render.pages.other": "{count} pages",
         "render.date": "{day} {month} {year}",
@@ -27,6 +29,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "ko": {
         "render.header": "📚 AI 트렌드 · {date} · {pages}",
         "render.instant_header": "🆕 AI 트렌드 새 소식",
+        "render.instant_header_updated": "🔄 AI 트렌드 업데이트 소식",
+        "render.instant_header_mixed": "🆕🔄 AI 트렌드 새 소식과 업데이트",
         "render.pages.one": "페이지 {count}개",
         "render.pages.other": "페이지 {count}개",
         "render.date": "{year}년 {month} {day}일",

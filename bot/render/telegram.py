@@ -149,10 +149,18 @@ def more_line(lang: str, more: int) -> list[str]:
     return [_esc(t(lang, "digestq.more", count=more, p="/"))] if more else []
 
 
+def _head(d: Digest) -> str:
+    """The header, and a welcome digest's "to get you started" line under it."""
+    head = f"<b>{_esc(text.header(d))}</b>"
+    if d.welcome:
+        head += f"\n<i>{_esc(text.welcome_note(d))}</i>"
+    return head
+
+
 def render_digest_parts(d: Digest) -> list[tuple[str, dict[str, Any] | None]]:
     """``(html, reply_markup)`` of each message that carries ``d``: as
     :func:`render_digest`, with its pages numbered and a 👍/👎 row per page."""
-    head = [f"<b>{_esc(text.header(d))}</b>"]
+    head = [_head(d)]
     parts = _voted_messages(head, d.items, more_line(d.lang, d.more), d.lang)
     return [(body, _keyboard(rows)) for body, rows in parts]
 
@@ -180,10 +188,7 @@ def render_digest(d: Digest) -> list[str]:
     has an http(s) URL, the "updated" mark, the tags with those that matched, the TL;DR
     (at most ``digest.TLDR_LIMIT`` characters), and the page's date.
     """
-    head = f"<b>{_esc(text.header(d))}</b>"
-    if d.welcome:
-        head += f"\n<i>{_esc(text.welcome_note(d))}</i>"
-    blocks = [head, *_items(d.items, d.lang)]
+    blocks = [_head(d), *_items(d.items, d.lang)]
     return _messages(blocks, d.lang)
 
 

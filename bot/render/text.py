@@ -125,6 +125,12 @@ def page_count(lang: str, count: int) -> str:
 def header(d: Digest) -> str:
     """The first line of a digest: ``📚 AI trends · 3 Dec 2026 · 5 pages``."""
     if d.instant:
+        # The header says what is in it: an updated page is not news.
+        updated = [item.updated for item in d.items]
+        if updated and all(updated):
+            return t(d.lang, "render.instant_header_updated")
+        if any(updated):
+            return t(d.lang, "render.instant_header_mixed")
         return t(d.lang, "render.instant_header")
     return t(
         d.lang,

@@ -542,7 +542,7 @@ def describe(record: ChatRecord) -> dict[str, str]:
         "state": chat.state.value,
         "mode": chat.mode.value,
         "time": chat.digest_time.strftime("%H:%M"),
-        "tz": chat.timezone,
+        "tz": schedule.zone_label(chat.timezone),
         "lang": chat.lang,
         "filter": filters.format_filter(chat.filter),
     }

@@ -119,16 +119,16 @@ async def record_pages(
     marks pages whose files are gone as removed; feeds pass None since a feed is a window.
     """
     baseline = source.baseline_at is None
-    existing: dict[str, tuple[int, str, dt.datetime | None]] = {}
+    existing: dict[str, tuple[int, str, dt.datetime]] = {}
     keys = [page.key for page in found]
     for part in chunks(keys):
         rows = await conn.execute(
-            select(pages.c.key, pages.c.id, pages.c.fingerprint, pages.c.removed_at).where(
+            select(pages.c.key, pages.c.id, pages.c.fingerprint, pages.c.first_seen_at).where(
                 pages.c.source_id == source.id, pages.c.key.in_(part)
             )
         )
-        for key, page_id, fingerprint, removed_at in rows:
-            existing[key] = (page_id, fingerprint, removed_at)
+        for key, page_id, fingerprint, first_seen_at in rows:
+            existing[key] = (page_id, fingerprint, first_seen_at)
 
     fresh = [p for p in found if p.key not in existing]
     known = [p for p in found if p.key in existing]
@@ -145,8 +145,8 @@ async def record_pages(
                     "url": p.url,
                     "type": p.type,
                     "arxiv": p.arxiv,
-                    "created": p.created,
-                    "updated": p.updated,
+                    "created": not_after(p.created, now),
+                    "updated": not_after(p.updated, now),
                     "fingerprint": p.fingerprint,
                     "first_seen_at": now,
                     "changed_at": now,
@@ -165,7 +165,7 @@ async def record_pages(
 
     updated = 0
     for p in known:
-        page_id, fingerprint, _removed_at = existing[p.key]
+        page_id, fingerprint, first_seen_at = existing[p.key]
         ids[p.key] = page_id
         changed = fingerprint != p.fingerprint
         await conn.execute(
@@ -175,8 +175,8 @@ async def record_pages(
                 url=p.url,
                 type=p.type,
                 arxiv=p.arxiv,
-                created=p.created,
-                updated=p.updated,
+                created=not_after(p.created, first_seen_at),
+                updated=not_after(p.updated, first_seen_at),
                 fingerprint=p.fingerprint,
                 removed_at=None,
                 **({"changed_at": now} if changed else {}),
@@ -224,6 +224,13 @@ async def record_pages(
         )
     )
     return Recorded(new=len(fresh), updated=updated, queued=queued)
+
+
+def not_after(day: dt.date | None, seen: dt.datetime) -> dt.date | None:
+    """A page's date as stored: never after the day it was first seen. A page dated in the
+    future (``created: 2027-03-01``) would otherwise be the newest page of every list until
+    that day, ahead of pages published since."""
+    return day if day is None or day <= seen.date() else seen.date()
 
 
 def _event(page_id: int, kind: ChangeKind, fingerprint: str, now: dt.datetime) -> dict[str, object]:

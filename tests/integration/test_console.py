@@ -468,7 +468,7 @@ def test_korean_with_lang_ko(bot: Session | Terminal, wiki: Path) -> None:
     assert len(shown) == 3
     for page in shown:
         assert text_in(page, "ko")[1][:40] in latest
-    assert "“frobnicate” 명령어는 모릅니다." in unknown
+    assert "“frobnicate” 명령어는 없습니다." in unknown
 
 
 def test_a_page_tagged_in_korean_reaches_a_chat_subscribed_to_that_tag(
@@ -657,6 +657,10 @@ def test_a_newcomer_gets_a_digest_presses_buttons_and_keeps_the_prompt(
     while_open = everything.split(HINT, 1)[1].split(f"{PROMPT}/quit", 1)[0]
     assert " INFO " not in while_open  # logs went to the file while the console was open
     assert "planned" in (tmp_path / "data" / "trendbot.log").read_text(encoding="utf-8")
+    # Before the prompt too: the service's first lines (the leader's) go to the file.
+    assert " INFO " not in everything.split(HINT, 1)[0]
+    logged = (tmp_path / "data" / "trendbot.log").read_text(encoding="utf-8")
+    assert "this replica is now the leader" in logged
 
 
 def test_the_prompt_completes_commands_and_tags_and_keeps_history(

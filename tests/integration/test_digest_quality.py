@@ -100,6 +100,7 @@ async def unchanged(bot: Bot, chat_id: str, body: Callable[[], Awaitable[Reply]]
 
 
 async def test_mode_weekly_sets_the_day_and_settings_show_it(bot: Bot) -> None:
+    await bot.say("1", "/subscribe rl")  # a chat that follows nothing gets no digest
     reply = await bot.say("1", "/mode weekly fri")
     assert reply.text == "You will get one digest a week: Friday at 09:00 (UTC)."
     record = await bot.record("1")
@@ -237,7 +238,8 @@ async def test_a_daily_digest_due_in_quiet_hours_goes_out_when_they_end(
 # ------------------------------------------------------------------ limit
 
 
-@pytest.mark.parametrize("args", ["", "0", "51", "-1", "ten", "1.5", "١٠", "10 20", "off please"])
+# `limit` alone shows the current value (tests/integration/test_replies.py)
+@pytest.mark.parametrize("args", ["0", "51", "-1", "ten", "1.5", "١٠", "10 20", "off please"])
 async def test_a_bad_limit_gets_the_usage_and_changes_nothing(bot: Bot, args: str) -> None:
     await bot.say("1", "/limit 3")
     reply = await unchanged(bot, "1", lambda: bot.say("1", f"/limit {args}"))
@@ -431,7 +433,7 @@ async def test_why_names_a_page_by_arxiv_id_path_slug_or_link(bot: Bot) -> None:
     ):
         text = (await bot.say("1", f"/why {ref}")).text
         assert text.startswith("“ES for reasoning”"), ref
-        assert "Your filter matches it: matched tags rl." in text
+        assert "Your filter matches it: it carries rl, which you follow." in text
         assert "It will be in the next digest, " in text
 
 
@@ -491,11 +493,12 @@ async def test_why_says_what_happened_for_every_outcome(bot: Bot) -> None:
     await bot.say("4", "/subscribe rl -robotics")
     await world.publish("p/robot", tags="[rl, robotics]")
     text = (await bot.say("4", "/why p/robot")).text
-    assert "Your filter leaves it out: it carries excluded tags robotics." in text
-    assert "Not sent: your filter leaves it out." in text
+    assert "Your filter leaves it out: it carries robotics, which you excluded." in text
+    assert "So it was not sent here." in text
+    assert text.count("leaves it out") == 1  # said once, not on two lines
     await bot.say("4", "/subscribe +vision")
     text = (await bot.say("4", "/why p/robot")).text
-    assert "it lacks required tags vision" in text
+    assert "lacks vision, which you require" in text and text.count("leaves it out") == 1
 
     # Paused now; paused then (skipped on resume); inactive.
     await bot.say("5", "/subscribe rl")
@@ -525,8 +528,9 @@ async def test_why_says_what_happened_for_every_outcome(bot: Bot) -> None:
     # Korean: the same facts, in Korean.
     await bot.say("4", "/lang ko")
     text = (await bot.say("4", "/why p/robot")).text
-    assert "필터에서 제외됩니다. 제외한 태그: robotics" in text
-    assert "보내지 않음: 필터에 맞지 않습니다." in text
+    assert "제외한 태그: robotics / 없는 필수 태그: vision" in text
+    assert "그래서 이 채팅에는 보내지 않았습니다." in text
+    assert text.count("필터에") == 1  # said once, not on two lines
 
 
 async def test_why_in_instant_mode_before_planning(bot: Bot) -> None:
@@ -538,6 +542,7 @@ async def test_why_in_instant_mode_before_planning(bot: Bot) -> None:
 
 async def test_settings_in_korean_show_the_next_digest_and_how_long(bot: Bot) -> None:
     await bot.say("1", "/lang ko")
+    await bot.say("1", "/subscribe rl")  # a chat that follows nothing gets no digest
     await bot.say("1", "/mode weekly sun")
     record = await bot.record("1")
     assert record.chat.state == ChatState.ACTIVE
@@ -546,3 +551,30 @@ async def test_settings_in_korean_show_the_next_digest_and_how_long(bot: Bot) ->
     assert "다음 요약: " in text and "(UTC), " in text and "후" in text
     assert "방해 금지 시간: 꺼짐" in text and "요약당 페이지: 제한 없음" in text
     assert record.chat.weekday == 6
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+async def test_feedback_shows_cancelled_votes_truthfully(bot: Bot, lang: str) -> None:
+    """Votes that cancel out show no "-0.0" tag and say they cancel; a second "Forget
+    them" says there is nothing left to forget (issue: replies true, item 7)."""
+    await bot.world.publish("p/a", tags="[rl, post-training]")
+    await bot.world.publish("p/b", tags="[post-training]")
+    a, b = await bot.page_id("p/a"), await bot.page_id("p/b")
+    await bot.say(GROUP, f"/lang {lang}", group=True)
+    await bot.press(GROUP, votes.action(a, up=True), user="1", group=True)
+    await bot.press(GROUP, votes.action(a, up=False), user="2", group=True)
+    text = (await bot.say(GROUP, "/feedback", group=True)).text
+    cancelled = {"en": "cancel out", "ko": "상쇄"}[lang]
+    assert cancelled in text and "0.0" not in text
+    await bot.press(GROUP, votes.action(b, up=True), user="1", group=True)
+    await bot.press(GROUP, votes.action(b, up=False), user="3", group=True)
+    await bot.press(GROUP, votes.action(a, up=True), user="2", group=True)
+    text = (await bot.say(GROUP, "/feedback", group=True)).text
+    assert "0.0" not in text and "rl +2.0" in text
+    await bot.press(GROUP, "fbreset:yes", group=True)
+    again = await bot.press(GROUP, "fbreset:yes", group=True)
+    assert isinstance(again, Reply)
+    assert again.text == {
+        "en": "There are no votes to forget; nothing was changed.",
+        "ko": "잊을 투표가 없습니다. 아무것도 바뀌지 않았습니다.",
+    }[lang]

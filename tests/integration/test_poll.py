@@ -201,6 +201,7 @@ def test_poll_command_on_the_sample_wiki(
     last = first.stdout.strip().splitlines()[-1]
     assert last.endswith("new, 0 updated, 0 skipped (baseline: nothing queued)")
     assert int(last.split()[0]) >= 12
+    assert "poll finished" not in first.stderr  # the summary is printed once, not logged too
     second = run_cli("poll", env=env, cwd=tmp_path)
     assert second.stdout.strip().splitlines()[-1] == "0 new, 0 updated, 0 skipped"
     backfill = run_cli("poll", "--backfill", "3650", env=env, cwd=tmp_path)

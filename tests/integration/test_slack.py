@@ -487,6 +487,24 @@ async def test_new_chat_takes_a_korean_users_locale(bot: Bot, engine: AsyncEngin
     assert [c.params["user"] for c in bot.sl.calls("users.info")] == ["U7", "U8"]
 
 
+@pytest.mark.parametrize("lang", ["en", "ko"])
+async def test_new_chat_takes_the_users_time_zone_too(
+    bot: Bot, engine: AsyncEngine, lang: str
+) -> None:
+    """Alice in Asia/Seoul gets her digest at 09:00 in Seoul, not 09:00 UTC: a new chat
+    takes the zone users.info gives, as it takes the language; a zone a chat may not use
+    (``Factory``) leaves the default."""
+    bot.sl.user_locales["U7"] = "ko-KR" if lang == "ko" else "en-US"
+    bot.sl.user_timezones["U7"] = "Asia/Seoul"
+    bot.sl.user_timezones["U8"] = "Factory"
+    await bot.command("settings", channel=bot.sl.im_channel("U7"), user="U7")
+    await bot.command("settings", channel=bot.sl.im_channel("U8"), user="U8")
+    alice, other = await record_of(engine, "U7"), await record_of(engine, "U8")
+    assert alice is not None and alice.chat.timezone == "Asia/Seoul"
+    assert alice.chat.lang == lang
+    assert other is not None and other.chat.timezone == "UTC"
+
+
 async def test_missing_users_read_scope_leaves_the_default_language(
     sl: FakeSlack, engine: AsyncEngine
 ) -> None:

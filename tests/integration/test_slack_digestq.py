@@ -70,7 +70,8 @@ async def test_digest_quality_commands_answer_in_the_chats_language(
     assert set(offered) == {"fbreset:yes", "fbreset:no"}
     done = await bot.press(offered["fbreset:yes"])
     assert done["replace_original"] is True
-    assert done["text"] == t(lang, "digestq.feedback.reset_done", count=0, p=P)
+    # No vote was cast: a confirmation says there was nothing to forget.
+    assert done["text"] == t(lang, "digestq.feedback.reset_empty")
     record = await record_of(engine, CHANNEL)
     assert record is not None and record.chat.limit == 10 and record.chat.weekday == 4
 
@@ -99,7 +100,7 @@ async def test_latest_pages_carry_vote_buttons_answered_to_the_presser(
         weights = await feedback_store.weights_of(conn, chat_pk=record.pk)
     assert weights == {}  # U1 up, U2 down on the same page: they cancel out
     shown = await bot.command("feedback")
-    assert t("en", "digestq.feedback.none") in shown.text
+    assert t("en", "digestq.feedback.cancelled") in shown.text
 
 
 async def test_a_forged_vote_value_is_answered_and_stores_nothing(

@@ -171,6 +171,20 @@ async def test_start_in_private_chat_sets_the_menu_and_greets(
     assert record.chat.kind == ChatKind.PRIVATE and record.chat.lang == "en"
 
 
+@pytest.mark.parametrize(
+    ("language_code", "expected"),
+    [("en", "/help lists them all."), ("ko", "/help로 볼 수 있습니다.")],
+)
+async def test_plain_text_in_a_private_chat_gets_a_short_hint(
+    tg: FakeTelegram, running: Running, language_code: str, expected: str
+) -> None:
+    """Plain text is answered with one line that names /help, not the 40-line help."""
+    async with running():
+        call = await reply_to(tg, PRIVATE, "hello there", language_code=language_code)
+    text = str(call.params["text"])
+    assert text.endswith(expected) and "\n" not in text
+
+
 async def test_command_menus_per_scope_and_language(tg: FakeTelegram, running: Running) -> None:
     """Private chats and group administrators see every command, other members of a group
     only those that change nothing; in English, and in Korean for Korean clients."""
@@ -185,13 +199,19 @@ async def test_command_menus_per_scope_and_language(tg: FakeTelegram, running: R
             assert commands is not None, (scope, language_code)
             menus[scope, language_code] = [c["command"] for c in commands]
             descriptions.setdefault(language_code, []).extend(c["description"] for c in commands)
+    full = [
+        "help", "subscribe", "unsubscribe", "tags", "settings", "mode", "time", "timezone",
+        "lang", "pause", "resume", "latest", "digest", "limit", "quiet", "feedback", "why",
+        "feed", "export", "import",
+    ]  # fmt: skip
     for language_code in ("", "ko"):
         everything = menus["all_private_chats", language_code]
-        assert {"help", "subscribe", "unsubscribe", "pause", "mode", "time"} <= set(everything)
+        assert everything == full  # every command a chat may use, in help's order
         assert menus["all_chat_administrators", language_code] == everything
         assert menus["all_group_chats", language_code] == ["help", "tags", "settings", "latest"]
     assert menus["all_private_chats", ""] == menus["all_private_chats", "ko"]
-    assert descriptions[""][0] == "Commands" and descriptions["ko"][0] == "명령어"
+    assert descriptions[""][0] == "every command, or one with examples"
+    assert descriptions["ko"][0] == "모든 명령어, 또는 명령어 하나의 설명과 예"
     assert tg.commands_for() is None  # every chat falls under a narrower scope
 
 
@@ -330,7 +350,7 @@ async def test_plain_text_gets_help_in_private_and_silence_in_groups(
         await reply_to(tg, PRIVATE, "hello?")
         await reply_to(tg, GROUP, "/tags")
 
-    assert "Commands:" in tg.messages_to(PRIVATE)[0]["text"]
+    assert "/help" in tg.messages_to(PRIVATE)[0]["text"]  # a hint that names /help
     assert len(tg.messages_to(GROUP)) == 1  # only the answer to /tags
 
 
@@ -699,12 +719,18 @@ def test_menu_commands_follow_the_help_text() -> None:
         "resume",
         "latest",
         "digest",
+        "limit",
+        "quiet",
+        "feedback",
+        "why",
         "feed",
         "export",
         "import",
     }
-    assert english["pause"] == english["resume"] == "stop or restart deliveries"
-    assert english["help"] == "Commands" and korean["help"] == "명령어"
+    assert english["pause"] == "stop deliveries; pages published meanwhile are skipped"
+    assert english["resume"] == "start deliveries again"
+    assert english["help"] == "every command, or one with examples"
+    assert korean["help"] == "모든 명령어, 또는 명령어 하나의 설명과 예"
 
 
 # ---------------------------------------------------------------------- sender

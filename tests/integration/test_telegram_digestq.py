@@ -43,7 +43,8 @@ async def test_digest_quality_commands_answer_in_the_chats_language(
             time="09:00",
             timezone="UTC",
         ) in await says("/mode weekly fri")
-        assert t(lang, "digestq.weekday.usage", p="/") in await says("/mode weekly someday")
+        usage = t(lang, "digestq.weekday.usage", value="someday", p="/")
+        assert usage in await says("/mode weekly someday")
         assert t(lang, "digestq.limit.set", count=3, p="/") in await says("/limit 3")
         assert t(lang, "digestq.limit.usage", p="/", most=50) in await says("/limit 99")
         set_quiet = t(lang, "digestq.quiet.set", quiet="22:00-07:00", timezone="UTC")

@@ -3,6 +3,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import pytest
@@ -334,3 +335,18 @@ def test_any_reply_renders_to_valid_messages(text: str, items: list[DigestItem])
     if not items:
         # nothing of the text is lost, only whitespace at the cuts
         assert "".join("".join(visible).split()) == "".join(text.split())
+
+
+@pytest.mark.parametrize(
+    ("lang", "note"),
+    [
+        ("en", "To get you started: recent pages for your filter"),
+        ("ko", "시작을 돕는 최근 페이지입니다"),
+    ],
+)
+def test_a_welcome_digest_with_votes_says_it_is_to_get_you_started(lang: str, note: str) -> None:
+    """The message a chat really gets (with 👍/👎 rows) carries the welcome line, as the
+    console and Slack show it."""
+    d = replace(digest_of(item(), lang=lang), welcome=True)
+    [(body, _markup)] = telegram.render_digest_parts(d)
+    assert body.splitlines()[1] == f"<i>{note}</i>"

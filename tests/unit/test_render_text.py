@@ -219,3 +219,24 @@ def test_titles_tags_and_tldrs_lose_bidi_and_zero_width_characters(spoof: str) -
     kept = [ch for ch in spoof if ch in "\u200d\u200c"]
     entry = text.entry(d.items[0], lang="en")
     assert [ch for ch in entry.title if ch in "\u200d\u200c"] == kept
+
+
+@pytest.mark.parametrize(
+    ("lang", "updated", "expected"),
+    [
+        ("en", (False,), "🆕 New in AI trends"),
+        ("en", (True,), "🔄 Updated in AI trends"),
+        ("en", (False, True), "🆕🔄 New and updated in AI trends"),
+        ("ko", (False,), "🆕 AI 트렌드 새 소식"),
+        ("ko", (True,), "🔄 AI 트렌드 업데이트 소식"),
+        ("ko", (True, False), "🆕🔄 AI 트렌드 새 소식과 업데이트"),
+    ],
+)
+def test_an_instant_header_says_what_is_in_it(
+    lang: str, updated: tuple[bool, ...], expected: str
+) -> None:
+    """An updated page does not arrive under the header for new pages."""
+    items = tuple(DigestItem(make_page(), ("rl",), updated=u) for u in updated)
+    d = Digest(lang=lang, date=DATE, items=items, instant=True)
+    assert text.header(d) == expected
+    assert render_digest(d).splitlines()[0] == expected

@@ -136,3 +136,19 @@ def test_every_accepted_zone_is_a_place() -> None:
 def test_until_rounds_up_to_the_minute(seconds: int, expected: tuple[int, int]) -> None:
     now = dt.datetime(2026, 12, 3, 12, 0, tzinfo=dt.UTC)
     assert schedule.until(now + dt.timedelta(seconds=seconds), now) == expected
+
+
+@pytest.mark.parametrize(
+    ("stored", "shown"),
+    [
+        ("Etc/GMT-9", "UTC+9"),
+        ("Etc/GMT+5", "UTC-5"),
+        ("Etc/GMT-14", "UTC+14"),
+        ("Etc/GMT", "Etc/GMT"),
+        ("UTC", "UTC"),
+        ("Asia/Seoul", "Asia/Seoul"),
+    ],
+)
+def test_a_zone_is_labelled_as_people_write_it(stored: str, shown: str) -> None:
+    assert schedule.zone_label(stored) == shown
+    assert schedule.resolve_zone(shown) == stored

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from bot import transfer
 from bot.errors import TransferError
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform, QuietHours
+from bot.store import chats as chat_store
 
 CHAT = ChatSettings(platform=Platform.TELEGRAM, chat_id="1001")
 LINE = 'trendbot:1 filter="rl +post-training -robotics" mode=daily time=09:00 tz=Asia/Seoul lang=ko'
@@ -246,3 +247,19 @@ def test_a_json_line_without_kind_and_state_is_an_active_private_chat() -> None:
         ChatState.ACTIVE,
     )
     assert entry.settings().timezone == "Asia/Seoul"
+
+
+def test_an_offset_zone_is_written_as_people_write_it() -> None:
+    """Etc/GMT-9 is exported as tz=UTC+9 (in the chat line and in the CLI's JSON, and so
+    in `subscribers`), and reads back as the same zone."""
+    chat = replace(CHAT, timezone="Etc/GMT-9")
+    line = transfer.export_line(chat)
+    assert "tz=UTC+9" in line
+    assert "UTC+9" in transfer.export_record(chat)["settings"]
+    assert transfer.import_line(CHAT, line).timezone == "Etc/GMT-9"
+    assert (
+        chat_store.describe(chat_store.ChatRecord(pk=1, chat=chat, cursor=0, next_digest_at=None))[
+            "tz"
+        ]
+        == "UTC+9"
+    )

@@ -1,0 +1,52 @@
+"""One declaration of the commands: help, the Telegram menus and the console's completion
+list every command a caller may use, in one order (issue: replies true, item 12)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot import command_table
+from bot.channels.console import complete
+from bot.channels.telegram import menu_commands
+from bot.commands import help_text
+from bot.i18n import t
+
+
+def help_names(lang: str, *, bot_admin: bool) -> list[str]:
+    lines = help_text(lang, prefix="/", bot_admin=bot_admin).splitlines()
+    return [line.split()[0].removeprefix("/") for line in lines if line.startswith("/")]
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_help_lists_every_command_once_in_the_table_order(lang: str) -> None:
+    text = help_text(lang, prefix="/", bot_admin=False)
+    assert help_names(lang, bot_admin=False) == [
+        c.name for c in command_table.for_caller(bot_admin=False)
+    ]
+    assert help_names(lang, bot_admin=True) == list(command_table.NAMES)
+    # One block: the pointer to `help COMMAND` comes last, not between two lists.
+    assert text.splitlines()[-1] == t(lang, "cmd.help_more", p="/")
+    assert "/mode daily | weekly" in text
+    assert "broadcast" not in text
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_menus_follow_the_same_table(lang: str) -> None:
+    names = [c.command for c in menu_commands(lang)]
+    assert names == [n for n in help_names(lang, bot_admin=False) if n != "start"]
+    for command in ("limit", "quiet", "feedback", "why"):
+        assert command in names
+    members = [c.command for c in menu_commands(lang, group_member=True)]
+    assert members == ["help", "tags", "settings", "latest"]
+
+
+def test_console_completion_offers_every_command_in_order() -> None:
+    offered = [name.removeprefix("/") for name in complete("/", ())]
+    assert offered[: len(command_table.NAMES)] == list(command_table.NAMES)
+
+
+def test_every_command_has_a_line_and_a_help_in_both_languages() -> None:
+    from bot.i18n import has
+
+    for command in command_table.COMMANDS:
+        assert has(command.line_key) and has(command.help_key), command.name
