@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import zoneinfo
+from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -19,7 +20,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from bot.errors import ConfigError
-from bot.sources.urls import url_secrets
+from bot.sources.git import is_git, parse_git_url
+from bot.sources.urls import redact_url, url_secrets
 
 SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
 TELEGRAM_TOKEN_RE = re.compile(r"^\d{1,20}:[A-Za-z0-9_-]{20,}$")
@@ -164,6 +166,15 @@ class Settings(BaseSettings):
             )
         return value
 
+    @property
+    def data_dir(self) -> Path:
+        """Where the bot keeps files of its own (git sources' clones): beside a SQLite
+        database, else ``./data``."""
+        url = make_url(self.database_url)
+        if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+            return Path(url.database).parent
+        return Path("data")
+
     @field_validator("wiki_sources", mode="before")
     @classmethod
     def _wiki_sources_split(cls, value: Any) -> Any:
@@ -173,17 +184,23 @@ class Settings(BaseSettings):
     @classmethod
     def _wiki_sources(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         if not value:
-            raise ValueError("needs at least one directory or http(s) feed URL")
+            raise ValueError("needs at least one directory, http(s) feed URL or git repository")
         for source in value:
             if len(source) > MAX_SOURCE_CHARS:
                 raise ValueError(f"a source is longer than {MAX_SOURCE_CHARS} characters")
-            if "://" in source:
+            if is_git(source):
+                try:
+                    parse_git_url(source)
+                except ValueError as exc:
+                    raise ValueError(f"{redact_url(source)}: {exc}") from None
+            elif "://" in source:
                 try:
                     _check_http_url(source)
                 except ValueError:
                     raise ValueError(
                         f"{source.split('://', 1)[0]}://... is neither a directory nor an "
-                        "http(s) feed URL"
+                        "http(s) feed URL, nor a git+https://, git+ssh:// or git+file:// "
+                        "repository"
                     ) from None
         return value
 

@@ -137,6 +137,7 @@ class GitRepository:
     def __init__(self, source: str, *, directory: Path) -> None:
         self.source = source
         self.url = parse_git_url(source)
+        self.shown = redact_url(source)  # how logs, replies and errors name it
         self.directory = directory
 
     # ------------------------------------------------------------------ git itself
@@ -243,9 +244,9 @@ class GitRepository:
         for rel in tree:
             if len(rel) > MAX_PATH_CHARS:
                 reason = f"path longer than {MAX_PATH_CHARS} characters"
-                log.warning("%s: skipped %s…: %s", self.url.shown, rel[:80], reason)
+                log.warning("%s: skipped %s…: %s", self.shown, rel[:80], reason)
                 too_long.append(
-                    Skipped(source=self.source, path=rel[:MAX_PATH_CHARS], reason=reason)
+                    Skipped(source=self.shown, path=rel[:MAX_PATH_CHARS], reason=reason)
                 )
                 continue
             files_by_key.setdefault(split_path(rel)[0], []).append(rel)
@@ -263,12 +264,12 @@ class GitRepository:
             try:
                 parsed.append(parse_page_file(data, path=rel, default_lang=default_lang))
             except ParseError as exc:
-                log.warning("%s: skipped %s: %s", self.url.shown, rel, exc.reason)
-                skipped.append(Skipped(source=self.source, path=rel, reason=exc.reason))
+                log.warning("%s: skipped %s: %s", self.shown, rel, exc.reason)
+                skipped.append(Skipped(source=self.shown, path=rel, reason=exc.reason))
             except Exception as exc:  # a parser bug costs one file, never the source
                 reason = f"unexpected error: {type(exc).__name__}"
-                log.error("%s: skipped %s: %s", self.url.shown, rel, reason, exc_info=True)
-                skipped.append(Skipped(source=self.source, path=rel, reason=reason))
+                log.error("%s: skipped %s: %s", self.shown, rel, reason, exc_info=True)
+                skipped.append(Skipped(source=self.shown, path=rel, reason=reason))
         pages: list[Page] = []
         over: list[tuple[str, int]] = []
         for page in merge_translations(parsed, source=self.source, base_url=base_url):
@@ -277,7 +278,7 @@ class GitRepository:
                 over.append((page.key, dropped))
             pages.append(bounded)
         if (line := too_many_tags(over)) is not None:
-            log.warning("%s: %s", self.url.shown, line)
+            log.warning("%s: %s", self.shown, line)
         return GitScan(
             commit=commit,
             commit_time=commit_time,
@@ -308,7 +309,7 @@ class GitRepository:
             try:
                 rel.encode("utf-8")
             except UnicodeEncodeError:
-                log.warning("%s: skipped a file whose name is not UTF-8", self.url.shown)
+                log.warning("%s: skipped a file whose name is not UTF-8", self.shown)
                 continue
             out[rel] = blob
         return out

@@ -33,7 +33,9 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[GitServer, Wiki]]:
 
 
 def repository(server: GitServer, tmp_path: Path, *, credentials: str = "") -> GitRepository:
-    source = f"git+{server.base_url.replace('://', f'://{credentials}')}/wiki.git@main#subdirectory=wiki"
+    source = (
+        f"git+{server.base_url.replace('://', f'://{credentials}')}/wiki.git@main#subdirectory=wiki"
+    )
     return GitRepository(source, directory=clone_directory(tmp_path / "data", source))
 
 
@@ -84,9 +86,24 @@ def test_malformed_git_urls_are_refused(source: str) -> None:
         parse_git_url(source)
 
 
-def test_credentials_are_never_shown() -> None:
-    url = parse_git_url("git+https://user:s3cret-token@host/org/wiki.git@main")
-    assert "s3cret-token" not in url.shown and "user" not in url.shown
+@pytest.mark.parametrize(
+    ("source", "shown", "secrets"),
+    [
+        (
+            "git+https://user:s3cret-token@host/org/wiki.git@main#subdirectory=w",
+            "git+https://host/org/wiki.git@main#subdirectory=w",
+            {"s3cret-token"},
+        ),
+        ("git+https://ghp_T0KEN@host/org/wiki.git", "git+https://host/org/wiki.git", {"ghp_T0KEN"}),
+        ("git+ssh://git@host/org/wiki.git", "git+ssh://host/org/wiki.git", set()),
+    ],
+)
+def test_credentials_are_never_shown(source: str, shown: str, secrets: set[str]) -> None:
+    from bot.sources.urls import redact_url, url_secrets
+
+    assert redact_url(source) == shown
+    assert secrets <= set(url_secrets(source))
+    assert "git" not in url_secrets(source)  # a user name that is no secret stays shown
 
 
 @pytest.mark.slow
@@ -183,3 +200,59 @@ async def test_an_unreachable_server_is_a_failed_source(tmp_path: Path) -> None:
     with pytest.raises(SourceError) as failed:
         await scan(repo)
     assert "git fetch" in failed.value.reason
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_trendbot_poll_on_a_repository(
+    served: tuple[GitServer, Wiki], tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    from tests.cli import run_cli_async
+
+    server, wiki = served
+    token_url = server.base_url.replace("://", "://reader:s3cr3t-token@")
+    env = dict(
+        clean_env,
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/data/db.sqlite",
+        WIKI_SOURCES=f"git+{token_url}/wiki.git@main#subdirectory=wiki",
+        LOG_LEVEL="DEBUG",
+    )
+
+    async def poll() -> str:
+        done = await run_cli_async("poll", env=env, cwd=tmp_path, seconds=60)
+        assert done.returncode == 0, done.stderr
+        assert "s3cr3t-token" not in done.stdout + done.stderr
+        return done.stdout.strip().splitlines()[-1]
+
+    assert await poll() == "2 new, 0 updated, 0 skipped (baseline: nothing queued)"
+    assert (tmp_path / "data" / "git").is_dir()  # the clone, beside the database
+    assert await poll() == "0 new, 0 updated, 0 skipped"
+    wiki.write("wiki/papers/2026/2608.5-e.md", page("E"))
+    wiki.write("wiki/papers/2026/2608.2-b.md", page("B", tags="reasoning", tldr="New TL;DR."))
+    wiki.commit("add e, change b")
+    assert await poll() == "1 new, 1 updated, 0 skipped"
+    wiki.move("wiki/papers/2026/2608.5-e.md", "wiki/papers/2026/2608.5-e-renamed.md")
+    wiki.commit("rename e")
+    assert await poll() == "0 new, 0 updated, 0 skipped"  # a rename is not a new page
+    wiki.write("wiki/broken.md", "---\ntitle: [unclosed\n---\n")
+    wiki.commit("a broken page")
+    assert await poll() == "0 new, 0 updated, 1 skipped"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+async def test_a_failing_fetch_fails_the_source_not_the_poll(
+    tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    from tests.cli import run_cli_async
+
+    env = dict(
+        clean_env,
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/db.sqlite",
+        WIKI_SOURCES="git+http://user:pa55word@127.0.0.1:9/wiki.git@main",
+    )
+    done = await run_cli_async("poll", env=env, cwd=tmp_path, seconds=60)
+    assert done.returncode == 1  # every source failed
+    assert "pa55word" not in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert "git fetch" in done.stdout + done.stderr
