@@ -108,6 +108,8 @@ class Settings(BaseSettings):
     database_url: str = "sqlite+aiosqlite:///./data/trendbot.db"
     wiki_sources: Annotated[tuple[str, ...], NoDecode] = ("examples/wiki",)
     wiki_base_url: str | None = None
+    # Enables POST /hooks/refresh: a push to the wiki polls at once (bot.refresh).
+    refresh_webhook_secret: SecretStr | None = None
     poll_interval_seconds: int = Field(default=900, ge=1, le=7 * 86400)
     default_digest_time: str = "09:00"
     default_timezone: str = "UTC"
@@ -442,6 +444,7 @@ class Settings(BaseSettings):
             self.slack_client_secret,
             self.slack_state_secret,
             self.slack_token_key,
+            self.refresh_webhook_secret,
         ]
         feed_credentials = [
             secret for source in self.wiki_sources for secret in url_secrets(source)

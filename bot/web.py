@@ -23,6 +23,7 @@ MAX_BODY_BYTES = 1024 * 1024
 TelegramHook = Callable[[bytes, str | None], Awaitable[int]]
 SlackHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
 FeedHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
+RefreshHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @dataclass(slots=True)
@@ -34,6 +35,7 @@ class WebHooks:
     slack_install: SlackHook | None = None  # GET /slack/install and /slack/oauth_redirect
     channels: dict[str, Callable[[], bool]] = field(default_factory=dict)
     feeds: FeedHook | None = None
+    refresh: RefreshHook | None = None  # POST /hooks/refresh, with REFRESH_WEBHOOK_SECRET
     # Failed polls of each source in this process, by shown name (the poller's counters).
     source_failures: Mapping[str, int] = field(default_factory=dict)
     # A platform's credentials error (Slack's ``invalid_auth``...), None while they work.
@@ -121,7 +123,13 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
     app.router.add_post("/slack/events", slack_events)
     app.router.add_get("/slack/install", slack_install)
     app.router.add_get("/slack/oauth_redirect", slack_install)
+    async def refresh(request: web.Request) -> web.StreamResponse:
+        if hooks.refresh is None:
+            raise web.HTTPNotFound()
+        return await hooks.refresh(request)
+
     app.router.add_get("/feeds/{name}", feed)
+    app.router.add_post("/hooks/refresh", refresh)
     return app
 
 
