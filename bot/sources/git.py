@@ -28,6 +28,7 @@ import hashlib
 import logging
 import os
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -258,9 +259,7 @@ class GitRepository:
         parsed: list[PageFile] = []
         skipped = list(too_long)
         wanted = [rel for key in sorted(changed_keys) for rel in files_by_key.get(key, [])]
-        for rel, data in zip(
-            wanted, self._blobs(commit, [tree[rel] for rel in wanted]), strict=True
-        ):
+        for rel, data in self._files(wanted, tree):
             try:
                 parsed.append(parse_page_file(data, path=rel, default_lang=default_lang))
             except ParseError as exc:
@@ -357,13 +356,13 @@ class GitRepository:
                 renames.append((old_key, next(iter(new_keys))))
         return {key for key in changed if key in files_by_key}, renames
 
-    def _blobs(self, commit: str, blobs: list[str]) -> list[bytes]:
-        """The bytes of each blob, in order (at most one byte past the page cap each: the
-        parser refuses a larger file), read a batch at a time to bound memory."""
-        contents: list[bytes] = []
-        for start in range(0, len(blobs), BLOB_BATCH):
-            contents += self._blob_batch(blobs[start : start + BLOB_BATCH])
-        return contents
+    def _files(self, rels: list[str], tree: dict[str, str]) -> Iterator[tuple[str, bytes]]:
+        """``(path, bytes)`` of each file, in order (at most one byte past the page cap
+        each: the parser refuses a larger file), read a batch at a time so that only one
+        batch's bytes are held at once."""
+        for start in range(0, len(rels), BLOB_BATCH):
+            batch = rels[start : start + BLOB_BATCH]
+            yield from zip(batch, self._blob_batch([tree[rel] for rel in batch]), strict=True)
 
     def _blob_batch(self, blobs: list[str]) -> list[bytes]:
         out = self._git("cat-file", "--batch", stdin=("\n".join(blobs) + "\n").encode())

@@ -162,3 +162,16 @@ def git(*args: str, env: dict[str, str] | None = None) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)}: {done.stderr.strip()}")
     return done.stdout
+
+
+def git_commit_all(work: Path, bare: Path, *, message: str) -> str:
+    """Commit everything under ``work`` (made a repository the first time) and push it to
+    the bare repository ``bare`` (made the first time) as ``main``."""
+    if not (work / ".git").exists():
+        git("init", "--quiet", "--initial-branch=main", str(work))
+        git("init", "--quiet", "--bare", "--initial-branch=main", str(bare))
+        git("-C", str(work), "remote", "add", "origin", str(bare))
+    git("-C", str(work), "add", "--all")
+    git("-C", str(work), "commit", "--quiet", "-m", message)
+    git("-C", str(work), "push", "--quiet", "--force", "origin", "HEAD:main")
+    return git("-C", str(work), "rev-parse", "HEAD").strip()
