@@ -97,6 +97,9 @@ async def measure(pushes: int) -> None:
                     )
                     seconds.append(time.perf_counter() - started)
                     await asyncio.sleep(1.2)  # past the debounce: each push its own poll
+            except BaseException:
+                print((tmp / "run.log").read_text()[-4000:], file=sys.stderr)
+                raise
             finally:
                 process.send_signal(signal.SIGTERM)
                 await asyncio.to_thread(process.wait, 60)

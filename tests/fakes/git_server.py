@@ -86,8 +86,8 @@ class GitServer:
             "GIT_PROTOCOL": request.headers.get("Git-Protocol", ""),
             "HTTP_GIT_PROTOCOL": request.headers.get("Git-Protocol", ""),
         }
-        if request.headers.get("Content-Encoding"):
-            env["HTTP_CONTENT_ENCODING"] = request.headers["Content-Encoding"]
+        # A long negotiation's body comes gzipped (Content-Encoding: gzip); aiohttp has
+        # inflated it already, so http-backend is handed it plain and not told otherwise.
         process = await asyncio.create_subprocess_exec(
             "git",
             "http-backend",

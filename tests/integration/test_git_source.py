@@ -256,3 +256,20 @@ async def test_a_failing_fetch_fails_the_source_not_the_poll(
     assert "pa55word" not in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert "git fetch" in done.stdout + done.stderr
+
+
+@pytest.mark.slow
+async def test_many_polls_in_a_row_keep_fetching(
+    served: tuple[GitServer, Wiki], tmp_path: Path
+) -> None:
+    """Each poll's negotiation grows with the commits the clone has; past a size git
+    compresses its request, which the server must take as git does."""
+    server, wiki = served
+    repo = repository(server, tmp_path)
+    repo.mark_scanned((await scan(repo)).commit)
+    for n in range(25):
+        wiki.write(f"wiki/papers/2026/2609.{n}-x.md", page(f"X{n}"))
+        wiki.commit(f"page {n}")
+        found = await scan(repo)
+        assert {p.key for p in found.pages} == {f"papers/2026/2609.{n}-x"}, n
+        repo.mark_scanned(found.commit)
