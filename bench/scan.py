@@ -6,13 +6,19 @@ A quarter of the files are Korean translations of an English page (``x.en.md`` a
 Measures, in one run on one SQLite database: the first scan (baseline), an unchanged
 rescan, and a rescan after 100 pages changed; and the peak RSS of the process.
 
-    .venv/bin/python bench/scan.py [--pages 20000] [--database-url URL]
+With ``--git`` the wiki is a git repository served over git's smart HTTP on 127.0.0.1
+(``git http-backend``, as the tests serve it) and the source is
+``git+http://127.0.0.1:PORT/wiki.git@main``: the first scan clones and reads every page,
+an unchanged rescan is one fetch, and the 100 changed pages are one commit.
+
+    .venv/bin/python bench/scan.py [--pages 20000] [--database-url URL] [--git]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import platform
 import random
@@ -96,7 +102,7 @@ def change(root: Path, count: int) -> None:
         page_path(root, i, lang="en").write_text(page_text(i, lang="en", revision=1))
 
 
-async def measure(pages: int, database_url: str | None) -> None:
+async def measure(pages: int, database_url: str | None, *, git: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "wiki"
         started = time.perf_counter()
@@ -106,21 +112,45 @@ async def measure(pages: int, database_url: str | None) -> None:
         engine = create_engine(database_url or f"sqlite+aiosqlite:///{tmp}/bench.db")
         await upgrade(engine)
         http = make_feed_client()
-        poller = Poller(
-            engine=engine, sources=[str(root)], base_url=None, default_lang="en", http=http
-        )
-        figures = {}
-        for label, prepare in (
-            ("first scan", None),
-            ("unchanged rescan", None),
-            ("rescan, 100 pages changed", lambda: change(root, 100)),
-        ):
-            if prepare:
-                prepare()
-            started = time.perf_counter()
-            summary = await poller.poll()
-            figures[label] = time.perf_counter() - started
-            print(f"{label:28s} {figures[label]:7.2f} s   {summary.line()}")
+        async with contextlib.AsyncExitStack() as stack:
+            source = str(root)
+            if git:
+                from tests.fakes.git_server import GitServer, git_commit_all
+
+                server_root = Path(tmp) / "server"
+                server_root.mkdir()
+                git_commit_all(root, server_root / "wiki.git", message="20,000 pages")
+                server = await stack.enter_async_context(GitServer(server_root))
+                source = f"git+{server.base_url}/wiki.git@main"
+
+                def prepare_change() -> None:
+                    change(root, 100)
+                    git_commit_all(root, server_root / "wiki.git", message="100 pages")
+            else:
+
+                def prepare_change() -> None:
+                    change(root, 100)
+
+            poller = Poller(
+                engine=engine,
+                sources=[source],
+                base_url=None,
+                default_lang="en",
+                http=http,
+                data_dir=Path(tmp) / "data",
+            )
+            figures = {}
+            for label, prepare in (
+                ("first scan", None),
+                ("unchanged rescan", None),
+                ("rescan, 100 pages changed", prepare_change),
+            ):
+                if prepare:
+                    prepare()
+                started = time.perf_counter()
+                summary = await poller.poll()
+                figures[label] = time.perf_counter() - started
+                print(f"{label:28s} {figures[label]:7.2f} s   {summary.line()}")
         await http.aclose()
         await engine.dispose()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -139,8 +169,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=20_000, help="page files to write")
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--git", action="store_true", help="serve the wiki as a git repository")
     args = parser.parse_args()
-    asyncio.run(measure(args.pages, args.database_url))
+    asyncio.run(measure(args.pages, args.database_url, git=args.git))
 
 
 if __name__ == "__main__":

@@ -179,6 +179,7 @@ async def open_app(
                 default_lang=settings.default_language,
                 http=http,
                 allow_cross_host_redirects=settings.feed_allow_cross_host_redirects,
+                data_dir=settings.data_dir,
             ),
             planner=planner,
             core=CommandCore(

@@ -26,6 +26,7 @@ from bot.errors import SourceError
 from bot.sources import Source, SourceSet
 from bot.sources.directory import scan_directory
 from bot.sources.feed import fetch_feed
+from bot.sources.git import GitRepository, clone_directory, is_git
 from bot.sources.urls import is_feed_url, scrub
 from bot.store import pages as store
 from bot.store.engine import reader
@@ -116,7 +117,9 @@ class Poller:
         http: httpx.AsyncClient,
         allow_cross_host_redirects: bool = False,
         source_deadline: float = SOURCE_DEADLINE_SECONDS,
+        data_dir: Path = Path("data"),
     ) -> None:
+        self._data_dir = data_dir
         self._engine = engine
         self._source_deadline = source_deadline
         self.sources = SourceSet(sources)
@@ -163,7 +166,7 @@ class Poller:
 
     async def _poll_one(self, identity: Source) -> SourceOutcome:
         name = identity.configured
-        kind = "feed" if is_feed(name) else "directory"
+        kind = "git" if is_git(name) else "feed" if is_feed(name) else "directory"
         shown = identity.name
         source_id: int | None = None
         try:
@@ -173,6 +176,8 @@ class Poller:
                 source_id = source.id
                 if kind == "feed":
                     return await self._poll_feed(source, identity)
+                if kind == "git":
+                    return await self._poll_git(source, identity)
                 return await self._poll_directory(source, identity)
         except SourceError as exc:
             reason = scrub(exc.reason, name)
@@ -224,6 +229,43 @@ class Poller:
                 now=store.utcnow(),
             )
             await store.save_stamps(conn, source_id=source.id, old=known, new=scan.stamps)
+        return _outcome(source, identity=identity, recorded=recorded, skipped=len(scan.skipped))
+
+    async def _poll_git(self, source: store.SourceRow, identity: Source) -> SourceOutcome:
+        """Fetch the repository; record the pages that changed since the commit the last
+        scan recorded. A new page is first seen when its commit was made, where that is
+        after the last poll (a page pushed a minute ago is a minute old, not older)."""
+        repository = GitRepository(
+            source.name, directory=clone_directory(self._data_dir, source.name)
+        )
+        scan = await asyncio.to_thread(
+            repository.scan, base_url=self._base_url, default_lang=self._default_lang
+        )
+        now = store.utcnow()
+        if scan.unchanged:
+            async with self._engine.begin() as conn:
+                recorded = await store.record_pages(
+                    conn, source=source, found=(), present_keys=None, now=now
+                )
+            return _outcome(source, identity=identity, recorded=recorded, skipped=0)
+        commit_time = scan.commit_time.replace(tzinfo=None)
+        last = source.last_poll_at
+        seen = commit_time if last is not None and last < commit_time < now else now
+        async with self._engine.begin() as conn:
+            await store.rename_pages(conn, source_id=source.id, renames=scan.renames)
+            recorded = await store.record_pages(
+                conn,
+                source=source,
+                found=scan.pages,
+                present_keys=scan.present_keys,
+                now=now,
+                seen_at=seen,
+            )
+        await asyncio.to_thread(repository.mark_scanned, scan.commit)
+        for skipped in scan.skipped:
+            log.warning(
+                "file skipped: %s: %s: %s", identity.name, skipped.path, skipped.reason
+            )
         return _outcome(source, identity=identity, recorded=recorded, skipped=len(scan.skipped))
 
     async def _poll_feed(self, source: store.SourceRow, identity: Source) -> SourceOutcome:

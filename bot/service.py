@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
+from aiohttp import web as web_
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.engine import make_url
 
@@ -31,6 +32,8 @@ from bot.delivery import DB_RETRY_FIRST_SECONDS, DB_RETRY_MAX_SECONDS, ONE_SHOT_
 from bot.errors import BotError
 from bot.feed_server import FeedServer
 from bot.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
+from bot.refresh import CHECK_SECONDS, SIGNATURE_HEADER, Refresh
+from bot.refresh import MAX_BODY_BYTES as MAX_REFRESH_BODY
 from bot.store import outbox
 from bot.store.engine import reader
 from bot.util import utcnow
@@ -116,6 +119,16 @@ class Service:
         self._lease_problem: str | None = None
         self._plan_problem: str | None = None
         self._replicas = 1  # live replicas at the last renewal
+        secret = app.settings.refresh_webhook_secret
+        self._refresh = (
+            Refresh(
+                engine=app.engine,
+                secret=secret.get_secret_value(),
+                holder=self._delivery.worker_id,
+            )
+            if secret is not None
+            else None
+        )
         self.http_port: int | None = None
 
     def problem(self) -> str | None:
@@ -171,15 +184,57 @@ class Service:
             self._delivery.notify()
 
     async def _poll_loop(self) -> None:
-        """Poll now, then every ``POLL_INTERVAL_SECONDS``, until the service stops."""
+        """Poll now, then every ``POLL_INTERVAL_SECONDS`` or as soon as a push asks
+        (``POST /hooks/refresh``), until the service stops."""
         interval = self._app.settings.poll_interval_seconds
         while not self._stop.is_set():
             try:
                 await self.poll_and_plan()
             finally:
                 self._first_poll.set()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), timeout=interval)
+            await self._until_next_poll(interval)
+
+    async def _until_next_poll(self, interval: float) -> None:
+        stopping: asyncio.Future[object] = asyncio.ensure_future(self._stop.wait())
+        try:
+            waits: list[asyncio.Future[object]] = [stopping]
+            if self._refresh is not None:
+                waits.append(asyncio.ensure_future(self._refreshed(interval)))
+            await asyncio.wait(waits, timeout=interval, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in waits:
+                task.cancel()
+
+    async def _refreshed(self, interval: float) -> None:
+        """Return when a push asks for a poll that this replica, the leader, should make."""
+        assert self._refresh is not None
+        deadline = time.monotonic() + interval
+        while time.monotonic() < deadline:
+            try:
+                if self._leases.is_leader and await self._refresh.wait(deadline - time.monotonic()):
+                    return
+            except Exception:  # the database may be briefly away: the schedule still polls
+                log.warning("could not look for a refresh request", exc_info=True)
+            if not self._leases.is_leader:
+                await asyncio.sleep(CHECK_SECONDS)
+
+    async def refresh_hook(self, request: web_.Request) -> web_.StreamResponse:
+        """``POST /hooks/refresh``: 202 for a signed push (a poll follows), 401 otherwise."""
+        assert self._refresh is not None
+        if request.content_length is not None and request.content_length > MAX_REFRESH_BODY:
+            return web_.Response(status=413)
+        body = await request.read()
+        verdict = self._refresh.verify(body, request.headers.get(SIGNATURE_HEADER))
+        if verdict is False:
+            log.warning("refresh hook: unsigned or badly signed request refused")
+            return web_.Response(status=401)
+        if verdict is True:
+            try:
+                await self._refresh.request()
+            except Exception:
+                log.warning("refresh hook: the request could not be stored", exc_info=True)
+                return web_.Response(status=503)
+        return web_.Response(status=202)
 
     async def plan(self) -> None:
         if not self._leases.is_leader:
@@ -342,6 +397,8 @@ class Service:
                 sources=self._app.poller.sources,
                 problem=self.problem,
             )
+            if self._refresh is not None:
+                hooks.refresh = self.refresh_hook
             hooks.feeds = FeedServer(
                 engine=self._app.engine, public_base_url=settings.public_base_url
             ).handle

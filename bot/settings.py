@@ -20,7 +20,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from bot.errors import ConfigError
-from bot.sources.urls import url_secrets
+from bot.sources.git import is_git, parse_git_url
+from bot.sources.urls import redact_url, url_secrets
 
 # The sample wiki shipped inside the package: the default source, from any directory.
 SAMPLE_WIKI = Path(__file__).resolve().parent / "sample_wiki"
@@ -113,6 +114,8 @@ class Settings(BaseSettings):
     database_url: str = "sqlite+aiosqlite:///./data/trendbot.db"
     wiki_sources: Annotated[tuple[str, ...], NoDecode] = (str(SAMPLE_WIKI),)
     wiki_base_url: str | None = None
+    # Enables POST /hooks/refresh: a push to the wiki polls at once (bot.refresh).
+    refresh_webhook_secret: SecretStr | None = None
     poll_interval_seconds: int = Field(default=900, ge=1, le=7 * 86400)
     default_digest_time: str = "09:00"
     default_timezone: str = "UTC"
@@ -179,6 +182,15 @@ class Settings(BaseSettings):
             raise ValueError("has a port out of range; a port is 1-65535")
         return value
 
+    @property
+    def data_dir(self) -> Path:
+        """Where the bot keeps files of its own (git sources' clones): beside a SQLite
+        database, else ``./data``."""
+        url = make_url(self.database_url)
+        if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+            return Path(url.database).parent
+        return Path("data")
+
     @field_validator("wiki_sources", mode="before")
     @classmethod
     def _wiki_sources_split(cls, value: Any) -> Any:
@@ -188,17 +200,23 @@ class Settings(BaseSettings):
     @classmethod
     def _wiki_sources(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         if not value:
-            raise ValueError("needs at least one directory or http(s) feed URL")
+            raise ValueError("needs at least one directory, http(s) feed URL or git repository")
         for source in value:
             if len(source) > MAX_SOURCE_CHARS:
                 raise ValueError(f"a source is longer than {MAX_SOURCE_CHARS} characters")
-            if "://" in source:
+            if is_git(source):
+                try:
+                    parse_git_url(source)
+                except ValueError as exc:
+                    raise ValueError(f"{redact_url(source)}: {exc}") from None
+            elif "://" in source:
                 try:
                     _check_http_url(source)
                 except ValueError:
                     raise ValueError(
                         f"{source.split('://', 1)[0]}://... is neither a directory nor an "
-                        "http(s) feed URL"
+                        "http(s) feed URL, nor a git+https://, git+ssh:// or git+file:// "
+                        "repository"
                     ) from None
         return value
 
@@ -460,6 +478,7 @@ class Settings(BaseSettings):
             self.slack_client_secret,
             self.slack_state_secret,
             self.slack_token_key,
+            self.refresh_webhook_secret,
         ]
         feed_credentials = [
             secret for source in self.wiki_sources for secret in url_secrets(source)

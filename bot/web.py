@@ -73,6 +73,7 @@ BUSY_RESPONSE = (
 TelegramHook = Callable[[bytes, str | None], Awaitable[int]]
 SlackHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
 FeedHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
+RefreshHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @dataclass(slots=True)
@@ -84,6 +85,7 @@ class WebHooks:
     slack_install: SlackHook | None = None  # GET /slack/install and /slack/oauth_redirect
     channels: dict[str, Callable[[], bool]] = field(default_factory=dict)
     feeds: FeedHook | None = None
+    refresh: RefreshHook | None = None  # POST /hooks/refresh, with REFRESH_WEBHOOK_SECRET
     # Failed polls of each source in this process, by source id (the poller's counters).
     source_failures: Mapping[str, int] = field(default_factory=dict)
     # The configured sources, by which /healthz names each source the store holds.
@@ -223,7 +225,13 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
     app.router.add_post("/slack/events", slack_events)
     app.router.add_get("/slack/install", slack_install)
     app.router.add_get("/slack/oauth_redirect", slack_install)
+    async def refresh(request: web.Request) -> web.StreamResponse:
+        if hooks.refresh is None:
+            raise web.HTTPNotFound()
+        return await hooks.refresh(request)
+
     app.router.add_get("/feeds/{name}", feed)
+    app.router.add_post("/hooks/refresh", refresh)
     return app
 
 

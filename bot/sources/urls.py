@@ -50,13 +50,20 @@ def is_feed_url(source: str) -> bool:
     return source.startswith(("http://", "https://"))
 
 
+def _is_url(source: str) -> bool:
+    """A feed or a git repository (``git+https://…``); a directory is neither."""
+    return is_feed_url(source) or source.lower().startswith("git+")
+
+
 def redact_url(url: str) -> str:
     """The shown form of a source: a feed URL without credentials, query or fragment.
 
     ``https://user:pass@feeds.example.org:8443/wiki.atom?token=s3cret`` becomes
-    ``https://feeds.example.org:8443/wiki.atom``. A directory source is returned as it is.
+    ``https://feeds.example.org:8443/wiki.atom``; a git repository
+    ``git+https://token@host/org/wiki.git@main#subdirectory=wiki`` keeps its branch and
+    subdirectory and loses the token. A directory source is returned as it is.
     """
-    if not is_feed_url(url):
+    if not _is_url(url):
         return url
     try:
         parts = urlsplit(url)
@@ -67,7 +74,8 @@ def redact_url(url: str) -> str:
     if ":" in host:
         host = f"[{host}]"
     netloc = f"{host}:{port}" if port is not None else host
-    return f"{parts.scheme}://{netloc}{parts.path}"
+    fragment = f"#{parts.fragment}" if url.lower().startswith("git+") and parts.fragment else ""
+    return f"{parts.scheme}://{netloc}{parts.path}{fragment}"
 
 
 def is_secret_param(name: str) -> bool:
@@ -83,7 +91,7 @@ def url_secrets(url: str) -> tuple[str, ...]:
     its Basic-auth encoding, a user info without password that is long enough to be a
     token (``https://TOKEN@host/…``), and the value of every secret-looking query parameter.
     """
-    if not is_feed_url(url):
+    if not _is_url(url):
         return ()
     try:
         parts = urlsplit(url)
@@ -92,6 +100,9 @@ def url_secrets(url: str) -> tuple[str, ...]:
     except ValueError:
         return ()
     found: set[str] = set()
+    if username and not password and parts.scheme.lower() in ("git+https", "git+http"):
+        # https://TOKEN@host/org/wiki.git: a Git host's token stands where a user would.
+        found.update({username, unquote(username)})
     if password:
         found.update({password, unquote(password)})
         pair = f"{unquote(username or '')}:{unquote(password)}"
@@ -124,8 +135,9 @@ def is_internal_address(host: str) -> bool:
 
 
 def scrub(text: str, url: str) -> str:
-    """``text`` with feed ``url`` shown redacted and each of its credentials removed."""
-    if not is_feed_url(url):
+    """``text`` with source ``url`` (a feed, a git repository) shown redacted and each of
+    its credentials removed."""
+    if not _is_url(url):
         return text
     text = text.replace(url, redact_url(url))
     for secret in sorted(url_secrets(url), key=len, reverse=True):

@@ -110,8 +110,12 @@ async def record_pages(
     found: Sequence[Page],
     present_keys: frozenset[str] | None,
     now: dt.datetime,
+    seen_at: dt.datetime | None = None,
 ) -> Recorded:
     """Record pages found by a scan; queue a page event for each new or updated page.
+
+    ``seen_at`` is when the pages were first seen or changed, where the source knows
+    better than the clock (a git commit's time); ``now`` is when the poll happened.
 
     A page is new the first time its key is seen in this source, updated when its
     fingerprint (``updated`` date or a TL;DR) changed. The source's first scan is a
@@ -119,6 +123,7 @@ async def record_pages(
     marks pages whose files are gone as removed; feeds pass None since a feed is a window.
     """
     baseline = source.baseline_at is None
+    seen = seen_at or now
     existing: dict[str, tuple[int, str, dt.datetime]] = {}
     keys = [page.key for page in found]
     for part in chunks(keys):
@@ -148,8 +153,8 @@ async def record_pages(
                     "created": not_after(p.created, now),
                     "updated": not_after(p.updated, now),
                     "fingerprint": p.fingerprint,
-                    "first_seen_at": now,
-                    "changed_at": now,
+                    "first_seen_at": seen,
+                    "changed_at": seen,
                 }
                 for p in fresh_part
             ],
@@ -161,7 +166,7 @@ async def record_pages(
         )
         ids.update({key: page_id for key, page_id in rows})
     for p in fresh:
-        events.append(_event(ids[p.key], ChangeKind.NEW, p.fingerprint, now))
+        events.append(_event(ids[p.key], ChangeKind.NEW, p.fingerprint, seen))
 
     updated = 0
     for p in known:
@@ -179,12 +184,12 @@ async def record_pages(
                 updated=not_after(p.updated, first_seen_at),
                 fingerprint=p.fingerprint,
                 removed_at=None,
-                **({"changed_at": now} if changed else {}),
+                **({"changed_at": seen} if changed else {}),
             )
         )
         if changed:
             updated += 1
-            events.append(_event(page_id, ChangeKind.UPDATED, p.fingerprint, now))
+            events.append(_event(page_id, ChangeKind.UPDATED, p.fingerprint, seen))
 
     known_ids = [ids[p.key] for p in known]
     for id_part in chunks(known_ids):
@@ -231,6 +236,29 @@ def not_after(day: dt.date | None, seen: dt.datetime) -> dt.date | None:
     future (``created: 2027-03-01``) would otherwise be the newest page of every list until
     that day, ahead of pages published since."""
     return day if day is None or day <= seen.date() else seen.date()
+
+
+async def rename_pages(
+    conn: AsyncConnection, *, source_id: int, renames: Sequence[tuple[str, str]]
+) -> int:
+    """Give pages of a source their new keys (a git rename): the page keeps its id, so
+    what chats received of it, their votes and its history stay with it, and it is not
+    offered again as new. A rename onto a key the source already has is left alone (that
+    page stays; the old one is marked removed by the scan). Returns the pages renamed."""
+    renamed = 0
+    for old_key, new_key in renames:
+        taken = await conn.scalar(
+            select(pages.c.id).where(pages.c.source_id == source_id, pages.c.key == new_key)
+        )
+        if taken is not None:
+            continue
+        result = await conn.execute(
+            update(pages)
+            .where(pages.c.source_id == source_id, pages.c.key == old_key)
+            .values(key=new_key)
+        )
+        renamed += result.rowcount or 0
+    return renamed
 
 
 def _event(page_id: int, kind: ChangeKind, fingerprint: str, now: dt.datetime) -> dict[str, object]:

@@ -1,0 +1,177 @@
+"""Git's smart HTTP on 127.0.0.1: ``git http-backend`` behind a small aiohttp server.
+
+``git http-backend`` is git's own server side of the smart HTTP protocol, run as a CGI
+program (https://git-scm.com/docs/git-http-backend): the request's method, path and
+query go in CGI variables, the body on stdin, and it answers with CGI headers and the
+body. This server does that translation and nothing else, so the bot's fetches meet what
+a real Git host's smart HTTP answers. ``credentials`` makes it answer 401 with a Basic
+challenge without them, as a private repository on a host does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import subprocess
+from pathlib import Path
+from types import TracebackType
+
+from aiohttp import web
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Wiki Editor",
+    "GIT_AUTHOR_EMAIL": "editor@example.org",
+    "GIT_COMMITTER_NAME": "Wiki Editor",
+    "GIT_COMMITTER_EMAIL": "editor@example.org",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "HOME": "/nonexistent",
+}
+
+
+class GitServer:
+    """Serves every bare repository under ``root`` at ``/NAME.git``."""
+
+    def __init__(self, root: Path, *, credentials: tuple[str, str] | None = None) -> None:
+        self.root = root
+        self.credentials = credentials
+        self.requests: list[str] = []
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def __aenter__(self) -> GitServer:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{path:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server
+        assert server is not None
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.requests.append(f"{request.method} {request.path_qs}")
+        if self.credentials is not None:
+            expected = base64.b64encode(":".join(self.credentials).encode()).decode()
+            if request.headers.get("Authorization") != f"Basic {expected}":
+                return web.Response(
+                    status=401, headers={"WWW-Authenticate": 'Basic realm="wiki"'}
+                )
+        body = await request.read()
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "GIT_PROJECT_ROOT": str(self.root),
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "REQUEST_METHOD": request.method,
+            "PATH_INFO": request.path,
+            "QUERY_STRING": request.query_string,
+            "CONTENT_TYPE": request.headers.get("Content-Type", ""),
+            "CONTENT_LENGTH": str(len(body)),
+            "REMOTE_ADDR": "127.0.0.1",
+            "GIT_PROTOCOL": request.headers.get("Git-Protocol", ""),
+            "HTTP_GIT_PROTOCOL": request.headers.get("Git-Protocol", ""),
+        }
+        # A long negotiation's body comes gzipped (Content-Encoding: gzip); aiohttp has
+        # inflated it already, so http-backend is handed it plain and not told otherwise.
+        process = await asyncio.create_subprocess_exec(
+            "git",
+            "http-backend",
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, _err = await process.communicate(body)
+        head, _, payload = out.partition(b"\r\n\r\n")
+        if not _:
+            head, _, payload = out.partition(b"\n\n")
+        status, headers = 200, {}
+        for line in head.decode("latin-1").splitlines():
+            name, _, value = line.partition(":")
+            if name.lower() == "status":
+                status = int(value.strip().split()[0])
+            elif name.strip():
+                headers[name.strip()] = value.strip()
+        return web.Response(status=status, body=payload, headers=headers)
+
+
+class Wiki:
+    """A repository on the server, and a working copy to commit pages to it."""
+
+    def __init__(self, server_root: Path, work: Path, *, name: str = "wiki") -> None:
+        self.bare = server_root / f"{name}.git"
+        self.work = work
+        self.name = name
+        git("init", "--quiet", "--bare", "--initial-branch=main", str(self.bare))
+        git("init", "--quiet", "--initial-branch=main", str(work))
+        git("-C", str(work), "remote", "add", "origin", str(self.bare))
+
+    def write(self, rel: str, text: str) -> None:
+        path = self.work / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def remove(self, rel: str) -> None:
+        git("-C", str(self.work), "rm", "--quiet", rel)
+
+    def move(self, old: str, new: str) -> None:
+        (self.work / new).parent.mkdir(parents=True, exist_ok=True)
+        git("-C", str(self.work), "mv", old, new)
+
+    def commit(self, message: str, *, when: str | None = None) -> str:
+        git("-C", str(self.work), "add", "--all")
+        env = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when} if when else {}
+        git("-C", str(self.work), "commit", "--quiet", "--allow-empty", "-m", message, env=env)
+        git("-C", str(self.work), "push", "--quiet", "--force", "origin", "HEAD:main")
+        return git("-C", str(self.work), "rev-parse", "HEAD").strip()
+
+    def rewrite(self, message: str) -> str:
+        """Replace the whole history by one new commit of the tree as it is (a rebase or
+        a squash pushed with --force), then push it."""
+        git("-C", str(self.work), "checkout", "--quiet", "--orphan", "rewritten")
+        git("-C", str(self.work), "add", "--all")
+        git("-C", str(self.work), "commit", "--quiet", "-m", message)
+        git("-C", str(self.work), "branch", "--quiet", "-M", "main")
+        git("-C", str(self.work), "push", "--quiet", "--force", "origin", "HEAD:main")
+        return git("-C", str(self.work), "rev-parse", "HEAD").strip()
+
+
+def git(*args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        ["git", *args],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **GIT_ENV, **(env or {})},
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def git_commit_all(work: Path, bare: Path, *, message: str) -> str:
+    """Commit everything under ``work`` (made a repository the first time) and push it to
+    the bare repository ``bare`` (made the first time) as ``main``."""
+    if not (work / ".git").exists():
+        git("init", "--quiet", "--initial-branch=main", str(work))
+        git("init", "--quiet", "--bare", "--initial-branch=main", str(bare))
+        git("-C", str(work), "remote", "add", "origin", str(bare))
+    git("-C", str(work), "add", "--all")
+    git("-C", str(work), "commit", "--quiet", "-m", message)
+    git("-C", str(work), "push", "--quiet", "--force", "origin", "HEAD:main")
+    return git("-C", str(work), "rev-parse", "HEAD").strip()

@@ -1,0 +1,127 @@
+"""``POST /hooks/refresh`` of a real ``trendbot run``: a signed push polls the git wiki at
+once, so an instant-mode chat gets a new page seconds after it is pushed; unsigned,
+badly signed and replayed requests change nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import signal
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fakes.git_server import GitServer, Wiki
+from tests.fakes.telegram_api import FakeTelegram
+from tests.integration.test_ops import free_port, start_run, wait_healthy
+from tests.run_env import telegram_env
+
+TOKEN = "123456789:AAHrefreshTokenForTests_0123456789abcd"
+SECRET = "push-hook-Secret-0123456789"
+
+
+def page(title: str) -> str:
+    return f"---\ntitle: {title}\ntags: [rl]\n---\n\n## TL;DR\n\n{title} in short.\n"
+
+
+def signed(body: bytes, secret: str = SECRET) -> dict[str, str]:
+    digest = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return {"X-Hub-Signature-256": f"sha256={digest}", "Content-Type": "application/json"}
+
+
+@pytest.fixture
+async def tg() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(token=TOKEN, long_poll_cap=0.2) as server:
+        yield server
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_a_signed_push_brings_the_page_to_an_instant_chat_in_seconds(
+    tg: FakeTelegram, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    root = tmp_path / "server"
+    root.mkdir()
+    wiki = Wiki(root, tmp_path / "work")
+    wiki.write("wiki/first.md", page("First"))
+    wiki.commit("first")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    async with GitServer(root) as git, httpx.AsyncClient(timeout=30) as client:
+        env = dict(
+            clean_env,
+            DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/data/db.sqlite",
+            WIKI_SOURCES=f"git+{git.base_url}/wiki.git@main#subdirectory=wiki",
+            POLL_INTERVAL_SECONDS="3600",
+            REFRESH_WEBHOOK_SECRET=SECRET,
+            HTTP_PORT=str(port),
+            PTB_TIMEDELTA="true",
+            **telegram_env(tg),
+        )
+        process = start_run(env, tmp_path)
+        try:
+            await wait_healthy(client, f"{base}/healthz", process)
+            tg.message(1001, "/subscribe rl")
+            tg.message(1001, "/mode instant")
+            await tg.wait_for(2, timeout=30)
+            fetches = sum(r.startswith("GET ") and "info/refs" in r for r in git.requests)
+
+            wiki.write("wiki/second.md", page("Second"))
+            wiki.commit("second")
+            body = b'{"ref": "refs/heads/main", "after": "abc"}'
+            assert (await client.post(f"{base}/hooks/refresh", content=body)).status_code == 401
+            forged = signed(body, "not-the-secret")
+            refused = await client.post(f"{base}/hooks/refresh", content=body, headers=forged)
+            assert refused.status_code == 401
+            pushed = asyncio.get_running_loop().time()
+            # Three pushes within a second make one poll; the second is a replay.
+            for n, payload in enumerate((body, body, body.replace(b"abc", b"def"))):
+                answer = await client.post(
+                    f"{base}/hooks/refresh", content=payload, headers=signed(payload)
+                )
+                assert answer.status_code == 202, n
+            await tg.wait_for(3, timeout=20)
+            seconds = asyncio.get_running_loop().time() - pushed
+            texts = [m["text"] for m in tg.messages_to(1001)]
+            assert "Second" in texts[-1]
+            assert seconds < 10  # not the hour of POLL_INTERVAL_SECONDS
+            await asyncio.sleep(2.5)  # past the debounce: no second poll follows
+            # A fetch starts with one GET of info/refs (git's smart HTTP): one poll.
+            polls = sum(r.startswith("GET ") and "info/refs" in r for r in git.requests)
+            assert polls - fetches == 1
+        finally:
+            process.send_signal(signal.SIGTERM)
+            await asyncio.to_thread(process.wait, 60)
+    log = (tmp_path / "err.log").read_text()
+    assert process.returncode == 0, log[-2000:]
+    assert SECRET not in log and "Traceback" not in log
+    assert log.count("refresh hook: unsigned or badly signed request refused") == 2
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+async def test_without_the_secret_there_is_no_hook(
+    tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    port = free_port()
+    env = dict(
+        clean_env,
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/db.sqlite",
+        HTTP_PORT=str(port),
+        POLL_INTERVAL_SECONDS="3600",
+    )
+    process = start_run(env, tmp_path)
+    try:
+        async with httpx.AsyncClient(timeout=30) as client:
+            await wait_healthy(client, f"http://127.0.0.1:{port}/healthz", process)
+            body = b"{}"
+            answer = await client.post(
+                f"http://127.0.0.1:{port}/hooks/refresh", content=body, headers=signed(body)
+            )
+            assert answer.status_code == 404
+    finally:
+        process.send_signal(signal.SIGTERM)
+        await asyncio.to_thread(process.wait, 60)
