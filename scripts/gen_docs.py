@@ -57,6 +57,13 @@ def env_meanings(text: str) -> dict[str, str]:
     return meanings
 
 
+def _in_package(value: str) -> str:
+    """A default inside the installed package (the sample wiki) named by its place in the
+    package, not by the absolute path of this checkout."""
+    package = str(ROOT / "bot")
+    return "bot" + value[len(package) :] if value.startswith(package) else value
+
+
 def environment_page() -> str:
     from pydantic import SecretStr
 
@@ -70,7 +77,8 @@ def environment_page() -> str:
         if default is None or isinstance(default, SecretStr):
             shown = "(none)"
         elif isinstance(default, tuple):
-            shown = f"`{','.join(str(part) for part in default)}`" if default else "(none)"
+            parts = [_in_package(str(part)) for part in default]
+            shown = f"`{','.join(parts)}`" if default else "(none)"
         elif isinstance(default, bool):
             shown = f"`{str(default).lower()}`"
         elif isinstance(default, float) and default.is_integer():
