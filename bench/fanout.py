@@ -949,6 +949,7 @@ async def part_delivery(args: argparse.Namespace, rows: list[Row]) -> None:
         raise SystemExit(f"--repeat must be 1 or more, not {args.repeat}")
     caps = [int(c) for c in args.caps.split(",")]
     latencies = [float(ms) / 1000 for ms in args.latencies.split(",")]
+    plotted: dict[str, dict[str, list[float]]] = {}  # combo -> figure -> each round's
     try:
         for cap in caps:
             for latency in latencies:
@@ -959,6 +960,11 @@ async def part_delivery(args: argparse.Namespace, rows: list[Row]) -> None:
                     cpu, rates = await delivery_round(
                         args, databases, wanted, cap, latency, rows, tag
                     )
+                    figures = plotted.setdefault(combo, {})
+                    for name in ("aiohttp", "bare"):
+                        if name in rates:
+                            figures.setdefault(f"{name} rate", []).append(rates[name] / cap)
+                            figures.setdefault(f"{name} cpu", []).append(cpu[name])
                     if "aiohttp" in cpu and "bare" in cpu and cpu["bare"]:
                         ratios.append((cpu["aiohttp"] / cpu["bare"], cpu["aiohttp"], cpu["bare"]))
                 run = f"engine / bare, {combo} [{backend}]"
@@ -974,8 +980,42 @@ async def part_delivery(args: argparse.Namespace, rows: list[Row]) -> None:
                         )
                     )
                 rows.append(Row("1 delivery", combo, "load average after", load_average()))
+        if args.plots:
+            write_delivery_plots(Path(args.plots), plotted, backend=backend)
     finally:
         await databases.close()
+
+
+def write_delivery_plots(
+    directory: Path, plotted: dict[str, dict[str, list[float]]], *, backend: str
+) -> None:
+    """The delivery part as two charts: rate ÷ cap at each cap and latency, and the CPU per
+    message beside the bare sender's (medians of the rounds)."""
+    from plots import bar_chart
+
+    combos = list(plotted)
+
+    def medians(figure: str) -> list[float]:
+        return [statistics.median(plotted[c].get(figure) or [0.0]) for c in combos]
+
+    bar_chart(
+        directory / f"delivery-rate-{backend}.svg",
+        title=f"Delivery: rate ÷ cap ({backend})",
+        categories=combos,
+        series={"engine": medians("aiohttp rate"), "bare sender": medians("bare rate")},
+        y_label="share of the cap",
+        reference=TARGET_SHARE_OF_CAP,
+        reference_label=f"target {TARGET_SHARE_OF_CAP}",
+        y_min=0.8,
+    )
+    bar_chart(
+        directory / f"delivery-cpu-{backend}.svg",
+        title=f"Delivery: CPU per message ({backend})",
+        categories=combos,
+        series={"engine": medians("aiohttp cpu"), "bare sender": medians("bare cpu")},
+        y_label="ms per message",
+    )
+    print(f"plots written to {directory}/delivery-*-{backend}.svg")
 
 
 def load_average() -> str:
@@ -1221,6 +1261,12 @@ def main() -> None:
         "--latencies", default=",".join(f"{1000 * s:g}" for s in LATENCIES), help="in ms"
     )
     parser.add_argument("--naive", type=int, default=300)
+    parser.add_argument(
+        "--plots",
+        default=None,
+        metavar="DIR",
+        help="write the delivery part's charts (SVG) into DIR, e.g. docs/benchmarks",
+    )
     parser.add_argument(
         "--repeat",
         type=int,
