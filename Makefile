@@ -42,7 +42,7 @@ pytest: $(STAMP)
 # (`make docs-reference` rewrites them), and every link and page is checked (--strict).
 docs: $(STAMP)
 	$(BIN)/python scripts/gen_docs.py --check
-	$(BIN)/mkdocs build --strict --quiet --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 docs-reference: $(STAMP)
 	$(BIN)/python scripts/gen_docs.py
