@@ -522,16 +522,12 @@ async def _import(settings: Settings, args: argparse.Namespace) -> int:
 async def _serve(
     settings: Settings, *, console: bool, http: bool, channels: bool, lock: bool
 ) -> int:
-    import logging
-
-    from bot import version
     from bot.app import open_app
     from bot.service import AlreadyRunning, Service, sqlite_run_lock
     from bot.store import reach
     from bot.util import settle_heap
 
     opened = False
-    logging.getLogger("bot").info("trendbot %s starting", version())
     try:
         with sqlite_run_lock(settings.database_url) if lock else contextlib.nullcontext():
             async with open_app(settings) as app:

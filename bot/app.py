@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 class App:
     settings: Settings
     engine: AsyncEngine
+    # What opening did to the schema ("from REV to REV"), None when it was current: the
+    # service logs it after its version line, once nothing can fail at start any more.
+    migrated: str | None
     http: httpx.AsyncClient
     poller: Poller
     planner: Planner
@@ -164,13 +167,13 @@ async def open_app(
         slack_workspaces, slack_states = _slack_oauth(settings, engine, slack_client)
     try:
         migrated = await upgrade(engine)
-        if migrated.changed:  # on PostgreSQL one replica does it, the others find it done
-            log.info("database schema migrated by this process: %s", migrated.line())
         planner = Planner(engine=engine, welcome_days=settings.welcome_digest_days)
         admin = Admin(engine=engine, settings=settings)
         app = App(
             settings=settings,
             engine=engine,
+            # On PostgreSQL one replica migrates, the others find it done.
+            migrated=migrated.line() if migrated.changed else None,
             http=http,
             poller=Poller(
                 engine=engine,

@@ -25,7 +25,7 @@ from aiohttp import web as web_
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.engine import make_url
 
-from bot import alert_service, dberrors, metrics, web
+from bot import alert_service, dberrors, metrics, version, web
 from bot.app import App
 from bot.channels.console import ConsoleChannel, logs_to_file
 from bot.delivery import DB_RETRY_FIRST_SECONDS, DB_RETRY_MAX_SECONDS, ONE_SHOT_OUTAGE_SECONDS
@@ -378,6 +378,10 @@ class Service:
         sockets = (
             await web.listen(settings.http_host, settings.http_port) if self._serve_http else []
         )
+        # The first line of a start that can no longer fail with a one-line error.
+        logging.getLogger("bot").info("trendbot %s starting", version())
+        if self._app.migrated is not None:
+            log.info("database schema migrated by this process: %s", self._app.migrated)
         # Presence first: a one-shot command on this database sees this service before
         # it sends anything, and leaves its messages to it (see send_once).
         try:
