@@ -35,7 +35,7 @@ def line_of(text: str, start: str) -> str:
     return found[0].rsplit(",", 1)[0]
 
 
-WIKI = Path(__file__).resolve().parents[2] / "examples" / "wiki"
+WIKI = Path(__file__).resolve().parents[2] / "bot" / "sample_wiki"
 
 NEXT = {"en": "Next digest:", "ko": "다음 요약:"}
 

@@ -75,7 +75,7 @@ async def test_the_caddyfile_passes_webhooks_to_run_and_keeps_metrics_private(
     env = {
         "PATH": "/usr/bin:/bin",
         "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/db.sqlite",
-        "WIKI_SOURCES": str(ROOT / "examples" / "wiki"),
+        "WIKI_SOURCES": str(ROOT / "bot" / "sample_wiki"),
         **telegram_env(tg, webhook_secret=SECRET),
         "HTTP_HOST": "127.0.0.1",
         "HTTP_PORT": str(bot_port),
@@ -143,7 +143,7 @@ async def test_a_slack_workspace_installs_by_oauth_through_the_caddyfile(
         env = dict(
             clean_env,
             DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/db.sqlite",
-            WIKI_SOURCES=str(ROOT / "examples" / "wiki"),
+            WIKI_SOURCES=str(ROOT / "bot" / "sample_wiki"),
             SLACK_CLIENT_ID=sl.client_id,
             SLACK_CLIENT_SECRET=sl.client_secret,
             SLACK_SIGNING_SECRET=signing_secret,

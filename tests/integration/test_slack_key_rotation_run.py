@@ -141,7 +141,7 @@ async def running(
     env = dict(
         env,
         DATABASE_URL=database_url,
-        WIKI_SOURCES=str(ROOT / "examples" / "wiki"),
+        WIKI_SOURCES=str(ROOT / "bot" / "sample_wiki"),
         SLACK_CLIENT_ID=sl.client_id,
         SLACK_CLIENT_SECRET=sl.client_secret,
         SLACK_SIGNING_SECRET=SIGNING_SECRET,
