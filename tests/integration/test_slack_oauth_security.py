@@ -337,3 +337,47 @@ async def test_any_team_value_adds_at_most_a_team_id_to_the_link(
 async def test_no_state_but_an_issued_one_is_taken(engine: AsyncEngine, state: str) -> None:
     states = StateStore(engine=engine, secret="state-secret-0123456789abcdef")
     assert await states.async_consume(state) is False
+
+
+# ---------------------------------------------------------------------- the error parameter
+
+# What Slack puts in ``error`` when the installer cancels is a short code (``access_denied``,
+# https://api.slack.com/authentication/oauth-v2#asking); anything else is someone's words.
+HOSTILE_ERRORS = [
+    "access_denied\n2026-12-05 09:00:00 ERROR bot.web: forged line",
+    "x\r\nSet-Cookie: session=stolen",
+    "\x1b[2J\x1b[31mred",
+    "<script>alert(1)</script>",
+    "a\u2028b\u2029c",
+    "e" * 900,
+]
+
+
+@pytest.mark.parametrize(
+    "error", HOSTILE_ERRORS, ids=["newline", "crlf", "ansi", "html", "u2028", "long"]
+)
+async def test_a_hostile_error_parameter_stays_one_escaped_log_line_and_an_escaped_page(
+    slack: FakeSlack,
+    database_url: str,
+    tmp_path: Path,
+    error: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from bot.logs import TextFormatter
+
+    async with deployment(slack, database_url, tmp_path) as d:
+        query = urlencode({"error": error, "state": "whatever"})
+        with caplog.at_level("DEBUG"):
+            async with d.browser.get(f"{d.base}/slack/oauth_redirect?{query}") as response:
+                status, page = response.status, await response.text()
+                cookies = response.headers.getall("Set-Cookie", [])
+    assert status < 500, page
+    assert "<script>" not in page and "stolen" not in page
+    assert not any("stolen" in cookie for cookie in cookies)
+    formatter = TextFormatter()
+    lines = [formatter.format(record) for record in caplog.records]
+    assert any("install did not complete" in line for line in lines)
+    for line in lines:
+        assert "\n" not in line and "\r" not in line and "\x1b" not in line
+        assert "\u2028" not in line and "\u2029" not in line
+        assert len(line) < 2000
