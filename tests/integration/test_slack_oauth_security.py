@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.app import open_app
 from bot.channels.slack import SlackChannel
 from bot.channels.slack_oauth import UNREADABLE_REASON, StateStore
+from bot.logs import TextFormatter
 from bot.models import ChatState
 from bot.store.installations import TokenCipher
 from bot.store.schema import outbox, slack_installations, slack_oauth_states
@@ -363,8 +364,6 @@ async def test_a_hostile_error_parameter_stays_one_escaped_log_line_and_an_escap
     error: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from bot.logs import TextFormatter
-
     async with deployment(slack, database_url, tmp_path) as d:
         query = urlencode({"error": error, "state": "whatever"})
         with caplog.at_level("DEBUG"):
