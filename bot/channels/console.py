@@ -31,7 +31,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from bot import render
-from bot.commands import COMMAND_ORDER, Caller, CommandCore
+from bot.commands import Caller, CommandCore, registry
 from bot.i18n import t
 from bot.models import Button, ChatSettings, Outgoing, Platform, Reply, Toast
 from bot.render import votes
@@ -372,11 +372,11 @@ def complete(text: str, tags: Sequence[str]) -> list[str]:
     if len(words) == 1:
         slash = "/" if last.startswith("/") else ""
         stem = last.removeprefix("/").lower()
-        names = (*COMMAND_ORDER, *EXTRA_COMMANDS)
+        names = (*registry.NAMES, *EXTRA_COMMANDS)
         return [f"{slash}{name}" for name in names if name.startswith(stem)]
     command = words[0].removeprefix("/").lower()
     if command == "help" and len(words) == 2:
-        return [name for name in COMMAND_ORDER if name.startswith(last.lower())]
+        return [name for name in registry.NAMES if name.startswith(last.lower())]
     if command in ("subscribe", "unsubscribe"):
         sign = last[:1] if last[:1] in "+-" else ""
         stem = last.removeprefix(sign).lower()

@@ -53,7 +53,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError, SlackTokenRotation
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import metrics, render
-from bot.commands import Caller, ChatStatus, CommandCore, split_command
+from bot.commands import Caller, ChatStatus, CommandCore, registry, split_command
 from bot.errors import (
     ChatGone,
     ConfigError,
@@ -81,8 +81,6 @@ REQUEST_TIMEOUT_SECONDS = 15
 # not ready this long after the request arrived is acknowledged empty and sent through the
 # response_url instead; the rest of the 3 s is margin for the network.
 ACK_BUDGET_SECONDS = 2.0
-# Commands that read many pages or queue work: always acknowledged at once, answered later.
-SLOW_COMMANDS = frozenset({"latest", "tags", "digest"})
 # users.info (for a new chat's language) is skipped when Slack is slower than this.
 LOCALE_TIMEOUT_SECONDS = 1.0
 # A 429 without a usable Retry-After header waits this long.
@@ -1192,7 +1190,10 @@ class SlackChannel:
 
         work = asyncio.ensure_future(self._answer(caller, run))
         self._track(work)
-        if name not in SLOW_COMMANDS:
+        # A command that reads many pages or queues work (``slow`` in its declaration) is
+        # always acknowledged at once and answered later.
+        declared = registry.find(name)
+        if declared is None or not declared.slow:
             budget = self._ack_budget - (time.monotonic() - _received(context))
             done, _ = await asyncio.wait({work}, timeout=max(budget, 0.0))
             if done:
