@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.commands import registry
 from bot.channels.console import complete
 from bot.channels.telegram import menu_commands
-from bot.commands import help_text
+from bot.commands import help_text, registry
 from bot.i18n import t
 
 
