@@ -68,8 +68,16 @@ class Command:
     menu: Menu = Menu.CHAT
     usage: str | None = None
     group_refusal: str = "cmd.group_admins_only"
-    line_key: str = ""
-    help_key: str = ""
+
+    @property
+    def line_key(self) -> str:
+        """The catalogue key of its line in help (``line.NAME``)."""
+        return f"line.{self.name}"
+
+    @property
+    def help_key(self) -> str:
+        """The catalogue key of ``help NAME``: the command with examples (``help.NAME``)."""
+        return f"help.{self.name}"
 
 
 _REGISTRY: dict[str, Command] = {}
@@ -86,7 +94,6 @@ def command(
     menu: Menu = Menu.CHAT,
     usage: str | None = None,
     group_refusal: str = "cmd.group_admins_only",
-    help_key: str | None = None,
 ) -> Callable[[H], H]:
     """Declare the method it decorates as the handler of command ``name``.
 
@@ -111,8 +118,6 @@ def command(
             menu=menu,
             usage=usage,
             group_refusal=group_refusal,
-            line_key=f"line.{name}",
-            help_key=help_key or f"help.{name}",
         )
         return handler
 
