@@ -34,6 +34,9 @@ class TelegramHTML(HTMLParser):
         if tag == "a":
             assert [name for name, _ in attrs] == ["href"]
             assert re.match(r"https?://", attrs[0][1] or "")
+        elif tag == "blockquote":
+            # only the expandable kind (Bot API 7.4), and never nested in another quotation
+            assert attrs == [("expandable", None)], attrs
         else:
             assert attrs == []
         assert tag not in self.stack, f"nested <{tag}>"
@@ -63,7 +66,9 @@ def check_message(message: str) -> str:
     assert message.strip()
     assert telegram.utf16_len(message) <= MAX_MESSAGE_CHARS
     assert len(message) <= MAX_MESSAGE_CHARS
-    without_tags = re.sub(r'</?(b|i)>|<a href="[^"<>]*">|</a>', "", message)
+    without_tags = re.sub(
+        r'</?(b|i)>|<a href="[^"<>]*">|</a>|<blockquote expandable>|</blockquote>', "", message
+    )
     assert "<" not in without_tags and ">" not in without_tags
     assert not re.search(r"&(?!(amp|lt|gt|quot|#\d+|#x[0-9a-fA-F]+);)", message)
     parser = TelegramHTML()
@@ -108,8 +113,8 @@ def test_digest_message() -> None:
         "<b>📚 AI trends · 3 Dec 2026 · 1 page</b>\n\n"
         '<a href="https://wiki.example/papers/2608.27351"><b>Evolution Strategies</b></a>\n'
         "#rl #reasoning #post-training · <i>matched: rl, reasoning</i>\n"
-        "ES explores more.\n"
-        "<i>29 Aug 2026</i>"
+        "<blockquote expandable>ES explores more.\n"
+        "<i>29 Aug 2026</i></blockquote>"
     )
 
 
@@ -197,7 +202,7 @@ def test_everything_from_the_page_is_escaped() -> None:
 def test_tldr_is_truncated() -> None:
     tldr = "word " * 1000
     [message] = render_digest(digest_of(item(make_page(texts=(PageText("en", "T", tldr),)))))
-    line = message.split("\n")[-2]
+    line = message.split("\n")[-2].removeprefix("<blockquote expandable>")
     assert line.endswith("…")
     assert len(line) <= TLDR_LIMIT
 
@@ -350,3 +355,21 @@ def test_a_welcome_digest_with_votes_says_it_is_to_get_you_started(lang: str, no
     d = replace(digest_of(item(), lang=lang), welcome=True)
     [(body, _markup)] = telegram.render_digest_parts(d)
     assert body.splitlines()[1] == f"<i>{note}</i>"
+
+
+def test_tldrs_are_folded_under_titles_and_tags() -> None:
+    """Ten pages read as ten titles with their tags until a page's quotation is opened."""
+    pages = [
+        item(make_page(key=f"p{n}", texts=(PageText("en", f"Title {n}", f"TLDR {n}"),)))
+        for n in range(10)
+    ]
+    [message] = render_digest(digest_of(*pages))
+    check_message(message)
+    entries = message.split("\n\n")[1:]
+    assert len(entries) == 10
+    for n, entry in enumerate(entries):
+        title, tags, folded = entry.split("\n", 2)
+        assert f"<b>Title {n}</b>" in title and "blockquote" not in title
+        assert "<i>matched: rl</i>" in tags and "blockquote" not in tags
+        assert folded.startswith(f"<blockquote expandable>TLDR {n}\n<i>")
+        assert folded.endswith("</blockquote>")
