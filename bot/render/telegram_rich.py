@@ -82,7 +82,8 @@ def _head(d: Digest) -> list[dict[str, Any]]:
         {"type": "heading", "text": text.header(d), "size": HEADING_SIZE}
     ]
     if d.welcome:
-        blocks.append({"type": "paragraph", "text": {"type": "italic", "text": text.welcome_note(d)}})
+        note = {"type": "italic", "text": text.welcome_note(d)}
+        blocks.append({"type": "paragraph", "text": note})
     return blocks
 
 
