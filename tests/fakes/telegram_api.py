@@ -1349,8 +1349,8 @@ class _RichCount:
 
 def _rich_text(value: Any, count: _RichCount, depth: int, *, plain: bool = False) -> None:
     """A RichText; ``plain`` (a button's text: "May contain only plain text, custom emoji
-    and date time entities") allows strings alone."""
-    count.depth = max(count.depth, depth)
+    and date time entities") allows strings alone. ``depth`` is the level of what holds it;
+    each formatting object is a level more ("levels of nested formatting and blocks")."""
     if isinstance(value, str):
         count.chars += len(value)
         return
@@ -1369,6 +1369,7 @@ def _rich_text(value: Any, count: _RichCount, depth: int, *, plain: bool = False
         raise _rich_error(f"unsupported rich text type {kind!r}")
     if "text" not in value:
         raise _rich_error(f'field "text" is missing in rich text {kind}')
+    count.depth = max(count.depth, depth + 1)
     _rich_text(value["text"], count, depth + 1)
 
 
@@ -1404,16 +1405,16 @@ def _rich_block(block: Any, count: _RichCount, depth: int, version: tuple[int, i
     kind = block.get("type")
     if kind in ("paragraph", "footer"):
         # InputRichBlockParagraph / InputRichBlockFooter: ``text``
-        _rich_text(_required_field(block, "text"), count, depth + 1)
+        _rich_text(_required_field(block, "text"), count, depth)
     elif kind == "heading":
         # InputRichBlockSectionHeading: ``text``, ``size`` "1-6, 1 is the largest"
-        _rich_text(_required_field(block, "text"), count, depth + 1)
+        _rich_text(_required_field(block, "text"), count, depth)
         size = block.get("size")
         if type(size) is not int or not 1 <= size <= 6:
             raise _rich_error("heading size must be 1-6")
     elif kind == "details":
         # InputRichBlockDetails: ``summary``, ``blocks``, optional ``is_open``
-        _rich_text(_required_field(block, "summary"), count, depth + 1)
+        _rich_text(_required_field(block, "summary"), count, depth)
         inner = _required_field(block, "blocks")
         if not isinstance(inner, list):
             raise _rich_error('field "blocks" must be an Array')
@@ -1429,12 +1430,12 @@ def _rich_block(block: Any, count: _RichCount, depth: int, version: tuple[int, i
         if block.get("align") not in (None, "left", "center", "right"):
             raise _rich_error("invalid button alignment")
         for button in buttons:
-            _rich_button(button, count, depth + 1)
+            _rich_button(button, count, depth)
     elif kind == "expandable_blockquote" and version >= RICH_BUTTONS_SINCE:
         # InputRichBlockExpandableBlockQuotation: ``text``, optional ``credit``
-        _rich_text(_required_field(block, "text"), count, depth + 1)
+        _rich_text(_required_field(block, "text"), count, depth)
         if "credit" in block:
-            _rich_text(block["credit"], count, depth + 1)
+            _rich_text(block["credit"], count, depth)
     else:
         raise _rich_error(f"unsupported block type {kind!r}")
 
