@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import json
 import re
 from dataclasses import replace
 from html.parser import HTMLParser
@@ -10,11 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot import render as render_api
 from bot.digest import ELLIPSIS, TLDR_LIMIT
 from bot.i18n import clean
-from bot.models import Button, Digest, DigestItem, Page, PageText, Reply
-from bot.render import telegram
+from bot.models import Button, Digest, DigestItem, Page, PageText, Platform, Reply
+from bot.render import telegram, telegram_rich
 from bot.render.telegram import MAX_MESSAGE_CHARS, render_digest, render_reply, reply_markup
+from tests.fakes.telegram_api import check_rich_message
 from tests.strategies import LONG_TEXT, TEXT, digest_items
 
 ALLOWED_TAGS = {"b", "strong", "i", "em", "u", "s", "a", "code", "pre", "blockquote"}
@@ -318,9 +321,7 @@ def test_any_digest_renders_to_valid_messages(
     for it in items:
         # As the renderer shows it: display-spoofing characters removed, else the key, "…".
         title = (
-            _collapse(clean(it.page.text(lang).title))
-            or _collapse(clean(it.page.key))
-            or ELLIPSIS
+            _collapse(clean(it.page.text(lang).title)) or _collapse(clean(it.page.key)) or ELLIPSIS
         )
         assert f"<b>{esc(title)}</b>" in joined
 
@@ -373,3 +374,58 @@ def test_tldrs_are_folded_under_titles_and_tags() -> None:
         assert "<i>matched: rl</i>" in tags and "blockquote" not in tags
         assert folded.startswith(f"<blockquote expandable>TLDR {n}\n<i>")
         assert folded.endswith("</blockquote>")
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(_digest_items(), min_size=1, max_size=40),
+    st.sampled_from(["en", "ko"]),
+    st.booleans(),
+    st.booleans(),
+    st.integers(min_value=0, max_value=500),
+)
+def test_any_digest_renders_to_a_rich_message_within_every_limit(
+    items: list[DigestItem], lang: str, instant: bool, welcome: bool, more: int
+) -> None:
+    """The rich form goes with the first HTML message and covers the others; the Bot API
+    (the fake's validators, with its limits) takes it, and it shows every page."""
+    numbered = tuple(replace(it, page_id=n) for n, it in enumerate(items, start=1))
+    d = Digest(
+        lang=lang,
+        date=DATE,
+        items=numbered,
+        instant=instant,
+        welcome=welcome,
+        more=more,
+    )
+    parts = render_api.digest_messages(Platform.TELEGRAM, d)
+    for part in parts:
+        check_message(part.text)
+    first, *rest = parts
+    assert first.rich is not None and not first.rich_covered
+    assert all(p.rich is None and p.rich_covered for p in rest)
+    rich = json.loads(first.rich)
+    check_rich_message(rich)
+    chars, blocks, depth = telegram_rich.measure(rich["blocks"])
+    assert chars <= telegram_rich.MAX_RICH_TEXT_CHARS and blocks <= telegram_rich.MAX_RICH_BLOCKS
+    assert depth <= telegram_rich.MAX_RICH_DEPTH
+    pages = [b for b in rich["blocks"] if b["type"] in ("details", "paragraph")]
+    assert len(pages) == len(items) + welcome
+    actions = [
+        button["callback_data"]
+        for page in pages
+        for block in page.get("blocks", ())
+        if block["type"] == "buttons"
+        for button in block["buttons"]
+    ]
+    assert actions == [f"vote:{sign}:{n}" for n in range(1, len(items) + 1) for sign in "+-"]
+
+
+def test_a_digest_past_the_rich_limits_has_no_rich_form() -> None:
+    """Past 500 blocks even at the least detail: the HTML messages carry it alone."""
+    many = tuple(
+        item(make_page(key=f"p{n}"), matched=()) for n in range(telegram_rich.MAX_RICH_BLOCKS)
+    )
+    many = tuple(replace(it, page_id=n) for n, it in enumerate(many, start=1))
+    parts = render_api.digest_messages(Platform.TELEGRAM, digest_of(*many))
+    assert len(parts) > 1 and all(p.rich is None and not p.rich_covered for p in parts)
