@@ -325,7 +325,10 @@ def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) ->
 
 
 class TelegramSender:
-    """Sends rendered messages to Telegram chats (satisfies ``bot.delivery.Sender``)."""
+    """Sends rendered messages to Telegram chats (satisfies ``bot.delivery.Sender``).
+
+    ``rich`` is ``TELEGRAM_RICH_MESSAGES`` (the deployment's default is ``auto``; a sender
+    made without it sends HTML only)."""
 
     platform = Platform.TELEGRAM
 
@@ -335,7 +338,7 @@ class TelegramSender:
         *,
         rate_per_second: float,
         paid_broadcast: bool = False,
-        rich: RichMode = "auto",
+        rich: RichMode = "off",
     ) -> None:
         self._bot = bot
         self._rate = rate_per_second
