@@ -239,6 +239,11 @@ class Outgoing:
     as a reply in the thread of the first message of the same delivery.
     ``markup`` is a Telegram reply markup (inline keyboard). ``plain`` text is sent with
     no markup parsing at all (broadcasts: no formatting injection).
+
+    ``rich`` is the JSON text of a Telegram ``sendRichMessage`` ``rich_message`` that says
+    all that this message and the ones after it marked ``rich_covered`` say: a sender that
+    may send rich messages to the chat sends it instead of ``text``, and sends nothing for
+    the covered ones; one that may not sends them all as HTML.
     """
 
     text: str
@@ -248,3 +253,5 @@ class Outgoing:
     plain: bool = False
     # The console's buttons (its text shows them; the console presses them by number).
     buttons: tuple[Button, ...] = ()
+    rich: str | None = None
+    rich_covered: bool = False
