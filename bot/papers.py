@@ -22,9 +22,7 @@ MAX_PAPER_CHARS = 1000  # pages.paper; a longer identity is cut (the key already
 # New-style ids (since 2007): YYMM.NNNN or YYMM.NNNNN; old-style: archive[.SUBJ]/YYMMNNN.
 _NEW_ID = r"\d{4}\.\d{4,5}"
 _OLD_ID = r"[a-z][a-z\-]*(?:\.[a-z]{2})?/\d{7}"
-_ARXIV_ID = re.compile(
-    rf"(?:arxiv:)?({_NEW_ID}|{_OLD_ID})(?:v\d+)?", re.IGNORECASE
-)
+_ARXIV_ID = re.compile(rf"(?:arxiv:)?({_NEW_ID}|{_OLD_ID})(?:v\d+)?", re.IGNORECASE)
 _ARXIV_URL = re.compile(
     rf"^(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/({_NEW_ID}|{_OLD_ID})"
     r"(?:v\d+)?(?:\.pdf)?/?$",
