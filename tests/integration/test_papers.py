@@ -13,7 +13,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import filters
-from bot.models import ChatSettings, Mode, Platform
+from bot.commands import Caller, CommandCore, Defaults
+from bot.models import ChatKind, ChatSettings, Mode, Platform
 from bot.planner import Planner
 from bot.poll import Poller
 from bot.sources.feed import make_feed_client
@@ -243,3 +244,41 @@ async def test_two_planners_at_once_deliver_the_paper_once(
     ids = await world.page_ids()
     for n in range(1, 41):
         assert await world.delivered(str(n)) == [(ids["wiki"], False)], n
+
+
+def _caller(chat_id: str) -> Caller:
+    return Caller(
+        platform=Platform.TELEGRAM, chat_id=chat_id, user_id="7", chat_kind=ChatKind.PRIVATE
+    )
+
+
+async def test_why_names_the_source_and_why_the_other_copy_was_not_sent(
+    world: Papers, engine: AsyncEngine
+) -> None:
+    core = CommandCore(engine=engine, defaults=Defaults(), digests=world.planner)
+    await world.chat("1", mode=Mode.INSTANT)
+    world.wiki()
+    world.feed(arxiv_entry())
+    await world.poll()
+    await world.plan()
+    wiki_name = str(world.root)
+    feed_name = world.feed_url
+
+    # The feed's copy: asked by its link, answered for the page that was sent.
+    text = (await core.handle(_caller("1"), f"/why http://arxiv.org/abs/{ARXIV}v1")).text
+    assert f"From {feed_name}." in text
+    assert f"The same paper is also in {wiki_name}: a chat gets a paper once" in text
+    assert "Your filter matches it: it carries rl, which you follow." in text
+    assert "Queued: due " in text
+    assert "Pages that match this" not in text  # two copies of one paper are one page
+
+    # The wiki page, by its path: the feed's copy is named as not sent again.
+    text = (await core.handle(_caller("1"), f"/why papers/2026/{ARXIV}-es-reasoning")).text
+    assert text.startswith("“Evolution Strategies for LLM Reasoning”")
+    assert f"From {wiki_name}." in text
+    assert f"The same paper is also in {feed_name}: a chat gets a paper once, so that copy" in text
+
+    await core.handle(_caller("1"), "/lang ko")
+    text = (await core.handle(_caller("1"), f"/why {ARXIV}v2")).text
+    assert f"출처: {wiki_name}" in text
+    assert f"같은 논문이 {feed_name}에도 있습니다." in text

@@ -293,6 +293,7 @@ def rl_digest(pages: list[Page]) -> Digest:
     assert digest is not None
     return digest
 
+
 async def seed_pages(engine: AsyncEngine) -> None:
     pages = [
         make_page(i, tags) for i, tags in enumerate([("rl", "reasoning"), ("rl",), ("robotics",)])
