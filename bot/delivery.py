@@ -760,7 +760,9 @@ class Delivery:
             case Outcome.RETRY:
                 if isinstance(exc, RateLimited):
                     log.warning("rate limited for %.1fs", decision.delay, extra=_ctx(queue.record))
-                await self._retry(queue, exc, count=decision.count_attempt, delay=decision.delay)
+                await self._retry(
+                    queue, exc, count=decision.count_attempt, delay=decision.delay
+                )
             case Outcome.MOVE:
                 new_chat_id = decision.new_chat_id
                 assert new_chat_id is not None

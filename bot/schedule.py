@@ -253,7 +253,9 @@ def is_place_zone(name: str) -> bool:
 
 @cache
 def _zones_by_folded_name() -> dict[str, str]:
-    return {name.casefold(): name for name in zoneinfo.available_timezones() if is_place_zone(name)}
+    return {
+        name.casefold(): name for name in zoneinfo.available_timezones() if is_place_zone(name)
+    }
 
 
 @cache

@@ -413,7 +413,9 @@ def logs_to_file(path: Path = LOG_FILE) -> Iterator[bool]:
     before the prompt); the prompt moves them again, which then changes nothing."""
     root = logging.getLogger()
     target = str(path.resolve())
-    if any(isinstance(h, logging.FileHandler) and h.baseFilename == target for h in root.handlers):
+    if any(
+        isinstance(h, logging.FileHandler) and h.baseFilename == target for h in root.handlers
+    ):
         yield True
         return
     screen = [

@@ -183,7 +183,9 @@ BOT_SCOPES = frozenset({"commands"}).union(*METHOD_SCOPES.values())
 # ---------------------------------------------------------------------------- the client
 
 
-def make_client(settings: Settings, *, timeout: int = REQUEST_TIMEOUT_SECONDS) -> AsyncWebClient:
+def make_client(
+    settings: Settings, *, timeout: int = REQUEST_TIMEOUT_SECONDS
+) -> AsyncWebClient:
     """The one Web API client of the process, for the sender and the channel.
 
     Calls go to ``settings.slack_api_base_url``. The client has no retry handlers at all:

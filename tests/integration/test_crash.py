@@ -59,7 +59,6 @@ async def planned_fan_out(engine: AsyncEngine, wiki: Path, *, key: str) -> None:
     await world.publish(key, tags="[rl]")
     assert await world.planner.plan_now() == CHATS
 
-
 async def wait_until(predicate: Callable[[], bool], seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while not predicate():

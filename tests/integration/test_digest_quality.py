@@ -574,10 +574,7 @@ async def test_feedback_shows_cancelled_votes_truthfully(bot: Bot, lang: str) ->
     await bot.press(GROUP, "fbreset:yes", group=True)
     again = await bot.press(GROUP, "fbreset:yes", group=True)
     assert isinstance(again, Reply)
-    assert (
-        again.text
-        == {
-            "en": "There are no votes to forget; nothing was changed.",
-            "ko": "잊을 투표가 없습니다. 아무것도 바뀌지 않았습니다.",
-        }[lang]
-    )
+    assert again.text == {
+        "en": "There are no votes to forget; nothing was changed.",
+        "ko": "잊을 투표가 없습니다. 아무것도 바뀌지 않았습니다.",
+    }[lang]

@@ -338,7 +338,8 @@ async def test_korean_reads_as_sentences(engine: AsyncEngine) -> None:
     caller = console("korean")
     text = (await core.handle(caller, "/subscribe rl +post-training -robotics")).text
     assert text.startswith(
-        "현재 필터: rl 태그가 있고, post-training 태그가 반드시 있으며, robotics 태그는 없는 페이지"
+        "현재 필터: rl 태그가 있고, post-training 태그가 반드시 있으며, "
+        "robotics 태그는 없는 페이지"
     )
     assert "다음 중 하나:" not in text and "반드시 포함:" not in text
     settings = (await core.handle(caller, "/settings")).text

@@ -293,7 +293,6 @@ def rl_digest(pages: list[Page]) -> Digest:
     assert digest is not None
     return digest
 
-
 async def seed_pages(engine: AsyncEngine) -> None:
     pages = [
         make_page(i, tags) for i, tags in enumerate([("rl", "reasoning"), ("rl",), ("robotics",)])

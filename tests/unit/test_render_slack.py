@@ -319,7 +319,6 @@ def test_button_limits() -> None:
 
 # --- properties --------------------------------------------------------------------------
 
-
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(digest_items(), min_size=1, max_size=30), st.sampled_from(["en", "ko"]), st.booleans()

@@ -313,7 +313,9 @@ def test_any_digest_renders_to_valid_messages(
     for it in items:
         # As the renderer shows it: display-spoofing characters removed, else the key, "…".
         title = (
-            _collapse(clean(it.page.text(lang).title)) or _collapse(clean(it.page.key)) or ELLIPSIS
+            _collapse(clean(it.page.text(lang).title))
+            or _collapse(clean(it.page.key))
+            or ELLIPSIS
         )
         assert f"<b>{esc(title)}</b>" in joined
 
