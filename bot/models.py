@@ -12,6 +12,8 @@ import enum
 import hashlib
 from dataclasses import dataclass, field
 
+from bot import papers
+
 LANGUAGES = ("en", "ko")  # the bot's languages; the first is the fallback of a text
 
 
@@ -87,6 +89,13 @@ class Page:
     arxiv: str | None = None
     created: dt.date | None = None
     updated: dt.date | None = None
+    doi: str | None = None
+
+    @property
+    def paper(self) -> str:
+        """The paper's identity across sources (:mod:`bot.papers`): arXiv id, else DOI,
+        else the page's path. The store keeps a path identity through renames."""
+        return papers.paper_id(arxiv=self.arxiv, doi_value=self.doi, key=self.key)
 
     @property
     def languages(self) -> tuple[str, ...]:
