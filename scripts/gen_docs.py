@@ -133,7 +133,7 @@ def cli_page() -> str:
 
     parser = _parser()
     sub = next(
-        a for a in parser._actions if isinstance(a, argparse._SubParsersAction)  # noqa: SLF001
+        a for a in parser._actions if isinstance(a, argparse._SubParsersAction)
     )
     out = [
         GENERATED,
