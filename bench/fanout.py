@@ -494,8 +494,11 @@ async def run_deliver(args: argparse.Namespace) -> dict[str, Any]:
         sender: Any = SleepSender(rate=args.cap, latency=args.latency)
     else:
         bot = httpx_bot(args.base_url) if args.transport == "httpx" else default_bot(args.base_url)
-        kind = MessageSender if args.transport == "aiohttp-message" else TelegramSender
-        sender = kind(bot, rate_per_second=args.cap, paid_broadcast=paid)
+        if args.transport == "aiohttp-message":
+            sender = MessageSender(bot, rate_per_second=args.cap, paid_broadcast=paid)
+        else:
+            rich = "auto" if args.transport == "aiohttp-rich" else "off"
+            sender = TelegramSender(bot, rate_per_second=args.cap, paid_broadcast=paid, rich=rich)
     starts: list[float] = []
     delivery = Delivery(engine=engine, senders={Platform.TELEGRAM: Stamped(sender, starts)})
     settle_heap()  # as the command line does once its start-up is over
@@ -831,6 +834,7 @@ def machine() -> str:
 
 DELIVERY_RUNS = {
     "aiohttp": ("deliver", "engine, aiohttp (make_bot)"),
+    "aiohttp-rich": ("deliver", "engine, aiohttp, rich digests (sendRichMessage)"),
     "aiohttp-message": ("deliver", "engine, aiohttp, Bot.send_message"),
     "httpx": ("deliver", "engine, httpx (PTB default)"),
     "none": ("deliver", "engine, no HTTP (sleep)"),

@@ -128,6 +128,7 @@ def _senders(
             telegram_bot,
             rate_per_second=settings.telegram_rate_per_second,
             paid_broadcast=settings.telegram_paid_broadcast,
+            rich=settings.telegram_rich_messages,
         )
     if slack_client is not None:
         from bot.channels.slack import SlackSender

@@ -12,6 +12,8 @@ import enum
 import hashlib
 from dataclasses import dataclass, field
 
+from bot import papers
+
 LANGUAGES = ("en", "ko")  # the bot's languages; the first is the fallback of a text
 
 
@@ -87,6 +89,13 @@ class Page:
     arxiv: str | None = None
     created: dt.date | None = None
     updated: dt.date | None = None
+    doi: str | None = None
+
+    @property
+    def paper(self) -> str:
+        """The paper's identity across sources (:mod:`bot.papers`): arXiv id, else DOI,
+        else the page's path. The store keeps a path identity through renames."""
+        return papers.paper_id(arxiv=self.arxiv, doi_value=self.doi, key=self.key)
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -239,6 +248,11 @@ class Outgoing:
     as a reply in the thread of the first message of the same delivery.
     ``markup`` is a Telegram reply markup (inline keyboard). ``plain`` text is sent with
     no markup parsing at all (broadcasts: no formatting injection).
+
+    ``rich`` is the JSON text of a Telegram ``sendRichMessage`` ``rich_message`` that says
+    all that this message and the ones after it marked ``rich_covered`` say: a sender that
+    may send rich messages to the chat sends it instead of ``text``, and sends nothing for
+    the covered ones; one that may not sends them all as HTML.
     """
 
     text: str
@@ -248,3 +262,5 @@ class Outgoing:
     plain: bool = False
     # The console's buttons (its text shows them; the console presses them by number).
     buttons: tuple[Button, ...] = ()
+    rich: str | None = None
+    rich_covered: bool = False

@@ -38,6 +38,7 @@ MAX_KEY_CHARS = 1000  # pages.key; a longer id is kept as a prefix and a hash of
 MAX_URL_CHARS = 2000  # pages.url; a longer link is dropped (a cut link is a broken link)
 MAX_TYPE_CHARS = 64  # pages.type
 MAX_ARXIV_CHARS = 64  # pages.arxiv; a longer value is no arXiv id and is dropped
+MAX_DOI_CHARS = 900  # pages.paper holds ``doi:`` and the DOI; a longer one is dropped
 MAX_PATH_CHARS = 1000  # source_files.path; a longer file path is skipped by the scanner
 # page_texts.title and .tldr are TEXT: these bound what a hostile page can make us store
 # and render (a digest shows one paragraph; a title is one line).
@@ -97,6 +98,7 @@ class PageFile:
     created: dt.date | None
     updated: dt.date | None
     path: str
+    doi: str | None = None
 
 
 def split_path(rel_path: str) -> tuple[str, str | None]:
@@ -181,6 +183,7 @@ def parse_page_file(data: bytes, *, path: str, default_lang: str) -> PageFile:
         created=_date(meta.get("created"), field="created"),
         updated=_date(meta.get("updated"), field="updated"),
         path=path,
+        doi=_optional_text(meta.get("doi")),
     )
 
 
@@ -236,7 +239,8 @@ def unrecordable(page: Page) -> bool:
     The last check before a page leaves its source: a text that escaped
     :func:`valid_text` costs that page alone, never the whole source.
     """
-    texts = [page.key, page.url or "", page.type or "", page.arxiv or "", *page.tags]
+    texts = [page.key, page.url or "", page.type or "", page.arxiv or "", page.doi or ""]
+    texts += page.tags
     texts += [part for text in page.texts for part in (text.lang, text.title, text.tldr)]
     return any(_UNRECORDABLE_RE.search(text) for text in texts)
 
@@ -276,6 +280,7 @@ def bound_page(page: Page) -> tuple[Page, int]:
         url=page.url if page.url is None or len(page.url) <= MAX_URL_CHARS else None,
         type=_cut(page.type, MAX_TYPE_CHARS) if page.type else page.type,
         arxiv=page.arxiv if page.arxiv is None or len(page.arxiv) <= MAX_ARXIV_CHARS else None,
+        doi=page.doi if page.doi is None or len(page.doi) <= MAX_DOI_CHARS else None,
     )
     return bounded, max(0, len(page.tags) - MAX_PAGE_TAGS)
 
@@ -307,6 +312,7 @@ def _merge(key: str, by_lang: Mapping[str, PageFile], *, source: str, base_url: 
         arxiv=next((f.arxiv for f in ordered if f.arxiv), None),
         created=next((f.created for f in ordered if f.created), None),
         updated=next((f.updated for f in ordered if f.updated), None),
+        doi=next((f.doi for f in ordered if f.doi), None),
     )
 
 

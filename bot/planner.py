@@ -421,7 +421,7 @@ class Planner:
         count_pages: bool,
     ) -> int:
         window = offers_for.window
-        ledger = await _ledger(conn, batch, window)
+        ledger, borrowed = await _ledger(conn, batch, window)
         weights = await feedback.weights_in_range(
             conn, first=batch[0].pk, last=batch[-1].pk, wanted=[c.pk for c in batch if c.digests]
         )
@@ -485,11 +485,22 @@ class Planner:
                 if group_pages[group]:
                     planned.append((pk, group))
                 if any_updates:
+                    # A page the chat had only as another copy of its paper gets a
+                    # ledger row of its own; one it had gets its row's new version.
+                    copy_only = borrowed.get(pk, ())
                     changed_ledger += [
                         {"c": pk, "p": page_id, "f": fp, "t": stamp}
                         for page_id, updated, fp in offers
-                        if updated
+                        if updated and page_id not in copy_only
                     ]
+                    own = tuple(
+                        (page_id, fp)
+                        for page_id, updated, fp in offers
+                        if updated and page_id in copy_only
+                    )
+                    if own:
+                        planned.append((pk, len(group_pages)))
+                        group_pages.append(own)
             if (
                 advance_schedule
                 and daily
@@ -583,15 +594,21 @@ async def _dates(conn: AsyncConnection, window: _Window) -> dict[int, int]:
 
 async def _ledger(
     conn: AsyncConnection, batch: Sequence[_Chat], window: _Window
-) -> dict[int, dict[int, str]]:
-    """The fingerprints the chats of ``batch`` had of the window's pages, by chat.
+) -> tuple[dict[int, dict[int, str]], dict[int, set[int]]]:
+    """The fingerprints the chats of ``batch`` had of the window's pages, by chat, and
+    the pages each had only as another copy of their paper (see ``planning.ledger``).
 
     A batch is a run of primary keys, so the rows are read by range (other chats' rows in
     the range are left out here) instead of by a list of every key.
     """
     page_ids = sorted(window.tags.keys() | {e.page_id for e in window.events})
     return await planning.ledger(
-        conn, page_ids=page_ids, first=batch[0].pk, last=batch[-1].pk, wanted={c.pk for c in batch}
+        conn,
+        page_ids=page_ids,
+        first=batch[0].pk,
+        last=batch[-1].pk,
+        wanted={c.pk for c in batch},
+        copies=window.copies,
     )
 
 

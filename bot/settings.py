@@ -130,6 +130,8 @@ class Settings(BaseSettings):
     telegram_webhook_secret: SecretStr | None = None
     telegram_admin_ids: Annotated[tuple[int, ...], NoDecode] = ()
     telegram_paid_broadcast: bool = False
+    # Digests as one rich message (sendRichMessage, Bot API 10.1+) where the server takes it.
+    telegram_rich_messages: Literal["auto", "on", "off"] = "auto"
 
     slack_bot_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None

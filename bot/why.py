@@ -19,8 +19,9 @@ from bot import filters
 from bot.i18n import t
 from bot.models import ChatState, Filter, Mode, Page, Reply
 from bot.schedule import zone_label
+from bot.sources.urls import redact_url
 from bot.store import chats as chat_store
-from bot.store import history
+from bot.store import history, planning
 from bot.store import pages as page_store
 
 MAX_REF_CHARS = 500  # longer than any wiki path or link a chat would paste
@@ -129,6 +130,22 @@ def match_lines(lang: str, chat_filter: Filter, tags: tuple[str, ...]) -> list[s
     return [t(lang, "why.nomatch.none", tags=", ".join(sorted(chat_filter.any_of)))]
 
 
+def source_lines(lang: str, *, asked: Page, sent_as: Page, others: list[Page]) -> list[str]:
+    """Which source the page came from and, when another source has the same paper, why
+    only one of them is sent: a chat gets a paper once, as its wiki page."""
+    lines = [t(lang, "why.source", source=_source(asked))]
+    if asked is not sent_as:
+        lines.append(t(lang, "why.copy", source=_source(sent_as)))
+    elif others:
+        names = ", ".join(dict.fromkeys(_source(o) for o in others))
+        lines.append(t(lang, "why.copies", sources=names))
+    return lines
+
+
+def _source(page: Page) -> str:
+    return redact_url(page.source)[:200]
+
+
 def outcome_lines(
     lang: str,
     *,
@@ -194,10 +211,18 @@ async def answer(
     if not found:
         shown = text.strip()[:80]
         return Reply(lang, t(lang, "why.unknown", page=shown, p=prefix))
-    page_id = found[0]
-    page = (await page_store.load_pages(conn, [page_id])).get(page_id)
+    asked = found[0]
+    # The paper goes to chats as one of its pages (its wiki page before a feed entry):
+    # what happened to it in this chat is what happened to that page.
+    paper = await planning.papers_of(conn, [asked])
+    page_id = paper.page_of.get(asked, asked)
+    if ref.url is None and ref.key is None:  # an arXiv id names the paper, not a copy
+        asked = page_id
+    copies = [page_id, *paper.copies.get(page_id, ())]
+    loaded = await page_store.load_pages(conn, copies)
+    page, asked_page = loaded.get(page_id), loaded.get(asked)
     facts = await history.facts(conn, chat_pk=record.pk, page_id=page_id)
-    if page is None or facts is None:
+    if page is None or asked_page is None or facts is None:
         return Reply(lang, t(lang, "why.unknown", page=text.strip()[:80], p=prefix))
     chat = ChatFacts(
         state=record.chat.state,
@@ -210,10 +235,17 @@ async def answer(
     )
     matches = filters.matches(record.chat.filter, page.tags)
     lines = [t(lang, "why.page", title=_title(page, lang))]
-    if len(found) > 1:
-        lines.append(t(lang, "why.several", count=len(found)))
+    others = [i for i in found if i not in copies]  # copies of the paper are one page here
+    if others:
+        lines.append(t(lang, "why.several", count=len(others) + 1))
     if facts.removed_at is not None:
         lines.append(t(lang, "why.removed"))
+    lines += source_lines(
+        lang,
+        asked=asked_page,
+        sent_as=page,
+        others=[loaded[i] for i in copies if i not in (asked, page_id) and i in loaded],
+    )
     lines += match_lines(lang, record.chat.filter, page.tags)
     lines += outcome_lines(lang, facts=facts, chat=chat, matches=matches, prefix=prefix)
     return Reply(lang, "\n".join(lines))

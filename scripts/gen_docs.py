@@ -9,6 +9,7 @@ runs it through ``tests/unit/test_docs.py``).
   the same thing).
 - ``commands.md``: every chat command in the order ``help`` lists them, with its help text
   in English and in Korean from the message catalogues.
+- ``cli.md``: every ``trendbot`` subcommand with the help its ``--help`` prints.
 - ``metrics.md``: every Prometheus metric the bot exports, its type, labels and help text.
 - ``digests.md``: one digest of the sample wiki as each platform receives it, rendered by
   the bot's own renderers (so the payloads shown are the payloads posted).
@@ -130,6 +131,39 @@ def commands_page() -> str:
     return "\n".join(out)
 
 
+def cli_page() -> str:
+    import os
+
+    from bot.__main__ import _parser
+
+    parser = _parser()
+    sub = next(
+        a for a in parser._actions if isinstance(a, argparse._SubParsersAction)
+    )
+    out = [
+        GENERATED,
+        "",
+        "# Command line",
+        "",
+        "Every `trendbot` command (also `python -m bot`) with what `trendbot COMMAND --help`",
+        "prints.",
+        "",
+    ]
+    # argparse wraps help to the terminal's width: the page is the same on every terminal.
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        for name, command in sub.choices.items():
+            help_text = command.format_help()
+            out += [f"## `trendbot {name}`", "", "```text", help_text.rstrip(), "```", ""]
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+    return "\n".join(out)
+
+
 def metrics_page() -> str:
     from bot import metrics
 
@@ -235,6 +269,7 @@ def digests_page() -> str:
 PAGES: dict[str, Callable[[], str]] = {
     "environment.md": environment_page,
     "commands.md": commands_page,
+    "cli.md": cli_page,
     "metrics.md": metrics_page,
     "digests.md": digests_page,
 }

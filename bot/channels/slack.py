@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import hashlib
 import hmac
 import json
@@ -68,6 +69,7 @@ from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, ChatState, Outgoing, Platform, Reply, Toast
 from bot.pacing import Pacing, Replies
 from bot.settings import Settings
+from bot.util import utcnow
 
 if TYPE_CHECKING:
     from bot.channels.slack_oauth import StateStore, Workspaces
@@ -119,6 +121,11 @@ NOT_IN_CHANNEL = "not_in_channel"
 CHANNEL_NOT_FOUND = "channel_not_found"
 # A chat whose deliveries stopped for one of these codes waits for the bot to be invited back.
 INVITE_CODES = frozenset({NOT_IN_CHANNEL, CHANNEL_NOT_FOUND})
+# A subscription asked for in a private channel the app is not a member of: the chat is kept
+# inactive under this code (reason and code alike) and becomes active when the app is
+# invited (member_joined_channel), unless the request is older than AWAITING_INVITE_DAYS.
+AWAITING_INVITE = "awaiting_invite"
+AWAITING_INVITE_DAYS = 7
 # Why a chat stopped at its channel's channel_archive or channel_deleted event: its reason
 # and code alike. Only an archive is undone (by channel_unarchive).
 ARCHIVED_REASON = "is_archived"
@@ -181,9 +188,7 @@ BOT_SCOPES = frozenset({"commands"}).union(*METHOD_SCOPES.values())
 # ---------------------------------------------------------------------------- the client
 
 
-def make_client(
-    settings: Settings, *, timeout: int = REQUEST_TIMEOUT_SECONDS
-) -> AsyncWebClient:
+def make_client(settings: Settings, *, timeout: int = REQUEST_TIMEOUT_SECONDS) -> AsyncWebClient:
     """The one Web API client of the process, for the sender and the channel.
 
     Calls go to ``settings.slack_api_base_url``. The client has no retry handlers at all:
@@ -1179,11 +1184,19 @@ class SlackChannel:
             channel_name=channel_name,
             user_id=user_id,
         )
-        if refusal is not None:
+        if refusal is not None and not (conversation.where == Where.INVITE and name == "subscribe"):
             await ack(**_ephemeral(refusal))
             return
         chat_id = conversation.chat_id
+        if refusal is not None:  # a channel all the same: its chat is the channel's
+            conversation = replace(conversation, where=Where.CHANNEL)
         caller = await self._caller(conversation, channel_name=channel_name, user_id=user_id)
+        if refusal is not None:  # remembered until the app is invited
+            await ack()
+            reply = (await self._answer(caller, self._until_invited(text))).reply
+            if reply is not None:
+                await self._respond(respond, reply, chat_id=chat_id)
+            return
 
         def run(c: Caller) -> Awaitable[Reply | None]:
             return self._core.handle(c, text, prefix=self._prefix)
@@ -1307,6 +1320,31 @@ class SlackChannel:
             extra={"platform": "slack"},
         )
 
+    def _until_invited(self, text: str) -> Callable[[Caller], Awaitable[Reply | None]]:
+        """A ``subscribe`` in a private channel the app is not a member of: the chat takes
+        it and waits, inactive, for the app's invitation (:meth:`_on_member_joined`)."""
+
+        async def run(caller: Caller) -> Reply | None:
+            reply = await self._core.handle(caller, text, prefix=self._prefix)
+            status = await self._status(caller.chat_id)
+            if reply is None or status is None:  # nothing was taken: nothing to remember
+                return reply
+            await self._core.chat_gone(
+                platform=Platform.SLACK,
+                chat_id=caller.chat_id,
+                reason=AWAITING_INVITE,
+                code=AWAITING_INVITE,
+            )
+            key = (
+                "slack.starts_when_invited"
+                if self._bot_name
+                else "slack.starts_when_invited_unnamed"
+            )
+            note = t(reply.lang, key, bot=self._bot_name or "", days=AWAITING_INVITE_DAYS)
+            return replace(reply, text=f"{reply.text}\n\n{note}")
+
+        return run
+
     async def _on_member_joined(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """https://api.slack.com/events/member_joined_channel: when the bot itself joined, a
         chat of the channel that waited for an invite becomes active (from now on)."""
@@ -1321,6 +1359,15 @@ class SlackChannel:
             platform=Platform.SLACK, chat_id=channel, codes=INVITE_CODES
         ):
             log.info("slack: invited to the channel; deliveries resume", extra=_chat_ctx(channel))
+        elif await self._core.chat_reachable(
+            platform=Platform.SLACK,
+            chat_id=channel,
+            codes=frozenset({AWAITING_INVITE}),
+            since=utcnow() - dt.timedelta(days=AWAITING_INVITE_DAYS),
+        ):
+            log.info(
+                "slack: invited to the channel; its subscription starts", extra=_chat_ctx(channel)
+            )
 
     async def _on_archived(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """https://api.slack.com/events/channel_archive, .../group_archive."""

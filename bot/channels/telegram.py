@@ -22,7 +22,7 @@ import traceback
 import warnings
 from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 from urllib.parse import quote
 
 import aiohttp
@@ -121,6 +121,13 @@ VOTE_TOAST_WAIT_SECONDS = 2.0
 SEEN_UPDATES_MAX = 10_000
 # A forum topic's chat id: the group's id, this separator, the topic's message_thread_id.
 TOPIC_SEPARATOR = "/"
+# TELEGRAM_RICH_MESSAGES: whether digests go as one rich message (sendRichMessage).
+RichMode: TypeAlias = Literal["auto", "on", "off"]
+# Chats that refused a rich digest (400) one after another, none taking one in between, after
+# which every chat gets HTML: a payload that many chats refuse is refused by the server (one
+# from before Bot API 10.2 or 10.3, which knows the method but not explicit blocks or button
+# rows), not by the chats.
+RICH_REFUSALS_FOR_ALL = 3
 
 # BadRequest texts that mean the chat cannot be reached any more (lower case).
 _GONE_MARKERS = (
@@ -251,6 +258,16 @@ def _retry_after_seconds(exc: tg_error.RetryAfter) -> float:
     return max(seconds, MIN_RETRY_AFTER_SECONDS)
 
 
+def _not_found(exc: tg_error.TelegramError) -> bool:
+    """A 404 ``Not Found``: a method the Bot API server does not have. python-telegram-bot
+    raises ``EndPointNotFound`` for it once the bot is initialised, and before that an
+    ``InvalidToken`` chained to one whose text is the server's (a 401 says ``Unauthorized``)."""
+    if isinstance(exc, tg_error.EndPointNotFound):
+        return True
+    cause = exc.__cause__
+    return isinstance(cause, tg_error.InvalidToken) and "not found" in str(cause).lower()
+
+
 def _is_gone(message: str) -> bool:
     lowered = message.lower()
     return any(marker in lowered for marker in _GONE_MARKERS)
@@ -308,16 +325,41 @@ def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) ->
 
 
 class TelegramSender:
-    """Sends rendered messages to Telegram chats (satisfies ``bot.delivery.Sender``)."""
+    """Sends rendered messages to Telegram chats (satisfies ``bot.delivery.Sender``).
+
+    ``rich`` is ``TELEGRAM_RICH_MESSAGES`` (the deployment's default is ``auto``; a sender
+    made without it sends HTML only)."""
 
     platform = Platform.TELEGRAM
 
-    def __init__(self, bot: Bot, *, rate_per_second: float, paid_broadcast: bool = False) -> None:
+    def __init__(
+        self,
+        bot: Bot,
+        *,
+        rate_per_second: float,
+        paid_broadcast: bool = False,
+        rich: RichMode = "off",
+    ) -> None:
         self._bot = bot
         self._rate = rate_per_second
         self._paid = paid_broadcast
         # The platform's pace and chats' slots, shared with the replies to commands.
         self.pacing = Pacing(rate_per_second)
+        # Rich digests (see :meth:`send`). What was learnt lives in this process only: after
+        # a restart each refusing chat refuses once more, and then gets HTML again at once.
+        self._rich = rich
+        self._rich_for_none = rich == "off"  # every chat gets HTML
+        self._rich_refused: set[str] = set()  # chats that get HTML ("auto")
+        self._refusals_in_a_row: set[str] = set()
+        # chat -> whether its latest digest went as a rich message (its covered parts are
+        # then not sent); one entry per chat that had a digest with a rich form
+        self._went_rich: dict[str, bool] = {}
+
+    def rich_for(self, chat_id: str) -> bool:
+        """Whether a digest to ``chat_id`` goes as a rich message, as far as is known now."""
+        if self._rich_for_none:
+            return False
+        return self._rich == "on" or self.slot_key(chat_id) not in self._rich_refused
 
     @property
     def rate_per_second(self) -> float | None:
@@ -330,12 +372,34 @@ class TelegramSender:
         """Send one message; return its message id. ``thread`` is Slack's: on Telegram a
         forum topic is part of the chat id (:func:`split_chat_id`).
 
+        A digest's first message may carry its rich form (``message.rich``): when the chat
+        may get rich messages (:meth:`rich_for`) that goes instead (``sendRichMessage``), and
+        the digest's other messages (``rich_covered``) are then not sent (``None``). When
+        the server refuses it -- 404, a server without the method, or 400 -- the HTML goes
+        at once instead, and the rest of the digest as HTML after it; with ``auto`` the
+        refusal is remembered, for the chat (400) or for every chat (404, or
+        :data:`RICH_REFUSALS_FOR_ALL` chats refusing in a row).
+
         Raises:
             DeliveryError: a subclass saying what to do (see :func:`translate_error`); a
                 closed or deleted topic is ``ChatGone`` for that topic alone.
         """
         chat_ref, topic = split_chat_id(chat_id)
+        key = self.slot_key(chat_id)
         try:
+            if message.rich_covered:
+                # Covered by the digest's rich message if that went; when this process did
+                # not send the digest's first message (restarted since), as it would now.
+                went_rich = self._went_rich.get(key)
+                if went_rich if went_rich is not None else self.rich_for(chat_id):
+                    return None
+            if message.rich is not None:
+                self._went_rich[key] = False
+                if self.rich_for(chat_id):
+                    rich_id = await self._send_rich(chat_ref, message.rich, thread_id=topic)
+                    if rich_id is not None:
+                        self._went_rich[key] = True
+                        return str(rich_id)
             message_id = await post_message(
                 self._bot, chat_id=chat_ref, message=message, thread_id=topic, paid=self._paid
             )
@@ -353,6 +417,57 @@ class TelegramSender:
     def slot_key(self, chat_id: str) -> str:
         """The key of the chat's per-chat limit: a forum topic counts as its group."""
         return str(split_chat_id(chat_id)[0])
+
+    async def _send_rich(
+        self, chat_ref: int | str, rich: str, *, thread_id: int | None
+    ) -> int | None:
+        """``sendRichMessage`` of ``rich`` (the JSON text of an ``InputRichMessage``); the
+        message id, or ``None`` when the server refused the method or the message.
+
+        python-telegram-bot 22.8 has no method for it: the call goes through its generic
+        ``Bot.do_api_request``, with its request, errors and redaction.
+
+        Raises:
+            telegram.error.TelegramError: anything but a refusal of the rich message itself
+                (a chat gone, a closed topic, a rate limit, the network...).
+        """
+        api_kwargs: dict[str, Any] = {"chat_id": chat_ref, "rich_message": rich}
+        if thread_id is not None:
+            api_kwargs["message_thread_id"] = thread_id
+        if self._paid:
+            api_kwargs["allow_paid_broadcast"] = True
+        key = str(chat_ref)
+        try:
+            result = await self._bot.do_api_request("send_rich_message", api_kwargs=api_kwargs)
+        except tg_error.BadRequest as exc:
+            if translate_error(exc).code != "bad_request":
+                raise  # the chat or its topic is gone: no message goes there
+            self._refused(key, everywhere=False, reason=redact(str(exc), self._bot.token))
+            return None
+        except (tg_error.EndPointNotFound, tg_error.InvalidToken) as exc:
+            if not _not_found(exc):
+                raise  # 401: the token itself
+            self._refused(key, everywhere=True, reason=redact(str(exc), self._bot.token))
+            return None
+        self._refusals_in_a_row.clear()
+        if not isinstance(result, dict):
+            raise tg_error.TelegramError(f"sendRichMessage answered {type(result).__name__}")
+        return int(result["message_id"])
+
+    def _refused(self, key: str, *, everywhere: bool, reason: str) -> None:
+        """Remember a refused rich message (``auto``); log it once."""
+        if self._rich != "auto":
+            log.info("rich digest refused, sent as HTML: %s", reason)
+            return
+        self._refusals_in_a_row.add(key)
+        if everywhere or len(self._refusals_in_a_row) >= RICH_REFUSALS_FOR_ALL:
+            if not self._rich_for_none:
+                log.warning("rich digests refused by the server, HTML from now on: %s", reason)
+            self._rich_for_none = True
+            return
+        if key not in self._rich_refused:
+            log.info("rich digests refused in a chat, HTML there from now on: %s", reason)
+        self._rich_refused.add(key)
 
 
 async def post_message(

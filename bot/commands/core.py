@@ -10,6 +10,7 @@ of :class:`~bot.commands.base.CommandBase` the core inherits.
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -144,10 +145,12 @@ class CommandCore(
         chat_id: str,
         codes: frozenset[str],
         states: frozenset[ChatState] = STOPPED,
+        since: dt.datetime | None = None,
     ) -> bool:
         """The platform says chat ``chat_id`` can be posted to again (the bot was invited
-        back, the channel unarchived): if it stopped for one of ``codes`` and is in one of
-        ``states``, it is active again, and gets what is published from now on.
+        back, the channel unarchived): if it stopped for one of ``codes`` (at ``since`` or
+        later, when given) and is in one of ``states``, it is active again, and gets what is
+        published from now on.
 
         A chat stopped for another reason (its members paused it) stays as it is.
 
@@ -155,7 +158,12 @@ class CommandCore(
             Whether the chat became active.
         """
         return await chat_store.reactivate(
-            self._engine, platform=platform, chat_id=chat_id, codes=codes, states=states
+            self._engine,
+            platform=platform,
+            chat_id=chat_id,
+            codes=codes,
+            states=states,
+            since=since,
         )
 
     async def chat_readdressed(

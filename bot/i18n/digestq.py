@@ -80,6 +80,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "why.page": "“{title}”",
         "why.several": "Pages that match this: {count}; this is the newest.",
         "why.removed": "It has been removed from the wiki.",
+        "why.source": "From {source}.",
+        "why.copy": (
+            "The same paper is also in {source}: a chat gets a paper once, as its wiki page, "
+            "so what follows is about that page."
+        ),
+        "why.copies": (
+            "The same paper is also in {sources}: a chat gets a paper once, so that copy "
+            "is not sent again."
+        ),
         "why.when": "{when} ({timezone})",
         "why.no_filter": "This chat follows no tags yet, so no page matches.",
         "why.match.everything": "Your filter matches it: you follow every page (*).",
@@ -191,6 +200,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "why.page": "“{title}”",
         "why.several": "해당하는 페이지 {count}개 중 가장 최신 페이지입니다.",
         "why.removed": "위키에서 삭제된 페이지입니다.",
+        "why.source": "출처: {source}",
+        "why.copy": (
+            "같은 논문이 {source}에도 있습니다. 논문은 채팅마다 한 번만 위키 페이지로 보내므로 "
+            "아래 내용은 그 페이지에 대한 것입니다."
+        ),
+        "why.copies": (
+            "같은 논문이 {sources}에도 있습니다. 논문은 채팅마다 한 번만 보내므로 그 사본은 "
+            "다시 보내지 않습니다."
+        ),
         "why.when": "{when}({timezone})",
         "why.no_filter": "이 채팅은 아직 구독한 태그가 없어서 맞는 페이지가 없습니다.",
         "why.match.everything": "모든 페이지(*)를 구독하고 있어서 필터에 맞습니다.",

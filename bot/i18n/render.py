@@ -25,6 +25,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "render.more.other": "…and {count} more",
         "render.welcome": "To get you started: recent pages for your filter",
         "render.arxiv": "arXiv {id}",
+        "render.open": "Open the page ↗",
     },
     "ko": {
         "render.header": "📚 AI 트렌드 · {date} · {pages}",
@@ -48,5 +49,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "render.more.other": "…외 {count}개",
         "render.welcome": "시작을 돕는 최근 페이지입니다",
         "render.arxiv": "arXiv {id}",
+        "render.open": "페이지 열기 ↗",
     },
 }

@@ -8,20 +8,31 @@ for a platform and wrap its output in :class:`~bot.models.Outgoing` messages.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bot.models import Button, Digest, DigestItem, Outgoing, Platform, Reply
-from bot.render import slack, telegram, text, votes
+from bot.render import slack, telegram, telegram_rich, text, votes
 
 
 def digest_messages(platform: Platform, digest: Digest) -> list[Outgoing]:
     if platform == Platform.TELEGRAM:
-        return [Outgoing(text=h, markup=m) for h, m in telegram.render_digest_parts(digest)]
+        parts = [Outgoing(text=h, markup=m) for h, m in telegram.render_digest_parts(digest)]
+        return with_rich(parts, telegram_rich.render_digest(digest))
     if platform == Platform.SLACK:
         summary, replies = slack.render_digest(digest)
         return [Outgoing(text=summary.text, blocks=summary.blocks)] + [
             Outgoing(text=r.text, blocks=r.blocks, in_thread=True) for r in replies
         ]
     return [Outgoing(text=text.render_digest(digest), buttons=vote_buttons(digest.items))]
+
+
+def with_rich(parts: list[Outgoing], rich: str | None) -> list[Outgoing]:
+    """``parts`` with the rich message that says all of them: on the first, and the others
+    marked as covered by it (see :class:`~bot.models.Outgoing`)."""
+    if rich is None or not parts:
+        return parts
+    first, *rest = parts
+    return [replace(first, rich=rich), *(replace(p, rich_covered=True) for p in rest)]
 
 
 def vote_buttons(items: Sequence[DigestItem]) -> tuple[Button, ...]:

@@ -1,7 +1,10 @@
 """Digests and replies as Telegram Bot API messages (``parse_mode="HTML"``).
 
-Pure. Only the tags the Bot API accepts are produced (``b``, ``i``, ``a href``); every text
-from a page or a user is escaped, so a page cannot inject markup. A message that would be
+Pure. Only the tags the Bot API accepts are produced (``b``, ``i``, ``a href``,
+``blockquote expandable``); every text from a page or a user is escaped, so a page cannot
+inject markup. A page's TL;DR and small print sit in an expandable block quotation (Bot API
+7.4, https://core.telegram.org/bots/api#html-style), under its title and tags: a digest
+reads as a list of titles until a page is opened. A message that would be
 too long is split at entry boundaries into several, each ending in ``(1/3)``; an entry too
 long for a message on its own is shown with less detail (see ``text.DETAIL_LEVELS``).
 """
@@ -59,10 +62,14 @@ def _entry_html(e: text.Entry) -> str:
         tags.append(f"<i>{_esc(e.matched)}</i>")
     if tags:
         lines.append(" · ".join(tags))
-    if e.tldr:
-        lines.append(_esc(e.tldr))
+    folded = [_esc(e.tldr)] if e.tldr else []
     if e.context:
-        lines.append(f"<i>{_esc(' · '.join(e.context))}</i>")
+        folded.append(f"<i>{_esc(' · '.join(e.context))}</i>")
+    if folded:
+        # Collapsed to its first lines until opened; quotations cannot nest, and nothing
+        # else here is one.
+        quoted = "\n".join(folded)
+        lines.append(f"<blockquote expandable>{quoted}</blockquote>")
     return "\n".join(lines)
 
 

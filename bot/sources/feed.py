@@ -31,7 +31,7 @@ from typing import Any
 import feedparser
 import httpx
 
-from bot import __version__
+from bot import __version__, papers
 from bot.errors import SourceError
 from bot.models import Page, PageText, Skipped, normalize_lang
 from bot.pages import (
@@ -464,6 +464,11 @@ def _xml_entry(entry: object, index: int, *, source: str, default_lang: str) -> 
         or default_lang
     )
     terms = [_mapping(tag).get("term") for tag in _list(_field(entry, "tags"))]
+    links = [link or "", key] + [
+        _text(_mapping(item).get("href")) or "" for item in _list(_field(entry, "links"))
+    ]
+    arxiv, doi = papers.from_links(links)
+    doi = _entry_doi(entry) or doi
     return Page(
         source=source,
         key=key,
@@ -472,6 +477,8 @@ def _xml_entry(entry: object, index: int, *, source: str, default_lang: str) -> 
         url=link or (key if key.startswith(("http://", "https://")) else None),
         created=_struct_date(_field(entry, "published_parsed")),
         updated=_struct_date(_field(entry, "updated_parsed")),
+        arxiv=arxiv,
+        doi=doi,
     )
 
 
@@ -506,6 +513,8 @@ def _json_entry(item: object, index: int, *, source: str, default_lang: str) -> 
     if not tldr:
         tldr = _first_paragraph(html_to_text(_text(item.get("content_html")) or ""))
     tags = item.get("tags")
+    arxiv, doi = papers.from_links([link or "", key, _text(item.get("external_url")) or ""])
+    doi = papers.doi(_text(item.get("doi"))) or doi
     return Page(
         source=source,
         key=key,
@@ -520,7 +529,23 @@ def _json_entry(item: object, index: int, *, source: str, default_lang: str) -> 
         url=link or (key if key.startswith(("http://", "https://")) else None),
         created=_iso_date(item.get("date_published")),
         updated=_iso_date(item.get("date_modified")),
+        arxiv=arxiv,
+        doi=doi,
     )
+
+
+# Where feeds carry an entry's DOI: arXiv's API (``<arxiv:doi>``), PRISM (``<prism:doi>``),
+# Dublin Core (``<dc:identifier>``), or a plain ``<doi>`` element.
+_DOI_FIELDS = ("arxiv_doi", "prism_doi", "dc_identifier", "doi")
+
+
+def _entry_doi(entry: object) -> str | None:
+    """The DOI an entry's own fields name, lowercased, or None."""
+    for name in _DOI_FIELDS:
+        found = papers.doi(_text(_field(entry, name)))
+        if found:
+            return found
+    return None
 
 
 def _field(entry: object, key: str) -> object:

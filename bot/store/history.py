@@ -7,7 +7,7 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import case, func, literal, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.store.schema import chat_pages, chats, outbox, page_events, pages, sources
@@ -50,7 +50,8 @@ async def find_pages(
     slug: str | None = None,
     url: str | None = None,
 ) -> list[int]:
-    """Ids of the pages that match, newest first; removed pages last."""
+    """Ids of the pages that match, one named exactly by ``url`` or ``key`` first, then
+    newest first; removed pages last."""
     terms = []
     if arxiv:
         terms.append(pages.c.arxiv == arxiv)
@@ -66,10 +67,16 @@ async def find_pages(
         terms.append(pages.c.key == url)
     if not terms:
         return []
+    # A link or path that names one page exactly (a feed entry's link) comes first: of the
+    # copies of one paper from several sources, the one asked for.
+    exact = [pages.c.url == url, pages.c.key == url] if url else []
+    exact += [pages.c.key == key] if key else []
+    first = case((or_(*exact), 0), else_=1) if exact else literal(1)
     rows = await conn.execute(
         select(pages.c.id)
         .where(or_(*terms))
         .order_by(
+            first,
             pages.c.removed_at.is_not(None),
             func.coalesce(pages.c.updated, pages.c.created).desc(),
             pages.c.id.desc(),

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy import and_, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from bot import papers
 from bot.models import ChangeKind, Page, PageText
 from bot.sources.directory import FileStamp
 from bot.store.schema import (
@@ -124,19 +125,20 @@ async def record_pages(
     """
     baseline = source.baseline_at is None
     seen = seen_at or now
-    existing: dict[str, tuple[int, str, dt.datetime]] = {}
+    existing: dict[str, tuple[int, str, dt.datetime, str | None]] = {}
     keys = [page.key for page in found]
     for part in chunks(keys):
         rows = await conn.execute(
-            select(pages.c.key, pages.c.id, pages.c.fingerprint, pages.c.first_seen_at).where(
-                pages.c.source_id == source.id, pages.c.key.in_(part)
-            )
+            select(
+                pages.c.key, pages.c.id, pages.c.fingerprint, pages.c.first_seen_at, pages.c.paper
+            ).where(pages.c.source_id == source.id, pages.c.key.in_(part))
         )
-        for key, page_id, fingerprint, first_seen_at in rows:
-            existing[key] = (page_id, fingerprint, first_seen_at)
+        for key, page_id, fingerprint, first_seen_at, paper in rows:
+            existing[key] = (page_id, fingerprint, first_seen_at, paper)
 
     fresh = [p for p in found if p.key not in existing]
     known = [p for p in found if p.key in existing]
+    fresh_papers = await _fresh_papers(conn, source_id=source.id, fresh=fresh, seen=seen)
     events: list[dict[str, object]] = []
     ids: dict[str, int] = {}
 
@@ -150,6 +152,7 @@ async def record_pages(
                     "url": p.url,
                     "type": p.type,
                     "arxiv": p.arxiv,
+                    "paper": fresh_papers[p.key],
                     "created": not_after(p.created, now),
                     "updated": not_after(p.updated, now),
                     "fingerprint": p.fingerprint,
@@ -170,9 +173,14 @@ async def record_pages(
 
     updated = 0
     for p in known:
-        page_id, fingerprint, first_seen_at = existing[p.key]
+        page_id, fingerprint, first_seen_at, paper = existing[p.key]
         ids[p.key] = page_id
         changed = fingerprint != p.fingerprint
+        # A page known by its path keeps the identity it was first seen with (a rename
+        # keeps it); an arXiv id or DOI it names now is its identity.
+        identity = p.paper
+        if paper is not None and papers.is_path_id(identity):
+            identity = paper
         await conn.execute(
             update(pages)
             .where(pages.c.id == page_id)
@@ -180,6 +188,7 @@ async def record_pages(
                 url=p.url,
                 type=p.type,
                 arxiv=p.arxiv,
+                paper=identity,
                 created=not_after(p.created, first_seen_at),
                 updated=not_after(p.updated, first_seen_at),
                 fingerprint=p.fingerprint,
@@ -229,6 +238,31 @@ async def record_pages(
         )
     )
     return Recorded(new=len(fresh), updated=updated, queued=queued)
+
+
+async def _fresh_papers(
+    conn: AsyncConnection, *, source_id: int, fresh: Sequence[Page], seen: dt.datetime
+) -> dict[str, str]:
+    """The identities of pages seen for the first time, by key.
+
+    A page known by its path alone whose path identity another page of the same source
+    already holds (a page renamed away from that path keeps it) gets an identity of its
+    own: it is another page, not that one again. The same path in another source is the
+    same page (one wiki read through two sources).
+    """
+    result = {p.key: p.paper for p in fresh}
+    by_path = [identity for identity in result.values() if papers.is_path_id(identity)]
+    taken: set[str] = set()
+    for part in chunks(by_path):
+        rows = await conn.execute(
+            select(pages.c.paper).where(pages.c.source_id == source_id, pages.c.paper.in_(part))
+        )
+        taken.update(paper for (paper,) in rows if paper is not None)
+    for key, identity in result.items():
+        if identity in taken:
+            suffix = "@" + seen.isoformat()
+            result[key] = identity[: papers.MAX_PAPER_CHARS - len(suffix)] + suffix
+    return result
 
 
 def not_after(day: dt.date | None, seen: dt.datetime) -> dt.date | None:
@@ -296,33 +330,6 @@ async def save_validators(
         .where(sources.c.id == source_id)
         .values(etag=etag, last_modified=last_modified)
     )
-
-
-async def queue_backfill(conn: AsyncConnection, *, since: dt.date, now: dt.datetime) -> int:
-    """Queue a page event for every present page dated on or after ``since``, except a
-    page whose current version already has an event (queued by an earlier backfill or
-    found new or updated by a scan): a second backfill queues nothing again."""
-    date = func.coalesce(pages.c.updated, pages.c.created)
-    queued = (
-        select(page_events.c.id)
-        .where(
-            page_events.c.page_id == pages.c.id,
-            page_events.c.fingerprint == pages.c.fingerprint,
-        )
-        .exists()
-    )
-    rows = await conn.execute(
-        select(pages.c.id, pages.c.fingerprint).where(
-            pages.c.removed_at.is_(None),
-            # Pages without a date count as recent: a backfill should not hide them.
-            (date >= since) | date.is_(None),
-            ~queued,
-        )
-    )
-    events = [_event(page_id, ChangeKind.NEW, fp, now) for page_id, fp in rows]
-    for part in chunks(events):
-        await conn.execute(insert(page_events), list(part))
-    return len(events)
 
 
 async def tags_of(conn: AsyncConnection, page_ids: Sequence[int]) -> dict[int, tuple[str, ...]]:

@@ -9,17 +9,27 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, case, func, literal_column, select, update
+from sqlalchemy import (
+    ColumnElement,
+    bindparam,
+    case,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.models import ChatState, Mode
+from bot import filters
+from bot.models import ChangeKind, ChatState, Mode
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store.engine import among, id_parts, reader
-from bot.store.schema import chat_pages, chats, page_events, page_tags, pages
+from bot.store.schema import chat_pages, chats, page_events, page_tags, pages, sources
 from bot.util import chunks
 
 
@@ -33,10 +43,17 @@ class Event:
 
 @dataclass(slots=True)
 class Window:
-    """The events after some cursor, with the tags of their pages."""
+    """The events after some cursor, with the tags of their pages.
+
+    Each event is on its paper's page (see :func:`papers_of`): an event of another copy of
+    the paper (a feed entry of the wiki's paper) counts as one of that page, with that
+    page's fingerprint. ``copies`` names, by page, the other pages of its paper: a chat
+    that had one of them had the paper.
+    """
 
     events: list[Event]
     tags: dict[int, tuple[str, ...]]
+    copies: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def last_id(self) -> int:
@@ -141,6 +158,97 @@ async def lock_batch(
     return list(await conn.execute(query))
 
 
+async def queue_backfill(conn: AsyncConnection, *, since: dt.date, now: dt.datetime) -> int:
+    """Queue a page event for every present page dated on or after ``since`` that some
+    active chat would receive from it and from nothing else; return how many pages chats
+    will receive through them, a chat and a page counting once.
+
+    A chat receives a backfilled page when its filter matches the page and it never had
+    that version (the ledger), unless an event already on its way to it (after its
+    cursor) brings the page anyway. So a page the chats already had, or that no chat
+    follows, queues nothing, the count is what the chats' next digests carry, and a
+    second backfill queues nothing again.
+    """
+    date = func.coalesce(pages.c.updated, pages.c.created)
+    candidates = {
+        page_id: fingerprint
+        for page_id, fingerprint in await conn.execute(
+            select(pages.c.id, pages.c.fingerprint).where(
+                pages.c.removed_at.is_(None),
+                # Pages without a date count as recent: a backfill should not hide them.
+                (date >= since) | date.is_(None),
+            )
+        )
+    }
+    if not candidates:
+        return 0
+    tags = {
+        page_id: filters.normalized_tags(found)
+        for page_id, found in (await page_store.tags_of(conn, list(candidates))).items()
+    }
+    active = list(
+        await conn.execute(
+            select(chats.c.id, chats.c.filter, chats.c.cursor).where(
+                chats.c.state == ChatState.ACTIVE.value
+            )
+        )
+    )
+    if not active:
+        return 0
+    # The events of the candidate pages that a chat may not have planned yet.
+    pending: dict[int, list[tuple[int, bool]]] = {}  # page -> (event id, new)
+    oldest = min(cursor for _, _, cursor in active)
+    for part in chunks(list(candidates)):
+        for event_id, page_id, kind in await conn.execute(
+            select(page_events.c.id, page_events.c.page_id, page_events.c.kind).where(
+                page_events.c.page_id.in_(part), page_events.c.id > oldest
+            )
+        ):
+            pending.setdefault(page_id, []).append((event_id, kind == "new"))
+    had: dict[tuple[int, int], str] = {}
+    for part in chunks(list(candidates)):
+        for chat_pk, page_id, fingerprint in await conn.execute(
+            select(chat_pages.c.chat_pk, chat_pages.c.page_id, chat_pages.c.fingerprint).where(
+                chat_pages.c.page_id.in_(part)
+            )
+        ):
+            had[(chat_pk, page_id)] = fingerprint
+    untagged = frozenset[str]()
+    matching: dict[str, list[int]] = {}  # filter text -> the candidates it matches
+    reach: dict[int, int] = {}  # page -> chats that receive it only through a new event
+    for chat_pk, filter_text, cursor in active:
+        matched = matching.get(filter_text)
+        if matched is None:
+            f = chat_store.filter_of(filter_text)
+            matched = matching[filter_text] = [
+                page_id
+                for page_id in candidates
+                if not f.is_empty and filters.matches_normalized(f, tags.get(page_id, untagged))
+            ]
+        for page_id in matched:
+            version = had.get((chat_pk, page_id))
+            if version == candidates[page_id]:
+                continue  # it had this version
+            later = [new for event_id, new in pending.get(page_id, ()) if event_id > cursor]
+            # As planning offers it: a page it never had comes with a "new" event after
+            # its cursor, one it had in another version with any event after it.
+            if any(later) if version is None else later:
+                continue
+            reach[page_id] = reach.get(page_id, 0) + 1
+    events = [
+        {
+            "page_id": page_id,
+            "kind": ChangeKind.NEW.value,
+            "fingerprint": candidates[page_id],
+            "created_at": now,
+        }
+        for page_id in sorted(reach)
+    ]
+    for part in chunks(events):
+        await conn.execute(insert(page_events), list(part))
+    return sum(reach.values())
+
+
 async def window(conn: AsyncConnection, after: int) -> Window:
     """The page events after event ``after``, in order, with their pages' tags."""
     rows = await conn.execute(
@@ -151,8 +259,71 @@ async def window(conn: AsyncConnection, after: int) -> Window:
         .order_by(page_events.c.id)
     )
     events = [Event(id=i, page_id=p, new=k == "new", fingerprint=f) for i, p, k, f in rows]
+    papers = await papers_of(conn, sorted({e.page_id for e in events}))
+    events = [
+        e if papers.page_of.get(e.page_id, e.page_id) == e.page_id
+        else Event(
+            id=e.id,
+            page_id=papers.page_of[e.page_id],
+            new=e.new,
+            fingerprint=papers.fingerprints[papers.page_of[e.page_id]],
+        )
+        for e in events
+    ]
     tags = await page_store.tags_of(conn, sorted({e.page_id for e in events}))
-    return Window(events=events, tags=tags)
+    return Window(events=events, tags=tags, copies=papers.copies)
+
+
+@dataclass(frozen=True, slots=True)
+class Papers:
+    """The paper of each page asked about, as one page: the page a chat gets."""
+
+    page_of: dict[int, int]  # page -> the page its paper is delivered as
+    fingerprints: dict[int, str]  # that page -> its fingerprint now
+    copies: dict[int, tuple[int, ...]]  # that page -> the other pages of its paper
+
+
+async def papers_of(conn: AsyncConnection, page_ids: Sequence[int]) -> Papers:
+    """Which page each of ``page_ids`` is delivered as: of the pages of its paper (one
+    ``pages.paper``), a present one before a removed one, a wiki page (directory or git
+    source) before a feed entry, then the first seen. Pages without a copy are left out.
+    """
+    wanted: set[str] = set()
+    for part in chunks(list(page_ids)):
+        rows = await conn.execute(
+            select(pages.c.paper).where(pages.c.id.in_(part), pages.c.paper.is_not(None))
+        )
+        wanted.update(paper for (paper,) in rows)
+    members: dict[str, list[tuple[bool, bool, int, str]]] = {}
+    for paper_part in chunks(sorted(wanted)):
+        rows = await conn.execute(
+            select(
+                pages.c.paper,
+                pages.c.removed_at.is_not(None),
+                sources.c.kind == "feed",
+                pages.c.id,
+                pages.c.fingerprint,
+            )
+            .join(sources, sources.c.id == pages.c.source_id)
+            .where(pages.c.paper.in_(paper_part))
+        )
+        for paper, removed, feed, page_id, fingerprint in rows:
+            members.setdefault(paper, []).append(
+                (bool(removed), bool(feed), page_id, fingerprint)
+            )
+    page_of: dict[int, int] = {}
+    fingerprints: dict[int, str] = {}
+    copies: dict[int, tuple[int, ...]] = {}
+    for found in members.values():
+        if len(found) < 2:
+            continue
+        found.sort()
+        chosen, fingerprint = found[0][2], found[0][3]
+        fingerprints[chosen] = fingerprint
+        copies[chosen] = tuple(page_id for _, _, page_id, _ in found[1:])
+        for _, _, page_id, _ in found:
+            page_of[page_id] = chosen
+    return Papers(page_of=page_of, fingerprints=fingerprints, copies=copies)
 
 
 async def newest_pages(
@@ -169,6 +340,9 @@ async def newest_pages(
             .limit(limit)
         )
     ).all()
+    # One page per paper: the page its paper is delivered as, where it is in the pool.
+    delivered_as = (await papers_of(conn, [row[0] for row in rows])).page_of
+    rows = [row for row in rows if delivered_as.get(row[0], row[0]) == row[0]]
     tags: dict[int, list[str]] = {}
     for part in chunks([row[0] for row in rows]):
         for page_id, tag in await conn.execute(
@@ -195,16 +369,27 @@ async def dates(conn: AsyncConnection, page_ids: Sequence[int]) -> dict[int, int
 
 
 async def ledger(
-    conn: AsyncConnection, *, page_ids: Sequence[int], first: int, last: int, wanted: set[int]
-) -> dict[int, dict[int, str]]:
+    conn: AsyncConnection,
+    *,
+    page_ids: Sequence[int],
+    first: int,
+    last: int,
+    wanted: set[int],
+    copies: Mapping[int, Sequence[int]] | None = None,
+) -> tuple[dict[int, dict[int, str]], dict[int, set[int]]]:
     """The fingerprints the chats ``wanted`` (keys from ``first`` to ``last``) had of
-    ``page_ids``, by chat.
+    ``page_ids``, by chat; and, by chat, the pages it had only as another copy.
+
+    A chat that had another copy of a page's paper (``copies``: page -> the others) had
+    the page, in a version of its own: it is offered as updated, never as new again.
 
     The rows are read by key range (other chats' rows in the range are left out here)
     instead of by a list of every key.
     """
+    copies = copies or {}
+    copy_of = {other: page_id for page_id, others in copies.items() for other in others}
     found: dict[int, dict[int, str]] = {}
-    for page_part in chunks(page_ids):
+    for page_part in chunks(sorted(set(page_ids) | copy_of.keys())):
         rows = await conn.execute(
             select(chat_pages.c.chat_pk, chat_pages.c.page_id, chat_pages.c.fingerprint).where(
                 chat_pages.c.chat_pk.between(first, last), chat_pages.c.page_id.in_(page_part)
@@ -213,7 +398,15 @@ async def ledger(
         for chat_pk, page_id, fingerprint in rows:
             if chat_pk in wanted:
                 found.setdefault(chat_pk, {})[page_id] = fingerprint
-    return found
+    borrowed: dict[int, set[int]] = {}
+    if copy_of:
+        for chat_pk, had in found.items():
+            for other in [page_id for page_id in had if page_id in copy_of]:
+                page_id = copy_of[other]
+                if page_id not in had:
+                    had[page_id] = had[other]
+                    borrowed.setdefault(chat_pk, set()).add(page_id)
+    return found, borrowed
 
 
 async def update_ledger(conn: AsyncConnection, changed: Sequence[Mapping[str, object]]) -> None:

@@ -81,7 +81,12 @@ pages = Table(
     Column("first_seen_at", DateTime, nullable=False),
     Column("changed_at", DateTime, nullable=False),
     Column("removed_at", DateTime, nullable=True),
+    # The paper's identity across sources (bot.papers): ``arxiv:ID``, ``doi:DOI`` or
+    # ``path:KEY``. Pages of one paper are delivered once; planning looks a paper's pages
+    # up by it. Every row has one (revision 0003 filled the older rows); a rename keeps it.
+    Column("paper", String(1000), nullable=True),
     UniqueConstraint("source_id", "key"),
+    Index("ix_pages_paper", "paper"),
 )
 
 page_texts = Table(

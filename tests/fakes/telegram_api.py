@@ -26,6 +26,13 @@ as JSON at ``GET /_stats`` for a fake running in another process;
 with ``inject_update`` or the builders ``message``, ``callback``, ``my_chat_member`` and
 ``migrate_group``, and served by ``getUpdates`` with real offset and long-polling semantics.
 
+``sendRichMessage`` (Bot API 10.1; explicit ``blocks`` since 10.2, button rows since 10.3)
+checks its ``rich_message`` as the Bot API's type pages describe it (:func:`check_rich_message`,
+also for tests to call on a payload) and the rich message limits. ``bot_api_version`` makes
+the fake an older or self-hosted server: below 10.1 it answers ``sendRichMessage`` with
+``404 Not Found`` as for any method it does not know; 10.1 refuses ``blocks``, 10.2 refuses
+button rows, both with 400. ``rich_refused_chats`` answer 400 to a rich message alone.
+
 HTML ``parse_mode`` is parsed the way Telegram does it (the supported tags only, balanced, the
 four named entities): the message comes back as plain text with entities, and malformed markup
 is refused with ``400 Bad Request: can't parse entities: ...``. Markdown modes are stored
@@ -81,9 +88,9 @@ DEFAULT_LIMIT_TOLERANCE = 0.0
 _NOT_DELIVERED_BY_DEFAULT = frozenset({"chat_member", "message_reaction", "message_reaction_count"})
 _SEND_METHODS = frozenset(
     {
-        "sendMessage", "sendPhoto", "sendDocument", "sendAudio", "sendVideo", "sendAnimation",
-        "sendVoice", "sendSticker", "sendMediaGroup", "sendLocation", "sendPoll", "copyMessage",
-        "forwardMessage",
+        "sendMessage", "sendRichMessage", "sendPhoto", "sendDocument", "sendAudio", "sendVideo",
+        "sendAnimation", "sendVoice", "sendSticker", "sendMediaGroup", "sendLocation", "sendPoll",
+        "copyMessage", "forwardMessage",
     }
 )  # fmt: skip
 # Parameters whose form value is JSON (PTB encodes every non-string value with json.dumps).
@@ -94,7 +101,7 @@ _JSON_PARAMS = frozenset(
         "disable_notification", "protect_content", "reply_parameters", "message_thread_id",
         "reply_to_message_id", "allow_sending_without_reply", "commands", "scope", "show_alert",
         "cache_time", "drop_pending_updates", "max_connections", "only_if_banned",
-        "allow_paid_broadcast", "message_effect_id", "caption_entities",
+        "allow_paid_broadcast", "message_effect_id", "caption_entities", "rich_message",
     }
 )  # fmt: skip
 _ADMIN_RIGHTS = (
@@ -102,6 +109,19 @@ _ADMIN_RIGHTS = (
     "can_change_info", "can_invite_users", "can_post_stories", "can_edit_stories",
     "can_delete_stories", "can_pin_messages",
 )  # fmt: skip
+# The newest Bot API the fake speaks (10.3, August 24, 2026,
+# https://core.telegram.org/bots/api-changelog#august-24-2026).
+BOT_API_VERSION = (10, 3)
+RICH_MESSAGES_SINCE = (10, 1)  # sendRichMessage (changelog, June 11, 2026)
+RICH_BLOCKS_SINCE = (10, 2)  # InputRichMessage.blocks (changelog, July 14, 2026)
+RICH_BUTTONS_SINCE = (10, 3)  # InputRichBlockButtons, expandable quotations (August 24, 2026)
+# Rich message limits (https://core.telegram.org/bots/api#rich-message-limits): up to 32768
+# characters of text, 500 blocks counting nested ones, 16 levels of nested formatting and
+# blocks. Characters are counted as Telegram does, in Unicode code points.
+MAX_RICH_TEXT_CHARS = 32768
+MAX_RICH_BLOCKS = 500
+MAX_RICH_DEPTH = 16
+MAX_RICH_BUTTONS = 8  # InputRichBlockButtons.buttons: "List of 1-8 buttons to send"
 _COMMAND_RE = re.compile(r"(?<!\S)/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]{3,32})?")
 _BOT_COMMAND_NAME_RE = re.compile(r"^[a-z0-9_]{1,32}$")
 
@@ -245,6 +265,10 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
         self.paid_rate = PAID_BROADCAST_RATE  # the cap of sends with allow_paid_broadcast
         self.chat_interval = CHAT_INTERVAL_SECONDS
         self.limit_tolerance = DEFAULT_LIMIT_TOLERANCE
+        # The Bot API version the fake answers as (an older or self-hosted server), and the
+        # chats where a rich message is refused (400) while sendMessage still works.
+        self.bot_api_version = BOT_API_VERSION
+        self.rich_refused_chats: set[int | str] = set()
 
         # The world the bot talks to.
         self.chats: dict[int | str, dict[str, Any]] = {}
@@ -270,6 +294,7 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
             "getMe": self._get_me,
             "getUpdates": self._get_updates,
             "sendMessage": self._send_message,
+            "sendRichMessage": self._send_rich_message,
             "editMessageText": self._edit_message_text,
             "editMessageReplyMarkup": self._edit_message_reply_markup,
             "answerCallbackQuery": self._answer_callback_query,
@@ -608,7 +633,7 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
 
     @staticmethod
     def _is_delivered(call: TelegramCall) -> bool:
-        return call.ok and call.method == "sendMessage"
+        return call.ok and call.method in ("sendMessage", "sendRichMessage")
 
     @staticmethod
     def _describe(call: TelegramCall) -> str:
@@ -687,6 +712,8 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
                 raise _ApiError(404, "Not Found")
             raise _ApiError(401, "Unauthorized")
         handler = self._handlers.get(method)
+        if method == "sendRichMessage" and self.bot_api_version < RICH_MESSAGES_SINCE:
+            handler = None  # a server from before Bot API 10.1 does not know the method
         if handler is None:
             raise _ApiError(404, "Not Found")
         chat_id = params.get("chat_id")
@@ -900,6 +927,34 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
             message["reply_markup"] = markup
         if replied is not None:
             message["reply_to_message"] = replied
+        if thread_id is not None:
+            message.update(message_thread_id=thread_id, is_topic_message=True)
+        self._messages[(chat_id, message["message_id"])] = message
+        self._by_chat.setdefault(chat_id, []).append(message)
+        self._delivered += 1
+        return dict(message)
+
+    async def _send_rich_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        """https://core.telegram.org/bots/api#sendrichmessage: ``chat_id`` and
+        ``rich_message`` (an InputRichMessage); the sent Message carries ``rich_message``
+        (https://core.telegram.org/bots/api#richmessage) and no ``text``."""
+        chat_id = _required(params, "chat_id")
+        thread_id = self._check_thread(chat_id, params.get("message_thread_id"))
+        rich = check_rich_message(params.get("rich_message"), version=self.bot_api_version)
+        if chat_id in self.rich_refused_chats:
+            # The Bot API documents no text for a chat that cannot show rich messages; the
+            # fake answers a plain 400 as for any other refused payload.
+            raise _ApiError(400, "Bad Request: rich messages can't be sent to the chat")
+        markup = _check_markup(params.get("reply_markup"))
+        message: dict[str, Any] = {
+            "message_id": self._take_message_id(chat_id),
+            "from": self.bot_user,
+            "chat": self._chat_object(chat_id),
+            "date": int(time.time()),
+            "rich_message": rich,
+        }
+        if markup is not None:
+            message["reply_markup"] = markup
         if thread_id is not None:
             message.update(message_thread_id=thread_id, is_topic_message=True)
         self._messages[(chat_id, message["message_id"])] = message
@@ -1259,6 +1314,176 @@ def _check_markup(markup: Any) -> dict[str, Any] | None:
     return {"inline_keyboard": rows}
 
 
+# --- rich messages -------------------------------------------------------------------
+# The Bot API's pages say what the fake accepts; it refuses everything else with 400. The
+# Bot API names no error texts for rich messages: the fake's are its own, all "Bad Request:".
+
+# RichText (https://core.telegram.org/bots/api#richtext): a String, an Array of RichText, or
+# one of the typed objects. The formatting ones have just ``text``; RichTextUrl
+# (https://core.telegram.org/bots/api#richtexturl) has ``text`` and ``url``.
+_RICH_TEXT_STYLES = frozenset(
+    {"bold", "italic", "underline", "strikethrough", "spoiler", "subscript", "superscript",
+     "marked", "code"}
+)  # fmt: skip
+# RichMessageButton.style (https://core.telegram.org/bots/api#richmessagebutton): "danger",
+# "success", "primary" or "link" ("link" only for callback buttons).
+_BUTTON_STYLES = frozenset({"danger", "success", "primary", "link"})
+# RichMessageButton: "Exactly one of the fields other than text and style must be used".
+_BUTTON_KINDS = (
+    "url", "callback_data", "web_app", "login_url", "switch_inline_query",
+    "switch_inline_query_current_chat", "switch_inline_query_chosen_chat", "copy_text",
+    "disabled",
+)  # fmt: skip
+
+
+def _rich_error(what: str) -> _ApiError:
+    return _ApiError(400, f"Bad Request: can't parse rich message: {what}")
+
+
+@dataclass(slots=True)
+class _RichCount:
+    chars: int = 0
+    blocks: int = 0
+    depth: int = 0
+
+
+def _rich_text(value: Any, count: _RichCount, depth: int, *, plain: bool = False) -> None:
+    """A RichText; ``plain`` (a button's text: "May contain only plain text, custom emoji
+    and date time entities") allows strings alone. ``depth`` is the level of what holds it;
+    each formatting object is a level more ("levels of nested formatting and blocks")."""
+    if isinstance(value, str):
+        count.chars += len(value)
+        return
+    if isinstance(value, list):
+        for part in value:
+            _rich_text(part, count, depth, plain=plain)
+        return
+    if plain or not isinstance(value, dict):
+        raise _rich_error("invalid rich text")
+    kind = value.get("type")
+    if kind == "url":
+        url = value.get("url")
+        if not isinstance(url, str) or not re.match(r"(?i)(https?|tg)://", url):
+            raise _rich_error("invalid URL")
+    elif kind not in _RICH_TEXT_STYLES:
+        raise _rich_error(f"unsupported rich text type {kind!r}")
+    if "text" not in value:
+        raise _rich_error(f'field "text" is missing in rich text {kind}')
+    count.depth = max(count.depth, depth + 1)
+    _rich_text(value["text"], count, depth + 1)
+
+
+def _rich_button(button: Any, count: _RichCount, depth: int) -> None:
+    """https://core.telegram.org/bots/api#richmessagebutton"""
+    if not isinstance(button, dict) or "text" not in button:
+        raise _rich_error("invalid button")
+    _rich_text(button["text"], count, depth, plain=True)
+    if not button["text"]:
+        raise _rich_error("button text is empty")
+    kinds = [kind for kind in _BUTTON_KINDS if kind in button]
+    if len(kinds) != 1:
+        raise _rich_error("exactly one button kind must be specified")
+    style = button.get("style")
+    if style is not None and (
+        style not in _BUTTON_STYLES or (style == "link" and kinds != ["callback_data"])
+    ):
+        raise _rich_error("invalid button style")
+    data = button.get("callback_data")
+    if data is not None and not (
+        isinstance(data, str) and 1 <= len(data.encode()) <= MAX_CALLBACK_DATA_BYTES
+    ):
+        raise _ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
+
+
+def _rich_block(block: Any, count: _RichCount, depth: int, version: tuple[int, int]) -> None:
+    """One InputRichBlock (https://core.telegram.org/bots/api#inputrichblock): the kinds
+    a digest uses, each with the fields of its page."""
+    if not isinstance(block, dict):
+        raise _rich_error("invalid block")
+    count.blocks += 1
+    count.depth = max(count.depth, depth)
+    kind = block.get("type")
+    if kind in ("paragraph", "footer"):
+        # InputRichBlockParagraph / InputRichBlockFooter: ``text``
+        _rich_text(_required_field(block, "text"), count, depth)
+    elif kind == "heading":
+        # InputRichBlockSectionHeading: ``text``, ``size`` "1-6, 1 is the largest"
+        _rich_text(_required_field(block, "text"), count, depth)
+        size = block.get("size")
+        if type(size) is not int or not 1 <= size <= 6:
+            raise _rich_error("heading size must be 1-6")
+    elif kind == "details":
+        # InputRichBlockDetails: ``summary``, ``blocks``, optional ``is_open``
+        _rich_text(_required_field(block, "summary"), count, depth)
+        inner = _required_field(block, "blocks")
+        if not isinstance(inner, list):
+            raise _rich_error('field "blocks" must be an Array')
+        if block.get("is_open") not in (None, True, False):
+            raise _rich_error('field "is_open" must be a Boolean')
+        for child in inner:
+            _rich_block(child, count, depth + 1, version)
+    elif kind == "buttons" and version >= RICH_BUTTONS_SINCE:
+        # InputRichBlockButtons: ``buttons`` 1-8, optional ``align`` left/center/right
+        buttons = _required_field(block, "buttons")
+        if not isinstance(buttons, list) or not 1 <= len(buttons) <= MAX_RICH_BUTTONS:
+            raise _rich_error("a button row must have 1-8 buttons")
+        if block.get("align") not in (None, "left", "center", "right"):
+            raise _rich_error("invalid button alignment")
+        for button in buttons:
+            _rich_button(button, count, depth)
+    elif kind == "expandable_blockquote" and version >= RICH_BUTTONS_SINCE:
+        # InputRichBlockExpandableBlockQuotation: ``text``, optional ``credit``
+        _rich_text(_required_field(block, "text"), count, depth)
+        if "credit" in block:
+            _rich_text(block["credit"], count, depth)
+    else:
+        raise _rich_error(f"unsupported block type {kind!r}")
+
+
+def _required_field(block: dict[str, Any], name: str) -> Any:
+    if name not in block:
+        raise _rich_error(f'field "{name}" is missing in block {block.get("type")}')
+    return block[name]
+
+
+def check_rich_message(rich: Any, *, version: tuple[int, int] = BOT_API_VERSION) -> dict[str, Any]:
+    """An InputRichMessage as a Bot API ``version`` server checks it; returns the
+    RichMessage a sent Message carries, or raises the 400 (``_ApiError``).
+
+    "Exactly one of the fields html, markdown, or blocks must be used"
+    (https://core.telegram.org/bots/api#inputrichmessage); ``blocks`` came in Bot API 10.2.
+    The fake checks explicit blocks; HTML and Markdown content is stored unparsed.
+    """
+    if not isinstance(rich, dict):
+        raise _ApiError(400, "Bad Request: rich_message is empty")
+    given = [name for name in ("html", "markdown", "blocks") if rich.get(name) is not None]
+    if len(given) != 1:
+        raise _rich_error("exactly one of html, markdown and blocks must be specified")
+    if "blocks" in given and version < RICH_BLOCKS_SINCE:
+        raise _rich_error('field "blocks" is not supported')
+    for flag in ("is_rtl", "skip_entity_detection"):
+        if rich.get(flag) not in (None, True, False):
+            raise _rich_error(f'field "{flag}" must be a Boolean')
+    if "blocks" not in given:
+        return {"blocks": [{"type": "paragraph", "text": rich[given[0]]}]}
+    blocks = rich["blocks"]
+    if not isinstance(blocks, list) or not blocks:
+        raise _rich_error('field "blocks" must be a non-empty Array')
+    count = _RichCount()
+    for block in blocks:
+        _rich_block(block, count, 1, version)
+    if count.chars > MAX_RICH_TEXT_CHARS:
+        raise _ApiError(400, "Bad Request: rich message is too long")
+    if count.blocks > MAX_RICH_BLOCKS:
+        raise _ApiError(400, "Bad Request: too many blocks in the rich message")
+    if count.depth > MAX_RICH_DEPTH:
+        raise _ApiError(400, "Bad Request: rich message is nested too deeply")
+    result: dict[str, Any] = {"blocks": blocks}
+    if rich.get("is_rtl"):
+        result["is_rtl"] = True
+    return result
+
+
 def _parse_text(params: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """Return the message text and entities Telegram would store, or raise its 400."""
     raw = params.get("text")
@@ -1433,9 +1658,11 @@ def _typed(key: str, value: str) -> Any:
 
 
 __all__ = [
+    "BOT_API_VERSION",
     "DEFAULT_BOT_USERNAME",
     "DEFAULT_TOKEN",
     "FakeTelegram",
     "LimitViolation",
     "TelegramCall",
+    "check_rich_message",
 ]

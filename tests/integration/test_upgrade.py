@@ -267,3 +267,46 @@ def _older_than_head() -> set[str]:
     from bot.store.engine import revisions
 
     return set(revisions().known)
+
+
+@pytest.fixture
+async def previous_build(backend: str, tmp_path: Path) -> AsyncIterator[str]:
+    async for url in load_dump("d9caa29", backend, tmp_path):
+        yield url
+
+
+async def test_the_previous_builds_pages_get_their_paper_and_nothing_is_new_again(
+    previous_build: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    before = await row_counts(previous_build)
+    env = env_for(clean_env, previous_build)
+    upgraded = await run_cli_async("db", "upgrade", env=env, cwd=tmp_path)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert upgraded.stdout.splitlines()[-1] == f"from {BASELINE} to {head_revision()}"
+    after = await row_counts(previous_build)
+    assert {table: after[table] for table in before} == before
+    engine = create_engine(previous_build)
+    try:
+        async with engine.connect() as conn:
+            assert await conn.run_sync(schema_differences) == []
+            rows = (await conn.execute(text("SELECT key, arxiv, paper FROM pages"))).all()
+        assert rows and any(arxiv for _, arxiv, _ in rows)
+        for key, arxiv, paper in rows:
+            assert paper == (f"arxiv:{arxiv.split('v')[0]}" if arxiv else f"path:{key}"), key
+        # The same wiki from another place (the dump's was a checkout of its own): a second
+        # source of the same papers, and each of its pages one of them.
+        polled = await run_cli_async("poll", env=env, cwd=tmp_path)
+        assert polled.returncode == 0, polled.stderr
+        assert polled.stdout.splitlines()[-1].endswith("(baseline: nothing queued)")
+        async with engine.connect() as conn:
+            rows = (await conn.execute(text("SELECT source_id, paper FROM pages"))).all()
+        by_source: dict[int, set[str]] = {}
+        for source_id, paper in rows:
+            by_source.setdefault(source_id, set()).add(paper)
+        assert len(by_source) == 2
+        old, new = by_source.values()
+        assert {p for p in old if p.startswith("arxiv:")} == {
+            p for p in new if p.startswith("arxiv:")
+        }
+    finally:
+        await engine.dispose()

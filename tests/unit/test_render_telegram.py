@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import json
 import re
 from dataclasses import replace
 from html.parser import HTMLParser
@@ -10,11 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot import render as render_api
 from bot.digest import ELLIPSIS, TLDR_LIMIT
 from bot.i18n import clean
-from bot.models import Button, Digest, DigestItem, Page, PageText, Reply
-from bot.render import telegram
+from bot.models import Button, Digest, DigestItem, Page, PageText, Platform, Reply
+from bot.render import telegram, telegram_rich
 from bot.render.telegram import MAX_MESSAGE_CHARS, render_digest, render_reply, reply_markup
+from tests.fakes.telegram_api import check_rich_message
 from tests.strategies import LONG_TEXT, TEXT, digest_items
 
 ALLOWED_TAGS = {"b", "strong", "i", "em", "u", "s", "a", "code", "pre", "blockquote"}
@@ -34,6 +37,9 @@ class TelegramHTML(HTMLParser):
         if tag == "a":
             assert [name for name, _ in attrs] == ["href"]
             assert re.match(r"https?://", attrs[0][1] or "")
+        elif tag == "blockquote":
+            # only the expandable kind (Bot API 7.4), and never nested in another quotation
+            assert attrs == [("expandable", None)], attrs
         else:
             assert attrs == []
         assert tag not in self.stack, f"nested <{tag}>"
@@ -63,7 +69,9 @@ def check_message(message: str) -> str:
     assert message.strip()
     assert telegram.utf16_len(message) <= MAX_MESSAGE_CHARS
     assert len(message) <= MAX_MESSAGE_CHARS
-    without_tags = re.sub(r'</?(b|i)>|<a href="[^"<>]*">|</a>', "", message)
+    without_tags = re.sub(
+        r'</?(b|i)>|<a href="[^"<>]*">|</a>|<blockquote expandable>|</blockquote>', "", message
+    )
     assert "<" not in without_tags and ">" not in without_tags
     assert not re.search(r"&(?!(amp|lt|gt|quot|#\d+|#x[0-9a-fA-F]+);)", message)
     parser = TelegramHTML()
@@ -108,8 +116,8 @@ def test_digest_message() -> None:
         "<b>📚 AI trends · 3 Dec 2026 · 1 page</b>\n\n"
         '<a href="https://wiki.example/papers/2608.27351"><b>Evolution Strategies</b></a>\n'
         "#rl #reasoning #post-training · <i>matched: rl, reasoning</i>\n"
-        "ES explores more.\n"
-        "<i>29 Aug 2026</i>"
+        "<blockquote expandable>ES explores more.\n"
+        "<i>29 Aug 2026</i></blockquote>"
     )
 
 
@@ -197,7 +205,7 @@ def test_everything_from_the_page_is_escaped() -> None:
 def test_tldr_is_truncated() -> None:
     tldr = "word " * 1000
     [message] = render_digest(digest_of(item(make_page(texts=(PageText("en", "T", tldr),)))))
-    line = message.split("\n")[-2]
+    line = message.split("\n")[-2].removeprefix("<blockquote expandable>")
     assert line.endswith("…")
     assert len(line) <= TLDR_LIMIT
 
@@ -313,9 +321,7 @@ def test_any_digest_renders_to_valid_messages(
     for it in items:
         # As the renderer shows it: display-spoofing characters removed, else the key, "…".
         title = (
-            _collapse(clean(it.page.text(lang).title))
-            or _collapse(clean(it.page.key))
-            or ELLIPSIS
+            _collapse(clean(it.page.text(lang).title)) or _collapse(clean(it.page.key)) or ELLIPSIS
         )
         assert f"<b>{esc(title)}</b>" in joined
 
@@ -350,3 +356,76 @@ def test_a_welcome_digest_with_votes_says_it_is_to_get_you_started(lang: str, no
     d = replace(digest_of(item(), lang=lang), welcome=True)
     [(body, _markup)] = telegram.render_digest_parts(d)
     assert body.splitlines()[1] == f"<i>{note}</i>"
+
+
+def test_tldrs_are_folded_under_titles_and_tags() -> None:
+    """Ten pages read as ten titles with their tags until a page's quotation is opened."""
+    pages = [
+        item(make_page(key=f"p{n}", texts=(PageText("en", f"Title {n}", f"TLDR {n}"),)))
+        for n in range(10)
+    ]
+    [message] = render_digest(digest_of(*pages))
+    check_message(message)
+    entries = message.split("\n\n")[1:]
+    assert len(entries) == 10
+    for n, entry in enumerate(entries):
+        title, tags, folded = entry.split("\n", 2)
+        assert f"<b>Title {n}</b>" in title and "blockquote" not in title
+        assert "<i>matched: rl</i>" in tags and "blockquote" not in tags
+        assert folded.startswith(f"<blockquote expandable>TLDR {n}\n<i>")
+        assert folded.endswith("</blockquote>")
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(_digest_items(), min_size=1, max_size=40),
+    st.sampled_from(["en", "ko"]),
+    st.booleans(),
+    st.booleans(),
+    st.integers(min_value=0, max_value=500),
+)
+def test_any_digest_renders_to_a_rich_message_within_every_limit(
+    items: list[DigestItem], lang: str, instant: bool, welcome: bool, more: int
+) -> None:
+    """The rich form goes with the first HTML message and covers the others; the Bot API
+    (the fake's validators, with its limits) takes it, and it shows every page."""
+    numbered = tuple(replace(it, page_id=n) for n, it in enumerate(items, start=1))
+    d = Digest(
+        lang=lang,
+        date=DATE,
+        items=numbered,
+        instant=instant,
+        welcome=welcome,
+        more=more,
+    )
+    parts = render_api.digest_messages(Platform.TELEGRAM, d)
+    for part in parts:
+        check_message(part.text)
+    first, *rest = parts
+    assert first.rich is not None and not first.rich_covered
+    assert all(p.rich is None and p.rich_covered for p in rest)
+    rich = json.loads(first.rich)
+    check_rich_message(rich)
+    chars, blocks, depth = telegram_rich.measure(rich["blocks"])
+    assert chars <= telegram_rich.MAX_RICH_TEXT_CHARS and blocks <= telegram_rich.MAX_RICH_BLOCKS
+    assert depth <= telegram_rich.MAX_RICH_DEPTH
+    pages = [b for b in rich["blocks"] if b["type"] in ("details", "paragraph")]
+    assert len(pages) == len(items) + welcome
+    actions = [
+        button["callback_data"]
+        for page in pages
+        for block in page.get("blocks", ())
+        if block["type"] == "buttons"
+        for button in block["buttons"]
+    ]
+    assert actions == [f"vote:{sign}:{n}" for n in range(1, len(items) + 1) for sign in "+-"]
+
+
+def test_a_digest_past_the_rich_limits_has_no_rich_form() -> None:
+    """Past 500 blocks even at the least detail: the HTML messages carry it alone."""
+    many = tuple(
+        item(make_page(key=f"p{n}"), matched=()) for n in range(telegram_rich.MAX_RICH_BLOCKS)
+    )
+    many = tuple(replace(it, page_id=n) for n, it in enumerate(many, start=1))
+    parts = render_api.digest_messages(Platform.TELEGRAM, digest_of(*many))
+    assert len(parts) > 1 and all(p.rich is None and not p.rich_covered for p in parts)

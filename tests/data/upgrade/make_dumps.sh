@@ -16,12 +16,14 @@ PGHOST_PORT=${PGURL:-postgres@127.0.0.1:5432}
 PGUSER=${PGHOST_PORT%@*}
 PGADDR=${PGHOST_PORT#*@}
 BUILDS=("$@")
-[ ${#BUILDS[@]} -gt 0 ] || BUILDS=(1a7c8e9 f76b35d 831c0a4)
+[ ${#BUILDS[@]} -gt 0 ] || BUILDS=(1a7c8e9 f76b35d 831c0a4 d9caa29)
 
 for build in "${BUILDS[@]}"; do
     work=$(mktemp -d)
     git -C "$ROOT" worktree add --detach "$work/src" "$build" >/dev/null
-    export PYTHONPATH="$work/src" WIKI_SOURCES="$work/src/examples/wiki"
+    wiki="$work/src/examples/wiki"  # where the sample wiki was; later in the package
+    [ -d "$wiki" ] || wiki="$work/src/bot/sample_wiki"
+    export PYTHONPATH="$work/src" WIKI_SOURCES="$wiki"
     export TELEGRAM_BOT_TOKEN=123456:ABCdefGHIjklMNOpqrSTUvwxYZ012345678
     export TELEGRAM_API_BASE_URL=http://127.0.0.1:9/bot  # nothing listens: sends stay queued
     scratch="trendbot_dump_$build"
