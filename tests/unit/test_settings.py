@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
@@ -125,7 +126,9 @@ def test_cli_exits_2_with_one_line_and_no_secret(clean_env: dict[str, str], tmp_
     assert "very-secret" not in result.stderr + result.stdout
 
 
-def test_cli_refuses_a_zone_that_is_no_place_in_one_line(clean_env: dict[str, str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_refuses_a_zone_that_is_no_place_in_one_line(
+    clean_env: dict[str, str], tmp_path: Path
+) -> None:
     # The tz database has a "Factory" zone, but no chat may use it: the settings refuse it
     # as the ``timezone`` command does, before anything starts.
     env = dict(clean_env, DEFAULT_TIMEZONE="Factory")
