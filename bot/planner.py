@@ -505,8 +505,9 @@ class Planner:
                 advance_schedule
                 and daily
                 and (chat.next_digest_at is None or chat.next_digest_at <= now)
+                and (next_due := messages.next_due(chat)) is not None
             ):
-                rescheduled.setdefault(messages.next_due(chat), []).append(chat.pk)
+                rescheduled.setdefault(next_due, []).append(chat.pk)
 
         await outbox.enqueue(conn, rows)
         await outbox.record_planned(conn, planned, group_pages, at=stamp)
@@ -619,7 +620,9 @@ class _Messages:
     def __init__(self, now: dt.datetime) -> None:
         self._now = now
         self._days: dict[str, dt.date] = {}  # the date ``now`` is, by time zone
-        self._next_dues: dict[tuple[str, str, int | None, QuietHours | None], dt.datetime] = {}
+        self._next_dues: dict[
+            tuple[str, str, str, int | None, QuietHours | None], dt.datetime | None
+        ] = {}
         self._digests: dict[
             tuple[str, tuple[Offer, ...], tuple[Offer, ...], dt.date, bool], dict[str, object]
         ] = {}
@@ -674,20 +677,20 @@ class _Messages:
             for page_id, is_update, _fp in offers
         ]
 
-    def next_due(self, chat: _Chat) -> dt.datetime:
-        """When the chat's next digest is due after this one, as naive UTC."""
-        weekday = chat.weekday if chat.mode == Mode.WEEKLY.value else None
-        key = (chat.digest_time, chat.timezone, weekday, chat.quiet)
-        due = self._next_dues.get(key)
-        if due is None:
+    def next_due(self, chat: _Chat) -> dt.datetime | None:
+        """When the chat's next digest is due after this one, as naive UTC; None in instant
+        mode (:func:`bot.schedule.next_digest`)."""
+        weekday = schedule.digest_weekday(chat.mode, chat.weekday)
+        key = (chat.mode, chat.digest_time, chat.timezone, weekday, chat.quiet)
+        if key not in self._next_dues:
             hour, minute = (int(x) for x in chat.digest_time.split(":"))
-            due = self._next_dues[key] = schedule.naive_utc(
-                schedule.next_due(
-                    at=dt.time(hour, minute),
-                    timezone=chat.timezone,
-                    after=self._now,
-                    weekday=weekday,
-                    quiet=chat.quiet,
-                )
+            due = schedule.next_digest(
+                mode=chat.mode,
+                at=dt.time(hour, minute),
+                weekday=chat.weekday,
+                timezone=chat.timezone,
+                now=self._now,
+                quiet=chat.quiet,
             )
-        return due
+            self._next_dues[key] = None if due is None else schedule.naive_utc(due)
+        return self._next_dues[key]

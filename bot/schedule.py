@@ -17,7 +17,7 @@ import zoneinfo
 from functools import cache
 from zoneinfo import ZoneInfo
 
-from bot.models import QuietHours
+from bot.models import Mode, QuietHours
 
 UTC = dt.UTC
 # Longest DST gap in the tz database is 2 hours; searching a little longer is harmless.
@@ -69,6 +69,39 @@ def next_due(
                 candidate = quiet_end(candidate, quiet=quiet, timezone=timezone) or candidate
             return candidate
     raise AssertionError("a weekly time is always due within ten days")  # pragma: no cover
+
+
+def next_digest(
+    *,
+    mode: str,
+    at: dt.time,
+    weekday: int,
+    timezone: str,
+    now: dt.datetime,
+    quiet: QuietHours | None = None,
+) -> dt.datetime | None:
+    """When a chat's next digest is due, strictly after ``now`` (aware UTC); None in instant
+    mode, which has no digest. The one rule the store, the planner and the commands share.
+
+    Args:
+        mode: the chat's :class:`~bot.models.Mode` (or its stored value).
+        at: the local wall-clock time of the digest.
+        weekday: the day of a weekly digest (0 = Monday); a daily chat's is not read.
+        timezone: the chat's IANA zone.
+        now: the instant the next digest comes after (naive means UTC).
+        quiet: the chat's quiet hours: a time in them moves to their end.
+    """
+    if mode == Mode.INSTANT:
+        return None
+    return next_due(
+        at=at, timezone=timezone, after=now, weekday=digest_weekday(mode, weekday), quiet=quiet
+    )
+
+
+def digest_weekday(mode: str, weekday: int) -> int | None:
+    """The day a chat's digests come on: its ``weekday`` when weekly, None otherwise (every
+    day); a daily chat keeps the weekday it had, unread."""
+    return weekday if mode == Mode.WEEKLY else None
 
 
 def quiet_of(text: str | None) -> QuietHours | None:
@@ -251,6 +284,33 @@ def is_place_zone(name: str) -> bool:
     return bool(sep) and area in _AREAS and name not in _NOT_PLACES
 
 
+ZONE_RULE = "must be an IANA time zone of a place, such as UTC or Asia/Seoul"
+
+
+def is_chat_zone(name: str) -> bool:
+    """Whether a chat may keep ``name`` as its zone: a place zone (:func:`is_place_zone`)
+    that the tz database has. The one check of both ``DEFAULT_TIMEZONE`` and the
+    ``timezone`` command (which stores only what :func:`resolve_zone` returns)."""
+    if not is_place_zone(name):
+        return False
+    try:
+        ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return False
+    return True
+
+
+def check_zone(name: str) -> str:
+    """``name`` when a chat may keep it as its zone (:func:`is_chat_zone`); otherwise
+    raises ValueError with a one-line reason, naming the zone meant when there is one
+    (``GMT`` -> ``UTC``, ``asia/seoul`` -> ``Asia/Seoul``)."""
+    if is_chat_zone(name):
+        return name
+    meant = resolve_zone(name)
+    hint = f" (did you mean {meant}?)" if meant is not None else ""
+    raise ValueError(ZONE_RULE + hint)
+
+
 @cache
 def _zones_by_folded_name() -> dict[str, str]:
     return {
@@ -307,11 +367,7 @@ def resolve_zone(text: str) -> str | None:
             name = f"Etc/GMT{'-' if sign == '+' else '+'}{hours}"
         if name is None:
             return None
-    try:
-        ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        return None
-    return name
+    return name if is_chat_zone(name) else None
 
 
 _ETC_OFFSET = re.compile(r"Etc/GMT([+-])(\d{1,2})")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import zoneinfo
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -19,6 +18,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from bot import schedule
 from bot.errors import ConfigError
 from bot.sources.git import is_git, parse_git_url
 from bot.sources.urls import redact_url, url_secrets
@@ -98,12 +98,9 @@ def parse_hhmm(value: str) -> dt.time:
 
 
 def check_timezone(value: str) -> str:
-    """An IANA zone name such as ``Asia/Seoul``; raises ValueError otherwise."""
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        raise ValueError("must be an IANA time zone such as UTC or Asia/Seoul") from None
-    return value
+    """A zone a chat may keep, such as ``Asia/Seoul``; raises ValueError otherwise: the
+    ``timezone`` command's own check (:func:`bot.schedule.check_zone`)."""
+    return schedule.check_zone(value)
 
 
 class Settings(BaseSettings):

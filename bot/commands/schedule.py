@@ -202,13 +202,16 @@ def describe_next(
         return None
     now = now.replace(tzinfo=dt.UTC) if now.tzinfo is None else now
     if next_at is None or next_at.replace(tzinfo=dt.UTC) <= now:
-        due = schedule.next_due(
+        due = schedule.next_digest(
+            mode=chat.mode,
             at=chat.digest_time,
-            timezone=zone_label(chat.timezone),
-            after=now,
-            weekday=chat.weekday if chat.mode == Mode.WEEKLY else None,
+            weekday=chat.weekday,
+            timezone=chat.timezone,
+            now=now,
             quiet=chat.quiet,
         )
+        if due is None:
+            return None
     else:
         due = next_at.replace(tzinfo=dt.UTC)
     zone = ZoneInfo(chat.timezone)

@@ -198,17 +198,18 @@ async def ensure(
     return record
 
 
-def next_digest(chat: ChatSettings, *, after: dt.datetime) -> dt.datetime:
-    """When ``chat``'s next digest is due after ``after``, as the store keeps it."""
-    return schedule.naive_utc(
-        schedule.next_due(
-            at=chat.digest_time,
-            timezone=chat.timezone,
-            after=after,
-            weekday=chat.weekday if chat.mode == Mode.WEEKLY else None,
-            quiet=chat.quiet,
-        )
+def next_digest(chat: ChatSettings, *, after: dt.datetime) -> dt.datetime | None:
+    """When ``chat``'s next digest is due after ``after``, as the store keeps it; None in
+    instant mode (:func:`bot.schedule.next_digest`)."""
+    due = schedule.next_digest(
+        mode=chat.mode,
+        at=chat.digest_time,
+        weekday=chat.weekday,
+        timezone=chat.timezone,
+        now=after,
+        quiet=chat.quiet,
     )
+    return None if due is None else schedule.naive_utc(due)
 
 
 def _values(chat: ChatSettings, *, now: dt.datetime) -> dict[str, Any]:
@@ -250,22 +251,19 @@ async def save(
     schedule_same = (
         before.chat.digest_time == after.digest_time
         and before.chat.timezone == after.timezone
-        and _weekly_day(before.chat) == _weekly_day(after)
+        and schedule.digest_weekday(before.chat.mode, before.chat.weekday)
+        == schedule.digest_weekday(after.mode, after.weekday)
         and before.chat.quiet == after.quiet
     )
     if after.mode != Mode.INSTANT:
         values["held_until"] = None  # held pages go in the chat's next digest
-    if schedule_same and before.next_digest_at is not None:
+    if schedule_same and before.next_digest_at is not None and values["next_digest_at"]:
         values["next_digest_at"] = before.next_digest_at
     # RETURNING: the row as stored, without a second query (SQLite 3.35+, PostgreSQL).
     row = (await conn.execute(_UPDATE, {**values, "pk": before.pk})).mappings().one()
     if before.chat.filter != after.filter:
         await _save_tags(conn, before.pk, after.filter)
     return record_from_row(row)
-
-
-def _weekly_day(chat: ChatSettings) -> int | None:
-    return chat.weekday if chat.mode == Mode.WEEKLY else None
 
 
 async def _save_tags(conn: AsyncConnection, pk: int, f: Filter, *, new: bool = False) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
@@ -60,6 +61,12 @@ def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
         ("DEFAULT_DIGEST_TIME", "9am", "HH:MM"),
         ("DEFAULT_TIMEZONE", "Mars/Olympus", "IANA time zone"),
         ("DEFAULT_TIMEZONE", "../../etc/passwd", "IANA time zone"),
+        # zones the ``timezone`` command refuses too: not places
+        ("DEFAULT_TIMEZONE", "Factory", "IANA time zone of a place"),
+        ("DEFAULT_TIMEZONE", "localtime", "IANA time zone of a place"),
+        ("DEFAULT_TIMEZONE", "posix/Asia/Seoul", "IANA time zone of a place"),
+        ("DEFAULT_TIMEZONE", "EST5EDT", "IANA time zone of a place"),
+        ("DEFAULT_TIMEZONE", "GMT", "did you mean UTC?"),
         ("DEFAULT_LANGUAGE", "fr", "'en' or 'ko'"),
         ("TELEGRAM_BOT_TOKEN", "not-a-token", "bot token"),
         ("TELEGRAM_API_BASE_URL", "api.telegram.org", "http:// or https:// URL"),
@@ -117,3 +124,15 @@ def test_cli_exits_2_with_one_line_and_no_secret(clean_env: dict[str, str], tmp_
     assert "DEFAULT_TIMEZONE" in line or "SLACK_SIGNING_SECRET" in line
     assert "Traceback" not in result.stderr
     assert "very-secret" not in result.stderr + result.stdout
+
+
+def test_cli_refuses_a_zone_that_is_no_place_in_one_line(
+    clean_env: dict[str, str], tmp_path: Path
+) -> None:
+    # The tz database has a "Factory" zone, but no chat may use it: the settings refuse it
+    # as the ``timezone`` command does, before anything starts.
+    env = dict(clean_env, DEFAULT_TIMEZONE="Factory")
+    line = refusal(run_cli("poll", env=env, cwd=tmp_path, timeout=60))
+    assert line.endswith(
+        "DEFAULT_TIMEZONE: must be an IANA time zone of a place, such as UTC or Asia/Seoul"
+    )
