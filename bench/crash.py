@@ -32,7 +32,7 @@ from bot.settings import Settings
 from bot.store.engine import create_engine, upgrade
 from bot.store.scratch import scratch_database
 from tests.cli import start_cli
-from tests.fakes.telegram_api import FakeTelegram
+from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_admin import subscribers
 from tests.integration.test_planner import started
 from tests.run_env import telegram_env
@@ -47,6 +47,12 @@ def clean_env() -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     env["PTB_TIMEDELTA"] = "true"
     return env
+
+
+def _digests(tg: FakeTelegram) -> list[TelegramCall]:
+    """The digests that reached their chats, whichever form they took (a rich message, or
+    the HTML of a chat or server that refuses rich ones)."""
+    return tg.calls("sendMessage", ok=True) + tg.calls("sendRichMessage", ok=True)
 
 
 async def wait_until(predicate: Callable[[], bool], seconds: float) -> None:
@@ -82,7 +88,7 @@ async def one_round(args: argparse.Namespace, work: Path) -> dict[str, int]:
             )
 
             def arrived() -> int:
-                return len(tg.calls("sendMessage", ok=True))
+                return len(_digests(tg))
 
             first = start_cli(env=env, cwd=work, err=work / "run.log", append=True)
             try:
@@ -94,7 +100,7 @@ async def one_round(args: argparse.Namespace, work: Path) -> dict[str, int]:
             second = start_cli(env=env, cwd=work, err=work / "run.log", append=True)
             try:
                 await wait_until(
-                    lambda: len({c.chat_id for c in tg.calls("sendMessage", ok=True)})
+                    lambda: len({c.chat_id for c in _digests(tg)})
                     >= args.chats,
                     seconds=180,
                 )
@@ -102,7 +108,7 @@ async def one_round(args: argparse.Namespace, work: Path) -> dict[str, int]:
             finally:
                 second.send_signal(signal.SIGTERM)
                 second.wait(timeout=30)
-            per_chat = collections.Counter(c.chat_id for c in tg.calls("sendMessage", ok=True))
+            per_chat = collections.Counter(c.chat_id for c in _digests(tg))
             return {
                 "at_crash": at_crash,
                 "chats": len(per_chat),

@@ -38,6 +38,10 @@ def clean_env() -> Iterator[dict[str, str]]:
     """An environment for subprocesses: this one without any contract variable."""
     env = {k: v for k, v in os.environ.items() if k not in CONTRACT_VARIABLES}
     env["PYTHONUNBUFFERED"] = "1"
+    # The command-line runs of the suite read their Telegram digests as HTML text (the fake
+    # records what each sendMessage said); test_telegram_rich_run runs the default, rich
+    # messages, from the command line.
+    env["TELEGRAM_RICH_MESSAGES"] = "off"
     yield env
 
 
