@@ -26,6 +26,13 @@ MAX_BUTTON_TEXT = 75  # characters of a button's label
 MAX_ACTION_ID = 255  # characters of an action_id
 MAX_BUTTON_VALUE = 2000  # characters of a button's value
 MAX_ACTIONS_ELEMENTS = 25  # elements of one actions block
+# The container block (https://docs.slack.dev/reference/block-kit/blocks/container-block):
+MAX_CONTAINER_TITLE = 150  # characters of its plain_text title
+MAX_CONTAINER_CHILDREN = 10  # blocks in its child_blocks
+# The context_actions block holds at most 5 elements; one feedback_buttons element per page
+# here (https://docs.slack.dev/reference/block-kit/blocks/context-actions-block).
+MAX_FEEDBACK_TEXT = 75  # characters of a feedback button's text (feedback-buttons-element)
+EXPANDED_PAGES = 3  # pages of a digest shown open; the containers of the rest start collapsed
 
 THREAD_THRESHOLD = 5  # pages: a longer digest posts a summary and the pages in its thread
 REPLY_BLOCKS = 20  # blocks per thread reply, so each reply stays a screenful
@@ -37,10 +44,24 @@ _LINK_BAR = "\u2223"  # DIVIDES, looks like "|"
 
 @dataclass(frozen=True, slots=True)
 class SlackMessage:
-    """One ``chat.postMessage``: ``text`` is the plain fallback (notifications, old clients)."""
+    """One ``chat.postMessage``: ``text`` is the plain fallback (notifications, old clients).
+
+    ``fallback_blocks``, when given, carry the same content in the blocks every workspace
+    takes (sections, context and actions blocks): the sender posts them where Slack refuses
+    ``blocks`` (``invalid_blocks``)."""
 
     text: str
     blocks: tuple[dict[str, Any], ...]
+    fallback_blocks: tuple[dict[str, Any], ...] = ()
+
+
+def block_count(blocks: Sequence[dict[str, Any]]) -> int:
+    """The blocks of a message, a container's children included.
+
+    Slack's reference does not say whether a container's children count towards the 50
+    blocks of a message; counting them keeps every message within the limit either way.
+    """
+    return sum(1 + len(b.get("child_blocks") or ()) for b in blocks)
 
 
 def escape(s: str) -> str:
@@ -176,6 +197,108 @@ def _welcome(d: Digest) -> list[dict[str, Any]]:
     return [_context(escape(text.welcome_note(d)))] if d.welcome else []
 
 
+def _feedback(number: int, item: DigestItem) -> list[dict[str, Any]]:
+    """The page's 👍/👎 as Slack's own feedback control: a ``context_actions`` block with
+    one ``feedback_buttons`` element (https://docs.slack.dev/reference/block-kit/
+    block-elements/feedback-buttons-element). A press sends a ``block_actions`` payload
+    whose action carries the pressed button's ``value``: the same vote action as a button's."""
+    row = votes.buttons(number, item)
+    if not row:
+        return []
+    up, down = row
+    return [
+        {
+            "type": "context_actions",
+            "elements": [
+                {
+                    "type": "feedback_buttons",
+                    "action_id": f"trend:vote-{number}"[:MAX_ACTION_ID],
+                    "positive_button": _feedback_button(votes.UP_MARK, up),
+                    "negative_button": _feedback_button(votes.DOWN_MARK, down),
+                }
+            ],
+        }
+    ]
+
+
+def _feedback_button(label: str, button: Button) -> dict[str, Any]:
+    return {
+        "text": {"type": "plain_text", "text": label[:MAX_FEEDBACK_TEXT], "emoji": True},
+        "value": button.action[:MAX_BUTTON_VALUE],
+    }
+
+
+def _container(item: DigestItem, lang: str, number: int) -> list[dict[str, Any]]:
+    """A page as a collapsible container (its title the container's title; its section and
+    small print inside), then its feedback control.
+
+    Only the changelog and the reference's field table of the container block
+    (https://docs.slack.dev/reference/block-kit/blocks/container-block) are known here: the
+    title is a ``plain_text`` object as in every typed Block Kit library, and the feedback
+    control follows the container, since ``context_actions`` is not among the child blocks
+    the reference lists.
+    """
+    children = _entry_blocks(item, lang)
+    e = text.entry(item, lang=lang)
+    title = votes.numbered(number, e.title) if item.page_id is not None else e.title
+    container: dict[str, Any] = {
+        "type": "container",
+        "title": {
+            "type": "plain_text",
+            "text": digest.truncate(title, MAX_CONTAINER_TITLE, cost=_u16_cost) or digest.ELLIPSIS,
+            "emoji": True,
+        },
+        "is_collapsible": True,
+        "default_collapsed": number > EXPANDED_PAGES,
+        "child_blocks": children[:MAX_CONTAINER_CHILDREN],
+    }
+    return [container, *_feedback(number, item)]
+
+
+_Group = list[tuple[int, DigestItem, list[dict[str, Any]]]]
+
+
+def _groups(d: Digest) -> list[_Group]:
+    """The pages of each thread reply of a long digest: number, page and its blocks of
+    sections, at most ``REPLY_BLOCKS`` blocks a reply."""
+    groups: list[_Group] = []
+    size = 0
+    for number, item in enumerate(d.items, start=1):
+        blocks = _entry_blocks(item, d.lang, number)
+        if groups and size + len(blocks) <= REPLY_BLOCKS:
+            groups[-1].append((number, item, blocks))
+            size += len(blocks)
+        else:
+            groups.append([(number, item, blocks)])
+            size = len(blocks)
+    return groups
+
+
+def render_digest_containers(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
+    """``(message, thread_replies)`` that carry ``d``, each page a collapsible container.
+
+    The same messages as :func:`render_digest`, each of which it carries as its
+    ``fallback_blocks``: the same header, summary and "more" line; per page a container
+    (its numbered title; inside, the section with the linked title, tags and TL;DR, and the
+    small print), open for the first ``EXPANDED_PAGES`` pages of the digest and collapsed
+    after, followed by the page's 👍/👎 as ``feedback_buttons``.
+    """
+    plain_message, plain_replies, groups = _render_digest(d)
+    if len(d.items) <= THREAD_THRESHOLD:
+        blocks = [_header(text.header(d)), *_welcome(d)]
+        for number, item in enumerate(d.items, start=1):
+            blocks += _container(item, d.lang, number)
+        blocks += _more(d.lang, d.more)
+        return SlackMessage(plain_message.text, tuple(blocks), plain_message.blocks), ()
+    replies = []
+    for group, plain in zip(groups, plain_replies, strict=True):
+        blocks = []
+        for number, item, _ in group:
+            blocks += _container(item, d.lang, number)
+        replies.append(SlackMessage(plain.text, tuple(blocks), plain.blocks))
+    return plain_message, tuple(replies)
+
+
 def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
     """``(message, thread_replies)`` that carry ``d``.
 
@@ -185,13 +308,20 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
     the top ``SUMMARY_TOP`` titles, a pointer to the thread) and the pages as thread
     replies of at most ``REPLY_BLOCKS`` blocks each.
     """
+    summary, replies, _ = _render_digest(d)
+    return summary, replies
+
+
+def _render_digest(
+    d: Digest,
+) -> tuple[SlackMessage, tuple[SlackMessage, ...], list[_Group]]:
     head = text.header(d)
     if len(d.items) <= THREAD_THRESHOLD:
         blocks = [_header(head), *_welcome(d)]
         for number, item in enumerate(d.items, start=1):
             blocks += _entry_blocks(item, d.lang, number)
         blocks += _more(d.lang, d.more)
-        return SlackMessage(_fallback([head, *_titles(d.items, d.lang)]), tuple(blocks)), ()
+        return SlackMessage(_fallback([head, *_titles(d.items, d.lang)]), tuple(blocks)), (), []
 
     summary = SlackMessage(
         _fallback([head, *_titles(d.items[:SUMMARY_TOP], d.lang)]),
@@ -203,27 +333,20 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
             *_more(d.lang, d.more),
         ),
     )
-    groups: list[tuple[list[DigestItem], list[dict[str, Any]]]] = []
-    for number, item in enumerate(d.items, start=1):
-        blocks = _entry_blocks(item, d.lang, number)
-        if groups and len(groups[-1][1]) + len(blocks) <= REPLY_BLOCKS:
-            groups[-1][0].append(item)
-            groups[-1][1].extend(blocks)
-        else:
-            groups.append(([item], blocks))
+    groups = _groups(d)
     replies = tuple(
         SlackMessage(
             _fallback(
                 [
                     f"{head} {text.part_label(d.lang, index=i, total=len(groups))}",
-                    *_titles(its, d.lang),
+                    *_titles([item for _, item, _ in group], d.lang),
                 ]
             ),
-            tuple(blocks),
+            tuple(b for _, _, blocks in group for b in blocks),
         )
-        for i, (its, blocks) in enumerate(groups, start=1)
+        for i, group in enumerate(groups, start=1)
     )
-    return summary, replies
+    return summary, replies, groups
 
 
 def _button(button: Button, index: int | str) -> dict[str, Any]:
