@@ -250,8 +250,12 @@ def unescape(s: str) -> str:
 
 
 def block_texts(blocks: list[dict[str, Any]]) -> list[str]:
+    """The texts of blocks, a container's title and children included."""
     texts: list[str] = []
     for block in blocks:
+        if isinstance(block.get("title"), dict):
+            texts.append(block["title"]["text"])
+        texts += block_texts(block.get("child_blocks") or [])
         if isinstance(block.get("text"), dict):
             texts.append(block["text"]["text"])
         for element in block.get("elements", []):
