@@ -130,32 +130,56 @@ def _entry_mrkdwn(e: text.Entry) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True, slots=True)
+class _Rendered:
+    """A page's parts, rendered once for both the sections and the container of a page."""
+
+    number: int | None
+    title: str  # plain text
+    prefix: str  # "3. " for a page with buttons
+    body: str  # mrkdwn: the linked title, marks, tags, TL;DR
+    small_print: dict[str, Any] | None  # the context block
+    row: tuple[Button, ...]
+
+
+def _rendered(item: DigestItem, lang: str, number: int | None = None) -> _Rendered:
+    row = votes.buttons(number, item) if number is not None else ()
+    prefix = votes.numbered(number, "") if row and number is not None else ""
+    e = text.entry(item, lang=lang)
+    title = e.title
+    body = _entry_mrkdwn(e)
+    for detail in text.DETAIL_LEVELS[1:]:
+        if _u16(prefix + body) <= MAX_SECTION_TEXT:
+            break
+        e = text.entry(item, lang=lang, detail=detail)
+        body = _entry_mrkdwn(e)
+    small_print = _context(_fit(" · ".join(e.context), MAX_CONTEXT_TEXT)) if e.context else None
+    return _Rendered(number, title, prefix, body, small_print, row)
+
+
 def _entry_blocks(
-    item: DigestItem, lang: str, number: int | None = None, *, small_print: bool = True
+    item: DigestItem,
+    lang: str,
+    number: int | None = None,
+    *,
+    small_print: bool = True,
+    rendered: _Rendered | None = None,
 ) -> list[dict[str, Any]]:
     """A page's section and context blocks (without ``small_print``, no context block);
     with ``number``, the page is numbered and its 👍/👎 buttons follow in an actions block
     of its own."""
-    row = votes.buttons(number, item) if number is not None else ()
-    prefix = votes.numbered(number, "") if row and number is not None else ""
-    e = text.entry(item, lang=lang)
-    body = prefix + _entry_mrkdwn(e)
-    for detail in text.DETAIL_LEVELS[1:]:
-        if _u16(body) <= MAX_SECTION_TEXT:
-            break
-        e = text.entry(item, lang=lang, detail=detail)
-        body = prefix + _entry_mrkdwn(e)
-    blocks = [_section(body)]
-    if e.context and small_print:
-        blocks.append(_context(_fit(" · ".join(e.context), MAX_CONTEXT_TEXT)))
-    if row:
-        up, down = row
+    r = rendered or _rendered(item, lang, number)
+    blocks = [_section(r.prefix + r.body)]
+    if r.small_print is not None and small_print:
+        blocks.append(r.small_print)
+    if r.row:
+        up, down = r.row
         blocks.append(
             {
                 "type": "actions",
                 "elements": [
-                    _button(up, f"vote-{number}-up"),
-                    _button(down, f"vote-{number}-down"),
+                    _button(up, f"vote-{r.number}-up"),
+                    _button(down, f"vote-{r.number}-down"),
                 ],
             }
         )
@@ -197,22 +221,21 @@ def _welcome(d: Digest) -> list[dict[str, Any]]:
     return [_context(escape(text.welcome_note(d)))] if d.welcome else []
 
 
-def _feedback(number: int, item: DigestItem) -> list[dict[str, Any]]:
+def _feedback(r: _Rendered) -> list[dict[str, Any]]:
     """The page's 👍/👎 as Slack's own feedback control: a ``context_actions`` block with
     one ``feedback_buttons`` element (https://docs.slack.dev/reference/block-kit/
     block-elements/feedback-buttons-element). A press sends a ``block_actions`` payload
     whose action carries the pressed button's ``value``: the same vote action as a button's."""
-    row = votes.buttons(number, item)
-    if not row:
+    if not r.row:
         return []
-    up, down = row
+    up, down = r.row
     return [
         {
             "type": "context_actions",
             "elements": [
                 {
                     "type": "feedback_buttons",
-                    "action_id": f"trend:vote-{number}"[:MAX_ACTION_ID],
+                    "action_id": f"trend:vote-{r.number}"[:MAX_ACTION_ID],
                     "positive_button": _feedback_button(votes.UP_MARK, up),
                     "negative_button": _feedback_button(votes.DOWN_MARK, down),
                 }
@@ -228,7 +251,7 @@ def _feedback_button(label: str, button: Button) -> dict[str, Any]:
     }
 
 
-def _container(item: DigestItem, lang: str, number: int) -> list[dict[str, Any]]:
+def _container(r: _Rendered, number: int) -> list[dict[str, Any]]:
     """A page as a collapsible container (its title the container's title; its section and
     small print inside), then its feedback control.
 
@@ -238,9 +261,10 @@ def _container(item: DigestItem, lang: str, number: int) -> list[dict[str, Any]]
     control follows the container, since ``context_actions`` is not among the child blocks
     the reference lists.
     """
-    children = _entry_blocks(item, lang)
-    e = text.entry(item, lang=lang)
-    title = votes.numbered(number, e.title) if item.page_id is not None else e.title
+    children = [_section(r.body)]
+    if r.small_print is not None:
+        children.append(r.small_print)
+    title = votes.numbered(number, r.title) if r.row else r.title
     container: dict[str, Any] = {
         "type": "container",
         "title": {
@@ -252,19 +276,19 @@ def _container(item: DigestItem, lang: str, number: int) -> list[dict[str, Any]]
         "default_collapsed": number > EXPANDED_PAGES,
         "child_blocks": children[:MAX_CONTAINER_CHILDREN],
     }
-    return [container, *_feedback(number, item)]
+    return [container, *_feedback(r)]
 
 
 _Group = list[tuple[int, DigestItem, list[dict[str, Any]]]]
 
 
-def _groups(d: Digest) -> list[_Group]:
+def _groups(d: Digest, rendered: Sequence[_Rendered]) -> list[_Group]:
     """The pages of each thread reply of a long digest: number, page and its blocks of
     sections, at most ``REPLY_BLOCKS`` blocks a reply."""
     groups: list[_Group] = []
     size = 0
     for number, item in enumerate(d.items, start=1):
-        blocks = _entry_blocks(item, d.lang, number)
+        blocks = _entry_blocks(item, d.lang, number, rendered=rendered[number - 1])
         if groups and size + len(blocks) <= REPLY_BLOCKS:
             groups[-1].append((number, item, blocks))
             size += len(blocks)
@@ -283,18 +307,18 @@ def render_digest_containers(d: Digest) -> tuple[SlackMessage, tuple[SlackMessag
     small print), open for the first ``EXPANDED_PAGES`` pages of the digest and collapsed
     after, followed by the page's 👍/👎 as ``feedback_buttons``.
     """
-    plain_message, plain_replies, groups = _render_digest(d)
+    plain_message, plain_replies, groups, rendered = _render_digest(d)
     if len(d.items) <= THREAD_THRESHOLD:
         blocks = [_header(text.header(d)), *_welcome(d)]
-        for number, item in enumerate(d.items, start=1):
-            blocks += _container(item, d.lang, number)
+        for number in range(1, len(d.items) + 1):
+            blocks += _container(rendered[number - 1], number)
         blocks += _more(d.lang, d.more)
         return SlackMessage(plain_message.text, tuple(blocks), plain_message.blocks), ()
     replies = []
     for group, plain in zip(groups, plain_replies, strict=True):
         blocks = []
-        for number, item, _ in group:
-            blocks += _container(item, d.lang, number)
+        for number, _, _ in group:
+            blocks += _container(rendered[number - 1], number)
         replies.append(SlackMessage(plain.text, tuple(blocks), plain.blocks))
     return plain_message, tuple(replies)
 
@@ -308,20 +332,22 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
     the top ``SUMMARY_TOP`` titles, a pointer to the thread) and the pages as thread
     replies of at most ``REPLY_BLOCKS`` blocks each.
     """
-    summary, replies, _ = _render_digest(d)
+    summary, replies, _, _ = _render_digest(d)
     return summary, replies
 
 
 def _render_digest(
     d: Digest,
-) -> tuple[SlackMessage, tuple[SlackMessage, ...], list[_Group]]:
+) -> tuple[SlackMessage, tuple[SlackMessage, ...], list[_Group], list[_Rendered]]:
     head = text.header(d)
+    rendered = [_rendered(item, d.lang, n) for n, item in enumerate(d.items, start=1)]
     if len(d.items) <= THREAD_THRESHOLD:
         blocks = [_header(head), *_welcome(d)]
         for number, item in enumerate(d.items, start=1):
-            blocks += _entry_blocks(item, d.lang, number)
+            blocks += _entry_blocks(item, d.lang, number, rendered=rendered[number - 1])
         blocks += _more(d.lang, d.more)
-        return SlackMessage(_fallback([head, *_titles(d.items, d.lang)]), tuple(blocks)), (), []
+        message = SlackMessage(_fallback([head, *_titles(d.items, d.lang)]), tuple(blocks))
+        return message, (), [], rendered
 
     summary = SlackMessage(
         _fallback([head, *_titles(d.items[:SUMMARY_TOP], d.lang)]),
@@ -333,7 +359,7 @@ def _render_digest(
             *_more(d.lang, d.more),
         ),
     )
-    groups = _groups(d)
+    groups = _groups(d, rendered)
     replies = tuple(
         SlackMessage(
             _fallback(
@@ -346,7 +372,7 @@ def _render_digest(
         )
         for i, group in enumerate(groups, start=1)
     )
-    return summary, replies, groups
+    return summary, replies, groups, rendered
 
 
 def _button(button: Button, index: int | str) -> dict[str, Any]:
