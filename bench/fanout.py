@@ -46,11 +46,20 @@ Figures: 429s answered, limit violations, the rate from the first message to the
 server's count polled every 100 ms; the rate between the first poll that saw a message and
 the last before the end), the command's wall time, and the CPU of the run processes.
 
+Part 4, ``--part slack``: Slack digests as each page's collapsible container with its
+feedback buttons, against today's sections and buttons: ``--slack-digests`` (2,000) digests
+of 5 pages (one message) and of 12 (a summary and thread replies), drawn from 60 pages as a
+day's digests share their pages, each rendered and its ``chat.postMessage`` body encoded as
+the sender sends it (the containers' ``Outgoing`` also carries the sections to fall back
+to); the CPU per message of each, in ``--slack-rounds`` (5) alternating rounds in one
+process, and the ratio of their medians (target at most 1.5x). It runs in this process,
+not a child: the figure that counts is the ratio of two runs side by side.
+
 Every measured run is a child process of its own, so its CPU time (``time.process_time``)
 and peak RSS are the bot's alone; setting up the data is not measured. Figures depend on
 the machine being otherwise idle: the table's first line gives its load average.
 
-    .venv/bin/python bench/fanout.py [--part all|delivery|planning] [--database-url URL]
+    .venv/bin/python bench/fanout.py [--part all|delivery|planning|slack] [--database-url URL]
         [--runs aiohttp,bare,aiohttp-message,httpx,none,naive] [--caps 30,200,1000]
         [--latencies 100,300] [--seconds 15] [--chats N] [--naive 300]
         [--plan-chats 100000] [--plan-pages 50] [--plan-voted-tags 20] [--plan-limit 10]
@@ -102,9 +111,19 @@ from bot import filters, render
 from bot.channels import telegram as tg_channel
 from bot.channels.telegram import TelegramSender, close_bot, make_bot, send_outgoing
 from bot.delivery import Delivery
-from bot.models import ChatSettings, Filter, Outgoing, Platform
+from bot.models import (
+    ChatSettings,
+    Digest,
+    DigestItem,
+    Filter,
+    Outgoing,
+    Page,
+    PageText,
+    Platform,
+)
 from bot.planner import Planner
 from bot.poll import Poller
+from bot.render import slack as slack_render
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.store import chats as chat_store
@@ -137,6 +156,7 @@ SERVER_NICE = -10  # the fake server's scheduling priority, when the bench may r
 TARGET_SHARE_OF_CAP = 0.95
 TARGET_CPU_MS = 0.6
 TARGET_CPU_RATIO = 2.0  # the engine's CPU per message against the bare sender's
+TARGET_SLACK_RATIO = 1.5  # container digests' CPU per message against today's sections'
 TARGET_PLAN_SECONDS = 10.0  # up to 100,000 chats
 TARGET_PLAN_RSS_MB = 500.0
 LARGE_PLAN_CHATS = 1_000_000  # and from a million chats:
@@ -1239,6 +1259,81 @@ async def part_beside_run(args: argparse.Namespace, rows: list[Row]) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
+def slack_digests(count: int, *, pages: int, rng: random.Random) -> list[Digest]:
+    """``count`` digests of ``pages`` pages each, drawn from one pool of 60 pages."""
+    pool = [
+        Page(
+            source="wiki",
+            key=f"papers/2026/{i:04d}",
+            texts=(
+                PageText(
+                    "en",
+                    " ".join(rng.choice(WORDS).title() for _ in range(rng.randint(3, 9))),
+                    " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 60))) + ".",
+                ),
+            ),
+            tags=tuple(rng.sample(TAGS, rng.randint(1, 3))),
+            url=f"https://wiki.example.org/papers/2026/{i:04d}",
+            arxiv=f"2608.{i:05d}",
+            created=dt.date(2026, 8, 29),
+        )
+        for i in range(60)
+    ]
+    digests = []
+    for _ in range(count):
+        chosen = rng.sample(range(len(pool)), pages)
+        items = tuple(
+            DigestItem(page=pool[i], matched=pool[i].tags[:1], page_id=1 + i) for i in chosen
+        )
+        digests.append(
+            Digest(lang=rng.choice(("en", "ko")), date=dt.date(2026, 12, 3), items=items)
+        )
+    return digests
+
+
+def slack_bodies(digests: list[Digest], *, containers: bool) -> int:
+    """Render ``digests`` and encode each message's blocks as the sender posts them."""
+    messages = 0
+    for d in digests:
+        if containers:
+            parts = [m.blocks for m in render.digest_messages(Platform.SLACK, d)]
+        else:
+            summary, replies = slack_render.render_digest(d)
+            parts = [summary.blocks, *(r.blocks for r in replies)]
+        for blocks in parts:
+            json.dumps(list(blocks))
+            messages += 1
+    return messages
+
+
+async def part_slack(args: argparse.Namespace, rows: list[Row]) -> None:
+    rng = random.Random(7)
+    for pages in (5, 12):
+        digests = slack_digests(args.slack_digests, pages=pages, rng=rng)
+        slack_bodies(digests[:50], containers=False)  # warm the caches both share
+        slack_bodies(digests[:50], containers=True)
+        cpu: dict[bool, list[float]] = {False: [], True: []}
+        for _ in range(args.slack_rounds):
+            for containers in (False, True):
+                started = time.process_time()
+                messages = slack_bodies(digests, containers=containers)
+                cpu[containers].append(1000 * (time.process_time() - started) / messages)
+        plain, rich = statistics.median(cpu[False]), statistics.median(cpu[True])
+        run = f"{pages} pages, {len(digests)} digests"
+        rows += [
+            Row("slack", run, "sections: CPU per message", f"{plain:.3f} ms"),
+            Row("slack", run, "containers: CPU per message", f"{rich:.3f} ms"),
+            Row(
+                "slack",
+                run,
+                "containers / sections",
+                f"{rich / plain:.2f}x",
+                f"<= {TARGET_SLACK_RATIO:g}x",
+                check(rich / plain, at_most=TARGET_SLACK_RATIO),
+            ),
+        ]
+
+
 async def measure(args: argparse.Namespace) -> None:
     rows: list[Row] = []
     if args.beside_run:
@@ -1249,12 +1344,16 @@ async def measure(args: argparse.Namespace) -> None:
         await part_delivery(args, rows)
     if args.part in ("all", "planning"):
         await part_planning(args, rows)
+    if args.part in ("all", "slack"):
+        await part_slack(args, rows)
     print_table(rows, header=f"machine: {machine()}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("all", "delivery", "planning"), default="all")
+    parser.add_argument("--part", choices=("all", "delivery", "planning", "slack"), default="all")
+    parser.add_argument("--slack-digests", type=int, default=2_000)
+    parser.add_argument("--slack-rounds", type=int, default=5)
     parser.add_argument("--database-url", default=None)
     parser.add_argument(
         "--chats", type=int, default=0, help="chats a delivery run; 0: cap x --seconds"

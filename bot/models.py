@@ -244,8 +244,11 @@ class Outgoing:
     """One platform message, rendered and ready to send.
 
     ``text`` is Telegram HTML, Slack's plain fallback text, or the console's plain text.
-    ``blocks`` are Slack Block Kit blocks. ``in_thread`` asks Slack to post the message
-    as a reply in the thread of the first message of the same delivery.
+    ``blocks`` are Slack Block Kit blocks; ``fallback_blocks``, when given, the same
+    content in the blocks every workspace takes, posted where Slack refuses ``blocks``
+    (``invalid_blocks``: a workspace without the container block). ``in_thread`` asks
+    Slack to post the message as a reply in the thread of the first message of the same
+    delivery.
     ``markup`` is a Telegram reply markup (inline keyboard). ``plain`` text is sent with
     no markup parsing at all (broadcasts: no formatting injection).
 
@@ -257,6 +260,7 @@ class Outgoing:
 
     text: str
     blocks: tuple[dict[str, object], ...] = ()
+    fallback_blocks: tuple[dict[str, object], ...] = ()
     in_thread: bool = False
     markup: dict[str, object] | None = None
     plain: bool = False

@@ -260,6 +260,16 @@ def digests_page() -> str:
             if message.in_thread:
                 payload["thread_ts"] = "(the first message's ts)"
             out += ["```json", json.dumps(payload, ensure_ascii=False, indent=1), "```", ""]
+            if message.fallback_blocks:
+                fallback = json.dumps(list(message.fallback_blocks), ensure_ascii=False, indent=1)
+                out += [
+                    "Where the workspace refuses these blocks (`invalid_blocks`), `blocks`:",
+                    "",
+                    "```json",
+                    fallback,
+                    "```",
+                    "",
+                ]
         out += ["### Console", ""]
         for message in digest_messages(Platform.CONSOLE, digest):  # type: ignore[arg-type]
             out += ["```text", message.text, "```", ""]

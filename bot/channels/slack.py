@@ -91,7 +91,12 @@ DEFAULT_RETRY_AFTER_SECONDS = 1.0
 SHUTDOWN_GRACE_SECONDS = 5.0
 # The action_id of every button the Slack renderer makes (``trend:{index}``, and
 # ``trend:vote-{n}-up|down`` for the 👍/👎 of page n).
-ACTION_ID_RE = re.compile(r"^trend:(?:\d+|vote-\d+-(?:up|down))$")
+# ``trend:vote-{n}`` is the feedback_buttons element of page n (its value says 👍 or 👎).
+ACTION_ID_RE = re.compile(r"^trend:(?:\d+|vote-\d+(?:-(?:up|down))?)$")
+# Slack's answer to blocks it does not take (https://api.slack.com/methods/chat.postMessage
+# #errors: "invalid_blocks: Blocks submitted with this message are not valid"); a message
+# with fallback blocks is posted again with them, and the workspace keeps to them.
+REFUSED_BLOCKS = "invalid_blocks"
 # A direct message with the bot: its channel id starts with D; Slack names it so.
 DM_CHANNEL_PREFIX = "D"
 DM_CHANNEL_NAME = "directmessage"
@@ -388,6 +393,9 @@ class SlackSender:
         self.pacing = Pacing(workspace_rate)
         self.auth = auth or SlackAuth(client)
         self._workspaces = workspaces
+        # Workspaces (pace_key; "" for the one of a bot token) that refused a message's
+        # blocks and took its fallback blocks: they get the fallback blocks from then on.
+        self.fallback_workspaces: set[str] = set()
 
     @property
     def rate_per_second(self) -> float | None:
@@ -428,9 +436,7 @@ class SlackSender:
             code = self.auth.error
             raise PlatformAuthFailed(f"{code}: Slack refused the bot token", code=code)
         try:
-            response = await self._client.chat_postMessage(
-                **_post_args(message, channel=chat_id, thread=thread)
-            )
+            response = await self._post(message, channel=chat_id, thread=thread, workspace="")
         except _ERRORS as exc:
             error = translate_error(exc)
             if isinstance(error, PlatformAuthFailed):
@@ -473,8 +479,8 @@ class SlackSender:
                 f"{NO_INSTALLATION}: the app is not installed in {team}", code=NO_INSTALLATION
             )
         try:
-            response = await self._client.chat_postMessage(
-                token=token, **_post_args(message, channel=channel, thread=thread)
+            response = await self._post(
+                message, channel=channel, thread=thread, workspace=team, token=token
             )
         except _ERRORS as exc:
             error = translate_error(exc)
@@ -492,11 +498,63 @@ class SlackSender:
         return str(ts) if ts else None
 
 
-def _post_args(message: Outgoing, *, channel: str, thread: str | None) -> dict[str, Any]:
+    async def _post(
+        self,
+        message: Outgoing,
+        *,
+        channel: str,
+        thread: str | None,
+        workspace: str,
+        token: str | None = None,
+    ) -> Any:
+        """``chat.postMessage``; where Slack refuses the blocks (``invalid_blocks``) of a
+        message that has fallback blocks, the message again with those, and the workspace
+        keeps to them (logged once per workspace). Nothing was posted by the refused call,
+        so nothing is posted twice; a refusal of the fallback blocks too is raised."""
+        extra: dict[str, Any] = {} if token is None else {"token": token}
+        fallback = message.fallback_blocks
+        if fallback and workspace in self.fallback_workspaces:
+            return await self._client.chat_postMessage(
+                **extra, **_post_args(message, channel=channel, thread=thread, blocks=fallback)
+            )
+        try:
+            return await self._client.chat_postMessage(
+                **extra, **_post_args(message, channel=channel, thread=thread)
+            )
+        except SlackApiError as exc:
+            if not fallback or _error_code(exc) != REFUSED_BLOCKS:
+                raise
+        response = await self._client.chat_postMessage(
+            **extra, **_post_args(message, channel=channel, thread=thread, blocks=fallback)
+        )
+        if workspace not in self.fallback_workspaces:
+            self.fallback_workspaces.add(workspace)
+            log.warning(
+                "slack: %s refused the digest's container blocks (%s); its digests go out "
+                "as sections from now on",
+                f"workspace {workspace}" if workspace else "the workspace",
+                REFUSED_BLOCKS,
+                extra={"platform": "slack"},
+            )
+        return response
+
+
+def _error_code(exc: SlackApiError) -> str:
+    data = getattr(exc.response, "data", None)
+    return str(data.get("error") or "") if isinstance(data, dict) else ""
+
+
+def _post_args(
+    message: Outgoing,
+    *,
+    channel: str,
+    thread: str | None,
+    blocks: tuple[dict[str, object], ...] | None = None,
+) -> dict[str, Any]:
     return {
         "channel": channel,
         "text": message.text,
-        "blocks": list(message.blocks) or None,
+        "blocks": list(message.blocks if blocks is None else blocks) or None,
         "thread_ts": thread if message.in_thread and thread else None,
         "unfurl_links": False,
         "unfurl_media": False,
@@ -808,6 +866,9 @@ class SlackChannel:
         self._reply_interval = 1.0 / settings.slack_rate_per_second
         self.auth = auth or SlackAuth(client)
         self._workspaces = workspaces
+        # Workspaces (pace_key; "" for the one of a bot token) that refused a message's
+        # blocks and took its fallback blocks: they get the fallback blocks from then on.
+        self.fallback_workspaces: set[str] = set()
         self._core = core
         self._client = client
         self._prefix = f"{settings.slack_command} "

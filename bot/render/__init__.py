@@ -19,9 +19,11 @@ def digest_messages(platform: Platform, digest: Digest) -> list[Outgoing]:
         parts = [Outgoing(text=h, markup=m) for h, m in telegram.render_digest_parts(digest)]
         return with_rich(parts, telegram_rich.render_digest(digest))
     if platform == Platform.SLACK:
-        summary, replies = slack.render_digest(digest)
-        return [Outgoing(text=summary.text, blocks=summary.blocks)] + [
-            Outgoing(text=r.text, blocks=r.blocks, in_thread=True) for r in replies
+        # Each page a collapsible container; today's sections where a workspace refuses it.
+        summary, replies = slack.render_digest_containers(digest)
+        return [
+            Outgoing(text=m.text, blocks=m.blocks, fallback_blocks=m.fallback_blocks, in_thread=t)
+            for m, t in [(summary, False), *((r, True) for r in replies)]
         ]
     return [Outgoing(text=text.render_digest(digest), buttons=vote_buttons(digest.items))]
 

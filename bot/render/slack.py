@@ -26,6 +26,13 @@ MAX_BUTTON_TEXT = 75  # characters of a button's label
 MAX_ACTION_ID = 255  # characters of an action_id
 MAX_BUTTON_VALUE = 2000  # characters of a button's value
 MAX_ACTIONS_ELEMENTS = 25  # elements of one actions block
+# The container block (https://docs.slack.dev/reference/block-kit/blocks/container-block):
+MAX_CONTAINER_TITLE = 150  # characters of its plain_text title
+MAX_CONTAINER_CHILDREN = 10  # blocks in its child_blocks
+# The context_actions block holds at most 5 elements; one feedback_buttons element per page
+# here (https://docs.slack.dev/reference/block-kit/blocks/context-actions-block).
+MAX_FEEDBACK_TEXT = 75  # characters of a feedback button's text (feedback-buttons-element)
+EXPANDED_PAGES = 3  # pages of a digest shown open; the containers of the rest start collapsed
 
 THREAD_THRESHOLD = 5  # pages: a longer digest posts a summary and the pages in its thread
 REPLY_BLOCKS = 20  # blocks per thread reply, so each reply stays a screenful
@@ -37,10 +44,24 @@ _LINK_BAR = "\u2223"  # DIVIDES, looks like "|"
 
 @dataclass(frozen=True, slots=True)
 class SlackMessage:
-    """One ``chat.postMessage``: ``text`` is the plain fallback (notifications, old clients)."""
+    """One ``chat.postMessage``: ``text`` is the plain fallback (notifications, old clients).
+
+    ``fallback_blocks``, when given, carry the same content in the blocks every workspace
+    takes (sections, context and actions blocks): the sender posts them where Slack refuses
+    ``blocks`` (``invalid_blocks``)."""
 
     text: str
     blocks: tuple[dict[str, Any], ...]
+    fallback_blocks: tuple[dict[str, Any], ...] = ()
+
+
+def block_count(blocks: Sequence[dict[str, Any]]) -> int:
+    """The blocks of a message, a container's children included.
+
+    Slack's reference does not say whether a container's children count towards the 50
+    blocks of a message; counting them keeps every message within the limit either way.
+    """
+    return sum(1 + len(b.get("child_blocks") or ()) for b in blocks)
 
 
 def escape(s: str) -> str:
@@ -109,32 +130,56 @@ def _entry_mrkdwn(e: text.Entry) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True, slots=True)
+class _Rendered:
+    """A page's parts, rendered once for both the sections and the container of a page."""
+
+    number: int | None
+    title: str  # plain text
+    prefix: str  # "3. " for a page with buttons
+    body: str  # mrkdwn: the linked title, marks, tags, TL;DR
+    small_print: dict[str, Any] | None  # the context block
+    row: tuple[Button, ...]
+
+
+def _rendered(item: DigestItem, lang: str, number: int | None = None) -> _Rendered:
+    row = votes.buttons(number, item) if number is not None else ()
+    prefix = votes.numbered(number, "") if row and number is not None else ""
+    e = text.entry(item, lang=lang)
+    title = e.title
+    body = _entry_mrkdwn(e)
+    for detail in text.DETAIL_LEVELS[1:]:
+        if _u16(prefix + body) <= MAX_SECTION_TEXT:
+            break
+        e = text.entry(item, lang=lang, detail=detail)
+        body = _entry_mrkdwn(e)
+    small_print = _context(_fit(" · ".join(e.context), MAX_CONTEXT_TEXT)) if e.context else None
+    return _Rendered(number, title, prefix, body, small_print, row)
+
+
 def _entry_blocks(
-    item: DigestItem, lang: str, number: int | None = None, *, small_print: bool = True
+    item: DigestItem,
+    lang: str,
+    number: int | None = None,
+    *,
+    small_print: bool = True,
+    rendered: _Rendered | None = None,
 ) -> list[dict[str, Any]]:
     """A page's section and context blocks (without ``small_print``, no context block);
     with ``number``, the page is numbered and its 👍/👎 buttons follow in an actions block
     of its own."""
-    row = votes.buttons(number, item) if number is not None else ()
-    prefix = votes.numbered(number, "") if row and number is not None else ""
-    e = text.entry(item, lang=lang)
-    body = prefix + _entry_mrkdwn(e)
-    for detail in text.DETAIL_LEVELS[1:]:
-        if _u16(body) <= MAX_SECTION_TEXT:
-            break
-        e = text.entry(item, lang=lang, detail=detail)
-        body = prefix + _entry_mrkdwn(e)
-    blocks = [_section(body)]
-    if e.context and small_print:
-        blocks.append(_context(_fit(" · ".join(e.context), MAX_CONTEXT_TEXT)))
-    if row:
-        up, down = row
+    r = rendered or _rendered(item, lang, number)
+    blocks = [_section(r.prefix + r.body)]
+    if r.small_print is not None and small_print:
+        blocks.append(r.small_print)
+    if r.row:
+        up, down = r.row
         blocks.append(
             {
                 "type": "actions",
                 "elements": [
-                    _button(up, f"vote-{number}-up"),
-                    _button(down, f"vote-{number}-down"),
+                    _button(up, f"vote-{r.number}-up"),
+                    _button(down, f"vote-{r.number}-down"),
                 ],
             }
         )
@@ -176,6 +221,108 @@ def _welcome(d: Digest) -> list[dict[str, Any]]:
     return [_context(escape(text.welcome_note(d)))] if d.welcome else []
 
 
+def _feedback(r: _Rendered) -> list[dict[str, Any]]:
+    """The page's 👍/👎 as Slack's own feedback control: a ``context_actions`` block with
+    one ``feedback_buttons`` element (https://docs.slack.dev/reference/block-kit/
+    block-elements/feedback-buttons-element). A press sends a ``block_actions`` payload
+    whose action carries the pressed button's ``value``: the same vote action as a button's."""
+    if not r.row:
+        return []
+    up, down = r.row
+    return [
+        {
+            "type": "context_actions",
+            "elements": [
+                {
+                    "type": "feedback_buttons",
+                    "action_id": f"trend:vote-{r.number}"[:MAX_ACTION_ID],
+                    "positive_button": _feedback_button(votes.UP_MARK, up),
+                    "negative_button": _feedback_button(votes.DOWN_MARK, down),
+                }
+            ],
+        }
+    ]
+
+
+def _feedback_button(label: str, button: Button) -> dict[str, Any]:
+    return {
+        "text": {"type": "plain_text", "text": label[:MAX_FEEDBACK_TEXT], "emoji": True},
+        "value": button.action[:MAX_BUTTON_VALUE],
+    }
+
+
+def _container(r: _Rendered, number: int) -> list[dict[str, Any]]:
+    """A page as a collapsible container (its title the container's title; its section and
+    small print inside), then its feedback control.
+
+    Only the changelog and the reference's field table of the container block
+    (https://docs.slack.dev/reference/block-kit/blocks/container-block) are known here: the
+    title is a ``plain_text`` object as in every typed Block Kit library, and the feedback
+    control follows the container, since ``context_actions`` is not among the child blocks
+    the reference lists.
+    """
+    children = [_section(r.body)]
+    if r.small_print is not None:
+        children.append(r.small_print)
+    title = votes.numbered(number, r.title) if r.row else r.title
+    container: dict[str, Any] = {
+        "type": "container",
+        "title": {
+            "type": "plain_text",
+            "text": digest.truncate(title, MAX_CONTAINER_TITLE, cost=_u16_cost) or digest.ELLIPSIS,
+            "emoji": True,
+        },
+        "is_collapsible": True,
+        "default_collapsed": number > EXPANDED_PAGES,
+        "child_blocks": children[:MAX_CONTAINER_CHILDREN],
+    }
+    return [container, *_feedback(r)]
+
+
+_Group = list[tuple[int, DigestItem, list[dict[str, Any]]]]
+
+
+def _groups(d: Digest, rendered: Sequence[_Rendered]) -> list[_Group]:
+    """The pages of each thread reply of a long digest: number, page and its blocks of
+    sections, at most ``REPLY_BLOCKS`` blocks a reply."""
+    groups: list[_Group] = []
+    size = 0
+    for number, item in enumerate(d.items, start=1):
+        blocks = _entry_blocks(item, d.lang, number, rendered=rendered[number - 1])
+        if groups and size + len(blocks) <= REPLY_BLOCKS:
+            groups[-1].append((number, item, blocks))
+            size += len(blocks)
+        else:
+            groups.append([(number, item, blocks)])
+            size = len(blocks)
+    return groups
+
+
+def render_digest_containers(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
+    """``(message, thread_replies)`` that carry ``d``, each page a collapsible container.
+
+    The same messages as :func:`render_digest`, each of which it carries as its
+    ``fallback_blocks``: the same header, summary and "more" line; per page a container
+    (its numbered title; inside, the section with the linked title, tags and TL;DR, and the
+    small print), open for the first ``EXPANDED_PAGES`` pages of the digest and collapsed
+    after, followed by the page's 👍/👎 as ``feedback_buttons``.
+    """
+    plain_message, plain_replies, groups, rendered = _render_digest(d)
+    if len(d.items) <= THREAD_THRESHOLD:
+        blocks = [_header(text.header(d)), *_welcome(d)]
+        for number in range(1, len(d.items) + 1):
+            blocks += _container(rendered[number - 1], number)
+        blocks += _more(d.lang, d.more)
+        return SlackMessage(plain_message.text, tuple(blocks), plain_message.blocks), ()
+    replies = []
+    for group, plain in zip(groups, plain_replies, strict=True):
+        blocks = []
+        for number, _, _ in group:
+            blocks += _container(rendered[number - 1], number)
+        replies.append(SlackMessage(plain.text, tuple(blocks), plain.blocks))
+    return plain_message, tuple(replies)
+
+
 def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
     """``(message, thread_replies)`` that carry ``d``.
 
@@ -185,13 +332,22 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
     the top ``SUMMARY_TOP`` titles, a pointer to the thread) and the pages as thread
     replies of at most ``REPLY_BLOCKS`` blocks each.
     """
+    summary, replies, _, _ = _render_digest(d)
+    return summary, replies
+
+
+def _render_digest(
+    d: Digest,
+) -> tuple[SlackMessage, tuple[SlackMessage, ...], list[_Group], list[_Rendered]]:
     head = text.header(d)
+    rendered = [_rendered(item, d.lang, n) for n, item in enumerate(d.items, start=1)]
     if len(d.items) <= THREAD_THRESHOLD:
         blocks = [_header(head), *_welcome(d)]
         for number, item in enumerate(d.items, start=1):
-            blocks += _entry_blocks(item, d.lang, number)
+            blocks += _entry_blocks(item, d.lang, number, rendered=rendered[number - 1])
         blocks += _more(d.lang, d.more)
-        return SlackMessage(_fallback([head, *_titles(d.items, d.lang)]), tuple(blocks)), ()
+        message = SlackMessage(_fallback([head, *_titles(d.items, d.lang)]), tuple(blocks))
+        return message, (), [], rendered
 
     summary = SlackMessage(
         _fallback([head, *_titles(d.items[:SUMMARY_TOP], d.lang)]),
@@ -203,27 +359,20 @@ def render_digest(d: Digest) -> tuple[SlackMessage, tuple[SlackMessage, ...]]:
             *_more(d.lang, d.more),
         ),
     )
-    groups: list[tuple[list[DigestItem], list[dict[str, Any]]]] = []
-    for number, item in enumerate(d.items, start=1):
-        blocks = _entry_blocks(item, d.lang, number)
-        if groups and len(groups[-1][1]) + len(blocks) <= REPLY_BLOCKS:
-            groups[-1][0].append(item)
-            groups[-1][1].extend(blocks)
-        else:
-            groups.append(([item], blocks))
+    groups = _groups(d, rendered)
     replies = tuple(
         SlackMessage(
             _fallback(
                 [
                     f"{head} {text.part_label(d.lang, index=i, total=len(groups))}",
-                    *_titles(its, d.lang),
+                    *_titles([item for _, item, _ in group], d.lang),
                 ]
             ),
-            tuple(blocks),
+            tuple(b for _, _, blocks in group for b in blocks),
         )
-        for i, (its, blocks) in enumerate(groups, start=1)
+        for i, group in enumerate(groups, start=1)
     )
-    return summary, replies
+    return summary, replies, groups, rendered
 
 
 def _button(button: Button, index: int | str) -> dict[str, Any]:

@@ -267,6 +267,8 @@ class FakeSlack(LocalApiServer[SlackCall]):
         self.enforce_limits = False
         self.limit_tolerance = DEFAULT_LIMIT_TOLERANCE
         self.workspace_rate: float | None = None
+        # Block types a workspace's Slack does not take yet (by team id): invalid_blocks.
+        self.unsupported_blocks: dict[str, set[str]] = {}
 
         # The workspace the app talks to.
         self.channels: dict[str, dict[str, Any]] = {}
@@ -425,6 +427,15 @@ class FakeSlack(LocalApiServer[SlackCall]):
             error = "ratelimited" if status == 429 else "fatal_error"
         failure = _Failure(status, error, retry_after if status == 429 else None, channel, times)
         self._add_failure(method, failure)
+
+    def refuse_blocks(self, *kinds: str, team_id: str | None = None) -> None:
+        """The workspace (the first one by default) answers a message with a block of one of
+        ``kinds`` (e.g. ``"container"``) ``invalid_blocks``, as Slack answers a block type it
+        does not know (https://api.slack.com/methods/chat.postMessage#errors)."""
+        self.unsupported_blocks.setdefault(team_id or self.team_id, set()).update(kinds)
+
+    def _unsupported(self) -> frozenset[str]:
+        return frozenset(self.unsupported_blocks.get(self._team, ()))
 
     def drop_next(self, method: str, times: int = 1, *, channel: str | None = None) -> None:
         """Close the connection of the next ``times`` calls of ``method`` without an answer."""
@@ -717,7 +728,7 @@ class FakeSlack(LocalApiServer[SlackCall]):
 
     def _post_message(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = self._writable_channel(params)
-        text, blocks = _message_content(params)
+        text, blocks = _message_content(params, unsupported=self._unsupported())
         self._check_limit("chat.postMessage", channel)
         ts = self._ts.take()
         workspace = self.workspaces[self._team]
@@ -747,7 +758,7 @@ class FakeSlack(LocalApiServer[SlackCall]):
             raise _ApiError("user_not_found")
         if user in self.user_errors:
             raise _ApiError(self.user_errors[user])
-        text, blocks = _message_content(params)
+        text, blocks = _message_content(params, unsupported=self._unsupported())
         ts = self._ts.take()
         self.ephemerals.append(
             {"channel": channel, "user": user, "text": text, "blocks": blocks, "ts": ts}
@@ -760,7 +771,7 @@ class FakeSlack(LocalApiServer[SlackCall]):
         message = self._messages.get((channel, ts))
         if message is None:
             raise _ApiError("message_not_found")
-        text, blocks = _message_content(params)
+        text, blocks = _message_content(params, unsupported=self._unsupported())
         message["text"] = text
         if blocks is not None:
             message["blocks"] = blocks
@@ -935,7 +946,9 @@ def _bearer(request: web.Request) -> str | None:
     return header[7:].strip() if header[:7].lower() == "bearer " else None
 
 
-def _message_content(params: dict[str, Any]) -> tuple[str, list[dict[str, Any]] | None]:
+def _message_content(
+    params: dict[str, Any], *, unsupported: frozenset[str] = frozenset()
+) -> tuple[str, list[dict[str, Any]] | None]:
     """The text and blocks of a message, or the error Slack gives for them."""
     text = params.get("text")
     text = "" if text is None else str(text)
@@ -946,7 +959,7 @@ def _message_content(params: dict[str, Any]) -> tuple[str, list[dict[str, Any]] 
         except ValueError:
             raise _ApiError("invalid_blocks_format") from None
     if blocks is not None:
-        _check_blocks(blocks)
+        _check_blocks(blocks, unsupported=unsupported)
     if not text.strip() and not blocks and not params.get("attachments"):
         raise _ApiError("no_text")
     if len(text) > MAX_TEXT_CHARS:
@@ -954,46 +967,150 @@ def _message_content(params: dict[str, Any]) -> tuple[str, list[dict[str, Any]] 
     return text, blocks
 
 
-def _check_blocks(blocks: Any) -> None:
-    """Block Kit's limits, answered as Slack does: ``invalid_blocks`` with the reasons."""
+# The block types of Block Kit's reference (https://docs.slack.dev/reference/block-kit/blocks);
+# Slack answers any other type invalid_blocks.
+BLOCK_TYPES = frozenset(
+    {"actions", "container", "context", "context_actions", "divider", "file", "header", "image",
+     "input", "markdown", "rich_text", "section", "table", "video"}
+)  # fmt: skip
+# The container block (https://docs.slack.dev/reference/block-kit/blocks/container-block):
+# a plain_text title of at most 150 characters, 1 to 10 child blocks of these types.
+MAX_CONTAINER_TITLE = 150
+MAX_CONTAINER_CHILDREN = 10
+CONTAINER_CHILD_TYPES = frozenset(
+    {"actions", "context", "divider", "file", "header", "image", "input", "rich_text",
+     "section", "table", "video"}
+)  # fmt: skip
+# The context_actions block (https://docs.slack.dev/reference/block-kit/blocks/
+# context-actions-block): 1 to 5 feedback_buttons or icon_button elements.
+MAX_CONTEXT_ACTIONS_ELEMENTS = 5
+CONTEXT_ACTIONS_ELEMENT_TYPES = frozenset({"feedback_buttons", "icon_button"})
+# The feedback buttons element (https://docs.slack.dev/reference/block-kit/block-elements/
+# feedback-buttons-element): positive_button and negative_button, each a plain_text text of
+# at most 75 characters, a value of at most 2000 and an accessibility_label of at most 75.
+MAX_ACCESSIBILITY_LABEL = 75
+
+
+def block_problems(blocks: Any, *, unsupported: frozenset[str] = frozenset()) -> list[str]:
+    """What Slack finds wrong with a message's blocks, in its words (none: it takes them).
+
+    ``unsupported`` are block types a workspace's Slack does not take (yet): each is a
+    problem, as an unknown type is. A container's children count towards the 50 blocks of a
+    message: the reference does not say they do not, and the stricter reading is the one a
+    message must pass.
+    """
     problems: list[str] = []
     if not isinstance(blocks, list):
-        raise _ApiError("invalid_blocks_format")
-    if len(blocks) > MAX_BLOCKS:
+        return ["must be an array [json-pointer:/blocks]"]
+    count = len(blocks) + sum(
+        len(b.get("child_blocks") or ())
+        for b in blocks
+        if isinstance(b, dict) and isinstance(b.get("child_blocks"), list)
+    )
+    if count > MAX_BLOCKS:
         problems.append(f"no more than {MAX_BLOCKS} items allowed [json-pointer:/blocks]")
     for i, block in enumerate(blocks):
-        where = f"/blocks/{i}"
-        if not isinstance(block, dict) or "type" not in block:
-            problems.append(f"missing required field: type [json-pointer:{where}]")
-            continue
-        kind = block["type"]
-        if len(str(block.get("block_id", ""))) > MAX_ACTION_ID:
-            problems.append(f"must be less than 256 characters [json-pointer:{where}/block_id]")
-        if kind == "section":
-            text = block.get("text")
-            if text is None and not block.get("fields"):
-                problems.append(f"must provide text or fields [json-pointer:{where}]")
-            texts = ([("text", text)] if text else []) + [
-                (f"fields/{j}", f) for j, f in enumerate(block.get("fields", []))
-            ]
-            for path, item in texts:
-                _check_text(item, MAX_SECTION_TEXT, f"{where}/{path}", problems)
-        elif kind == "header":
-            _check_text(block.get("text"), MAX_HEADER_TEXT, f"{where}/text", problems)
-        elif kind == "context":
-            elements = block.get("elements") or []
-            if not elements or len(elements) > MAX_CONTEXT_ELEMENTS:
-                problems.append(
-                    f"must have 1 to {MAX_CONTEXT_ELEMENTS} items [json-pointer:{where}/elements]"
-                )
-        elif kind == "actions":
-            elements = block.get("elements") or []
-            if not elements or len(elements) > MAX_ACTIONS_ELEMENTS:
-                problems.append(
-                    f"must have 1 to {MAX_ACTIONS_ELEMENTS} items [json-pointer:{where}/elements]"
-                )
-            for j, element in enumerate(elements):
-                _check_element(element, f"{where}/elements/{j}", problems)
+        _check_block(block, f"/blocks/{i}", problems, unsupported=unsupported)
+    return problems
+
+
+def _check_block(
+    block: Any, where: str, problems: list[str], *, unsupported: frozenset[str]
+) -> None:
+    if not isinstance(block, dict) or "type" not in block:
+        problems.append(f"missing required field: type [json-pointer:{where}]")
+        return
+    kind = block["type"]
+    if kind not in BLOCK_TYPES or kind in unsupported:
+        problems.append(f"unsupported type: {kind} [json-pointer:{where}/type]")
+        return
+    if len(str(block.get("block_id", ""))) > MAX_ACTION_ID:
+        problems.append(f"must be less than 256 characters [json-pointer:{where}/block_id]")
+    if kind == "section":
+        text = block.get("text")
+        if text is None and not block.get("fields"):
+            problems.append(f"must provide text or fields [json-pointer:{where}]")
+        texts = ([("text", text)] if text else []) + [
+            (f"fields/{j}", f) for j, f in enumerate(block.get("fields", []))
+        ]
+        for path, item in texts:
+            _check_text(item, MAX_SECTION_TEXT, f"{where}/{path}", problems)
+    elif kind == "header":
+        _check_text(block.get("text"), MAX_HEADER_TEXT, f"{where}/text", problems)
+    elif kind == "context":
+        elements = block.get("elements") or []
+        if not elements or len(elements) > MAX_CONTEXT_ELEMENTS:
+            problems.append(
+                f"must have 1 to {MAX_CONTEXT_ELEMENTS} items [json-pointer:{where}/elements]"
+            )
+    elif kind == "actions":
+        elements = block.get("elements") or []
+        if not elements or len(elements) > MAX_ACTIONS_ELEMENTS:
+            problems.append(
+                f"must have 1 to {MAX_ACTIONS_ELEMENTS} items [json-pointer:{where}/elements]"
+            )
+        for j, element in enumerate(elements):
+            _check_element(element, f"{where}/elements/{j}", problems)
+    elif kind == "container":
+        _check_container(block, where, problems, unsupported=unsupported)
+    elif kind == "context_actions":
+        elements = block.get("elements") or []
+        if not isinstance(elements, list) or not 0 < len(elements) <= MAX_CONTEXT_ACTIONS_ELEMENTS:
+            problems.append(
+                f"must have 1 to {MAX_CONTEXT_ACTIONS_ELEMENTS} items "
+                f"[json-pointer:{where}/elements]"
+            )
+            return
+        for j, element in enumerate(elements):
+            path = f"{where}/elements/{j}"
+            if not isinstance(element, dict):
+                problems.append(f"must be an object [json-pointer:{path}]")
+            elif element.get("type") not in CONTEXT_ACTIONS_ELEMENT_TYPES:
+                problems.append(f"unsupported type: {element.get('type')} [json-pointer:{path}]")
+            else:
+                _check_element(element, path, problems)
+
+
+def _check_container(
+    block: dict[str, Any], where: str, problems: list[str], *, unsupported: frozenset[str]
+) -> None:
+    """https://docs.slack.dev/reference/block-kit/blocks/container-block: a title (or a
+    rich_text_title), 1 to 10 child blocks of the listed types, booleans for is_collapsible
+    and default_collapsed, and default_collapsed only with is_collapsible."""
+    if "rich_text_title" not in block:
+        title = block.get("title")
+        if isinstance(title, dict) and title.get("type") != "plain_text":
+            problems.append(f"must be a plain_text object [json-pointer:{where}/title]")
+        else:
+            _check_text(title, MAX_CONTAINER_TITLE, f"{where}/title", problems)
+    for flag in ("is_collapsible", "default_collapsed"):
+        if flag in block and not isinstance(block[flag], bool):
+            problems.append(f"must be a boolean [json-pointer:{where}/{flag}]")
+    if block.get("default_collapsed") is True and block.get("is_collapsible") is not True:
+        problems.append(
+            f"default_collapsed requires is_collapsible [json-pointer:{where}/default_collapsed]"
+        )
+    children = block.get("child_blocks")
+    if not isinstance(children, list) or not 0 < len(children) <= MAX_CONTAINER_CHILDREN:
+        problems.append(
+            f"must have 1 to {MAX_CONTAINER_CHILDREN} items [json-pointer:{where}/child_blocks]"
+        )
+        return
+    for j, child in enumerate(children):
+        path = f"{where}/child_blocks/{j}"
+        kind = child.get("type") if isinstance(child, dict) else None
+        if kind is not None and kind not in CONTAINER_CHILD_TYPES:
+            problems.append(f"unsupported type: {kind} [json-pointer:{path}/type]")
+        else:
+            _check_block(child, path, problems, unsupported=unsupported)
+
+
+def _check_blocks(blocks: Any, *, unsupported: frozenset[str] = frozenset()) -> None:
+    """Block Kit's limits, answered as Slack does: ``invalid_blocks`` with the reasons
+    (https://api.slack.com/methods/chat.postMessage#errors)."""
+    if not isinstance(blocks, list):
+        raise _ApiError("invalid_blocks_format")
+    problems = block_problems(blocks, unsupported=unsupported)
     if problems:
         error = _ApiError("invalid_blocks")
         error.details = {
@@ -1022,8 +1139,34 @@ def _check_element(element: Any, where: str, problems: list[str]) -> None:
         _check_text(element.get("text"), MAX_BUTTON_TEXT, f"{where}/text", problems)
         if len(str(element.get("value", ""))) > MAX_BUTTON_VALUE:
             problems.append(f"must be less than 2001 characters [json-pointer:{where}/value]")
+    if element["type"] == "feedback_buttons":
+        for side in ("positive_button", "negative_button"):
+            _check_feedback_button(element.get(side), f"{where}/{side}", problems)
     if len(str(element.get("action_id", ""))) > MAX_ACTION_ID:
         problems.append(f"must be less than 256 characters [json-pointer:{where}/action_id]")
+
+
+def _check_feedback_button(button: Any, where: str, problems: list[str]) -> None:
+    """https://docs.slack.dev/reference/block-kit/block-elements/feedback-buttons-element:
+    text (plain_text only, at most 75) and value (at most 2000) required."""
+    if not isinstance(button, dict):
+        problems.append(f"missing required field [json-pointer:{where}]")
+        return
+    text = button.get("text")
+    if isinstance(text, dict) and text.get("type") != "plain_text":
+        problems.append(f"must be a plain_text object [json-pointer:{where}/text]")
+    else:
+        _check_text(text, MAX_BUTTON_TEXT, f"{where}/text", problems)
+    value = button.get("value")
+    if not isinstance(value, str) or not value:
+        problems.append(f"missing required field: value [json-pointer:{where}/value]")
+    elif len(value) > MAX_BUTTON_VALUE:
+        problems.append(f"must be less than 2001 characters [json-pointer:{where}/value]")
+    label = button.get("accessibility_label")
+    if label is not None and len(str(label)) > MAX_ACCESSIBILITY_LABEL:
+        problems.append(
+            f"must be less than 76 characters [json-pointer:{where}/accessibility_label]"
+        )
 
 
 async def _read_params(request: web.Request) -> dict[str, Any]:
@@ -1151,11 +1294,18 @@ def block_actions_payload(
     block_id: str = "actions",
     button_text: str = "Send",
     message: dict[str, Any] | None = None,
+    element: str = "button",
 ) -> dict[str, Any]:
     """The payload of a button press. Without ``message`` the button was in an ephemeral
-    message, which Slack does not echo back (``container.is_ephemeral``)."""
+    message, which Slack does not echo back (``container.is_ephemeral``).
+
+    ``element="feedback_buttons"``: a press of one of a feedback_buttons element's two
+    buttons; the action is the element's ``action_id`` with the pressed button's ``text``
+    and ``value`` (https://docs.slack.dev/tools/bolt-js/reference/interfaces/
+    FeedbackButtonsAction, https://docs.slack.dev/reference/interaction-payloads/
+    block_actions-payload)."""
     action: dict[str, Any] = {
-        "type": "button",
+        "type": element,
         "action_id": action_id,
         "block_id": block_id,
         "text": {"type": "plain_text", "text": button_text, "emoji": True},

@@ -252,8 +252,12 @@ def unescape(s: str) -> str:
 
 
 def block_texts(blocks: list[dict[str, Any]]) -> list[str]:
+    """The texts of blocks, a container's title and children included."""
     texts: list[str] = []
     for block in blocks:
+        if isinstance(block.get("title"), dict):
+            texts.append(block["title"]["text"])
+        texts += block_texts(block.get("child_blocks") or [])
         if isinstance(block.get("text"), dict):
             texts.append(block["text"]["text"])
         for element in block.get("elements", []):
@@ -294,6 +298,7 @@ def rl_digest(pages: list[Page]) -> Digest:
     )
     assert digest is not None
     return digest
+
 
 async def seed_pages(engine: AsyncEngine) -> None:
     pages = [
@@ -1196,6 +1201,58 @@ async def test_a_digest_of_60_pages_is_a_summary_and_thread_replies(
     shown = " ".join(s for m in replies for s in block_texts(m["blocks"]))
     assert all(f"|Paper {i}>" in shown for i in range(60))
     assert all(call.ok for call in sl.calls("chat.postMessage"))
+
+
+async def test_a_workspace_that_refuses_containers_gets_todays_sections_logged_once(
+    sender: SlackSender, sl: FakeSlack, caplog: pytest.LogCaptureFixture
+) -> None:
+    sl.refuse_blocks("container")
+    pages = [make_page(i, ("rl",), tldr="Evolution strategies " * 40) for i in range(30)]
+    parts = render.digest_messages(Platform.SLACK, rl_digest(pages))
+    assert any(b["type"] == "container" for p in parts for b in p.blocks)
+    with caplog.at_level(logging.WARNING, logger="bot.channels.slack"):
+        for _delivery in range(2):
+            thread: str | None = None
+            for part in parts:
+                ref = await sender.send("C1", part, thread=thread if part.in_thread else None)
+                thread = thread or ref
+
+    posted = sl.messages_to("C1")
+    assert len(posted) == 2 * len(parts)  # nothing lost
+    assert not any(b["type"] == "container" for m in posted for b in m["blocks"])
+    shown = " ".join(s for m in posted[: len(parts)] for s in block_texts(m["blocks"]))
+    assert all(f"|Paper {i}>" in shown for i in range(30))
+    # Refused once; from then on the workspace gets the sections at the first try.
+    assert [c.error for c in sl.calls("chat.postMessage") if not c.ok] == ["invalid_blocks"]
+    assert sender.fallback_workspaces == {""}
+    warned = [r for r in caplog.records if "invalid_blocks" in r.getMessage()]
+    assert len(warned) == 1 and "sections" in warned[0].getMessage()
+
+    sl.unsupported_blocks.clear()  # remembered: still sections
+    await sender.send("C1", parts[1], thread=None)
+    assert sl.messages_to("C1")[-1]["blocks"] == list(parts[1].fallback_blocks)
+
+
+async def test_refused_blocks_without_fallback_or_with_refused_fallback_fail_for_good(
+    sender: SlackSender, sl: FakeSlack
+) -> None:
+    container = {
+        "type": "container",
+        "title": {"type": "plain_text", "text": "T"},
+        "child_blocks": [{"type": "divider"}],
+    }
+    sl.refuse_blocks("container")
+    with pytest.raises(PermanentError, match="invalid_blocks"):
+        await sender.send("C1", Outgoing(text="x", blocks=(container,)), thread=None)
+    assert len(sl.calls("chat.postMessage")) == 1
+    too_long = {"type": "header", "text": {"type": "plain_text", "text": "H" * 151}}
+    with pytest.raises(PermanentError, match="invalid_blocks"):
+        await sender.send(
+            "C1", Outgoing(text="x", blocks=(container,), fallback_blocks=(too_long,)), thread=None
+        )
+    assert len(sl.calls("chat.postMessage")) == 3
+    assert sender.fallback_workspaces == set()  # the fallback did not help: not kept to it
+    assert sl.messages_to("C1") == []
 
 
 async def send_one(sender: SlackSender, channel: str = "C1") -> None:

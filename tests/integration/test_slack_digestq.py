@@ -4,6 +4,7 @@ against FakeSlack, on each backend; 👍/👎 buttons in each page's blocks and 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from typing import Any
 
 import pytest
@@ -13,10 +14,10 @@ from bot import render
 from bot.channels.slack import ACTION_ID_RE, SlackSender
 from bot.digest import as_planned
 from bot.i18n import t
-from bot.models import Platform
+from bot.models import Digest, DigestItem, Platform
 from bot.render import votes
 from bot.store import feedback as feedback_store
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import FakeSlack, block_actions_body, block_actions_payload
 from tests.integration.test_slack import (
     CHANNEL,
     Bot,
@@ -119,9 +120,7 @@ async def test_a_forged_vote_value_is_answered_and_stores_nothing(
     assert answer["text"] == "That button no longer works."
 
 
-async def test_a_ranked_digest_posts_vote_buttons_in_each_pages_blocks(
-    sender: SlackSender, sl: FakeSlack
-) -> None:
+def ranked_digest_part() -> Any:
     pages = [make_page(i, ("rl",)) for i in range(3)]
     built = rl_digest(pages)
     ids = {page.key: 100 + i for i, page in enumerate(pages)}
@@ -135,7 +134,38 @@ async def test_a_ranked_digest_posts_vote_buttons_in_each_pages_blocks(
         more=7,
     )
     [part] = render.digest_messages(Platform.SLACK, digest)
-    await sender.send("C1", part, thread=None)
+    return part
+
+
+async def test_a_ranked_digest_posts_vote_buttons_in_each_pages_blocks(
+    sender: SlackSender, sl: FakeSlack
+) -> None:
+    await sender.send("C1", ranked_digest_part(), thread=None)
+    [posted] = sl.messages_to("C1")
+    # Each page a container, its 👍/👎 Slack's feedback_buttons in the block after it.
+    feedback = [e for b in posted["blocks"] if b["type"] == "context_actions"
+                for e in b["elements"]]  # fmt: skip
+    assert [e["type"] for e in feedback] == ["feedback_buttons"] * 3
+    assert [[e["positive_button"]["value"], e["negative_button"]["value"]] for e in feedback] == [
+        [votes.action(n, up=True), votes.action(n, up=False)] for n in (102, 101, 100)
+    ]
+    action_ids = [e["action_id"] for e in feedback]
+    assert len(set(action_ids)) == len(action_ids) and all(map(ACTION_ID_RE.match, action_ids))
+    containers = [b for b in posted["blocks"] if b["type"] == "container"]
+    assert [c["title"]["text"][:3] for c in containers] == ["1. ", "2. ", "3. "]
+    texts = block_texts(posted["blocks"])
+    assert texts[-1] == "…and 7 more: latest"
+    assert block_texts(containers[0]["child_blocks"])[0].startswith(
+        "*<https://wiki.example.org/p2|"
+    )
+    assert all(call.ok for call in sl.calls("chat.postMessage"))
+
+
+async def test_where_containers_are_refused_the_digest_posts_todays_vote_buttons(
+    sender: SlackSender, sl: FakeSlack
+) -> None:
+    sl.refuse_blocks("container")
+    await sender.send("C1", ranked_digest_part(), thread=None)
     [posted] = sl.messages_to("C1")
     actions = [b for b in posted["blocks"] if b["type"] == "actions"]
     assert [[e["value"] for e in b["elements"]] for b in actions] == [
@@ -146,4 +176,54 @@ async def test_a_ranked_digest_posts_vote_buttons_in_each_pages_blocks(
     texts = block_texts(posted["blocks"])
     assert texts[-1] == "…and 7 more: latest"
     assert any(text.startswith("1. *<https://wiki.example.org/p2|") for text in texts)
-    assert all(call.ok for call in sl.calls("chat.postMessage"))
+    assert [c.error for c in sl.calls("chat.postMessage")] == ["invalid_blocks", None]
+
+
+async def test_a_digests_feedback_buttons_vote_once_per_user_and_a_second_press_undoes(
+    bot: Bot, sender: SlackSender, sl: FakeSlack, engine: AsyncEngine
+) -> None:
+    await seed_pages(engine)
+    await bot.command("subscribe rl")
+    ids = [int(v.rsplit(":", 1)[1]) for v in buttons(await bot.command("latest")) if v[5] == "+"]
+    items = tuple(
+        DigestItem(page=make_page(i, ("rl",)), matched=("rl",), page_id=page_id)
+        for i, page_id in enumerate(ids)
+    )
+    digest = Digest(lang="en", date=dt.date(2026, 12, 3), items=items)
+    [part] = render.digest_messages(Platform.SLACK, digest)
+    await sender.send(CHANNEL, part, thread=None)
+    [posted] = sl.messages_to(CHANNEL)
+    [first, _] = [b["elements"][0] for b in posted["blocks"] if b["type"] == "context_actions"]
+
+    async def press(side: str, user: str) -> dict[str, Any]:
+        # As Slack sends it: the element's action_id, the pressed button's text and value.
+        name = bot.response_name()
+        payload = block_actions_payload(
+            first["action_id"],
+            value=first[side]["value"],
+            user_id=user,
+            channel_id=CHANNEL,
+            response_url=sl.response_url(name),
+            button_text=first[side]["text"]["text"],
+            message=posted,
+            element="feedback_buttons",
+        )
+        assert await bot.post(block_actions_body(payload)) == (200, "")
+        return (await sl.wait_for_response(name))[-1]
+
+    async def weights() -> dict[str, float]:
+        record = await record_of(engine, CHANNEL)
+        assert record is not None
+        async with engine.connect() as conn:
+            return dict(await feedback_store.weights_of(conn, chat_pk=record.pk))
+
+    up = await press("positive_button", "U1")
+    assert up["text"] == t("en", "digestq.vote.up")
+    assert up.get("replace_original") is not True  # the digest stays as it was
+    assert (await weights()).get("rl", 0) > 0
+    again = await press("positive_button", "U1")  # the same vote again: taken back
+    assert again["text"] == t("en", "digestq.vote.undone")
+    assert await weights() == {}
+    down = await press("negative_button", "U2")
+    assert down["text"] == t("en", "digestq.vote.down")
+    assert (await weights()).get("rl", 0) < 0

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from typing import Any
@@ -9,17 +10,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.models import Button, Digest, DigestItem, Page, PageText, Reply
+from bot.render import votes
 from bot.render.slack import (
+    EXPANDED_PAGES,
     MAX_BLOCKS,
+    MAX_CONTAINER_CHILDREN,
+    MAX_CONTAINER_TITLE,
     MAX_FALLBACK_TEXT,
     MAX_HEADER_TEXT,
     MAX_SECTION_TEXT,
     REPLY_BLOCKS,
     THREAD_THRESHOLD,
     SlackMessage,
+    block_count,
     render_digest,
+    render_digest_containers,
     render_reply,
 )
+from tests.fakes.slack_api import block_problems
 from tests.strategies import LONG_TEXT, TEXT, digest_items
 
 DATE = dt.date(2026, 12, 3)
@@ -319,6 +327,7 @@ def test_button_limits() -> None:
 
 # --- properties --------------------------------------------------------------------------
 
+
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(digest_items(), min_size=1, max_size=30), st.sampled_from(["en", "ko"]), st.booleans()
@@ -351,3 +360,160 @@ def test_any_reply_renders_within_limits(
     if text.strip() or items or any(rows):
         check_message(m)
     assert m.text.strip()
+
+
+# --- collapsible containers ------------------------------------------------------------
+
+
+def check_containers(m: SlackMessage, pages: list[tuple[int, DigestItem]]) -> None:
+    """``m`` is taken by Slack (the fake's validator), as are its fallback blocks, and it has
+    one container per page of ``pages`` (numbered), each followed by the page's feedback."""
+    assert block_problems(list(m.blocks)) == []
+    assert block_problems(list(m.fallback_blocks)) == []
+    assert 0 < block_count(m.blocks) <= MAX_BLOCKS
+    containers = [b for b in m.blocks if b["type"] == "container"]
+    assert len(containers) == len(pages)
+    for container, (number, digest_item) in zip(containers, pages, strict=True):
+        assert container["is_collapsible"] is True
+        assert container["default_collapsed"] is (number > EXPANDED_PAGES)
+        assert 0 < len(container["child_blocks"]) <= MAX_CONTAINER_CHILDREN
+        assert 0 < len(container["title"]["text"]) <= MAX_CONTAINER_TITLE
+        for child in container["child_blocks"]:
+            for s in texts_of(child):
+                check_mrkdwn(s)
+        after = m.blocks[m.blocks.index(container) + 1 :]
+        if digest_item.page_id is None:
+            assert not after or after[0]["type"] != "context_actions"
+            continue
+        [feedback] = after[0]["elements"]
+        assert feedback["type"] == "feedback_buttons"
+        assert feedback["action_id"] == f"trend:vote-{number}"
+        assert feedback["positive_button"]["value"] == votes.action(digest_item.page_id, up=True)
+        assert feedback["negative_button"]["value"] == votes.action(digest_item.page_id, up=False)
+
+
+def voted(items: list[DigestItem]) -> list[DigestItem]:
+    return [dataclasses.replace(it, page_id=100 + i) for i, it in enumerate(items)]
+
+
+def test_short_digest_as_containers_with_todays_sections_to_fall_back_to() -> None:
+    d = Digest(lang="en", date=DATE, items=tuple(voted([item(updated=True), *titled(4)])))
+    message, replies = render_digest_containers(d)
+    assert replies == ()
+    plain, _ = render_digest(d)
+    assert message.fallback_blocks == plain.blocks and message.text == plain.text
+    assert message.blocks[0] == plain.blocks[0]  # the header
+    first = message.blocks[1]
+    assert first == {
+        "type": "container",
+        "title": {"type": "plain_text", "text": "1. Evolution Strategies", "emoji": True},
+        "is_collapsible": True,
+        "default_collapsed": False,
+        "child_blocks": [
+            {
+                "type": "section",
+                "text": {
+                    "type": "mrkdwn",
+                    "text": "*<https://wiki.example/es|Evolution Strategies>*  🔄 updated\n"
+                    "#rl #reasoning · matched: rl\n"
+                    "ES explores more.",
+                },
+            },
+            {
+                "type": "context",
+                "elements": [{"type": "mrkdwn", "text": "29 Aug 2026 · arXiv 2608.27351"}],
+            },
+        ],
+    }
+    assert message.blocks[2] == {
+        "type": "context_actions",
+        "elements": [
+            {
+                "type": "feedback_buttons",
+                "action_id": "trend:vote-1",
+                "positive_button": {
+                    "text": {"type": "plain_text", "text": "👍", "emoji": True},
+                    "value": "vote:+:100",
+                },
+                "negative_button": {
+                    "text": {"type": "plain_text", "text": "👎", "emoji": True},
+                    "value": "vote:-:100",
+                },
+            }
+        ],
+    }
+    check_containers(message, list(enumerate(d.items, start=1)))
+
+
+def test_the_fake_refuses_what_slack_refuses_in_containers_and_feedback_buttons() -> None:
+    ok = {
+        "type": "container",
+        "title": {"type": "plain_text", "text": "T"},
+        "is_collapsible": True,
+        "default_collapsed": True,
+        "child_blocks": [{"type": "divider"}],
+    }
+    assert block_problems([ok]) == []
+    assert block_problems([ok], unsupported=frozenset({"container"}))
+    bad = [
+        {**ok, "child_blocks": [{"type": "divider"}] * 11},
+        {**ok, "child_blocks": []},
+        {**ok, "child_blocks": [ok]},  # no container in a container
+        {**ok, "child_blocks": [{"type": "context_actions", "elements": []}]},
+        {**ok, "title": {"type": "plain_text", "text": "T" * 151}},
+        {**ok, "title": {"type": "mrkdwn", "text": "T"}},
+        {**ok, "is_collapsible": False},  # default_collapsed needs is_collapsible
+        {"type": "context_actions", "elements": []},
+        {"type": "no_such_block"},
+    ]
+    feedback = {
+        "type": "feedback_buttons",
+        "action_id": "a",
+        "positive_button": {"text": {"type": "plain_text", "text": "👍"}, "value": "v"},
+        "negative_button": {"text": {"type": "plain_text", "text": "👎"}, "value": "w"},
+    }
+    assert block_problems([{"type": "context_actions", "elements": [feedback]}]) == []
+    long_text = {"type": "plain_text", "text": "x" * 76}
+    for broken in (
+        [feedback] * 6,
+        [{**feedback, "negative_button": None}],
+        [{**feedback, "positive_button": {**feedback["positive_button"], "text": long_text}}],
+        [{**feedback, "positive_button": {"text": {"type": "plain_text", "text": "x"}}}],
+        [{"type": "button", "text": {"type": "plain_text", "text": "x"}, "action_id": "b"}],
+    ):
+        bad.append({"type": "context_actions", "elements": broken})
+    for block in bad:
+        assert block_problems([block]), block
+    assert block_problems([ok] * 25) == []  # 25 containers and a child each: 50 blocks
+    assert block_problems([ok] * 26)
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(digest_items(), min_size=1, max_size=30),
+    st.sampled_from(["en", "ko"]),
+    st.booleans(),
+    st.integers(min_value=0, max_value=40),
+)
+def test_any_digest_renders_as_containers_within_every_limit(
+    items: list[DigestItem], lang: str, instant: bool, more: int
+) -> None:
+    d = Digest(lang=lang, date=DATE, items=tuple(voted(items)), instant=instant, more=more)
+    message, replies = render_digest_containers(d)
+    plain, plain_replies = render_digest(d)
+    numbered = list(enumerate(d.items, start=1))
+    if len(items) <= THREAD_THRESHOLD:
+        check_containers(message, numbered)
+        assert replies == ()
+    else:
+        assert message == plain  # the summary has no pages of its own
+        assert len(replies) == len(plain_replies)
+        start = 0
+        for reply, plain_reply in zip(replies, plain_replies, strict=True):
+            assert reply.fallback_blocks == plain_reply.blocks and reply.text == plain_reply.text
+            count = sum(b["type"] == "container" for b in reply.blocks)
+            check_containers(reply, numbered[start : start + count])
+            start += count
+        assert start == len(items)
+    for m in (message, *replies):
+        check_message(SlackMessage(m.text, m.fallback_blocks or m.blocks))
