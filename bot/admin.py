@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -31,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot import payloads
 from bot.commands import Caller
 from bot.i18n import clean, t, tn
-from bot.models import LANGUAGES, Button, Platform, Reply
+from bot.models import LANGUAGES, Button, Chart, ChartPanel, Platform, Reply
 from bot.settings import Settings
 from bot.sources import SourceSet
 from bot.sources.urls import scrub
@@ -49,6 +50,7 @@ SEND = "bc:send:"
 CANCEL = "bc:cancel:"
 OPTION = re.compile(r"^\s*--(tag|platform|lang)(?:\s+|=)(\S+)")
 TOP_TAGS = 10
+CHART_DAYS = 14  # the stats chart's sends per day: two weeks, today included
 # A broadcast is one message; longer texts are split by the renderers, but an
 # announcement that long is almost certainly a paste error.
 MAX_BROADCAST_CHARS = 4000
@@ -365,6 +367,10 @@ class Admin:
                 conn, now.replace(hour=0, minute=0, second=0, microsecond=0), baseline=False
             )
             deliveries = await outbox.counts_since(conn, since=day_ago, chat_pks=scope)
+            first_day = now.date() - dt.timedelta(days=CHART_DAYS - 1)
+            per_day = await outbox.sent_per_day(
+                conn, since=dt.datetime.combine(first_day, dt.time()), chat_pks=scope
+            )
             failures = await outbox.top_failures(conn, since=day_ago, chat_pks=scope)
             sources = await page_store.all_sources(conn)
             running = await store.in_progress(conn, created_by=actor(caller) if workspace else None)
@@ -427,7 +433,37 @@ class Admin:
                     total=state.total,
                 )
             )
-        return Reply(lang, "\n".join(lines))
+        chart = stats_chart(lang, per_day=per_day, tags=tags, first_day=first_day)
+        return Reply(lang, "\n".join(lines), chart=chart)
+
+
+def stats_chart(
+    lang: str, *, per_day: Mapping[dt.date, int], tags: Mapping[str, int], first_day: dt.date
+) -> Chart:
+    """The picture of ``stats``: messages sent on each of :data:`CHART_DAYS` days from
+    ``first_day`` (none on a day is 0), and the :data:`TOP_TAGS` most followed tags."""
+    days = [first_day + dt.timedelta(days=i) for i in range(CHART_DAYS)]
+    panels = [
+        ChartPanel(
+            kind="line",
+            title=t(lang, "charts.stats.sends"),
+            fallback_title=t("en", "charts.stats.sends"),
+            labels=tuple(day.strftime("%m-%d") for day in days),
+            values=tuple(float(per_day.get(day, 0)) for day in days),
+        )
+    ]
+    top = list(tags.items())[:TOP_TAGS]
+    if top:
+        panels.append(
+            ChartPanel(
+                kind="bars",
+                title=t(lang, "charts.stats.tags"),
+                fallback_title=t("en", "charts.stats.tags"),
+                labels=tuple(tag for tag, _ in top),
+                values=tuple(float(n) for _, n in top),
+            )
+        )
+    return Chart(alt=t(lang, "charts.stats.alt", days=CHART_DAYS), panels=tuple(panels))
 
 
 def _chat(caller: Caller) -> str:

@@ -103,10 +103,12 @@ def render_png(chart: Chart) -> bytes:
     with _drawing:
         families, covered = _fonts()
         heights = [_panel_height(panel) for panel in panels]
-        settings = {"font.family": "sans-serif", "font.sans-serif": families}
         # A glyph that a font lacks after all would be a warning and an empty box, not an
         # error; warnings are never the way a chart fails.
-        with rc_context(settings), warnings.catch_warnings():
+        with (
+            rc_context({"font.family": "sans-serif", "font.sans-serif": families}),
+            warnings.catch_warnings(),
+        ):
             warnings.simplefilter("ignore")
             figure = Figure(figsize=(WIDTH_INCHES, sum(heights)), dpi=DPI, layout="constrained")
             FigureCanvasAgg(figure)

@@ -26,6 +26,8 @@ from bot.i18n import has as has_message
 from bot.models import (
     LANGUAGES,
     Button,
+    Chart,
+    ChartPanel,
     ChatKind,
     ChatSettings,
     ChatState,
@@ -1002,7 +1004,22 @@ class CommandCore:
         if disliked:
             lines.append(t(lang, "digestq.feedback.disliked", tags=_weights_text(disliked)))
         lines.append(t(lang, "digestq.feedback.rule", p=ctx.prefix))
-        return Reply(lang, "\n".join(lines))
+        chart = None
+        if liked or disliked:
+            weights = [*liked, *disliked]
+            chart = Chart(
+                alt=t(lang, "charts.feedback.alt"),
+                panels=(
+                    ChartPanel(
+                        kind="bars",
+                        title=t(lang, "charts.feedback.title"),
+                        fallback_title=t("en", "charts.feedback.title"),
+                        labels=tuple(tag for tag, _ in weights),
+                        values=tuple(round(w, 1) for _, w in weights),
+                    ),
+                ),
+            )
+        return Reply(lang, "\n".join(lines), chart=chart)
 
     async def _feedback_reset(self, caller: Caller, action: str, *, prefix: str) -> Reply:
         choice = action.removeprefix(FEEDBACK_RESET)
