@@ -1246,7 +1246,8 @@ class SlackChannel:
         if png is None:
             return
         try:
-            await self._api().files_upload_v2(
+            api_client = self._api()
+            await api_client.files_upload_v2(
                 content=png,
                 filename=CHART_FILENAME,
                 title=_chart_title(chart),

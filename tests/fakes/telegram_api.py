@@ -960,9 +960,9 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
             photo = params.get(photo.removeprefix("attach://"))
         if photo is None:
             raise _ApiError(400, "Bad Request: there is no photo in the request")
-        if not isinstance(photo, dict):
+        if not isinstance(photo, _UploadedFile):
             raise _ApiError(400, "Bad Request: wrong file identifier/HTTP URL specified")
-        data: bytes = photo.get("data", b"")
+        data = photo.data
         if len(data) > MAX_PHOTO_BYTES:
             raise _ApiError(400, "Bad Request: PHOTO_SAVE_FILE_INVALID")
         width, height = _image_size(data)
@@ -1698,6 +1698,15 @@ class _TelegramHTML(HTMLParser):
         raise self._error(f'Unsupported start tag "?" at byte offset {self._byte_offset()}')
 
 
+class _UploadedFile(dict[str, Any]):
+    """A file of a multipart body, as the call's parameters show it (its name and size);
+    its bytes in ``data``."""
+
+    def __init__(self, data: bytes, *, filename: str) -> None:
+        super().__init__(filename=filename, size=len(data))
+        self.data = data
+
+
 async def _read_params(request: web.Request) -> dict[str, Any]:
     """The call's parameters, typed as Telegram reads them, from query, form or JSON body."""
     params: dict[str, Any] = {k: _typed(k, v) for k, v in request.query.items()}
@@ -1712,7 +1721,7 @@ async def _read_params(request: web.Request) -> dict[str, Any]:
     for key, value in form.items():
         if isinstance(value, web.FileField):  # an uploaded file
             data = value.file.read()
-            params[key] = {"filename": value.filename, "size": len(data), "data": data}
+            params[key] = _UploadedFile(data, filename=value.filename)
         elif isinstance(value, str):
             params[key] = _typed(key, value)
         else:
