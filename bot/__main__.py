@@ -65,6 +65,11 @@ DESCRIPTIONS = {
     ),
     "audit": "List admin actions and refused attempts, oldest first.",
     "subscribers": "One line per chat: state, mode, digest time, zone, language and filter.",
+    "stats": (
+        "The figures of the chat command 'stats' for the whole deployment: chats by platform "
+        "and state, the most followed tags, pages, deliveries of the last 24 hours and what "
+        "is queued, failure reasons, sources and broadcasts going out."
+    ),
     "export": (
         "Print every chat's settings (or one chat's, with --chat) as JSON lines, for moving "
         "a deployment: 'trendbot import' on the new one applies them."
@@ -146,6 +151,13 @@ def _parser() -> argparse.ArgumentParser:
         "subscribers", help="list chats and their settings", description=DESCRIPTIONS["subscribers"]
     )
     subscribers.add_argument("--json", action="store_true", help="one JSON object per line")
+
+    stats = commands.add_parser(
+        "stats",
+        help="the deployment's figures, as the chat command stats",
+        description=DESCRIPTIONS["stats"],
+    )
+    stats.add_argument("--json", action="store_true", help="one JSON object")
 
     export = commands.add_parser(
         "export", help="every chat's settings as JSON lines", description=DESCRIPTIONS["export"]
@@ -463,6 +475,23 @@ async def _subscribers(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _stats(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.admin import Admin
+    from bot.store import admin as admin_store
+    from bot.store.engine import open_store
+
+    async with open_store(settings.database_url) as engine, engine.begin() as conn:
+        figures = await Admin(engine=engine, settings=settings).figures(conn)
+        await admin_store.audit(
+            conn, actor="shell", chat=None, action="stats.viewed", allowed=True, detail=None
+        )
+    if args.json:
+        print(json.dumps(figures.as_json(), ensure_ascii=False))
+    else:
+        print(figures.text("en"))
+    return EXIT_OK
+
+
 async def _export(settings: Settings, args: argparse.Namespace) -> int:
     from bot.store import chats as chat_store
     from bot.store.engine import open_store, reader
@@ -575,6 +604,7 @@ HANDLERS: dict[str, Handler] = {
     "poll": _poll,
     "digest": _digest,
     "subscribers": _subscribers,
+    "stats": _stats,
     "broadcast": _broadcast,
     "audit": _audit,
     "db": _db,

@@ -23,8 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -353,34 +352,128 @@ class Admin:
             )
 
     async def stats(self, caller: Caller, *, lang: str) -> Reply:
+        # A workspace's installer sees that workspace's chats and deliveries only: the
+        # pages, the sources and other workspaces are the deployment admins'.
+        workspace = self._workspace_only(caller)
+        async with self._engine.begin() as conn:
+            figures = await self.figures(
+                conn, workspace=workspace, created_by=actor(caller) if workspace else None
+            )
+            await _audit(conn, caller, action="stats.viewed")
+        return Reply(lang, figures.text(lang), chart=figures.chart(lang))
+
+    async def figures(
+        self,
+        conn: AsyncConnection,
+        *,
+        workspace: str | None = None,
+        created_by: str | None = None,
+    ) -> Stats:
+        """The figures of ``stats``: the whole deployment's, or one workspace's (its chats,
+        tags, deliveries and ``created_by``'s broadcasts; no pages, no sources)."""
         now = utcnow()
         day_ago = now - dt.timedelta(hours=24)
-        async with self._engine.begin() as conn:
-            # A workspace's installer sees that workspace's chats and deliveries only: the
-            # pages, the sources and other workspaces are the deployment admins'.
-            workspace = self._workspace_only(caller)
-            scope = chat_store.of_workspace(workspace) if workspace else None
-            chat_rows = await store.chat_counts(conn, workspace=workspace)
-            tags = await chat_store.subscriber_counts(conn, workspace=workspace)
-            page_total = await page_store.page_count(conn)
-            new_today = await store.pages_new_since(
-                conn, now.replace(hour=0, minute=0, second=0, microsecond=0), baseline=False
+        scope = chat_store.of_workspace(workspace) if workspace else None
+        chat_rows = await store.chat_counts(conn, workspace=workspace)
+        tags = await chat_store.subscriber_counts(conn, workspace=workspace)
+        page_total = await page_store.page_count(conn)
+        new_today = await store.pages_new_since(
+            conn, now.replace(hour=0, minute=0, second=0, microsecond=0), baseline=False
+        )
+        deliveries = await outbox.counts_since(conn, since=day_ago, chat_pks=scope)
+        failures = await outbox.top_failures(conn, since=day_ago, chat_pks=scope)
+        first_day = now.date() - dt.timedelta(days=CHART_DAYS - 1)
+        per_day = await outbox.sent_per_day(
+            conn, since=dt.datetime.combine(first_day, dt.time()), chat_pks=scope
+        )
+        running = await store.in_progress(conn, created_by=created_by)
+        sources: list[SourceFigure] = []
+        if not workspace:  # the deployment's, not a workspace's
+            for source in await page_store.all_sources(conn):
+                if source.name not in self._sources:
+                    continue  # no longer configured: nothing is polled there any more
+                sources.append(
+                    SourceFigure(
+                        name=self._sources.of(source.name).name,
+                        last_poll_at=source.last_poll_at,
+                        error=scrub(source.last_error, source.name) if source.last_error else None,
+                    )
+                )
+        return Stats(
+            workspace=workspace,
+            chats=[(platform, state, int(n)) for platform, state, n in chat_rows],
+            tags=list(tags.items())[:TOP_TAGS],
+            pages=None if workspace else page_total,
+            new_today=None if workspace else new_today,
+            deliveries={k: int(v) for k, v in deliveries.items()},
+            failures=list(failures),
+            sources=sources,
+            broadcasts=list(running),
+            sent_per_day=per_day,
+            first_day=first_day,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFigure:
+    """A configured source in ``stats``: its shown name, last poll (UTC) and last error."""
+
+    name: str
+    last_poll_at: dt.datetime | None
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """The figures of the ``stats`` command (and of ``trendbot stats``)."""
+
+    workspace: str | None
+    chats: list[tuple[str, str, int]]  # (platform, state, chats)
+    tags: list[tuple[str, int]]  # the most followed tags, with their chats
+    pages: int | None  # None for a workspace's installer
+    new_today: int | None
+    deliveries: dict[str, int]  # sent, failed (last 24 h), queued (now)
+    failures: list[tuple[str, int]]  # the top failure reasons of the last 24 h
+    sources: list[SourceFigure]
+    broadcasts: list[store.Progress]  # confirmed broadcasts still going out
+    # Messages sent on each UTC day of the CHART_DAYS from first_day (a day with none absent).
+    sent_per_day: dict[dt.date, int] = field(default_factory=dict)
+    first_day: dt.date | None = None
+
+    def chart(self, lang: str) -> Chart:
+        """The picture of ``stats``: messages sent on each of :data:`CHART_DAYS` days (none
+        on a day is 0), and the most followed tags."""
+        first = self.first_day or utcnow().date() - dt.timedelta(days=CHART_DAYS - 1)
+        days = [first + dt.timedelta(days=i) for i in range(CHART_DAYS)]
+        panels = [
+            ChartPanel(
+                kind="line",
+                title=t(lang, "charts.stats.sends"),
+                fallback_title=t("en", "charts.stats.sends"),
+                labels=tuple(day.strftime("%m-%d") for day in days),
+                values=tuple(float(self.sent_per_day.get(day, 0)) for day in days),
             )
-            deliveries = await outbox.counts_since(conn, since=day_ago, chat_pks=scope)
-            first_day = now.date() - dt.timedelta(days=CHART_DAYS - 1)
-            per_day = await outbox.sent_per_day(
-                conn, since=dt.datetime.combine(first_day, dt.time()), chat_pks=scope
+        ]
+        if self.tags:
+            panels.append(
+                ChartPanel(
+                    kind="bars",
+                    title=t(lang, "charts.stats.tags"),
+                    fallback_title=t("en", "charts.stats.tags"),
+                    labels=tuple(tag for tag, _ in self.tags),
+                    values=tuple(float(n) for _, n in self.tags),
+                )
             )
-            failures = await outbox.top_failures(conn, since=day_ago, chat_pks=scope)
-            sources = await page_store.all_sources(conn)
-            running = await store.in_progress(conn, created_by=actor(caller) if workspace else None)
-            await _audit(conn, caller, action="stats.viewed")
+        return Chart(alt=t(lang, "charts.stats.alt", days=CHART_DAYS), panels=tuple(panels))
+
+    def text(self, lang: str) -> str:
+        """The figures as the ``stats`` reply says them, in ``lang``."""
         lines = [t(lang, "admin.stats.header")]
-        if workspace:
-            lines.append(t(lang, "admin.stats.workspace_only", workspace=workspace))
-        if chat_rows:
+        if self.workspace:
+            lines.append(t(lang, "admin.stats.workspace_only", workspace=self.workspace))
+        if self.chats:
             by_platform: dict[str, list[str]] = {}
-            for platform, chat_state, n in chat_rows:
+            for platform, chat_state, n in self.chats:
                 by_platform.setdefault(platform, []).append(
                     t(
                         lang,
@@ -396,32 +489,23 @@ class Admin:
             lines.append(t(lang, "admin.stats.chats", summary=summary))
         else:
             lines.append(t(lang, "admin.stats.no_chats"))
-        top = ", ".join(f"{tag} ({n})" for tag, n in list(tags.items())[:TOP_TAGS])
+        top = ", ".join(f"{tag} ({n})" for tag, n in self.tags)
         lines.append(t(lang, "admin.stats.tags", tags=top or t(lang, "admin.none")))
-        if not workspace:
-            lines.append(tn(lang, "admin.stats.pages", page_total, new=new_today))
-        lines.append(t(lang, "admin.stats.deliveries", **deliveries))
-        if failures:
-            reasons = ", ".join(f"{reason} ({n})" for reason, n in failures)
+        if self.pages is not None:
+            lines.append(tn(lang, "admin.stats.pages", self.pages, new=self.new_today))
+        lines.append(t(lang, "admin.stats.deliveries", **self.deliveries))
+        if self.failures:
+            reasons = ", ".join(f"{reason} ({n})" for reason, n in self.failures)
             lines.append(t(lang, "admin.stats.failures", reasons=reasons))
-        if workspace:
-            sources = []  # the deployment's, not a workspace's
-        for source in sources:
-            if source.name not in self._sources:
-                continue  # no longer configured: nothing is polled there any more
+        for source in self.sources:
             when = (
                 source.last_poll_at.strftime("%Y-%m-%d %H:%M UTC")
                 if source.last_poll_at
                 else t(lang, "admin.stats.never")
             )
-            error = (
-                t(lang, "admin.stats.source_error", error=scrub(source.last_error, source.name))
-                if source.last_error
-                else ""
-            )
-            shown = self._sources.of(source.name).name
-            lines.append(t(lang, "admin.stats.source", name=shown, when=when, error=error))
-        for state in running:
+            error = t(lang, "admin.stats.source_error", error=source.error) if source.error else ""
+            lines.append(t(lang, "admin.stats.source", name=source.name, when=when, error=error))
+        for state in self.broadcasts:
             lines.append(
                 t(
                     lang,
@@ -433,37 +517,44 @@ class Admin:
                     total=state.total,
                 )
             )
-        chart = stats_chart(lang, per_day=per_day, tags=tags, first_day=first_day)
-        return Reply(lang, "\n".join(lines), chart=chart)
+        return "\n".join(lines)
 
-
-def stats_chart(
-    lang: str, *, per_day: Mapping[dt.date, int], tags: Mapping[str, int], first_day: dt.date
-) -> Chart:
-    """The picture of ``stats``: messages sent on each of :data:`CHART_DAYS` days from
-    ``first_day`` (none on a day is 0), and the :data:`TOP_TAGS` most followed tags."""
-    days = [first_day + dt.timedelta(days=i) for i in range(CHART_DAYS)]
-    panels = [
-        ChartPanel(
-            kind="line",
-            title=t(lang, "charts.stats.sends"),
-            fallback_title=t("en", "charts.stats.sends"),
-            labels=tuple(day.strftime("%m-%d") for day in days),
-            values=tuple(float(per_day.get(day, 0)) for day in days),
-        )
-    ]
-    top = list(tags.items())[:TOP_TAGS]
-    if top:
-        panels.append(
-            ChartPanel(
-                kind="bars",
-                title=t(lang, "charts.stats.tags"),
-                fallback_title=t("en", "charts.stats.tags"),
-                labels=tuple(tag for tag, _ in top),
-                values=tuple(float(n) for _, n in top),
-            )
-        )
-    return Chart(alt=t(lang, "charts.stats.alt", days=CHART_DAYS), panels=tuple(panels))
+    def as_json(self) -> dict[str, Any]:
+        """The figures as one JSON object (``trendbot stats --json``)."""
+        chats: dict[str, dict[str, int]] = {}
+        for platform, chat_state, n in self.chats:
+            chats.setdefault(platform, {})[chat_state] = n
+        return {
+            "chats": chats,
+            "top_tags": [{"tag": tag, "chats": n} for tag, n in self.tags],
+            "pages": self.pages,
+            "pages_new_today": self.new_today,
+            "last_24h": {"sent": self.deliveries["sent"], "failed": self.deliveries["failed"]},
+            "queued": self.deliveries["queued"],
+            "failure_reasons": [{"reason": r, "count": n} for r, n in self.failures],
+            "sources": [
+                {
+                    "name": s.name,
+                    "last_poll_at": (
+                        s.last_poll_at.isoformat(timespec="seconds") + "Z"
+                        if s.last_poll_at
+                        else None
+                    ),
+                    "error": s.error,
+                }
+                for s in self.sources
+            ],
+            "broadcasts": [
+                {
+                    "id": b.broadcast_id,
+                    "total": b.total,
+                    "sent": b.sent,
+                    "failed": b.failed,
+                    "pending": b.pending,
+                }
+                for b in self.broadcasts
+            ],
+        }
 
 
 def _chat(caller: Caller) -> str:

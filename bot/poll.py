@@ -29,6 +29,7 @@ from bot.sources.feed import fetch_feed
 from bot.sources.git import GitRepository, clone_directory, is_git
 from bot.sources.urls import is_feed_url, scrub
 from bot.store import pages as store
+from bot.store import planning
 from bot.store.engine import reader
 
 log = logging.getLogger("bot.poll")
@@ -149,7 +150,9 @@ class Poller:
             if backfill_days is not None:
                 since = (today or dt.date.today()) - dt.timedelta(days=backfill_days)
                 async with self._engine.begin() as conn:
-                    backfilled = await store.queue_backfill(conn, since=since, now=store.utcnow())
+                    backfilled = await planning.queue_backfill(
+                        conn, since=since, now=store.utcnow()
+                    )
             summary = PollSummary(tuple(outcomes), backfilled)
             if log_summary:
                 log.info("poll finished: %s", summary.line())

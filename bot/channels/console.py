@@ -8,7 +8,8 @@ On a terminal the console is a chat window (prompt_toolkit): the prompt stays at
 bottom, with history and completion of command names and known tags, while replies,
 deliveries and log lines print above it, wrapped to the terminal's width. Every button a
 reply carries is shown numbered (``[1 Send] [2 Cancel]``) and pressed by typing its number
-or ``/press N``; the pages of the last digest or ``latest`` shown are voted on by typing
+or ``/press N`` while its message is the latest reply (an older one is refused, with
+the reason); the pages of the last digest or ``latest`` shown are voted on by typing
 ``+N`` (👍) or ``-N`` (👎) for page N. Without a terminal (pipes, a service) it reads and
 writes plain lines.
 """
@@ -31,8 +32,8 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from bot import render
-from bot.commands import COMMAND_ORDER, Caller, CommandCore
-from bot.i18n import t
+from bot.commands import Caller, CommandCore, registry
+from bot.i18n import t, tn
 from bot.models import Button, ChatSettings, Outgoing, Platform, Reply, Toast
 from bot.render import votes
 
@@ -190,6 +191,9 @@ class ConsoleChannel:
         )
         self._caller = Caller(platform=Platform.CONSOLE, chat_id=LOCAL_CHAT, user_id=LOCAL_CHAT)
         self._buttons: list[Button] = []  # the buttons of the last reply that had any
+        # Replies shown since that one: its buttons are pressed by number only while it is
+        # the latest reply, so a number never presses a button scrolled far out of sight.
+        self._replies_since_buttons = 0
         # "+N" and "-N" -> the vote actions of page N of the last pages shown
         self._votes: dict[str, str] = {}
         self._lang = "en"
@@ -298,6 +302,11 @@ class ConsoleChannel:
             self._say(t(lang, "console.no_buttons"))
             return
         index = int(number)
+        if self._replies_since_buttons:
+            self._say(
+                tn(lang, "console.buttons_gone", self._replies_since_buttons, number=index)
+            )
+            return
         if not 1 <= index <= len(self._buttons):
             self._say(t(lang, "console.no_such_button", number=index, last=len(self._buttons)))
             return
@@ -320,6 +329,9 @@ class ConsoleChannel:
         buttons = [b for row in reply.buttons for b in row]
         if buttons:
             self._buttons = buttons
+            self._replies_since_buttons = 0
+        elif self._buttons:
+            self._replies_since_buttons += 1
         self.offer_votes(render.vote_buttons(reply.items))
         plain = replace_buttons(reply)
         for message in render.reply_messages(Platform.CONSOLE, plain):
@@ -372,11 +384,11 @@ def complete(text: str, tags: Sequence[str]) -> list[str]:
     if len(words) == 1:
         slash = "/" if last.startswith("/") else ""
         stem = last.removeprefix("/").lower()
-        names = (*COMMAND_ORDER, *EXTRA_COMMANDS)
+        names = (*registry.NAMES, *EXTRA_COMMANDS)
         return [f"{slash}{name}" for name in names if name.startswith(stem)]
     command = words[0].removeprefix("/").lower()
     if command == "help" and len(words) == 2:
-        return [name for name in COMMAND_ORDER if name.startswith(last.lower())]
+        return [name for name in registry.NAMES if name.startswith(last.lower())]
     if command in ("subscribe", "unsubscribe"):
         sign = last[:1] if last[:1] in "+-" else ""
         stem = last.removeprefix(sign).lower()

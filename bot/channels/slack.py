@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import hashlib
 import hmac
 import json
@@ -53,7 +54,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError, SlackTokenRotation
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import charts, metrics, render
-from bot.commands import Caller, ChatStatus, CommandCore, split_command
+from bot.commands import Caller, ChatStatus, CommandCore, registry, split_command
 from bot.errors import (
     ChatGone,
     ConfigError,
@@ -77,6 +78,7 @@ from bot.models import (
 )
 from bot.pacing import Pacing, Replies
 from bot.settings import Settings
+from bot.util import utcnow
 
 if TYPE_CHECKING:
     from bot.channels.slack_oauth import StateStore, Workspaces
@@ -90,8 +92,6 @@ REQUEST_TIMEOUT_SECONDS = 15
 # not ready this long after the request arrived is acknowledged empty and sent through the
 # response_url instead; the rest of the 3 s is margin for the network.
 ACK_BUDGET_SECONDS = 2.0
-# Commands that read many pages or queue work: always acknowledged at once, answered later.
-SLOW_COMMANDS = frozenset({"latest", "tags", "digest"})
 # users.info (for a new chat's language) is skipped when Slack is slower than this.
 LOCALE_TIMEOUT_SECONDS = 1.0
 # A 429 without a usable Retry-After header waits this long.
@@ -130,6 +130,11 @@ NOT_IN_CHANNEL = "not_in_channel"
 CHANNEL_NOT_FOUND = "channel_not_found"
 # A chat whose deliveries stopped for one of these codes waits for the bot to be invited back.
 INVITE_CODES = frozenset({NOT_IN_CHANNEL, CHANNEL_NOT_FOUND})
+# A subscription asked for in a private channel the app is not a member of: the chat is kept
+# inactive under this code (reason and code alike) and becomes active when the app is
+# invited (member_joined_channel), unless the request is older than AWAITING_INVITE_DAYS.
+AWAITING_INVITE = "awaiting_invite"
+AWAITING_INVITE_DAYS = 7
 # Why a chat stopped at its channel's channel_archive or channel_deleted event: its reason
 # and code alike. Only an archive is undone (by channel_unarchive).
 ARCHIVED_REASON = "is_archived"
@@ -1195,18 +1200,29 @@ class SlackChannel:
             channel_name=channel_name,
             user_id=user_id,
         )
-        if refusal is not None:
+        if refusal is not None and not (conversation.where == Where.INVITE and name == "subscribe"):
             await ack(**_ephemeral(refusal))
             return
         chat_id = conversation.chat_id
+        if refusal is not None:  # a channel all the same: its chat is the channel's
+            conversation = replace(conversation, where=Where.CHANNEL)
         caller = await self._caller(conversation, channel_name=channel_name, user_id=user_id)
+        if refusal is not None:  # remembered until the app is invited
+            await ack()
+            reply = (await self._answer(caller, self._until_invited(text))).reply
+            if reply is not None:
+                await self._respond(respond, reply, chat_id=chat_id)
+            return
 
         def run(c: Caller) -> Awaitable[Reply | None]:
             return self._core.handle(c, text, prefix=self._prefix)
 
         work = asyncio.ensure_future(self._answer(caller, run))
         self._track(work)
-        if name not in SLOW_COMMANDS:
+        # A command that reads many pages or queues work (``slow`` in its declaration) is
+        # always acknowledged at once and answered later.
+        declared = registry.find(name)
+        if declared is None or not declared.slow:
             budget = self._ack_budget - (time.monotonic() - _received(context))
             done, _ = await asyncio.wait({work}, timeout=max(budget, 0.0))
             if done:
@@ -1361,6 +1377,31 @@ class SlackChannel:
             extra={"platform": "slack"},
         )
 
+    def _until_invited(self, text: str) -> Callable[[Caller], Awaitable[Reply | None]]:
+        """A ``subscribe`` in a private channel the app is not a member of: the chat takes
+        it and waits, inactive, for the app's invitation (:meth:`_on_member_joined`)."""
+
+        async def run(caller: Caller) -> Reply | None:
+            reply = await self._core.handle(caller, text, prefix=self._prefix)
+            status = await self._status(caller.chat_id)
+            if reply is None or status is None:  # nothing was taken: nothing to remember
+                return reply
+            await self._core.chat_gone(
+                platform=Platform.SLACK,
+                chat_id=caller.chat_id,
+                reason=AWAITING_INVITE,
+                code=AWAITING_INVITE,
+            )
+            key = (
+                "slack.starts_when_invited"
+                if self._bot_name
+                else "slack.starts_when_invited_unnamed"
+            )
+            note = t(reply.lang, key, bot=self._bot_name or "", days=AWAITING_INVITE_DAYS)
+            return replace(reply, text=f"{reply.text}\n\n{note}")
+
+        return run
+
     async def _on_member_joined(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """https://api.slack.com/events/member_joined_channel: when the bot itself joined, a
         chat of the channel that waited for an invite becomes active (from now on)."""
@@ -1375,6 +1416,15 @@ class SlackChannel:
             platform=Platform.SLACK, chat_id=channel, codes=INVITE_CODES
         ):
             log.info("slack: invited to the channel; deliveries resume", extra=_chat_ctx(channel))
+        elif await self._core.chat_reachable(
+            platform=Platform.SLACK,
+            chat_id=channel,
+            codes=frozenset({AWAITING_INVITE}),
+            since=utcnow() - dt.timedelta(days=AWAITING_INVITE_DAYS),
+        ):
+            log.info(
+                "slack: invited to the channel; its subscription starts", extra=_chat_ctx(channel)
+            )
 
     async def _on_archived(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """https://api.slack.com/events/channel_archive, .../group_archive."""

@@ -60,11 +60,11 @@ from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 from telegram.warnings import PTBDeprecationWarning
 
-from bot import charts, command_table, render
+from bot import charts, render
 from bot.admin import CANCEL as BROADCAST_CANCEL
 from bot.admin import SEND as BROADCAST_SEND
 from bot.channels.telegram_request import AiohttpRequest
-from bot.commands import FEEDBACK_RESET, TOGGLE, Caller, CommandCore
+from bot.commands import FEEDBACK_RESET, TOGGLE, Caller, CommandCore, registry
 from bot.errors import (
     ChatGone,
     ChatMigrated,
@@ -774,7 +774,7 @@ class TelegramChannel:
 
     async def _set_commands(self) -> None:
         """The command menus: every command in private chats and for group administrators,
-        the read-only ones (``group_menu`` in :mod:`bot.command_table`) for other group
+        the read-only ones (``Menu.GROUP`` in :mod:`bot.commands.registry`) for other group
         members; English for every language but Korean."""
         for lang, language_code in (("en", None), ("ko", "ko")):
             for scope, commands in menu_scopes(lang):
@@ -1149,10 +1149,10 @@ def menu_scopes(lang: str) -> list[tuple[BotCommandScope, list[BotCommand]]]:
 
 
 def menu_commands(lang: str, *, group_member: bool = False) -> list[BotCommand]:
-    """The command menu in ``lang``, from the table of commands help also lists
-    (:mod:`bot.command_table`): each command's description is its help line's."""
+    """The command menu in ``lang``, from the registry of commands help also lists
+    (:mod:`bot.commands.registry`): each command's description is its help line's."""
     commands = []
-    for command in command_table.menu(group_member=group_member):
+    for command in registry.menu(group_member=group_member):
         if not COMMAND_NAME_RE.match(command.name):
             continue
         _usage, _, description = t(lang, command.line_key, p="/").partition(" — ")

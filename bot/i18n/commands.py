@@ -199,6 +199,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "console.no_such_vote": "There is no page {vote} to vote on: +N likes page N of the last pages shown, -N dislikes it.",
         "console.no_such_button": "There is no button {number}; press 1 to {last}.",
         "console.press_usage": "Give a button's number, e.g. /press 1.",
+        "console.buttons_gone.one": "Button {number} belongs to an older message: a reply came after it, and a number presses only the buttons of the latest reply. Run that command again for fresh buttons.",
+        "console.buttons_gone.other": "Button {number} belongs to an older message: {count} replies came after it, and a number presses only the buttons of the latest reply. Run that command again for fresh buttons.",
     },
     "ko": {
         "cmd.greeting": "안녕하세요! 구독한 태그에 맞는 새 AI 연구 페이지의 TL;DR을 보내 드립니다.",
@@ -393,5 +395,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "console.no_such_vote": "{vote} 페이지는 없습니다. +N은 마지막으로 보여 준 페이지 중 N번 페이지에 👍, -N은 👎입니다.",
         "console.no_such_button": "{number}번 버튼은 없습니다. 1부터 {last}까지 누를 수 있습니다.",
         "console.press_usage": "버튼 번호를 적어 주세요. 예: /press 1",
+        "console.buttons_gone.one": "{number}번 버튼은 이전 메시지에 있던 버튼입니다. 그 뒤에 답장이 하나 더 왔고, 번호로는 가장 최근 답장의 버튼만 누를 수 있습니다. 버튼이 필요하면 그 명령어를 다시 입력해 주세요.",
+        "console.buttons_gone.other": "{number}번 버튼은 이전 메시지에 있던 버튼입니다. 그 뒤에 답장이 {count}개 더 왔고, 번호로는 가장 최근 답장의 버튼만 누를 수 있습니다. 버튼이 필요하면 그 명령어를 다시 입력해 주세요.",
     },
 }

@@ -362,9 +362,11 @@ async def reactivate(
     chat_id: str,
     codes: frozenset[str],
     states: frozenset[ChatState],
+    since: dt.datetime | None = None,
 ) -> bool:
-    """Chat ``chat_id``, stopped (in one of ``states``) for one of ``codes``, is active
-    again from the newest page event on: nothing published meanwhile is replayed.
+    """Chat ``chat_id``, stopped (in one of ``states``) for one of ``codes`` (at ``since``
+    or later, when given), is active again from the newest page event on: nothing
+    published meanwhile is replayed.
 
     Returns:
         False when the chat is not such a chat (never seen, active, or stopped otherwise).
@@ -373,6 +375,12 @@ async def reactivate(
         record = await get(conn, platform=platform, chat_id=chat_id)
         if record is None or record.chat.state not in states or record.inactive_code not in codes:
             return False
+        if since is not None:
+            stopped_at = await conn.scalar(
+                select(chats.c.updated_at).where(chats.c.id == record.pk)
+            )
+            if stopped_at is None or stopped_at < since:
+                return False  # asked too long ago: it stays inactive
         await save(conn, before=record, after=replace(record.chat, state=ChatState.ACTIVE))
     return True
 

@@ -332,33 +332,6 @@ async def save_validators(
     )
 
 
-async def queue_backfill(conn: AsyncConnection, *, since: dt.date, now: dt.datetime) -> int:
-    """Queue a page event for every present page dated on or after ``since``, except a
-    page whose current version already has an event (queued by an earlier backfill or
-    found new or updated by a scan): a second backfill queues nothing again."""
-    date = func.coalesce(pages.c.updated, pages.c.created)
-    queued = (
-        select(page_events.c.id)
-        .where(
-            page_events.c.page_id == pages.c.id,
-            page_events.c.fingerprint == pages.c.fingerprint,
-        )
-        .exists()
-    )
-    rows = await conn.execute(
-        select(pages.c.id, pages.c.fingerprint).where(
-            pages.c.removed_at.is_(None),
-            # Pages without a date count as recent: a backfill should not hide them.
-            (date >= since) | date.is_(None),
-            ~queued,
-        )
-    )
-    events = [_event(page_id, ChangeKind.NEW, fp, now) for page_id, fp in rows]
-    for part in chunks(events):
-        await conn.execute(insert(page_events), list(part))
-    return len(events)
-
-
 async def tags_of(conn: AsyncConnection, page_ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
     """The tags of pages by id, each page's in its own order; a page without tags is left out."""
     tags: dict[int, list[str]] = {}

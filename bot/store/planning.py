@@ -12,10 +12,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, case, func, literal_column, select, update
+from sqlalchemy import (
+    ColumnElement,
+    bindparam,
+    case,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.models import ChatState, Mode
+from bot import filters
+from bot.models import ChangeKind, ChatState, Mode
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store.engine import among, id_parts, reader
@@ -146,6 +156,97 @@ async def lock_batch(
         # (the delete's trigger then removes them).
         query = query.with_for_update(skip_locked=True, key_share=True)
     return list(await conn.execute(query))
+
+
+async def queue_backfill(conn: AsyncConnection, *, since: dt.date, now: dt.datetime) -> int:
+    """Queue a page event for every present page dated on or after ``since`` that some
+    active chat would receive from it and from nothing else; return how many pages chats
+    will receive through them, a chat and a page counting once.
+
+    A chat receives a backfilled page when its filter matches the page and it never had
+    that version (the ledger), unless an event already on its way to it (after its
+    cursor) brings the page anyway. So a page the chats already had, or that no chat
+    follows, queues nothing, the count is what the chats' next digests carry, and a
+    second backfill queues nothing again.
+    """
+    date = func.coalesce(pages.c.updated, pages.c.created)
+    candidates = {
+        page_id: fingerprint
+        for page_id, fingerprint in await conn.execute(
+            select(pages.c.id, pages.c.fingerprint).where(
+                pages.c.removed_at.is_(None),
+                # Pages without a date count as recent: a backfill should not hide them.
+                (date >= since) | date.is_(None),
+            )
+        )
+    }
+    if not candidates:
+        return 0
+    tags = {
+        page_id: filters.normalized_tags(found)
+        for page_id, found in (await page_store.tags_of(conn, list(candidates))).items()
+    }
+    active = list(
+        await conn.execute(
+            select(chats.c.id, chats.c.filter, chats.c.cursor).where(
+                chats.c.state == ChatState.ACTIVE.value
+            )
+        )
+    )
+    if not active:
+        return 0
+    # The events of the candidate pages that a chat may not have planned yet.
+    pending: dict[int, list[tuple[int, bool]]] = {}  # page -> (event id, new)
+    oldest = min(cursor for _, _, cursor in active)
+    for part in chunks(list(candidates)):
+        for event_id, page_id, kind in await conn.execute(
+            select(page_events.c.id, page_events.c.page_id, page_events.c.kind).where(
+                page_events.c.page_id.in_(part), page_events.c.id > oldest
+            )
+        ):
+            pending.setdefault(page_id, []).append((event_id, kind == "new"))
+    had: dict[tuple[int, int], str] = {}
+    for part in chunks(list(candidates)):
+        for chat_pk, page_id, fingerprint in await conn.execute(
+            select(chat_pages.c.chat_pk, chat_pages.c.page_id, chat_pages.c.fingerprint).where(
+                chat_pages.c.page_id.in_(part)
+            )
+        ):
+            had[(chat_pk, page_id)] = fingerprint
+    untagged = frozenset[str]()
+    matching: dict[str, list[int]] = {}  # filter text -> the candidates it matches
+    reach: dict[int, int] = {}  # page -> chats that receive it only through a new event
+    for chat_pk, filter_text, cursor in active:
+        matched = matching.get(filter_text)
+        if matched is None:
+            f = chat_store.filter_of(filter_text)
+            matched = matching[filter_text] = [
+                page_id
+                for page_id in candidates
+                if not f.is_empty and filters.matches_normalized(f, tags.get(page_id, untagged))
+            ]
+        for page_id in matched:
+            version = had.get((chat_pk, page_id))
+            if version == candidates[page_id]:
+                continue  # it had this version
+            later = [new for event_id, new in pending.get(page_id, ()) if event_id > cursor]
+            # As planning offers it: a page it never had comes with a "new" event after
+            # its cursor, one it had in another version with any event after it.
+            if any(later) if version is None else later:
+                continue
+            reach[page_id] = reach.get(page_id, 0) + 1
+    events = [
+        {
+            "page_id": page_id,
+            "kind": ChangeKind.NEW.value,
+            "fingerprint": candidates[page_id],
+            "created_at": now,
+        }
+        for page_id in sorted(reach)
+    ]
+    for part in chunks(events):
+        await conn.execute(insert(page_events), list(part))
+    return sum(reach.values())
 
 
 async def window(conn: AsyncConnection, after: int) -> Window:

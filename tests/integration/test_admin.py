@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import itertools
+import json
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -254,6 +255,34 @@ async def test_stats_for_admins(tg: FakeTelegram, engine: AsyncEngine, tmp_path:
     assert "Pages in the wiki: 1" in stats
     assert str(tmp_path) in stats
     assert ("telegram:4242", "stats.viewed", True) in await audit_actions(engine)
+
+
+async def test_stats_command_line_says_what_the_chat_command_says(
+    tg: FakeTelegram,
+    engine: AsyncEngine,
+    tmp_path: Path,
+    clean_env: dict[str, str],
+    database_url: str,
+) -> None:
+    """``trendbot stats`` prints the figures a deployment admin's ``stats`` shows, line for
+    line; ``--json`` the same figures as one object."""
+    await started(engine, tmp_path)
+    await subscribers(engine, 3)
+    async with running(tg, engine, sources=(str(tmp_path),)) as bot:
+        in_chat = (await bot.say(ADMIN, "/stats"))["text"]
+    env = dict(clean_env, DATABASE_URL=database_url, WIKI_SOURCES=str(tmp_path))
+    shell = await asyncio.to_thread(run_cli, "stats", env=env, cwd=tmp_path)
+    assert shell.returncode == 0, shell.stderr
+    assert shell.stdout.strip() == in_chat
+    as_json = await asyncio.to_thread(run_cli, "stats", "--json", env=env, cwd=tmp_path)
+    assert as_json.returncode == 0, as_json.stderr
+    figures = json.loads(as_json.stdout)
+    assert figures["chats"] == {"telegram": {"active": 4}}
+    assert figures["top_tags"][0] == {"tag": "rl", "chats": 3}
+    assert figures["pages"] == 1
+    assert [s["name"] for s in figures["sources"]] == [str(tmp_path)]
+    assert {"sent", "failed"} == figures["last_24h"].keys() and figures["queued"] >= 0
+    assert ("shell", "stats.viewed", True) in await audit_actions(engine)
 
 
 async def test_broadcast_and_digests_share_the_queue_fairly(

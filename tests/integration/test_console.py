@@ -599,6 +599,26 @@ def healthz(port: int) -> int:
         return 0
 
 
+def test_a_number_presses_only_the_buttons_of_the_latest_reply(bot: Session | Terminal) -> None:
+    """A preview's buttons scrolled 20 replies back are not pressed by their number: the
+    press is refused with the reason, in the chat's language, and nothing is sent."""
+    ask(bot, "/subscribe rl")  # a chat to broadcast to
+    assert "[1 Send] [2 Cancel]" in ask(bot, "/broadcast Hello from long ago")
+    for _ in range(20):
+        ask(bot, "/tags")
+    refused = ask(bot, "/press 2")
+    assert "Button 2 belongs to an older message: 20 replies came after it" in refused
+    assert "Run that command again for fresh buttons." in refused
+    ask(bot, "/lang ko")
+    refused_ko = ask(bot, "1")
+    assert "1번 버튼은 이전 메시지에 있던 버튼입니다. 그 뒤에 답장이 21개 더 왔고" in refused_ko
+    # The buttons of the latest reply still press: the preview shown again is sent.
+    assert "[1 보내기] [2 취소]" in ask(bot, "/broadcast Hello again")
+    assert "#2" in ask(bot, "1")
+    quit_console(bot)
+    assert "#1" not in bot.output.split("Hello again", 1)[1]
+
+
 # ---------------------------------------------------------------------- a newcomer's first minute
 
 

@@ -13,10 +13,14 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot import filters
+from bot.models import ChatSettings, Platform
+from bot.planner import Planner
 from bot.poll import POLL_CONCURRENCY, Poller
 from bot.sources.feed import make_feed_client
+from bot.store import chats as chat_store
 from bot.store import pages as page_store
-from bot.store.schema import page_events, pages, sources
+from bot.store.schema import chat_pages, page_events, pages, sources
 from tests.cli import run_cli
 from tests.fakes.feed_server import FeedServer, Served
 
@@ -133,13 +137,75 @@ async def test_malformed_files_are_skipped_and_counted(engine: AsyncEngine, tmp_
     assert (await poller.poll()).line() == "1 new, 0 updated, 3 skipped"
 
 
+async def add_chat(engine: AsyncEngine, chat_id: str, filter_text: str) -> int:
+    settings = ChatSettings(
+        platform=Platform.TELEGRAM, chat_id=chat_id, filter=filters.parse_filter(filter_text)
+    )
+    async with engine.begin() as conn:
+        return (await chat_store.ensure(conn, defaults=settings)).pk
+
+
+async def planned_pages(engine: AsyncEngine, chat_pk: int) -> set[str]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(
+            select(pages.c.key)
+            .join(chat_pages, chat_pages.c.page_id == pages.c.id)
+            .where(chat_pages.c.chat_pk == chat_pk)
+        )
+        return {key for (key,) in rows}
+
+
 async def test_backfill_queues_recent_pages(engine: AsyncEngine, tmp_path: Path) -> None:
     write(tmp_path, *page("papers/2026/recent", updated="2026-11-20"))
     write(tmp_path, *page("papers/2026/old", updated="2025-01-01"))
     poller = await make_poller(engine, str(tmp_path))
+    await add_chat(engine, "1", "rl")
     summary = await poller.poll(backfill_days=30, today=dt.date(2026, 12, 1))
     assert summary.line() == "2 new, 0 updated, 0 skipped (backfill: 1 notifications queued)"
     assert await event_count(engine) == 1
+
+
+async def test_backfill_counts_what_chats_will_receive(engine: AsyncEngine, tmp_path: Path) -> None:
+    """The count is the pages the chats' next digests carry, a chat and a page once: a page
+    no chat follows, or that a chat already had, is not counted (nor queued); what is
+    counted is planned."""
+    write(tmp_path, *page("papers/2026/a", updated="2026-11-20"))
+    write(tmp_path, *page("papers/2026/b", updated="2026-11-21"))
+    write(tmp_path, *page("papers/2026/c", updated="2026-11-22", tags="[vision]"))
+    write(tmp_path, *page("papers/2026/d", updated="2026-11-23", tags="[robotics]"))
+    poller = await make_poller(engine, str(tmp_path))
+    today = dt.date(2026, 12, 1)
+    assert (await poller.poll()).line().endswith("(baseline: nothing queued)")
+    planner = Planner(engine=engine, welcome=False)
+    rl, vision = await add_chat(engine, "1", "rl"), await add_chat(engine, "2", "vision")
+    summary = await poller.poll(backfill_days=30, today=today)
+    assert summary.line() == "0 new, 0 updated, 0 skipped (backfill: 3 notifications queued)"
+    assert await event_count(engine) == 3  # d: followed by no chat
+    assert await planner.plan_now() == 2
+    assert await planned_pages(engine, rl) == {"papers/2026/a", "papers/2026/b"}
+    assert await planned_pages(engine, vision) == {"papers/2026/c"}
+
+    # The chats had them all: a backfill now would bring them nothing.
+    again = await poller.poll(backfill_days=30, today=today)
+    assert again.line() == "0 new, 0 updated, 0 skipped (backfill: 0 notifications queued)"
+    # A chat that follows rl from now on gets the rl pages; the others are not counted again.
+    late = await add_chat(engine, "3", "rl")
+    later = await poller.poll(backfill_days=30, today=today)
+    assert later.line() == "0 new, 0 updated, 0 skipped (backfill: 2 notifications queued)"
+    assert await planner.plan_now() == 1
+    assert await planned_pages(engine, late) == {"papers/2026/a", "papers/2026/b"}
+    # Queued and not yet planned: not queued or counted a second time.
+    await add_chat(engine, "4", "vision")
+    assert (
+        (await poller.poll(backfill_days=30, today=today))
+        .line()
+        .endswith("(backfill: 1 notifications queued)")
+    )
+    assert (
+        (await poller.poll(backfill_days=30, today=today))
+        .line()
+        .endswith("(backfill: 0 notifications queued)")
+    )
 
 
 async def test_failed_source_does_not_stop_others(engine: AsyncEngine, tmp_path: Path) -> None:
@@ -204,15 +270,36 @@ def test_poll_command_on_the_sample_wiki(
     assert "poll finished" not in first.stderr  # the summary is printed once, not logged too
     second = run_cli("poll", env=env, cwd=tmp_path)
     assert second.stdout.strip().splitlines()[-1] == "0 new, 0 updated, 0 skipped"
+    # No chat yet: a backfill would notify no one, and says so.
     backfill = run_cli("poll", "--backfill", "3650", env=env, cwd=tmp_path)
     assert backfill.stdout.strip().splitlines()[-1] == (
-        f"0 new, 0 updated, 0 skipped (backfill: {last.split()[0]} notifications queued)"
-    )
-    # What the first backfill queued is not queued again.
-    again = run_cli("poll", "--backfill", "3650", env=env, cwd=tmp_path)
-    assert again.stdout.strip().splitlines()[-1] == (
         "0 new, 0 updated, 0 skipped (backfill: 0 notifications queued)"
     )
+
+
+def test_a_backfill_says_what_the_chat_then_gets(clean_env: dict[str, str], tmp_path: Path) -> None:
+    """A chat that had its welcome digest: a backfill of the pages it had counts none and
+    its digest says nothing is new; a backfill of older pages counts what its digest then
+    sends, page for page."""
+    env = dict(
+        clean_env,
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/trendbot.db",
+        LANG="C.UTF-8",
+    )
+    assert run_cli("poll", env=env, cwd=tmp_path).returncode == 0
+    welcomed = run_cli("console", env=env, cwd=tmp_path, stdin="/subscribe rl\n/digest\n")
+    assert "Sending your digest now (" in welcomed.stdout, welcomed.stdout
+    recent = run_cli("poll", "--backfill", "30", env=env, cwd=tmp_path)
+    assert recent.stdout.strip().splitlines()[-1].endswith("(backfill: 0 notifications queued)")
+    nothing = run_cli("console", env=env, cwd=tmp_path, stdin="/digest\n")
+    assert "Nothing new for your filter since the last digest." in nothing.stdout
+
+    older = run_cli("poll", "--backfill", "3650", env=env, cwd=tmp_path)
+    line = older.stdout.strip().splitlines()[-1]
+    queued = int(line.rsplit("(backfill: ", 1)[1].split()[0])
+    assert queued > 0, line
+    sent = run_cli("console", env=env, cwd=tmp_path, stdin="/lang ko\n/digest\n")
+    assert f"지금 요약을 보냅니다 (페이지 {queued}개)." in sent.stdout, sent.stdout
 
 
 def test_poll_command_fails_when_every_source_fails(

@@ -27,7 +27,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import metrics, render
@@ -63,7 +63,9 @@ from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store.chats import ChatRecord
+from bot.store.schema import chats
 from bot.store.schema import outbox as outbox_table
+from bot.util import utcnow
 from bot.web import WebHooks, make_app
 from bot.web import start as start_web
 from tests.cli import run_cli_async
@@ -437,25 +439,52 @@ async def test_a_dm_between_people_or_a_group_dm_is_refused_saying_where_it_work
     assert bot.sl.calls("chat.postMessage") == []
 
 
-async def test_a_private_channel_without_the_bot_says_to_invite_it_and_subscribes_nothing(
+async def test_a_private_channel_without_the_bot_keeps_a_subscription_until_invited(
     bot: Bot, engine: AsyncEngine
 ) -> None:
     bot.sl.add_channel("G5", name="lab", is_private=True, is_member=False)
     bot.sl.user_locales["U9"] = "ko-KR"
 
-    answer = await bot.command("subscribe rl", channel="G5", channel_name="privategroup")
-    korean = await bot.command("subscribe rl", channel="G5", user="U9")
-
-    assert answer.text == t("en", "slack.invite_first", bot=BOT_NAME, p=P)
-    assert korean.text == t("ko", "slack.invite_first", bot=BOT_NAME, p=P)
+    settings = await bot.command("settings", channel="G5", channel_name="privategroup")
+    assert settings.text == t("en", "slack.invite_first", bot=BOT_NAME, p=P)
     assert await all_chats(engine) == []
-    # Invited: the same command now subscribes the channel.
+
+    # A subscription asked for there is kept, said so, and waits for the invitation.
+    answer = await bot.command("subscribe rl", channel="G5", channel_name="privategroup")
+    assert t("en", "slack.starts_when_invited", bot=BOT_NAME, days=7) in answer.text
+    assert answer.text.startswith(t("en", "filter.now", filter="")[:8])
+    waiting = await state_of(engine, "G5", ChatState.INACTIVE)
+    assert waiting.chat.filter.any_of == {"rl"} and waiting.inactive_code == "awaiting_invite"
+    bot.sl.add_channel("G6", name="lab-ko", is_private=True, is_member=False)
+    korean = await bot.command("subscribe rl", channel="G6", channel_name="privategroup", user="U9")
+    assert t("ko", "slack.starts_when_invited", bot=BOT_NAME, days=7) in korean.text
+    assert bot.sl.calls("chat.postMessage") == []
+
+    # /invite: Slack sends member_joined_channel for the bot user (fields as in
+    # https://api.slack.com/events/member_joined_channel); the subscription starts.
     bot.sl.channels["G5"]["is_member"] = True
-    done = await bot.command("subscribe rl", channel="G5", channel_name="privategroup")
-    assert done.text.startswith(t("en", "filter.now", filter="")[:8])
-    record = await record_of(engine, "G5")
-    assert record is not None and record.chat.kind == ChatKind.GROUP
-    assert record.chat.filter.any_of == {"rl"}
+    joined = {
+        "type": "member_joined_channel",
+        "user": bot.sl.bot_user_id,
+        "channel": "G5",
+        "channel_type": "G",
+        "team": "T1",
+        "inviter": "U1",
+    }
+    await post_event(bot, joined, event_id="EvJoin1")
+    record = await state_of(engine, "G5", ChatState.ACTIVE)
+    assert record.chat.kind == ChatKind.GROUP and record.chat.filter.any_of == {"rl"}
+
+    # A request older than a week is not started by a late invitation.
+    async with engine.begin() as conn:
+        await conn.execute(
+            update(chats)
+            .where(chats.c.chat_id == "G6")
+            .values(updated_at=utcnow() - dt.timedelta(days=8))
+        )
+    await post_event(bot, dict(joined, channel="G6"), event_id="EvJoin2")
+    await asyncio.sleep(0.3)
+    assert (await state_of(engine, "G6", ChatState.INACTIVE)).inactive_code == "awaiting_invite"
 
 
 async def test_without_a_read_scope_the_conversation_id_decides_and_the_scope_is_named(

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot import command_table
 from bot.channels.console import complete
 from bot.channels.telegram import menu_commands
-from bot.commands import help_text
+from bot.commands import help_text, registry
 from bot.i18n import t
 
 
@@ -21,9 +20,9 @@ def help_names(lang: str, *, bot_admin: bool) -> list[str]:
 def test_help_lists_every_command_once_in_the_table_order(lang: str) -> None:
     text = help_text(lang, prefix="/", bot_admin=False)
     assert help_names(lang, bot_admin=False) == [
-        c.name for c in command_table.for_caller(bot_admin=False)
+        c.name for c in registry.for_caller(bot_admin=False)
     ]
-    assert help_names(lang, bot_admin=True) == list(command_table.NAMES)
+    assert help_names(lang, bot_admin=True) == list(registry.NAMES)
     # One block: the pointer to `help COMMAND` comes last, not between two lists.
     assert text.splitlines()[-1] == t(lang, "cmd.help_more", p="/")
     assert "/mode daily | weekly" in text
@@ -42,11 +41,11 @@ def test_menus_follow_the_same_table(lang: str) -> None:
 
 def test_console_completion_offers_every_command_in_order() -> None:
     offered = [name.removeprefix("/") for name in complete("/", ())]
-    assert offered[: len(command_table.NAMES)] == list(command_table.NAMES)
+    assert offered[: len(registry.NAMES)] == list(registry.NAMES)
 
 
 def test_every_command_has_a_line_and_a_help_in_both_languages() -> None:
     from bot.i18n import has
 
-    for command in command_table.COMMANDS:
+    for command in registry.commands():
         assert has(command.line_key) and has(command.help_key), command.name

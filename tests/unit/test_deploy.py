@@ -28,6 +28,7 @@ from sqlalchemy.engine import make_url
 
 from bot.__main__ import HANDLERS, _parser
 from bot.channels import slack
+from bot.commands import registry
 from bot.settings import Settings
 from tests.conftest import ROOT
 
@@ -665,6 +666,7 @@ def test_slack_manifest() -> None:
     commands = manifest["features"]["slash_commands"]
     assert [c["command"] for c in commands] == [SLACK_COMMAND]
     assert commands[0]["should_escape"] is False
+    assert commands[0]["usage_hint"] == registry.usage_hint()
     settings = manifest["settings"]
     assert settings["interactivity"]["is_enabled"] is True
     assert settings["socket_mode_enabled"] is False

@@ -1,0 +1,80 @@
+"""The deployment admins' commands: ``broadcast`` and ``stats`` (served by the admin
+module, :mod:`bot.admin`) and ``alerts``."""
+
+from __future__ import annotations
+
+from bot.commands.base import Caller, CommandBase, _Context, _record
+from bot.commands.registry import BOT_ADMINS, command
+from bot.i18n import t
+from bot.models import (
+    ChatKind,
+    Platform,
+    Reply,
+)
+from bot.store import admin as admin_store
+from bot.store import alerts as alert_store
+from bot.store import chats as chat_store
+from bot.store import pages as page_store
+
+
+class AdminCommands(CommandBase):
+    """Commands for the deployment's admins only."""
+
+    @command("broadcast", order=220, audience=BOT_ADMINS, alone=True)
+    @command("stats", order=230, audience=BOT_ADMINS, alone=True)
+    async def _admin_command(self, caller: Caller, *, name: str, args: str, prefix: str) -> Reply:
+        record = await self._in_chat(caller, _record, write=False)
+        lang = record.chat.lang
+        if self._admin is None or not self._admin.is_admin(caller):
+            if self._admin is not None:
+                await self._admin.refused(caller, name=name)
+            return Reply(lang, t(lang, "cmd.admins_only"))
+        return await self._admin.handle(caller, name=name, args=args, lang=lang, prefix=prefix)
+
+    @command("alerts", order=240, audience=BOT_ADMINS, writes=True)
+    async def _alerts(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
+        """``alerts on|off``: an admin's operator alerts, in their private chat."""
+        lang = record.chat.lang
+        caller = ctx.caller
+        if self._admin is None or not self._admin.is_admin(caller):
+            await admin_store.audit(
+                ctx.conn,
+                actor=f"{caller.platform.value}:{caller.user_id}",
+                chat=record.chat.address,
+                action="alerts.refused",
+                allowed=False,
+            )
+            return Reply(lang, t(lang, "cmd.admins_only"))
+        admin_id = self._admin.alert_admin_id(caller)
+        if admin_id is None:
+            # Alerts go to the deployment's admins on Telegram and Slack; saying "on" to
+            # anyone else would confirm what never happens.
+            reason = "workspace" if caller.platform == Platform.SLACK else "console"
+            await admin_store.audit(
+                ctx.conn,
+                actor=f"{caller.platform.value}:{caller.user_id}",
+                chat=record.chat.address,
+                action="alerts.refused",
+                allowed=False,
+            )
+            return Reply(lang, t(lang, f"dest.alerts.none_for_{reason}"))
+        if caller.chat_kind != ChatKind.PRIVATE:
+            return Reply(lang, t(lang, "dest.alerts.private_only", p=ctx.prefix))
+        choice = args.strip().lower()
+        if choice not in ("on", "off"):
+            choices = await alert_store.admin_choices(ctx.conn)
+            current = choices.get((caller.platform.value, admin_id))
+            state = "on" if current is None or current.enabled else "off"
+            text = t(
+                lang, "dest.alerts.usage", p=ctx.prefix, state=t(lang, f"dest.alerts.state.{state}")
+            )
+            return Reply(lang, text)
+        await alert_store.choose(
+            ctx.conn,
+            platform=caller.platform.value,
+            user_id=admin_id,
+            chat_pk=record.pk,
+            enabled=choice == "on",
+            now=page_store.utcnow(),
+        )
+        return Reply(lang, t(lang, f"dest.alerts.{choice}", p=ctx.prefix))
