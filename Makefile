@@ -18,7 +18,7 @@ $(RUN_STAMP): pyproject.toml | $(BIN)/python
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,docs]'
+	$(BIN)/pip install --quiet -e '.[test,docs,charts]'
 	touch $(STAMP) $(RUN_STAMP)
 
 install: $(STAMP)
