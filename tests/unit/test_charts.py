@@ -107,3 +107,12 @@ def test_importing_the_bot_does_not_import_matplotlib() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_with_a_hangul_font_installed_korean_labels_are_drawn_as_hangul() -> None:
+    from matplotlib import font_manager
+
+    if charts._hangul_font(font_manager) is None:
+        pytest.skip("no font with Hangul is installed here (.ci/run installs fonts-nanum)")
+    _, covered = charts._fonts()
+    assert charts._safe("강화학습 rl", covered) == "강화학습 rl"
