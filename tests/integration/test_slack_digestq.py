@@ -242,7 +242,11 @@ async def test_a_digests_feedback_buttons_vote_once_per_user_and_a_second_press_
 
 
 def _entry_title(block: dict[str, Any]) -> str | None:
-    """The title of a page's section block (``1. *<url|title>*``), or None for another block."""
+    """The title of a page's container (``1. title``) or of its section where containers
+    are refused (``1. *<url|title>*``), or None for another block."""
+    if block.get("type") == "container":
+        numbered = re.match(r"\d+\. (.+)", block["title"]["text"])
+        return numbered.group(1) if numbered else None
     found = re.match(r"\d+\. \*(?:<[^|>]*\|)?([^*>]+)>?\*", block.get("text", {}).get("text", ""))
     return found.group(1) if found else None
 
