@@ -231,6 +231,15 @@ class Reply:
 
 
 @dataclass(frozen=True, slots=True)
+class Toggled:
+    """A digest again, in the language its toggle asked for: ``digest`` to render, and the
+    outbox row it was sent from (what the toggle back refers to)."""
+
+    digest: Digest
+    row_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class Toast:
     """A short acknowledgement of a button press, shown to the one who pressed; the message
     with the button stays as it is."""

@@ -26,6 +26,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "render.welcome": "To get you started: recent pages for your filter",
         "render.arxiv": "arXiv {id}",
         "render.open": "Open the page ↗",
+        "render.toggle": "English",
+        "render.toggle_gone": "This digest can no longer be shown in another language.",
     },
     "ko": {
         "render.header": "📚 AI 트렌드 · {date} · {pages}",
@@ -50,5 +52,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "render.welcome": "시작을 돕는 최근 페이지입니다",
         "render.arxiv": "arXiv {id}",
         "render.open": "페이지 열기 ↗",
+        "render.toggle": "한국어",
+        "render.toggle_gone": "이 다이제스트는 더 이상 다른 언어로 볼 수 없습니다.",
     },
 }
