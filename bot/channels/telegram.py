@@ -22,6 +22,7 @@ import traceback
 import warnings
 from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, Literal, TypeAlias
 from urllib.parse import quote
 
@@ -78,7 +79,7 @@ from bot.errors import (
 from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, Outgoing, Platform, Reply, Toast, is_korean
 from bot.pacing import Pacing, Replies
-from bot.render import votes
+from bot.render import toggle, votes
 from bot.settings import Settings
 
 log = logging.getLogger("bot.channels.telegram")
@@ -867,6 +868,9 @@ class TelegramChannel:
         if data.startswith(votes.VOTE):
             await self._on_vote(query, caller, data, chat_id=chat.id, lang=lang)
             return
+        if data.startswith(toggle.TOGGLE):
+            await self._on_toggle(query, message, caller, data, lang=lang)
+            return
         try:
             refusal = await self._refusal(caller, data, lang=lang)
         except Exception:
@@ -912,6 +916,73 @@ class TelegramChannel:
             await self._answer(query, alert=reply.text)
         else:
             await self._answer(query)
+
+    async def _on_toggle(
+        self, query: CallbackQuery, message: Message, caller: Caller, data: str, *, lang: str
+    ) -> None:
+        """The language toggle: the digest in the other language, in place of the message
+        (https://core.telegram.org/bots/api#editmessagetext, the same keyboard with the
+        toggle back). A digest of several messages in either language cannot be shown in
+        one: then its messages in the other language follow as new messages."""
+        await self._answer(query)
+        try:
+            answer = await self._core.toggle_language(caller, data)
+        except Exception:
+            self._log_failure("toggle", message.chat.id)
+            await self._reply(
+                message.chat.id, Reply(lang, t(lang, "cmd.error")), thread_id=_topic_of(message)
+            )
+            return
+        if isinstance(answer, Reply):
+            await self._reply(message.chat.id, answer, thread_id=_topic_of(message))
+            return
+        back = toggle.button(toggle.other(answer.digest.lang), answer.row_id)
+        parts = toggle.with_toggle(
+            Platform.TELEGRAM, render.digest_messages(Platform.TELEGRAM, answer.digest), back
+        )
+        if message.text is None and parts[0].rich is not None:  # a rich message: all in one
+            await self._edit_rich(message, parts[0])
+            return
+        if len(parts) == 1 and message.text is not None:
+            await self._edit_parts(message, parts)
+            return
+        for part in parts:
+            await self._send_reply(
+                message.chat.id,
+                replace(part, rich=None, rich_covered=False),
+                thread_id=_topic_of(message),
+            )
+
+    async def _edit_rich(self, message: Message, part: Outgoing) -> None:
+        """A rich message edited in place: ``editMessageText`` takes ``rich_message``
+        instead of ``text`` (https://core.telegram.org/bots/api#editmessagetext, Bot API
+        10.1); the toggle is a buttons block inside it."""
+        api_kwargs: dict[str, Any] = {
+            "chat_id": message.chat.id,
+            "message_id": message.message_id,
+            "rich_message": part.rich,
+        }
+        try:
+            await self._bot.do_api_request("edit_message_text", api_kwargs=api_kwargs)
+        except tg_error.TelegramError as exc:
+            log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
+
+    async def _edit_parts(self, message: Message, parts: list[Outgoing]) -> None:
+        first = parts[0]
+        try:
+            await self._bot.edit_message_text(
+                first.text,
+                chat_id=message.chat.id,
+                message_id=message.message_id,
+                parse_mode=None if first.plain else ParseMode.HTML,
+                link_preview_options=LinkPreviewOptions(is_disabled=True),
+                reply_markup=_markup(first.markup),
+            )
+        except tg_error.BadRequest as exc:
+            if _NOT_MODIFIED not in str(exc).lower():
+                log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
+        except tg_error.TelegramError as exc:
+            log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
 
     async def _refusal(self, caller: Caller, data: str, *, lang: str) -> str | None:
         """The alert refusing this press, or None when the user may press it."""
