@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -32,6 +32,7 @@ from bot import payloads
 from bot.commands import Caller
 from bot.i18n import clean, t, tn
 from bot.models import LANGUAGES, Button, Platform, Reply
+from bot.render import toggle
 from bot.settings import Settings
 from bot.sources import SourceSet
 from bot.sources.urls import scrub
@@ -49,6 +50,7 @@ SEND = "bc:send:"
 CANCEL = "bc:cancel:"
 OPTION = re.compile(r"^\s*--(tag|platform|lang)(?:\s+|=)(\S+)")
 TOP_TAGS = 10
+TOGGLE_DAYS = 7  # the language toggle's presses ``stats`` counts
 # A broadcast is one message; longer texts are split by the renderers, but an
 # announcement that long is almost certainly a paste error.
 MAX_BROADCAST_CHARS = 4000
@@ -382,6 +384,11 @@ class Admin:
         deliveries = await outbox.counts_since(conn, since=day_ago, chat_pks=scope)
         failures = await outbox.top_failures(conn, since=day_ago, chat_pks=scope)
         running = await store.in_progress(conn, created_by=created_by)
+        toggles = []
+        if not workspace:  # the deployment's, like its pages and sources
+            toggles = await store.action_counts(
+                conn, action=toggle.AUDIT_ACTION, since=now - dt.timedelta(days=TOGGLE_DAYS)
+            )
         sources: list[SourceFigure] = []
         if not workspace:  # the deployment's, not a workspace's
             for source in await page_store.all_sources(conn):
@@ -404,6 +411,7 @@ class Admin:
             failures=list(failures),
             sources=sources,
             broadcasts=list(running),
+            toggles=toggles[:TOP_TAGS],
         )
 
 
@@ -429,6 +437,8 @@ class Stats:
     failures: list[tuple[str, int]]  # the top failure reasons of the last 24 h
     sources: list[SourceFigure]
     broadcasts: list[store.Progress]  # confirmed broadcasts still going out
+    # (chat, language asked for, presses) of the language toggle, last TOGGLE_DAYS days
+    toggles: list[tuple[str, str, int]] = field(default_factory=list)
 
     def text(self, lang: str) -> str:
         """The figures as the ``stats`` reply says them, in ``lang``."""
@@ -469,6 +479,11 @@ class Stats:
             )
             error = t(lang, "admin.stats.source_error", error=source.error) if source.error else ""
             lines.append(t(lang, "admin.stats.source", name=source.name, when=when, error=error))
+        if self.toggles:
+            presses = ", ".join(
+                f"{chat} → {t(to, 'render.toggle')} ({n})" for chat, to, n in self.toggles
+            )
+            lines.append(t(lang, "admin.stats.toggles", days=TOGGLE_DAYS, presses=presses))
         for state in self.broadcasts:
             lines.append(
                 t(
