@@ -13,12 +13,12 @@ $(BIN)/python:
 
 $(RUN_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[charts]'
 	touch $(RUN_STAMP)
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,docs]'
+	$(BIN)/pip install --quiet -e '.[test,docs,charts]'
 	touch $(STAMP) $(RUN_STAMP)
 
 install: $(STAMP)

@@ -31,7 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot import payloads
 from bot.commands import Caller
 from bot.i18n import clean, t, tn
-from bot.models import LANGUAGES, Button, Platform, Reply
+from bot.models import LANGUAGES, Button, Chart, ChartPanel, Platform, Reply
 from bot.render import toggle
 from bot.settings import Settings
 from bot.sources import SourceSet
@@ -51,6 +51,7 @@ CANCEL = "bc:cancel:"
 OPTION = re.compile(r"^\s*--(tag|platform|lang)(?:\s+|=)(\S+)")
 TOP_TAGS = 10
 TOGGLE_DAYS = 7  # the language toggle's presses ``stats`` counts
+CHART_DAYS = 14  # the stats chart's sends per day: two weeks, today included
 # A broadcast is one message; longer texts are split by the renderers, but an
 # announcement that long is almost certainly a paste error.
 MAX_BROADCAST_CHARS = 4000
@@ -361,7 +362,7 @@ class Admin:
                 conn, workspace=workspace, created_by=actor(caller) if workspace else None
             )
             await _audit(conn, caller, action="stats.viewed")
-        return Reply(lang, figures.text(lang))
+        return Reply(lang, figures.text(lang), chart=figures.chart(lang))
 
     async def figures(
         self,
@@ -383,6 +384,10 @@ class Admin:
         )
         deliveries = await outbox.counts_since(conn, since=day_ago, chat_pks=scope)
         failures = await outbox.top_failures(conn, since=day_ago, chat_pks=scope)
+        first_day = now.date() - dt.timedelta(days=CHART_DAYS - 1)
+        per_day = await outbox.sent_per_day(
+            conn, since=dt.datetime.combine(first_day, dt.time()), chat_pks=scope
+        )
         running = await store.in_progress(conn, created_by=created_by)
         toggles = []
         if not workspace:  # the deployment's, like its pages and sources
@@ -412,6 +417,8 @@ class Admin:
             sources=sources,
             broadcasts=list(running),
             toggles=toggles[:TOP_TAGS],
+            sent_per_day=per_day,
+            first_day=first_day,
         )
 
 
@@ -439,6 +446,35 @@ class Stats:
     broadcasts: list[store.Progress]  # confirmed broadcasts still going out
     # (chat, language asked for, presses) of the language toggle, last TOGGLE_DAYS days
     toggles: list[tuple[str, str, int]] = field(default_factory=list)
+    # Messages sent on each UTC day of the CHART_DAYS from first_day (a day with none absent).
+    sent_per_day: dict[dt.date, int] = field(default_factory=dict)
+    first_day: dt.date | None = None
+
+    def chart(self, lang: str) -> Chart:
+        """The picture of ``stats``: messages sent on each of :data:`CHART_DAYS` days (none
+        on a day is 0), and the most followed tags."""
+        first = self.first_day or utcnow().date() - dt.timedelta(days=CHART_DAYS - 1)
+        days = [first + dt.timedelta(days=i) for i in range(CHART_DAYS)]
+        panels = [
+            ChartPanel(
+                kind="line",
+                title=t(lang, "charts.stats.sends"),
+                fallback_title=t("en", "charts.stats.sends"),
+                labels=tuple(day.strftime("%m-%d") for day in days),
+                values=tuple(float(self.sent_per_day.get(day, 0)) for day in days),
+            )
+        ]
+        if self.tags:
+            panels.append(
+                ChartPanel(
+                    kind="bars",
+                    title=t(lang, "charts.stats.tags"),
+                    fallback_title=t("en", "charts.stats.tags"),
+                    labels=tuple(tag for tag, _ in self.tags),
+                    values=tuple(float(n) for _, n in self.tags),
+                )
+            )
+        return Chart(alt=t(lang, "charts.stats.alt", days=CHART_DAYS), panels=tuple(panels))
 
     def text(self, lang: str) -> str:
         """The figures as the ``stats`` reply says them, in ``lang``."""

@@ -216,18 +216,44 @@ class Button:
 
 
 @dataclass(frozen=True, slots=True)
+class ChartPanel:
+    """One plot of a chart: ``values`` against ``labels``, as a ``"line"`` (a series over
+    time, labels in order) or ``"bars"`` (one horizontal bar a label; a negative value is a
+    bar to the left, in another colour). ``fallback_title`` is the title in English, drawn
+    where no installed font has the characters of ``title``."""
+
+    kind: str
+    title: str
+    labels: tuple[str, ...]
+    values: tuple[float, ...]
+    fallback_title: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """A picture a reply may carry beside its text, as data: a channel that shows images
+    renders it (``bot.charts``), any other ignores it. ``alt`` says in words, in the reply's
+    language, what the picture shows (alt text, caption)."""
+
+    alt: str
+    panels: tuple[ChartPanel, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Reply:
     """What a command answers, before any platform renders it.
 
     ``text`` is plain text (no markup; renderers escape it), paragraphs separated by a blank
     line. ``items`` are pages shown under the text, rendered like digest entries.
-    ``buttons`` are rows of inline buttons.
+    ``buttons`` are rows of inline buttons. ``chart`` is an optional picture of what the
+    text says: it only ever adds to the text, which is complete without it.
     """
 
     lang: str
     text: str
     items: tuple[DigestItem, ...] = ()
     buttons: tuple[tuple[Button, ...], ...] = ()
+    chart: Chart | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -177,7 +177,7 @@ def outcome_lines(
         return [t(lang, "why.skipped.baseline")]
     last_event = facts.events[-1]
     if last_event[2] < facts.chat_created_at:
-        return [t(lang, "why.skipped.before_subscribing")]
+        return [t(lang, "why.skipped.before_subscribing", p=prefix)]
     if not matches:
         return [t(lang, "why.skipped.filter")]
     if chat.state == ChatState.INACTIVE:

@@ -53,7 +53,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError, SlackClientError, SlackTokenRotationError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import metrics, render
+from bot import charts, metrics, render
 from bot.commands import Caller, ChatStatus, CommandCore, registry, split_command
 from bot.errors import (
     ChatGone,
@@ -66,7 +66,17 @@ from bot.errors import (
     TransientError,
 )
 from bot.i18n import t
-from bot.models import ChatKind, ChatSettings, ChatState, Outgoing, Platform, Reply, Toast, Toggled
+from bot.models import (
+    Chart,
+    ChatKind,
+    ChatSettings,
+    ChatState,
+    Outgoing,
+    Platform,
+    Reply,
+    Toast,
+    Toggled,
+)
 from bot.pacing import Pacing, Replies
 from bot.render import toggle
 from bot.settings import Settings
@@ -163,6 +173,10 @@ _APP_TOKEN_REJECTED = frozenset(
 )
 
 _ERRORS: tuple[type[BaseException], ...] = (SlackClientError, aiohttp.ClientError, TimeoutError)
+# files.getUploadURLExternal alt_txt: longer is alt_txt_too_large
+# (https://docs.slack.dev/reference/methods/files.getUploadURLExternal, Errors).
+MAX_ALT_TEXT_CHARS = 1000
+CHART_FILENAME = "chart.png"
 
 # Slack signs every request it sends; one older than this is refused as stale
 # (https://api.slack.com/authentication/verifying-requests-from-slack).
@@ -187,6 +201,9 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     "chat.postMessage": frozenset({"chat:write", "chat:write.public"}),
     "conversations.info": frozenset({"channels:read", "groups:read", "im:read"}),
     "users.info": frozenset({"users:read"}),
+    # A reply's chart, uploaded into the DM with the app (files_upload_v2).
+    "files.getUploadURLExternal": frozenset({"files:write"}),
+    "files.completeUploadExternal": frozenset({"files:write"}),
 }
 # Every bot scope the app asks for: the OAuth install requests exactly these.
 BOT_SCOPES = frozenset({"commands"}).union(*METHOD_SCOPES.values())
@@ -1277,11 +1294,52 @@ class SlackChannel:
                     await ack()
                 else:
                     await ack(**_ephemeral(reply))
+                    await self._send_chart(
+                        reply, conversation, channel_id=command.get("channel_id")
+                    )
                 return
         await ack()
         reply = (await work).reply
         if reply is not None:
             await self._respond(respond, reply, chat_id=chat_id)
+            await self._send_chart(reply, conversation, channel_id=command.get("channel_id"))
+
+    async def _send_chart(
+        self, reply: Reply, conversation: Conversation, *, channel_id: Any
+    ) -> None:
+        """A reply's chart, after its text, where it stays as private as the text: in the
+        user's DM with the app, uploaded there (``files_upload_v2``:
+        files.getUploadURLExternal, the upload, files.completeUploadExternal with the DM as
+        ``channel_id``) with the alt text as its comment.
+
+        Elsewhere the text is the whole answer. An ephemeral message cannot carry a file,
+        nor an image block of one only the app can see (a file uploaded without a channel
+        is private to its uploader, and ``slack_file`` wants the viewer to have access);
+        sharing it into a channel would show everyone there what the command answered to
+        one person. A chart that cannot be drawn or uploaded (no ``files:write`` scope,
+        uploads disabled in the workspace) is logged, once, and nothing else happens."""
+        chart = reply.chart
+        if chart is None or conversation.where != Where.APP_DM or not channel_id:
+            return
+        png = await charts.picture(chart)
+        if png is None:
+            return
+        try:
+            api_client = self._api()
+            await api_client.files_upload_v2(
+                content=png,
+                filename=CHART_FILENAME,
+                title=_chart_title(chart),
+                alt_txt=chart.alt[:MAX_ALT_TEXT_CHARS],
+                channel=str(channel_id),
+                initial_comment=chart.alt,
+            )
+        except _ERRORS as exc:
+            log.warning(
+                "slack: could not upload a chart: %s",
+                translate_error(exc).reason,
+                extra=_chat_ctx(conversation.chat_id),
+            )
 
     async def _on_action(
         self,
@@ -1792,6 +1850,12 @@ def _chat_ctx(channel: str) -> dict[str, str]:
 def _received(context: Mapping[str, Any]) -> float:
     value = context.get("trendbot_received")
     return float(value) if isinstance(value, int | float) else time.monotonic()
+
+
+def _chart_title(chart: Chart) -> str:
+    """The file's title: the first panel's, else the alt text."""
+    title = chart.panels[0].title if chart.panels else ""
+    return (title or chart.alt)[:MAX_ALT_TEXT_CHARS]
 
 
 def _message(reply: Reply) -> Outgoing:

@@ -61,7 +61,7 @@ from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 from telegram.warnings import PTBDeprecationWarning
 
-from bot import render
+from bot import charts, render
 from bot.admin import CANCEL as BROADCAST_CANCEL
 from bot.admin import SEND as BROADCAST_SEND
 from bot.channels.telegram_request import AiohttpRequest
@@ -77,7 +77,16 @@ from bot.errors import (
     TransientError,
 )
 from bot.i18n import t
-from bot.models import ChatKind, ChatSettings, Outgoing, Platform, Reply, Toast, is_korean
+from bot.models import (
+    Chart,
+    ChatKind,
+    ChatSettings,
+    Outgoing,
+    Platform,
+    Reply,
+    Toast,
+    is_korean,
+)
 from bot.pacing import Pacing, Replies
 from bot.render import toggle, votes
 from bot.settings import Settings
@@ -114,6 +123,8 @@ ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
 COMMAND_NAME_RE = re.compile(r"^[a-z0-9_]{1,32}$")
 MAX_COMMAND_DESCRIPTION = 256  # Bot API BotCommand.description
 MAX_ALERT_CHARS = 200  # Bot API answerCallbackQuery text
+MAX_CAPTION_CHARS = 1024  # Bot API sendPhoto caption, after entity parsing
+CHART_FILENAME = "chart.png"
 # A vote's toast says what the press did, which only the store knows: the answer waits this
 # long for it, then goes plain (Telegram refuses answers that come too late).
 VOTE_TOAST_WAIT_SECONDS = 2.0
@@ -1104,6 +1115,32 @@ class TelegramChannel:
     async def _reply(self, chat_id: int, reply: Reply, *, thread_id: int | None) -> None:
         for part in render.reply_messages(Platform.TELEGRAM, reply):
             await self._send_reply(chat_id, part, thread_id=thread_id)
+        if reply.chart is not None:
+            await self._send_chart(chat_id, reply.chart, thread_id=thread_id)
+
+    async def _send_chart(self, chat_id: int, chart: Chart, *, thread_id: int | None) -> None:
+        """The chart of a reply, after its text: a photo (``sendPhoto``, uploaded) captioned
+        with the chart's alt text, in plain text. The text went first and says it all; a
+        chart that cannot be drawn or sent is logged, once, and nothing else happens."""
+        png = await charts.picture(chart)
+        if png is None:
+            return
+
+        async def post() -> int:
+            try:
+                message = await self._bot.send_photo(
+                    chat_id,
+                    photo=png,
+                    filename=CHART_FILENAME,
+                    caption=chart.alt[:MAX_CAPTION_CHARS],
+                    message_thread_id=thread_id,
+                )
+            except tg_error.TelegramError as exc:
+                raise translate_error(exc, token=self._token) from None
+            return message.message_id
+
+        interval = PRIVATE_CHAT_INTERVAL if chat_id > 0 else GROUP_CHAT_INTERVAL
+        await self._replies.send(post, chat=str(chat_id), interval=interval)
 
     async def _send_reply(self, chat_id: int, part: Outgoing, *, thread_id: int | None) -> None:
         """Send one part of a reply through the platform's pacing (see ``bot.pacing``)."""

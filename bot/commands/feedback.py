@@ -13,6 +13,8 @@ from bot.commands.registry import EVERYONE, command
 from bot.i18n import t
 from bot.models import (
     Button,
+    Chart,
+    ChartPanel,
     Reply,
     Toast,
 )
@@ -55,7 +57,22 @@ class FeedbackCommands(CommandBase):
         if disliked:
             lines.append(t(lang, "digestq.feedback.disliked", tags=_weights_text(disliked)))
         lines.append(t(lang, "digestq.feedback.rule", p=ctx.prefix))
-        return Reply(lang, "\n".join(lines))
+        chart = None
+        if liked or disliked:
+            weights = [*liked, *disliked]
+            chart = Chart(
+                alt=t(lang, "charts.feedback.alt"),
+                panels=(
+                    ChartPanel(
+                        kind="bars",
+                        title=t(lang, "charts.feedback.title"),
+                        fallback_title=t("en", "charts.feedback.title"),
+                        labels=tuple(tag for tag, _ in weights),
+                        values=tuple(round(w, 1) for _, w in weights),
+                    ),
+                ),
+            )
+        return Reply(lang, "\n".join(lines), chart=chart)
 
     async def _feedback_reset(self, caller: Caller, action: str, *, prefix: str) -> Reply:
         choice = action.removeprefix(FEEDBACK_RESET)

@@ -248,7 +248,11 @@ def describe_filter(f: Filter, *, lang: str, prefix: str = "/") -> str:
             parts.append(t(lang, "filter.first", tags=", ".join(sorted(f.any_of))))
         if f.excluded:
             parts.append(t(lang, "filter.except", tags=", ".join(sorted(f.excluded))))
-        return ", ".join(parts)
+        if len(parts) == 1:
+            return head
+        # English goes on after a comma; Korean adds the rest in brackets ("모든 페이지(rl
+        # 태그가 있는 페이지 우선, robotics 태그가 있는 페이지 제외)").
+        return t(lang, "filter.everything_more", head=head, more=", ".join(parts[1:]))
     # Clauses of one sentence (Korean: "rl 태그가 있고, robotics 태그는 없는 페이지"); each
     # has a form that ends the sentence and one that goes on (``_and``).
     clauses = []

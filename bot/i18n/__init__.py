@@ -37,7 +37,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from bot.i18n import admin, commands, destinations, digestq, render, slack
+from bot.i18n import admin, charts, commands, destinations, digestq, render, slack
 from bot.models import LANGUAGES
 
 # Korean words the glossary above replaces, with the term to use instead.
@@ -70,6 +70,7 @@ CATALOGUE = _merge(
     slack.MESSAGES,
     destinations.MESSAGES,
     digestq.MESSAGES,
+    charts.MESSAGES,
 )
 
 

@@ -140,44 +140,33 @@ MESSAGES: dict[str, dict[str, str]] = {
         "digestq.limit.current": "요약 한 번에 페이지를 최대 {count}개까지 보여 드립니다. 바꾸려면 {p}limit N(1–{most}) 또는 {p}limit off를 쓰세요.",
         "digestq.limit.current_off": "요약에 보여 줄 페이지 수에 제한이 없습니다. 제한하려면 {p}limit N(1–{most})을 쓰세요. 예: {p}limit 10",
         "digestq.quiet.current": "방해 금지 시간: {quiet}({timezone}). 바꾸려면 {p}quiet HH:MM-HH:MM, 끄려면 {p}quiet off를 쓰세요.",
-        "digestq.quiet.current_off": "방해 금지 시간이 꺼져 있습니다. 켜려면 {p}quiet HH:MM-HH:MM을 쓰세요. 예: {p}quiet 22:00-07:00",
-        "digestq.mode.weekly": "일주일에 한 번, {day} {time}({timezone})에 요약을 보내 드립니다.",
-        "cmd.mode.weekly": "일주일에 한 번 요약",
+        "digestq.quiet.current_off": "방해 금지 시간이 꺼져 있습니다. 켜려면 {p}quiet HH:MM-HH:MM 형식으로 입력하세요. 예: {p}quiet 22:00-07:00",
+        "digestq.mode.weekly": "매주 {day} {time}({timezone})에 요약을 보내 드립니다.",
+        "cmd.mode.weekly": "주간 요약",
         **{f"digestq.weekday.{k}": name for k, name in zip(_KEYS, _DAYS_KO, strict=True)},
-        "digestq.limit.set": (
-            "요약 한 번에 페이지 최대 {count}개를 순위가 높은 것부터 보여 드립니다. "
-            "나머지 페이지 수는 요약 끝에 적고, {p}latest 명령어로 볼 수 있습니다."
-        ),
-        "digestq.limit.off": "제한 없음: 요약에 새 페이지를 모두 순위대로 보여 드립니다.",
+        "digestq.limit.set": "요약 한 번에 페이지를 최대 {count}개까지 순위가 높은 순서로 보여 드립니다. 나머지 페이지 수는 요약 끝에 알려 드리며, {p}latest 명령어로 볼 수 있습니다.",
+        "digestq.limit.off": "제한을 없앴습니다. 요약에 새 페이지를 모두 순위가 높은 순서로 보여 드립니다.",
         "digestq.limit.usage": "1부터 {most} 사이의 숫자를 적어 주세요. 예: {p}limit 10 또는 {p}limit off",
-        "digestq.quiet.set": (
-            "방해 금지 시간: {quiet}({timezone}). 이 시간에 보낼 것은 모아 두었다가 "
-            "끝나면 보냅니다."
-        ),
+        "digestq.quiet.set": "방해 금지 시간: {quiet}({timezone}). 이 시간에 보낼 페이지는 모아 두었다가 방해 금지 시간이 끝나면 보내 드립니다.",
         "digestq.quiet.off": "방해 금지 시간을 껐습니다.",
         "digestq.quiet.usage": (
             "이 채팅의 시간대 기준 HH:MM-HH:MM 형식으로 적어 주세요. "
             "예: {p}quiet 22:00-07:00 또는 {p}quiet off. 시작과 끝 시각은 달라야 합니다."
         ),
-        "digestq.feedback.header": "이 채팅의 👍, 👎 투표로 배운 순위:",
-        "digestq.feedback.none": (
-            "아직 없음: 페이지 아래의 👍 또는 👎 버튼을 누르면 좋아하는 페이지가 요약 앞쪽에 옵니다."
-        ),
+        "digestq.feedback.header": "이 채팅의 👍, 👎 투표로 매겨진 태그 점수:",
+        "digestq.feedback.none": "아직 투표가 없습니다. 페이지 아래의 👍 또는 👎 버튼을 누르면 마음에 드는 페이지가 요약 앞쪽에 옵니다.",
         "digestq.feedback.cancelled": "이 채팅의 투표가 서로 상쇄되어 좋아하거나 싫어하는 태그가 없습니다.",
-        "digestq.feedback.reset_empty": "잊을 투표가 없습니다. 아무것도 바뀌지 않았습니다.",
+        "digestq.feedback.reset_empty": "초기화할 투표가 없습니다. 아무것도 바뀌지 않았습니다.",
         "digestq.feedback.liked": "좋아한 태그: {tags}",
         "digestq.feedback.disliked": "싫어한 태그: {tags}",
-        "digestq.feedback.rule": (
-            "👍 한 번에 그 페이지의 태그마다 1점을 더하고, 👎 한 번에 1점을 뺍니다. "
-            "투표의 무게는 30일마다 절반이 됩니다. {p}feedback reset 명령어로 잊을 수 있습니다."
-        ),
+        "digestq.feedback.rule": "👍 한 번에 그 페이지의 태그마다 1점을 더하고, 👎 한 번에 1점을 뺍니다. 투표의 비중은 30일마다 절반으로 줄어듭니다. {p}feedback reset 명령어로 초기화할 수 있습니다.",
         "digestq.feedback.usage": "{p}feedback 또는 {p}feedback reset 명령어를 쓰세요.",
-        "digestq.feedback.reset_ask": "이 채팅의 👍, 👎 투표와 그로부터 배운 태그 점수를 모두 잊을까요?",
-        "digestq.feedback.reset_yes": "잊기",
+        "digestq.feedback.reset_ask": "이 채팅의 👍, 👎 투표와 그에 따라 매겨진 태그 점수를 모두 초기화할까요?",
+        "digestq.feedback.reset_yes": "초기화",
         "digestq.feedback.reset_no": "그대로 두기",
-        "digestq.feedback.reset_done": "잊었습니다 (투표 {count}개). 요약은 원래 순서로 돌아갑니다.",
+        "digestq.feedback.reset_done": "초기화했습니다 (투표 {count}개). 요약은 원래 순서로 돌아갑니다.",
         "digestq.feedback.reset_kept": "그대로 두었습니다. 아무것도 바뀌지 않았습니다.",
-        "digestq.vote.up": "반영했습니다: 이런 페이지를 더 앞에",
+        "digestq.vote.up": "반영했습니다: 이런 페이지를 앞으로",
         "digestq.vote.down": "반영했습니다: 이런 페이지는 뒤로",
         "digestq.vote.undone": "투표를 취소했습니다",
         "digestq.vote.gone": "그 페이지는 이제 위키에 없습니다.",
@@ -188,7 +177,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "digestq.settings.limit": "요약당 페이지: 최대 {count}개",
         "digestq.settings.limit_off": "요약당 페이지: 제한 없음",
         "digestq.settings.held": "방해 금지 시간에 모아 둔 페이지는 {when}에 보냅니다.",
-        "digestq.more": "…외 페이지 {count}개: {p}latest",
+        "digestq.more": "…외 페이지 {count}개 ({p}latest 명령어로 보기)",
         "why.usage": (
             "페이지를 적어 주세요: arXiv 번호({p}why 2608.27351), 위키 경로나 슬러그, 또는 링크."
         ),
@@ -197,7 +186,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "볼 수 있습니다."
         ),
         "why.page": "“{title}”",
-        "why.several": "해당하는 페이지 {count}개 중 가장 최신 페이지입니다.",
+        "why.several": "해당하는 페이지 {count}개 중 가장 최근 페이지입니다.",
         "why.removed": "위키에서 삭제된 페이지입니다.",
         "why.source": "출처: {source}",
         "why.copy": (
@@ -211,36 +200,30 @@ MESSAGES: dict[str, dict[str, str]] = {
         "why.when": "{when}({timezone})",
         "why.no_filter": "이 채팅은 아직 구독한 태그가 없어서 맞는 페이지가 없습니다.",
         "why.match.everything": "모든 페이지(*)를 구독하고 있어서 필터에 맞습니다.",
-        "why.match.tags": "구독한 태그가 있어서 필터에 맞습니다. 일치한 태그: {tags}",
-        "why.nomatch.excluded": "제외한 태그가 있어서 필터에 맞지 않습니다. 제외한 태그: {tags}",
-        "why.nomatch.required": "필수 태그가 없어서 필터에 맞지 않습니다. 없는 필수 태그: {tags}",
-        "why.nomatch.none": "구독한 태그가 하나도 없어서 필터에 맞지 않습니다. 구독한 태그: {tags}",
-        "why.nomatch.both": "제외한 태그가 있고 필수 태그가 없어서 필터에 맞지 않습니다. 제외한 태그: {excluded} / 없는 필수 태그: {required}",
-        "why.sent.digest": "{when}에 {date} 요약으로 보냈습니다.",
-        "why.sent.instant": "{when}에 개별 메시지로 보냈습니다.",
+        "why.match.tags": "구독한 {tags} 태그가 있어서 필터에 맞습니다.",
+        "why.nomatch.excluded": "제외한 {tags} 태그가 있어서 필터에 맞지 않습니다.",
+        "why.nomatch.required": "반드시 있어야 하는 {tags} 태그가 없어서 필터에 맞지 않습니다.",
+        "why.nomatch.none": "구독한 {tags} 태그가 하나도 없어서 필터에 맞지 않습니다.",
+        "why.nomatch.both": "제외한 {excluded} 태그가 있고, 반드시 있어야 하는 {required} 태그가 없어서 필터에 맞지 않습니다.",
+        "why.sent.digest": "{date} 요약에 담아 {when}에 보냈습니다.",
+        "why.sent.instant": "{when}에 단독 메시지로 보냈습니다.",
         "why.left_out.sent": (
             "페이지 수 제한 때문에 {date} 요약에는 싣지 않고, 끝에 남은 페이지 수로만 "
             "셌습니다 ({p}latest 명령어로 볼 수 있습니다)."
         ),
         "why.left_out.queued": "페이지 수 제한 때문에 {date} 요약에는 싣지 않고, 끝에 남은 페이지 수로만 셉니다.",
-        "why.queued": "발송 대기 중: {when} 예정",
-        "why.failed": "발송에 실패했습니다. 이유: {reason}",
+        "why.queued": "발송 대기 중입니다. {when}에 보낼 예정입니다.",
+        "why.failed": "발송에 실패했습니다. 사유: {reason}",
         "why.no_reason": "알 수 없음",
-        "why.planned": "{when}에 이 채팅으로 보낼 목록에 넣었습니다.",
-        "why.held": "방해 금지 시간이라 모아 두었습니다. {when}에 보냅니다.",
-        "why.pending": "다음 요약 {when}에 포함됩니다.",
-        "why.pending_instant": "1분 안에 보냅니다.",
-        "why.skipped.baseline": "건너뜀: 첫 스캔 때 이미 위키에 있던 페이지입니다. 첫 스캔은 아무것도 보내지 않습니다.",
-        "why.skipped.before_subscribing": (
-            "건너뜀: 이 채팅이 구독하기 전에 올라온 페이지입니다 ({p}latest 명령어로 볼 수 있습니다)."
-        ),
+        "why.planned": "{when}에 이 채팅으로 보낼 페이지로 정해졌습니다.",
+        "why.held": "방해 금지 시간이라 보내지 않고 모아 두었습니다. {when}에 보내 드립니다.",
+        "why.pending": "{when}에 보낼 다음 요약에 담깁니다.",
+        "why.pending_instant": "1분 안에 보내 드립니다.",
+        "why.skipped.baseline": "첫 스캔 때 이미 위키에 있던 페이지라서 건너뛰었습니다. 첫 스캔에서는 아무것도 보내지 않습니다.",
+        "why.skipped.before_subscribing": "이 채팅이 구독하기 전에 올라온 페이지라서 건너뛰었습니다 ({p}latest 명령어로 볼 수 있습니다).",
         "why.skipped.filter": "그래서 이 채팅에는 보내지 않았습니다.",
-        "why.skipped.inactive": (
-            "보내지 않음: 이 채팅에 보낼 수 없었습니다 ({reason}). {p}resume 명령어로 다시 켤 수 있습니다."
-        ),
-        "why.skipped.paused_now": "보내지 않음: 발송이 일시 중지되어 있습니다. {p}resume 명령어로 다시 시작하세요.",
-        "why.skipped.paused": (
-            "건너뜀: 발송이 중지되었거나 꺼져 있던 동안, 또는 필터가 맞기 전에 올라온 페이지입니다."
-        ),
+        "why.skipped.inactive": "이 채팅에 보낼 수 없어서 보내지 않았습니다 ({reason}). {p}resume 명령어로 다시 켤 수 있습니다.",
+        "why.skipped.paused_now": "발송이 일시 중지되어 있어서 보내지 않았습니다. {p}resume 명령어로 다시 시작하세요.",
+        "why.skipped.paused": "발송이 일시 중지되었거나 꺼져 있던 동안, 또는 필터를 바꾸기 전에 올라온 페이지라서 건너뛰었습니다.",
     },
 }

@@ -578,6 +578,23 @@ async def counts_since(
     return {"sent": int(row[0] or 0), "failed": int(row[1] or 0), "queued": int(row[2] or 0)}
 
 
+async def sent_per_day(
+    conn: AsyncConnection, *, since: dt.datetime, chat_pks: Any = None
+) -> dict[dt.date, int]:
+    """Messages sent on each UTC day since ``since`` (of the chats of the ``chat_pks``
+    subquery, when given); a day with none is absent."""
+    day = func.date(outbox.c.sent_at)
+    query = select(day, func.count()).where(outbox.c.status == SENT, outbox.c.sent_at >= since)
+    if chat_pks is not None:
+        query = query.where(outbox.c.chat_pk.in_(chat_pks))
+    found: dict[dt.date, int] = {}
+    for value, n in await conn.execute(query.group_by(day)):
+        # PostgreSQL's date() is a date; SQLite's the text YYYY-MM-DD.
+        when = value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
+        found[when] = found.get(when, 0) + int(n)
+    return found
+
+
 async def top_failures(
     conn: AsyncConnection, *, since: dt.datetime, limit: int = 5, chat_pks: Any = None
 ) -> list[tuple[str, int]]:

@@ -97,7 +97,7 @@ _CLIENT_METHODS = frozenset({"oauth.v2.access"})
 # The bot scopes a token has unless a test says otherwise: every scope a method below needs.
 ALL_BOT_SCOPES = frozenset(
     {"commands", "chat:write", "chat:write.public", "channels:read", "groups:read", "im:read",
-     "mpim:read", "users:read"}
+     "mpim:read", "users:read", "files:write"}
 )  # fmt: skip
 # Scopes per method (https://api.slack.com/methods/chat.postMessage "Required scopes",
 # https://api.slack.com/methods/users.info, https://api.slack.com/methods/auth.test: none);
@@ -107,7 +107,14 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     "chat.postEphemeral": frozenset({"chat:write"}),
     "chat.update": frozenset({"chat:write"}),
     "users.info": frozenset({"users:read"}),
+    # https://docs.slack.dev/reference/methods/files.getUploadURLExternal and
+    # .../files.completeUploadExternal, "Scopes": files:write.
+    "files.getUploadURLExternal": frozenset({"files:write"}),
+    "files.completeUploadExternal": frozenset({"files:write"}),
 }
+# files.getUploadURLExternal, Errors: "alt_txt_too_large: Description for the image is
+# longer than the limit of 1000 character".
+MAX_ALT_TXT_CHARS = 1000
 
 _JSON_PARAMS = frozenset({"blocks", "attachments", "metadata"})  # JSON strings in a form
 
@@ -256,6 +263,9 @@ class FakeSlack(LocalApiServer[SlackCall]):
         self.request_count: Counter[str] = Counter()
         self.limit_violations: list[LimitViolation] = []
         self.ephemerals: list[dict[str, Any]] = []
+        # Files of the external upload flow, by file id: name, alt_txt, the declared length,
+        # the bytes uploaded (None until then), whether completed, where shared.
+        self.files: dict[str, dict[str, Any]] = {}
         self.responses: dict[str, list[dict[str, Any]]] = {}
 
         # Failures and limits, set by the test.
@@ -291,6 +301,8 @@ class FakeSlack(LocalApiServer[SlackCall]):
             "conversations.open": self._conversations_open,
             "users.info": self._users_info,
             "oauth.v2.access": self._oauth_access,
+            "files.getUploadURLExternal": self._get_upload_url,
+            "files.completeUploadExternal": self._complete_upload,
         }
 
     # ------------------------------------------------------------------ lifecycle
@@ -298,6 +310,7 @@ class FakeSlack(LocalApiServer[SlackCall]):
     def _routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/api/{method}", self._handle)
         app.router.add_post("/response/{name}", self._handle_response_url)
+        app.router.add_post("/upload/{file_id}", self._handle_upload)
 
     @property
     def url(self) -> str:
@@ -558,6 +571,33 @@ class FakeSlack(LocalApiServer[SlackCall]):
         await self._record(call)
         return web.Response(text="ok")
 
+    async def _handle_upload(self, request: web.Request) -> web.StreamResponse:
+        """Step 2 of the external upload flow, the ``upload_url`` files.getUploadURLExternal
+        gave: "Upload a file by making a POST request to the upload URL ... Files can be sent
+        as raw bytes or can be multipart form encoded. Slack will return HTTP 200 if the
+        upload is successful; non-200 otherwise"
+        (https://docs.slack.dev/reference/methods/files.getUploadURLExternal, Usage info).
+        The bytes must be as many as the ``length`` declared in step 1."""
+        file_id = request.match_info["file_id"]
+        self.request_count["upload"] += 1
+        data = await request.read()
+        call = SlackCall("upload", {"file_id": file_id, "size": len(data)}, time.monotonic(), None)
+        entry = self.files.get(file_id)
+        failure = self._take_failure("upload", None)
+        if failure is not None:
+            call.status, call.response = failure.status, {"ok": False, "error": failure.error}
+        elif entry is None or entry["data"] is not None:
+            call.status, call.response = 404, {"ok": False, "error": "not_found"}
+        elif len(data) != entry["length"]:
+            call.status, call.response = 400, {"ok": False, "error": "length_mismatch"}
+        else:
+            entry["data"] = data
+            call.status, call.response = 200, {"ok": True}
+        await self._record(call)
+        if call.status != 200:
+            return web.Response(status=call.status, text=str(call.error))
+        return web.Response(text=f"OK - {len(data)}")
+
     def _answer_client(
         self, client: tuple[str, str] | None, method: str, params: dict[str, Any]
     ) -> dict[str, Any]:
@@ -778,6 +818,100 @@ class FakeSlack(LocalApiServer[SlackCall]):
         message["edited"] = {"user": self.bot_user_id, "ts": self._ts.take()}
         public = {k: v for k, v in message.items() if k != "channel"}
         return {"channel": channel, "ts": ts, "text": text, "message": public}
+
+    def _get_upload_url(self, params: dict[str, Any]) -> dict[str, Any]:
+        """https://docs.slack.dev/reference/methods/files.getUploadURLExternal: ``filename``
+        and ``length`` (bytes) required, ``alt_txt`` optional (at most 1,000 characters);
+        answers ``upload_url`` and ``file_id``. A ``length`` of 0 is ``missing_argument``
+        ("Typically only occurs when the length provided is 0")."""
+        filename = str(params.get("filename") or "")
+        try:
+            length = int(params.get("length") or 0)
+        except (TypeError, ValueError):
+            raise _ApiError("invalid_arguments") from None
+        if not filename or length <= 0:
+            raise _ApiError("missing_argument")
+        alt = params.get("alt_txt")
+        if alt is not None and len(str(alt)) > MAX_ALT_TXT_CHARS:
+            raise _ApiError("alt_txt_too_large")
+        file_id = f"F0UPLOAD{len(self.files) + 1:04d}"
+        self.files[file_id] = {
+            "id": file_id,
+            "name": filename,
+            "alt_txt": alt,
+            "length": length,
+            "data": None,
+            "completed": False,
+            "team": self._team,
+            "channels": [],
+        }
+        return {"upload_url": f"{self.url}/upload/{file_id}", "file_id": file_id}
+
+    def _complete_upload(self, params: dict[str, Any]) -> dict[str, Any]:
+        """https://docs.slack.dev/reference/methods/files.completeUploadExternal: ``files``
+        (a JSON array of ``{"id", "title"}``) required; ``channel_id`` (or ``channels``) shares
+        the files there, with ``initial_comment``, "If not specified the file will be
+        private". A file not uploaded (step 2) or already completed is ``file_not_found``; a
+        conversation the bot cannot post to answers as chat.postMessage would."""
+        raw = params.get("files")
+        try:
+            items = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            raise _ApiError("invalid_arguments") from None
+        if not isinstance(items, list) or not items:
+            raise _ApiError("invalid_arguments")
+        entries = []
+        for item in items:
+            entry = self.files.get(str(item.get("id") if isinstance(item, dict) else ""))
+            if entry is None or entry["data"] is None or entry["completed"]:
+                raise _ApiError("file_not_found")
+            entries.append((entry, item))
+        targets = [str(params["channel_id"])] if params.get("channel_id") else []
+        targets += [c for c in str(params.get("channels") or "").split(",") if c]
+        channels = [self._writable_channel({"channel": target}) for target in targets]
+        answered = []
+        for entry, item in entries:
+            entry.update(completed=True, title=item.get("title") or entry["name"])
+            entry["channels"] = channels
+            answered.append(self._file_object(entry))
+        for channel in channels:
+            workspace = self.workspaces[self._team]
+            ts = self._ts.take()
+            stored = {
+                "type": "message",
+                "text": str(params.get("initial_comment") or ""),
+                "user": workspace.bot_user_id,
+                "bot_id": workspace.bot_id,
+                "team": workspace.team_id,
+                "ts": ts,
+                "files": answered,
+                "channel": channel,
+            }
+            self._messages[(channel, ts)] = stored
+            self._by_channel.setdefault(channel, []).append(stored)
+        return {"files": answered}
+
+    def _file_object(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """A file object (https://docs.slack.dev/reference/objects/file-object), its main
+        fields."""
+        file_id, name = entry["id"], entry["name"]
+        private = f"{self.url}/files-pri/{entry['team']}-{file_id}/{name}"
+        return {
+            "id": file_id,
+            "name": name,
+            "title": entry.get("title", name),
+            "mimetype": "image/png" if name.endswith(".png") else "application/octet-stream",
+            "filetype": name.rsplit(".", 1)[-1] if "." in name else "",
+            "size": len(entry["data"] or b""),
+            "alt_txt": entry["alt_txt"],
+            "user": self.workspaces[entry["team"]].bot_user_id,
+            "url_private": private,
+            "permalink": f"{self.url}/files/{file_id}/{name}",
+            "is_public": any(c[:1] == "C" for c in entry["channels"]),
+            "channels": [c for c in entry["channels"] if c[:1] == "C"],
+            "groups": [c for c in entry["channels"] if c[:1] == "G"],
+            "ims": [c for c in entry["channels"] if c[:1] == "D"],
+        }
 
     def _conversations_info(self, params: dict[str, Any]) -> dict[str, Any]:
         """https://api.slack.com/methods/conversations.info: a conversation the bot cannot see

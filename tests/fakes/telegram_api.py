@@ -66,6 +66,13 @@ DEFAULT_BOT_USERNAME = "TrendBot"
 DEFAULT_USER_ID = 1001  # the user who writes in groups when a test names nobody
 
 MAX_MESSAGE_CHARS = 4096  # sendMessage text, after entity parsing
+# sendPhoto (https://core.telegram.org/bots/api#sendphoto): "The photo must be at most 10 MB
+# in size. The photo's width and height must not exceed 10000 in total. Width and height
+# ratio must be at most 20." The caption: "0-1024 characters after entities parsing".
+MAX_PHOTO_BYTES = 10 * 1024 * 1024
+MAX_PHOTO_SIDES = 10000
+MAX_PHOTO_RATIO = 20
+MAX_CAPTION_CHARS = 1024
 MAX_CALLBACK_DATA_BYTES = 64  # InlineKeyboardButton.callback_data
 MAX_UPDATES_LIMIT = 100  # getUpdates limit
 CHAT_INTERVAL_SECONDS = 1.0  # Bot API FAQ: about one message per second in one chat
@@ -269,6 +276,8 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
         # chats where a rich message is refused (400) while sendMessage still works.
         self.bot_api_version = BOT_API_VERSION
         self.rich_refused_chats: set[int | str] = set()
+        # Photos sent: the chat, the uploaded bytes and the Message answered.
+        self.photos: list[dict[str, Any]] = []
 
         # The world the bot talks to.
         self.chats: dict[int | str, dict[str, Any]] = {}
@@ -295,6 +304,7 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
             "getUpdates": self._get_updates,
             "sendMessage": self._send_message,
             "sendRichMessage": self._send_rich_message,
+            "sendPhoto": self._send_photo,
             "editMessageText": self._edit_message_text,
             "editMessageReplyMarkup": self._edit_message_reply_markup,
             "answerCallbackQuery": self._answer_callback_query,
@@ -932,6 +942,67 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
         self._messages[(chat_id, message["message_id"])] = message
         self._by_chat.setdefault(chat_id, []).append(message)
         self._delivered += 1
+        return dict(message)
+
+    async def _send_photo(self, params: dict[str, Any]) -> dict[str, Any]:
+        """https://core.telegram.org/bots/api#sendphoto: ``photo`` is a file_id, an HTTP URL
+        or a new upload (multipart/form-data, the file in the ``photo`` field or in the field
+        an ``attach://NAME`` value names, https://core.telegram.org/bots/api#sending-files).
+        The fake knows no file_ids and fetches no URLs: both are refused as a file_id or URL
+        Telegram cannot use is. An upload must be a PNG or JPEG within the size, sides and
+        ratio limits (the fake reads PNG dimensions; a JPEG is taken as 1x1), else 400 with
+        the descriptions Telegram gives. The sent Message carries ``photo`` (an array of
+        PhotoSize, https://core.telegram.org/bots/api#photosize) and the parsed ``caption``."""
+        chat_id = _required(params, "chat_id")
+        thread_id = self._check_thread(chat_id, params.get("message_thread_id"))
+        photo = params.get("photo")
+        if isinstance(photo, str) and photo.startswith("attach://"):
+            photo = params.get(photo.removeprefix("attach://"))
+        if photo is None:
+            raise _ApiError(400, "Bad Request: there is no photo in the request")
+        if not isinstance(photo, _UploadedFile):
+            raise _ApiError(400, "Bad Request: wrong file identifier/HTTP URL specified")
+        data = photo.data
+        if len(data) > MAX_PHOTO_BYTES:
+            raise _ApiError(400, "Bad Request: PHOTO_SAVE_FILE_INVALID")
+        width, height = _image_size(data)
+        if width + height > MAX_PHOTO_SIDES or max(width, height) > MAX_PHOTO_RATIO * min(
+            width, height
+        ):
+            raise _ApiError(400, "Bad Request: PHOTO_INVALID_DIMENSIONS")
+        caption, entities = "", []
+        if params.get("caption"):
+            caption, entities = _parse_text({**params, "text": params["caption"]})
+            if len(caption) > MAX_CAPTION_CHARS:
+                raise _ApiError(400, "Bad Request: message caption is too long")
+        markup = _check_markup(params.get("reply_markup"))
+        message_id = self._take_message_id(chat_id)
+        message: dict[str, Any] = {
+            "message_id": message_id,
+            "from": self.bot_user,
+            "chat": self._chat_object(chat_id),
+            "date": int(time.time()),
+            "photo": [
+                {
+                    "file_id": f"AgAC-photo-{chat_id}-{message_id}",
+                    "file_unique_id": f"AQAD{message_id}",
+                    "width": width,
+                    "height": height,
+                    "file_size": len(data),
+                }
+            ],
+        }
+        if caption:
+            message["caption"] = caption
+        if entities:
+            message["caption_entities"] = entities
+        if markup is not None:
+            message["reply_markup"] = markup
+        if thread_id is not None:
+            message.update(message_thread_id=thread_id, is_topic_message=True)
+        self._messages[(chat_id, message_id)] = message
+        self._by_chat.setdefault(chat_id, []).append(message)
+        self.photos.append({"chat_id": chat_id, "data": data, "message": message})
         return dict(message)
 
     async def _send_rich_message(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -1627,6 +1698,15 @@ class _TelegramHTML(HTMLParser):
         raise self._error(f'Unsupported start tag "?" at byte offset {self._byte_offset()}')
 
 
+class _UploadedFile(dict[str, Any]):
+    """A file of a multipart body, as the call's parameters show it (its name and size);
+    its bytes in ``data``."""
+
+    def __init__(self, data: bytes, *, filename: str) -> None:
+        super().__init__(filename=filename, size=len(data))
+        self.data = data
+
+
 async def _read_params(request: web.Request) -> dict[str, Any]:
     """The call's parameters, typed as Telegram reads them, from query, form or JSON body."""
     params: dict[str, Any] = {k: _typed(k, v) for k, v in request.query.items()}
@@ -1640,12 +1720,28 @@ async def _read_params(request: web.Request) -> dict[str, Any]:
     form = await request.post()
     for key, value in form.items():
         if isinstance(value, web.FileField):  # an uploaded file
-            params[key] = {"filename": value.filename, "size": len(value.file.read())}
+            data = value.file.read()
+            params[key] = _UploadedFile(data, filename=value.filename)
         elif isinstance(value, str):
             params[key] = _typed(key, value)
         else:
             params[key] = {"size": len(value)}
     return params
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _image_size(data: bytes) -> tuple[int, int]:
+    """Width and height of a PNG (from its IHDR chunk); a JPEG counts as 1x1; anything else
+    is refused as Telegram refuses a file it cannot read as an image."""
+    if data.startswith(_PNG_SIGNATURE) and data[12:16] == b"IHDR" and len(data) >= 24:
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        if width > 0 and height > 0:
+            return width, height
+    elif data.startswith(b"\xff\xd8\xff"):
+        return 1, 1
+    raise _ApiError(400, "Bad Request: IMAGE_PROCESS_FAILED")
 
 
 def _typed(key: str, value: str) -> Any:

@@ -120,10 +120,10 @@ async def test_mode_weekly_sets_the_day_and_settings_show_it(bot: Bot) -> None:
 
     await bot.say("1", "/lang ko")
     reply = await bot.say("1", "/mode weekly")
-    assert reply.text == "일주일에 한 번, 월요일 09:00(UTC)에 요약을 보내 드립니다."
+    assert reply.text == "매주 월요일 09:00(UTC)에 요약을 보내 드립니다."
     assert (await bot.record("1")).chat.weekday == 0
     settings = (await bot.say("1", "/settings")).text
-    assert "방식: 일주일에 한 번 요약" in settings and "주간 요약 요일: 월요일" in settings
+    assert "방식: 주간 요약" in settings and "주간 요약 요일: 월요일" in settings
 
 
 @pytest.mark.parametrize(
@@ -257,7 +257,7 @@ async def test_limit_is_set_shown_and_turned_off(bot: Bot) -> None:
     assert (await bot.say("1", "/limit OFF")).text.startswith("No limit")
     assert (await bot.record("1")).chat.limit is None
     await bot.say("1", "/lang ko")
-    assert (await bot.say("1", "/limit 50")).text.startswith("요약 한 번에 페이지 최대 50개를")
+    assert (await bot.say("1", "/limit 50")).text.startswith("요약 한 번에 페이지를 최대 50개까지")
     assert "요약당 페이지: 최대 50개" in (await bot.say("1", "/settings")).text
 
 
@@ -305,7 +305,7 @@ async def test_votes_are_per_user_undone_and_replaced(bot: Bot) -> None:
     assert "Disliked: reasoning -1.0, rl -1.0" in shown and "Liked:" not in shown
     await bot.say(GROUP, "/lang ko", group=True)
     assert await bot.press(GROUP, up, user="1", group=True) == Toast(
-        "ko", "반영했습니다: 이런 페이지를 더 앞에"
+        "ko", "반영했습니다: 이런 페이지를 앞으로"
     )
     assert "좋아한 태그: reasoning +1.0, rl +1.0" in (await bot.say(GROUP, "/feedback")).text
 
@@ -333,7 +333,7 @@ async def test_feedback_without_votes_and_with_a_bad_argument(bot: Bot) -> None:
     assert "Nothing yet: press 👍 or 👎" in text and "counts half after 30 days" in text
     assert (await bot.say("1", "/feedback now")).text == "Use /feedback or /feedback reset."
     await bot.say("1", "/lang ko")
-    assert "아직 없음" in (await bot.say("1", "/feedback")).text
+    assert "아직 투표가 없습니다." in (await bot.say("1", "/feedback")).text
     reply = await bot.say("1", "/feedback 지금")
     assert reply.text == "/feedback 또는 /feedback reset 명령어를 쓰세요."
 
@@ -360,7 +360,7 @@ async def test_feedback_reset_asks_first_and_forgets_on_confirmation(bot: Bot) -
     assert await bot.weights(GROUP) == {}
     await bot.say(GROUP, "/lang ko", group=True)
     ask = await bot.say(GROUP, "/feedback reset", group=True)
-    assert [b.label for b in ask.buttons[0]] == ["잊기", "그대로 두기"]
+    assert [b.label for b in ask.buttons[0]] == ["초기화", "그대로 두기"]
 
 
 async def test_digests_rank_by_votes_cut_at_the_limit_and_reset_restores_the_order(
@@ -528,7 +528,7 @@ async def test_why_says_what_happened_for_every_outcome(bot: Bot) -> None:
     # Korean: the same facts, in Korean.
     await bot.say("4", "/lang ko")
     text = (await bot.say("4", "/why p/robot")).text
-    assert "제외한 태그: robotics / 없는 필수 태그: vision" in text
+    assert "제외한 robotics 태그가 있고, 반드시 있어야 하는 vision 태그가 없어서" in text
     assert "그래서 이 채팅에는 보내지 않았습니다." in text
     assert text.count("필터에") == 1  # said once, not on two lines
 
@@ -576,5 +576,5 @@ async def test_feedback_shows_cancelled_votes_truthfully(bot: Bot, lang: str) ->
     assert isinstance(again, Reply)
     assert again.text == {
         "en": "There are no votes to forget; nothing was changed.",
-        "ko": "잊을 투표가 없습니다. 아무것도 바뀌지 않았습니다.",
+        "ko": "초기화할 투표가 없습니다. 아무것도 바뀌지 않았습니다.",
     }[lang]

@@ -588,3 +588,42 @@ async def test_webhooks_need_https(tg: FakeTelegram, bot: Bot) -> None:
     with pytest.raises(BadRequest, match="https url must be provided"):
         await bot.set_webhook("http://bot.example.org/telegram/webhook")
     assert tg.webhook is None
+
+
+def _png(width: int, height: int) -> bytes:
+    """The signature and IHDR chunk of a PNG of that size: what the fake reads of it."""
+    ihdr = width.to_bytes(4, "big") + height.to_bytes(4, "big") + b"\x08\x06\x00\x00\x00"
+    return b"\x89PNG\r\n\x1a\n" + len(ihdr).to_bytes(4, "big") + b"IHDR" + ihdr + b"\0" * 4
+
+
+async def test_send_photo_takes_an_upload_and_answers_a_photo_message(
+    tg: FakeTelegram, bot: Bot
+) -> None:
+    sent = await bot.send_photo(
+        PRIVATE,
+        photo=_png(640, 480),
+        caption="a <b>chart</b>",
+        parse_mode="HTML",
+        filename="chart.png",
+    )
+    assert sent.photo[-1].width == 640 and sent.photo[-1].height == 480
+    assert sent.caption == "a chart" and sent.caption_entities[0].type == "bold"
+    assert tg.messages_to(PRIVATE)[-1]["message_id"] == sent.message_id
+
+
+@pytest.mark.parametrize(
+    ("photo", "caption", "description"),
+    [
+        (_png(640, 480), "x" * 1025, "message caption is too long"),
+        (_png(9000, 1001), None, "PHOTO_INVALID_DIMENSIONS"),
+        (_png(2100, 100), None, "PHOTO_INVALID_DIMENSIONS"),
+        (b"GIF89a not a photo", None, "IMAGE_PROCESS_FAILED"),
+        ("AgAC-unknown-file-id", None, "wrong file identifier/HTTP URL specified"),
+    ],
+)
+async def test_send_photo_refuses_what_the_bot_api_refuses(
+    tg: FakeTelegram, bot: Bot, photo: bytes | str, caption: str | None, description: str
+) -> None:
+    with pytest.raises(BadRequest, match=f"(?i){description}"):
+        await bot.send_photo(PRIVATE, photo=photo, caption=caption, filename="chart.png")
+    assert tg.photos == []

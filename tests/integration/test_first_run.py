@@ -193,7 +193,7 @@ async def test_mode_time_timezone_lang_without_argument_show_the_current_value(
         assert zone.startswith("This chat's time zone is Asia/Seoul.")
         assert language.startswith("Replies here are in English.")
     else:
-        assert mode.startswith("방식: 하루 한 번 요약.")
+        assert mode.startswith("방식: 일일 요약.")
         assert time_.startswith("일일 요약은 07:30(Asia/Seoul)에 옵니다.")
         assert zone.startswith("이 채팅의 시간대는 Asia/Seoul입니다.")
         assert language.startswith("이 채팅의 답장 언어는 한국어입니다.")
@@ -266,7 +266,7 @@ async def test_a_zone_that_is_not_a_place_is_refused_in_one_line(
     ("lang", "expected"),
     [
         ("en", "Your filter now: every page, except robotics"),
-        ("ko", "현재 필터: 모든 페이지, robotics 태그가 있는 페이지는 제외"),
+        ("ko", "현재 필터: 모든 페이지(robotics 태그가 있는 페이지 제외)"),
     ],
 )
 async def test_star_says_exactly_what_it_lets_through(

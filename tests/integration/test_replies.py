@@ -18,6 +18,7 @@ from bot.planner import Planner
 from bot.poll import Poller
 from bot.sources.feed import make_feed_client
 from bot.store import chats as chat_store
+from bot.store.schema import outbox as outbox_table
 from bot.store.schema import pages
 from bot.util import utcnow
 from tests.integration.test_planner import queued_for
@@ -338,8 +339,7 @@ async def test_korean_reads_as_sentences(engine: AsyncEngine) -> None:
     caller = console("korean")
     text = (await core.handle(caller, "/subscribe rl +post-training -robotics")).text
     assert text.startswith(
-        "현재 필터: rl 태그가 있고, post-training 태그가 반드시 있으며, "
-        "robotics 태그는 없는 페이지"
+        "현재 필터: rl 태그가 있고, post-training 태그가 반드시 있으며, robotics 태그는 없는 페이지"
     )
     assert "다음 중 하나:" not in text and "반드시 포함:" not in text
     settings = (await core.handle(caller, "/settings")).text
@@ -375,3 +375,105 @@ async def test_the_picker_shows_required_and_excluded_tags_and_keeps_them(
             pressed = await core.handle_action(caller, f"tog:{tag}")
             assert isinstance(pressed, Reply) and said[lang] in pressed.text
             assert (await stored(engine, caller.chat_id)).chat.filter == before
+
+
+WHY_KO = {
+    "baseline": "첫 스캔 때 이미 위키에 있던 페이지라서 건너뛰었습니다.",
+    "before": "이 채팅이 구독하기 전에 올라온 페이지라서 건너뛰었습니다",
+    "pending": "에 보낼 다음 요약에 담깁니다.",
+    "queued": "발송 대기 중입니다.",
+    "sent": "요약에 담아 ",
+    "failed": "발송에 실패했습니다. 사유: Forbidden: bot was blocked",
+    "both": (
+        "제외한 robotics 태그가 있고, 반드시 있어야 하는 vision 태그가 없어서 "
+        "필터에 맞지 않습니다."
+    ),
+    "none": "구독한 nlp 태그가 하나도 없어서 필터에 맞지 않습니다.",
+    "paused": "발송이 일시 중지되어 있어서 보내지 않았습니다. /resume 명령어로 다시 시작하세요.",
+    "left_out": "페이지 수 제한 때문에 ",
+}
+
+
+async def test_why_reads_as_sentences_in_both_languages_for_every_outcome(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    """`why` on the console, for each thing that can happen to a page: every line is a
+    sentence said once, no placeholder or label is left in it, and the Korean says the
+    tags in the sentence ("제외한 robotics 태그가 있고, …") rather than after stacked colons."""
+    from bot.store import outbox
+    from tests.integration.test_planner import started
+
+    world = await started(engine, tmp_path)
+    core = CommandCore(engine=engine, defaults=Defaults(), digests=world.planner)
+    said: dict[str, dict[str, str]] = {"en": {}, "ko": {}}
+
+    async def why(lang: str, name: str, chat: str, page: str) -> None:
+        said[lang][name] = (await core.handle(console(f"{chat}-{lang}"), f"/why {page}")).text
+
+    async def rows_of(chat_id: str) -> list[int]:
+        record = await stored(engine, chat_id)
+        async with engine.connect() as conn:
+            found = await conn.execute(
+                select(outbox_table.c.id)
+                .where(outbox_table.c.chat_pk == record.pk)
+                .order_by(outbox_table.c.id)
+            )
+            return [row_id for (row_id,) in found]
+
+    for lang in ("en", "ko"):
+        for chat in ("a", "c", "d", "e"):
+            await core.handle(console(f"{chat}-{lang}"), f"/lang {lang}")
+        await core.handle(console(f"a-{lang}"), "/subscribe rl")
+        await why(lang, "baseline", "a", "p/old")
+    await world.publish("p/before", tags="[rl]")
+    for lang in ("en", "ko"):
+        await core.handle(console(f"b-{lang}"), f"/lang {lang}")  # a chat new since p/before
+        await core.handle(console(f"b-{lang}"), "/subscribe rl")
+        await core.handle(console(f"c-{lang}"), "/subscribe rl -robotics +vision")
+        await core.handle(console(f"d-{lang}"), "/subscribe nlp")
+        await core.handle(console(f"e-{lang}"), "/subscribe rl")
+        await core.handle(console(f"e-{lang}"), "/pause")
+        await why(lang, "before", "b", "p/before")
+    await world.publish("p/a", tags="[rl]")
+    await world.publish("p/robot", tags="[rl, robotics]")
+    for lang in ("en", "ko"):
+        await why(lang, "pending", "b", "p/a")
+        await why(lang, "both", "c", "p/robot")
+        await why(lang, "none", "d", "p/robot")
+        await why(lang, "paused", "e", "p/a")
+    assert await world.plan() >= 2
+    for lang in ("en", "ko"):
+        await why(lang, "queued", "b", "p/a")
+        [row_id] = await rows_of(f"b-{lang}")
+        async with engine.begin() as conn:
+            await outbox.sent(conn, row_id=row_id, now=dt.datetime(2026, 12, 3, 9, 0))
+        await why(lang, "sent", "b", "p/a")
+        async with engine.begin() as conn:
+            await outbox.fail(conn, row_id=row_id, error="Forbidden: bot was blocked", attempts=1)
+        await why(lang, "failed", "b", "p/a")
+        await core.handle(console(f"a-{lang}"), "/limit 1")
+    await world.publish("p/x", tags="[rl]")
+    await world.publish("p/y", tags="[rl]")
+    assert await world.plan() >= 2
+    for lang in ("en", "ko"):
+        await why(lang, "left_out", "a", "p/y")  # p/x and p/y tie; p/x comes first
+
+    for lang in ("en", "ko"):
+        for name, text in said[lang].items():
+            lines = text.splitlines()
+            assert len(lines) == len(set(lines)), (lang, name, text)  # no line said twice
+            assert not {"{", "}"} & set(text), (lang, name, text)  # no placeholder left
+            assert "외 N개" not in text and "“외" not in text, (lang, name, text)
+            for line in lines[2:]:  # after the title and the source, sentences
+                # A sentence, but for the platform's own error quoted after "failed:".
+                assert line.endswith(".") or name == "failed", (lang, name, line)
+                ours = line.replace("Forbidden: bot was blocked", "")  # the platform's words
+                assert ours.count(": ") <= 1, (lang, name, line)  # no stacked colons
+        assert said["en"].keys() == said["ko"].keys()
+    for name, sentence in WHY_KO.items():
+        assert sentence in said["ko"][name], (name, said["ko"][name])
+    for text in said["ko"].values():
+        assert "일치한 태그:" not in text and "건너뜀:" not in text and "보내지 않음:" not in text
+    assert "no page, or" not in said["en"]["left_out"]
+    assert "Your filter leaves it out" in said["en"]["both"]
+    assert said["ko"]["left_out"].count("요약") == 1

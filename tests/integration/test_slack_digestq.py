@@ -5,21 +5,32 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import render
 from bot.channels.slack import ACTION_ID_RE, SlackSender
+from bot.commands import Caller, CommandCore, Defaults
+from bot.delivery import Delivery
 from bot.digest import as_planned
 from bot.i18n import t
-from bot.models import Digest, DigestItem, Platform
+from bot.models import ChatKind, ChatSettings, Digest, DigestItem, Filter, Platform
 from bot.render import votes
+from bot.store import chats as chat_store
 from bot.store import feedback as feedback_store
+from bot.store.schema import pages
 from tests.fakes.slack_api import FakeSlack, block_actions_body, block_actions_payload
+from tests.integration.test_digest_quality import page_text
+from tests.integration.test_planner import started
+from tests.integration.test_poll import write
 from tests.integration.test_slack import (
     CHANNEL,
+    USER,
     Bot,
     P,
     block_texts,
@@ -227,3 +238,79 @@ async def test_a_digests_feedback_buttons_vote_once_per_user_and_a_second_press_
     down = await press("negative_button", "U2")
     assert down["text"] == t("en", "digestq.vote.down")
     assert (await weights()).get("rl", 0) < 0
+    assert all(call.ok for call in sl.calls("chat.postMessage"))
+
+
+def _entry_title(block: dict[str, Any]) -> str | None:
+    """The title of a page's section block (``1. *<url|title>*``), or None for another block."""
+    found = re.match(r"\d+\. \*(?:<[^|>]*\|)?([^*>]+)>?\*", block.get("text", {}).get("text", ""))
+    return found.group(1) if found else None
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+async def test_a_ranked_threaded_digests_top_3_follow_its_own_order(
+    engine: AsyncEngine, tmp_path: Path, sender: SlackSender, sl: FakeSlack, lang: str
+) -> None:
+    """Planned from the chat's votes and delivered to Slack, a digest long enough for a
+    thread: the summary's "Top 3" are the first three pages of the thread, in its order,
+    which is the ranking's (liked tags first), not the usual newest-first order."""
+    world = await started(engine, tmp_path)
+    async with engine.begin() as conn:
+        await chat_store.ensure(
+            conn,
+            defaults=ChatSettings(
+                platform=Platform.SLACK,
+                chat_id=CHANNEL,
+                kind=ChatKind.GROUP,
+                lang=lang,
+                filter=Filter(everything=True),
+            ),
+        )
+    core = CommandCore(engine=engine, defaults=Defaults())
+    voter = Caller(platform=Platform.SLACK, chat_id=CHANNEL, user_id=USER)
+    await world.publish("v/liked", tags="[vision]")
+    await world.publish("v/disliked", tags="[robotics]")
+    for key, up in (("v/liked", True), ("v/disliked", False)):
+        async with engine.connect() as conn:
+            page_id = (await conn.execute(select(pages.c.id).where(pages.c.key == key))).scalar()
+        assert page_id is not None
+        await core.handle_action(voter, votes.action(page_id, up=up))
+    assert await world.plan() == 1  # the welcome digest: sent first, out of the way
+    await Delivery(engine=engine, senders={Platform.SLACK: sender}).drain()
+
+    # Six new pages; newest first they are n1 n2 r1 v1 v2 r2, the ranking puts the liked
+    # tag first and the disliked one last.
+    for title, tags, day in (
+        ("n1", "[nlp]", 6),
+        ("n2", "[nlp]", 5),
+        ("r1", "[robotics]", 4),
+        ("v1", "[vision]", 3),
+        ("v2", "[vision]", 2),
+        ("r2", "[robotics]", 1),
+    ):
+        write(world.root, f"q/{title}.md", page_text(title, tags, f"2026-11-0{day}"))
+    await world.poller.poll()
+    assert await world.plan() == 1
+    posted_before = len(sl.messages_to(CHANNEL))
+    await Delivery(engine=engine, senders={Platform.SLACK: sender}).drain()
+
+    [summary, *replies] = sl.messages_to(CHANNEL)[posted_before:]
+    assert "thread_ts" not in summary and replies
+    assert all(reply["thread_ts"] == summary["ts"] for reply in replies)
+    thread = [
+        title
+        for reply in replies
+        for block in reply["blocks"]
+        if (title := _entry_title(block)) is not None
+    ]
+    assert thread == ["v1", "v2", "n1", "n2", "r1", "r2"]
+    [top] = [
+        block["text"]["text"]
+        for block in summary["blocks"]
+        if block["type"] == "section"
+        and block["text"]["text"].startswith(t(lang, "render.top", count=3))
+    ]
+    shown = re.findall(r"• \*(?:<[^|>]*\|)?([^*>]+)>?\*", top)
+    assert shown == thread[:3]
+    # The fallback text of the summary (notifications, screen readers) in the same order.
+    assert [line[2:] for line in summary["text"].splitlines()[1:]] == thread[:3]

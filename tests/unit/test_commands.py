@@ -198,3 +198,21 @@ async def test_chat_moved_keeps_its_subscription(core: CommandCore, engine: Asyn
     assert moved is not None and moved.chat.filter == Filter(any_of=frozenset({"rl"}))
     assert await _record(engine, "-5") is None
     assert not await core.chat_moved(platform=Platform.TELEGRAM, old_chat_id="-5", new_chat_id="-9")
+
+
+def test_a_star_filter_reads_as_one_phrase_in_both_languages() -> None:
+    """With *, English goes on after commas; Korean puts what is first and what is left
+    out in brackets after "모든 페이지", never as a list of clauses after commas."""
+    from bot.commands import describe_filter
+    from bot.filters import parse_filter
+
+    star = parse_filter("* rl +post-training -robotics")
+    assert describe_filter(star, lang="en") == (
+        "every page that has post-training, those with rl first, except robotics"
+    )
+    assert describe_filter(star, lang="ko") == (
+        "post-training 태그가 있는 모든 페이지(rl 태그가 있는 페이지 우선, "
+        "robotics 태그가 있는 페이지 제외)"
+    )
+    assert describe_filter(parse_filter("*"), lang="ko") == "모든 페이지"
+    assert describe_filter(parse_filter("* -robotics"), lang="en") == "every page, except robotics"

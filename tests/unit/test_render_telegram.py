@@ -347,7 +347,7 @@ def test_any_reply_renders_to_valid_messages(text: str, items: list[DigestItem])
     ("lang", "note"),
     [
         ("en", "To get you started: recent pages for your filter"),
-        ("ko", "시작을 돕는 최근 페이지입니다"),
+        ("ko", "먼저 필터에 맞는 최근 페이지를 보내 드립니다"),
     ],
 )
 def test_a_welcome_digest_with_votes_says_it_is_to_get_you_started(lang: str, note: str) -> None:

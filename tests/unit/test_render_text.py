@@ -184,7 +184,7 @@ def test_every_render_message_in_both_languages() -> None:
     ("lang", "note"),
     [
         ("en", "To get you started: recent pages for your filter"),
-        ("ko", "시작을 돕는 최근 페이지입니다"),
+        ("ko", "먼저 필터에 맞는 최근 페이지를 보내 드립니다"),
     ],
 )
 def test_a_welcome_digest_says_it_is_to_get_you_started(lang: str, note: str) -> None:
