@@ -225,7 +225,6 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
     app.router.add_post("/slack/events", slack_events)
     app.router.add_get("/slack/install", slack_install)
     app.router.add_get("/slack/oauth_redirect", slack_install)
-
     async def refresh(request: web.Request) -> web.StreamResponse:
         if hooks.refresh is None:
             raise web.HTTPNotFound()

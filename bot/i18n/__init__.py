@@ -100,7 +100,9 @@ def t(lang: str, key: str, /, **params: Any) -> str:
     template = messages.get(key) or CATALOGUE["en"].get(key) or key
     if not params:
         return template
-    return template.format(**{k: clean(v) if isinstance(v, str) else v for k, v in params.items()})
+    return template.format(
+        **{k: clean(v) if isinstance(v, str) else v for k, v in params.items()}
+    )
 
 
 def tn(lang: str, key: str, count: int, /, **params: Any) -> str:

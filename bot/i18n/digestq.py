@@ -8,7 +8,8 @@ _KEYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 MESSAGES: dict[str, dict[str, str]] = {
     "en": {
         "digestq.mode.usage": (
-            "Use {p}mode daily, {p}mode weekly [mon…sun] or {p}mode instant. Nothing was changed."
+            "Use {p}mode daily, {p}mode weekly [mon…sun] or {p}mode instant. "
+            "Nothing was changed."
         ),
         "digestq.weekday.usage": (
             "“{value}” is not a day: name it as mon, tue, wed, thu, fri, sat or sun, e.g. "
