@@ -193,6 +193,8 @@ class DigestItem:
     matched: tuple[str, ...]
     updated: bool = False
     page_id: int | None = None  # the store's id: what a feedback button refers to
+    # Shown by the language toggle: a page without the language asked for says it has none.
+    toggled: bool = False
 
 
 @dataclass(frozen=True, slots=True)

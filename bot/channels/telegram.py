@@ -951,8 +951,8 @@ class TelegramChannel:
         parts = toggle.with_toggle(
             Platform.TELEGRAM, render.digest_messages(Platform.TELEGRAM, answer.digest), back
         )
-        if message.text is None and parts[0].rich is not None:  # a rich message: all in one
-            await self._edit_rich(message, parts[0])
+        rich = message.text is None and parts[0].rich is not None  # a rich message: all in one
+        if rich and await self._edit_rich(message, parts[0]):
             return
         if len(parts) == 1 and message.text is not None:
             await self._edit_parts(message, parts)
@@ -964,19 +964,30 @@ class TelegramChannel:
                 thread_id=_topic_of(message),
             )
 
-    async def _edit_rich(self, message: Message, part: Outgoing) -> None:
+    async def _edit_rich(self, message: Message, part: Outgoing) -> bool:
         """A rich message edited in place: ``editMessageText`` takes ``rich_message``
         instead of ``text`` (https://core.telegram.org/bots/api#editmessagetext, Bot API
-        10.1); the toggle is a buttons block inside it."""
-        api_kwargs: dict[str, Any] = {
-            "chat_id": message.chat.id,
-            "message_id": message.message_id,
-            "rich_message": part.rich,
-        }
+        10.1: "text ... required if rich_message isn't specified"); the toggle is a buttons
+        block inside it. python-telegram-bot 22.8 knows the method but not the field: the
+        text is None (it drops None parameters) and the field goes in ``api_kwargs``.
+
+        False when Telegram refused the edit (the chat no longer takes rich messages): the
+        caller then sends the digest as new HTML messages."""
         try:
-            await self._bot.do_api_request("edit_message_text", api_kwargs=api_kwargs)
+            await self._bot.edit_message_text(
+                None,  # type: ignore[arg-type]
+                chat_id=message.chat.id,
+                message_id=message.message_id,
+                api_kwargs={"rich_message": part.rich},
+            )
+        except tg_error.BadRequest as exc:
+            if _NOT_MODIFIED in str(exc).lower():
+                return True
+            log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
+            return False
         except tg_error.TelegramError as exc:
             log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
+        return True
 
     async def _edit_parts(self, message: Message, parts: list[Outgoing]) -> None:
         first = parts[0]

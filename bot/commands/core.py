@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -286,6 +287,7 @@ class CommandCore(
                 ranked=digest is not None and digest.ranked,
                 more=len(digest.rest) if digest is not None else 0,
             )
+            built = replace(built, items=tuple(replace(i, toggled=True) for i in built.items))
             await admin_store.audit(
                 conn,
                 actor=f"{caller.platform.value}:{caller.user_id}",
