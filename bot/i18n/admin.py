@@ -110,7 +110,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "admin.stats.pages.other": "위키 페이지: {count}개 (오늘 새로 {new}개)",
         "admin.stats.deliveries": "최근 24시간: {sent}개 보냄, {failed}개 실패; 지금 대기 {queued}개",
         "admin.stats.failures": "주요 실패 사유: {reasons}",
-        "admin.stats.toggles": "다른 언어로 바꿔 본 다이제스트(최근 {days}일): {presses}",
+        "admin.stats.toggles": "다른 언어로 바꿔 본 요약(최근 {days}일): {presses}",
         "admin.stats.source": "소스 {name}: 마지막 수집 {when}{error}",
         "admin.stats.source_error": ", 오류: {error}",
         "admin.stats.never": "없음",

@@ -60,6 +60,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "render.arxiv": "arXiv {id}",
         "render.open": "페이지 열기 ↗",
         "render.toggle": "한국어",
-        "render.toggle_gone": "이 다이제스트는 더 이상 다른 언어로 볼 수 없습니다.",
+        "render.toggle_gone": "이 요약은 더 이상 다른 언어로 볼 수 없습니다.",
     },
 }
