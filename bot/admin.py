@@ -569,6 +569,12 @@ class Stats:
                 }
                 for b in self.broadcasts
             ],
+            "language_toggles": {
+                "days": TOGGLE_DAYS,
+                "presses": [
+                    {"chat": chat, "lang": lang, "presses": n} for chat, lang, n in self.toggles
+                ],
+            },
         }
 
 

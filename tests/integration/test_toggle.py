@@ -20,6 +20,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import payloads
+from bot.admin import Admin
 from bot.channels.telegram import TelegramSender, close_bot, make_bot
 from bot.delivery import Delivery
 from bot.i18n import t
@@ -202,6 +203,19 @@ async def test_telegram_a_press_edits_the_digest_into_the_other_language_and_bac
     assert all(c.ok for c in tg.calls("editMessageText"))
     assert len(tg.calls("sendMessage", ok=True)) == len(tg.messages_to(PRIVATE))
     assert [json.loads(detail)["lang"] for detail in await presses(engine)] == [other, lang]
+    # ``stats`` (and ``trendbot stats --json``) counts them, by chat and language.
+    async with engine.connect() as conn:
+        figures = await Admin(engine=engine, settings=make_settings(tg, database_url)).figures(
+            conn
+        )
+    assert sorted(figures.as_json()["language_toggles"]["presses"], key=str) == sorted(
+        [
+            {"chat": f"telegram:{PRIVATE}", "lang": other, "presses": 1},
+            {"chat": f"telegram:{PRIVATE}", "lang": lang, "presses": 1},
+        ],
+        key=str,
+    )
+    assert t("en", "render.toggle") in figures.text("en")
 
 
 async def test_telegram_a_rich_digest_is_edited_in_place_with_rich_message(
