@@ -32,6 +32,7 @@ from bot import payloads
 from bot.commands import Caller
 from bot.i18n import clean, t, tn
 from bot.models import LANGUAGES, Button, Chart, ChartPanel, Platform, Reply
+from bot.render import toggle
 from bot.settings import Settings
 from bot.sources import SourceSet
 from bot.sources.urls import scrub
@@ -49,6 +50,7 @@ SEND = "bc:send:"
 CANCEL = "bc:cancel:"
 OPTION = re.compile(r"^\s*--(tag|platform|lang)(?:\s+|=)(\S+)")
 TOP_TAGS = 10
+TOGGLE_DAYS = 7  # the language toggle's presses ``stats`` counts
 CHART_DAYS = 14  # the stats chart's sends per day: two weeks, today included
 # A broadcast is one message; longer texts are split by the renderers, but an
 # announcement that long is almost certainly a paste error.
@@ -387,6 +389,11 @@ class Admin:
             conn, since=dt.datetime.combine(first_day, dt.time()), chat_pks=scope
         )
         running = await store.in_progress(conn, created_by=created_by)
+        toggles = []
+        if not workspace:  # the deployment's, like its pages and sources
+            toggles = await store.action_counts(
+                conn, action=toggle.AUDIT_ACTION, since=now - dt.timedelta(days=TOGGLE_DAYS)
+            )
         sources: list[SourceFigure] = []
         if not workspace:  # the deployment's, not a workspace's
             for source in await page_store.all_sources(conn):
@@ -409,6 +416,7 @@ class Admin:
             failures=list(failures),
             sources=sources,
             broadcasts=list(running),
+            toggles=toggles[:TOP_TAGS],
             sent_per_day=per_day,
             first_day=first_day,
         )
@@ -436,6 +444,8 @@ class Stats:
     failures: list[tuple[str, int]]  # the top failure reasons of the last 24 h
     sources: list[SourceFigure]
     broadcasts: list[store.Progress]  # confirmed broadcasts still going out
+    # (chat, language asked for, presses) of the language toggle, last TOGGLE_DAYS days
+    toggles: list[tuple[str, str, int]] = field(default_factory=list)
     # Messages sent on each UTC day of the CHART_DAYS from first_day (a day with none absent).
     sent_per_day: dict[dt.date, int] = field(default_factory=dict)
     first_day: dt.date | None = None
@@ -505,6 +515,11 @@ class Stats:
             )
             error = t(lang, "admin.stats.source_error", error=source.error) if source.error else ""
             lines.append(t(lang, "admin.stats.source", name=source.name, when=when, error=error))
+        if self.toggles:
+            presses = ", ".join(
+                f"{chat} → {t(to, 'render.toggle')} ({n})" for chat, to, n in self.toggles
+            )
+            lines.append(t(lang, "admin.stats.toggles", days=TOGGLE_DAYS, presses=presses))
         for state in self.broadcasts:
             lines.append(
                 t(
@@ -554,6 +569,12 @@ class Stats:
                 }
                 for b in self.broadcasts
             ],
+            "language_toggles": {
+                "days": TOGGLE_DAYS,
+                "presses": [
+                    {"chat": chat, "lang": lang, "presses": n} for chat, lang, n in self.toggles
+                ],
+            },
         }
 
 

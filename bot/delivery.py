@@ -53,6 +53,7 @@ from bot.errors import (
 from bot.failures import Outcome
 from bot.models import ChatSettings, ChatState, Outgoing, Page, Platform
 from bot.pacing import PER_CHAT_MARGIN_SECONDS, Pace, Pacing
+from bot.render import toggle
 from bot.store import chats as chat_store
 from bot.store import outbox
 from bot.store import pages as page_store
@@ -760,9 +761,7 @@ class Delivery:
             case Outcome.RETRY:
                 if isinstance(exc, RateLimited):
                     log.warning("rate limited for %.1fs", decision.delay, extra=_ctx(queue.record))
-                await self._retry(
-                    queue, exc, count=decision.count_attempt, delay=decision.delay
-                )
+                await self._retry(queue, exc, count=decision.count_attempt, delay=decision.delay)
             case Outcome.MOVE:
                 new_chat_id = decision.new_chat_id
                 assert new_chat_id is not None
@@ -859,6 +858,11 @@ class Delivery:
             self._rendered[(key, versions)] = parts
             if len(self._rendered) > RENDERED_KEPT:
                 self._rendered.popitem(last=False)
+        shown = [claimed.pages[pid] for pid, _ in entries if pid in claimed.pages]
+        if parts and chat.platform != Platform.CONSOLE and toggle.offered(shown, chat.lang):
+            # Per row, after the (shared) rendering: the toggle names this row.
+            back = toggle.button(toggle.other(chat.lang), row.id)
+            return toggle.with_toggle(chat.platform, parts, back)
         return list(parts)
 
     def _pop(self, queue: _ChatQueue) -> None:

@@ -52,6 +52,12 @@ COMMAND_LATENCY = Histogram(
     ["command"],
     registry=REGISTRY,
 )
+LANGUAGE_TOGGLES = Counter(
+    "trendbot_language_toggles_total",
+    "Presses of a digest's language toggle, by the language asked for",
+    ["platform", "lang"],
+    registry=REGISTRY,
+)
 DIGEST_BUILD = Histogram(
     "trendbot_digest_build_seconds", "Time to plan due digests", registry=REGISTRY
 )

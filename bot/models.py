@@ -193,6 +193,8 @@ class DigestItem:
     matched: tuple[str, ...]
     updated: bool = False
     page_id: int | None = None  # the store's id: what a feedback button refers to
+    # Shown by the language toggle: a page without the language asked for says it has none.
+    toggled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +256,15 @@ class Reply:
     items: tuple[DigestItem, ...] = ()
     buttons: tuple[tuple[Button, ...], ...] = ()
     chart: Chart | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Toggled:
+    """A digest again, in the language its toggle asked for: ``digest`` to render, and the
+    outbox row it was sent from (what the toggle back refers to)."""
+
+    digest: Digest
+    row_id: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,8 +75,10 @@ from bot.models import (
     Platform,
     Reply,
     Toast,
+    Toggled,
 )
 from bot.pacing import Pacing, Replies
+from bot.render import toggle
 from bot.settings import Settings
 from bot.util import utcnow
 
@@ -101,7 +103,8 @@ SHUTDOWN_GRACE_SECONDS = 5.0
 # The action_id of every button the Slack renderer makes (``trend:{index}``, and
 # ``trend:vote-{n}-up|down`` for the 👍/👎 of page n).
 # ``trend:vote-{n}`` is the feedback_buttons element of page n (its value says 👍 or 👎).
-ACTION_ID_RE = re.compile(r"^trend:(?:\d+|vote-\d+(?:-(?:up|down))?)$")
+# ``trend:lang`` is a digest's language toggle (bot/render/toggle.py).
+ACTION_ID_RE = re.compile(r"^trend:(?:\d+|lang|vote-\d+(?:-(?:up|down))?)$")
 # Slack's answer to blocks it does not take (https://api.slack.com/methods/chat.postMessage
 # #errors: "invalid_blocks: Blocks submitted with this message are not valid"); a message
 # with fallback blocks is posted again with them, and the workspace keeps to them.
@@ -512,7 +515,6 @@ class SlackSender:
             raise error from None
         ts = response.get("ts")
         return str(ts) if ts else None
-
 
     async def _post(
         self,
@@ -1364,6 +1366,10 @@ class SlackChannel:
             return
         value = str(action.get("value") or "")
         caller = await self._caller(conversation, channel_name=channel.get("name"), user_id=user_id)
+        if value.startswith(toggle.TOGGLE):
+            channel_id = str(channel.get("id") or container.get("channel_id") or "")
+            await self._on_toggle(caller, value, channel_id=channel_id, respond=respond)
+            return
 
         toasts: list[Toast] = []
 
@@ -1381,6 +1387,56 @@ class SlackChannel:
             await self._respond(
                 respond, answer.reply, chat_id=conversation.chat_id, replace_original=not keep
             )
+
+    async def _on_toggle(
+        self, caller: Caller, value: str, *, channel_id: str, respond: AsyncRespond
+    ) -> None:
+        """The language toggle: the digest in the other language for the one who pressed
+        only (``chat.postEphemeral``, https://api.slack.com/methods/chat.postEphemeral):
+        the others in the channel keep theirs. Where Slack refuses the container blocks,
+        the same messages in sections."""
+        toggled: list[Toggled] = []
+
+        async def run(c: Caller) -> Reply | None:
+            answer = await self._core.toggle_language(c, value)
+            if isinstance(answer, Reply):
+                return answer
+            toggled.append(answer)
+            return None
+
+        answer = await self._answer(caller, run)
+        if answer.reply is not None or not toggled:
+            if answer.reply is not None:
+                await self._respond(respond, answer.reply, chat_id=caller.chat_id)
+            return
+        done = toggled[0]
+        back = toggle.button(toggle.other(done.digest.lang), done.row_id)
+        parts = toggle.with_toggle(
+            Platform.SLACK, render.digest_messages(Platform.SLACK, done.digest), back
+        )
+        client = self._api()
+        for part in parts:
+            try:
+                try:
+                    await client.chat_postEphemeral(
+                        channel=channel_id, user=caller.user_id, text=part.text, blocks=part.blocks
+                    )
+                except SlackApiError as exc:
+                    if not part.fallback_blocks or _error_code(exc) != REFUSED_BLOCKS:
+                        raise
+                    await client.chat_postEphemeral(
+                        channel=channel_id,
+                        user=caller.user_id,
+                        text=part.text,
+                        blocks=part.fallback_blocks,
+                    )
+            except _ERRORS as exc:
+                log.warning(
+                    "slack: could not post a toggled digest: %s",
+                    translate_error(exc).reason,
+                    extra={"chat": f"slack:{caller.chat_id}", "platform": "slack"},
+                )
+                return
 
     async def _once_per_event(
         self, body: dict[str, Any], next: Callable[[], Awaitable[None]]

@@ -22,6 +22,7 @@ import traceback
 import warnings
 from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, Literal, TypeAlias
 from urllib.parse import quote
 
@@ -87,7 +88,7 @@ from bot.models import (
     is_korean,
 )
 from bot.pacing import Pacing, Replies
-from bot.render import votes
+from bot.render import toggle, votes
 from bot.settings import Settings
 
 log = logging.getLogger("bot.channels.telegram")
@@ -878,6 +879,9 @@ class TelegramChannel:
         if data.startswith(votes.VOTE):
             await self._on_vote(query, caller, data, chat_id=chat.id, lang=lang)
             return
+        if data.startswith(toggle.TOGGLE):
+            await self._on_toggle(query, message, caller, data, lang=lang)
+            return
         try:
             refusal = await self._refusal(caller, data, lang=lang)
         except Exception:
@@ -923,6 +927,84 @@ class TelegramChannel:
             await self._answer(query, alert=reply.text)
         else:
             await self._answer(query)
+
+    async def _on_toggle(
+        self, query: CallbackQuery, message: Message, caller: Caller, data: str, *, lang: str
+    ) -> None:
+        """The language toggle: the digest in the other language, in place of the message
+        (https://core.telegram.org/bots/api#editmessagetext, the same keyboard with the
+        toggle back). A digest of several messages in either language cannot be shown in
+        one: then its messages in the other language follow as new messages."""
+        await self._answer(query)
+        try:
+            answer = await self._core.toggle_language(caller, data)
+        except Exception:
+            self._log_failure("toggle", message.chat.id)
+            await self._reply(
+                message.chat.id, Reply(lang, t(lang, "cmd.error")), thread_id=_topic_of(message)
+            )
+            return
+        if isinstance(answer, Reply):
+            await self._reply(message.chat.id, answer, thread_id=_topic_of(message))
+            return
+        back = toggle.button(toggle.other(answer.digest.lang), answer.row_id)
+        parts = toggle.with_toggle(
+            Platform.TELEGRAM, render.digest_messages(Platform.TELEGRAM, answer.digest), back
+        )
+        rich = message.text is None and parts[0].rich is not None  # a rich message: all in one
+        if rich and await self._edit_rich(message, parts[0]):
+            return
+        if len(parts) == 1 and message.text is not None:
+            await self._edit_parts(message, parts)
+            return
+        for part in parts:
+            await self._send_reply(
+                message.chat.id,
+                replace(part, rich=None, rich_covered=False),
+                thread_id=_topic_of(message),
+            )
+
+    async def _edit_rich(self, message: Message, part: Outgoing) -> bool:
+        """A rich message edited in place: ``editMessageText`` takes ``rich_message``
+        instead of ``text`` (https://core.telegram.org/bots/api#editmessagetext, Bot API
+        10.1: "text ... required if rich_message isn't specified"); the toggle is a buttons
+        block inside it. python-telegram-bot 22.8 knows the method but not the field: the
+        text is None (it drops None parameters) and the field goes in ``api_kwargs``.
+
+        False when Telegram refused the edit (the chat no longer takes rich messages): the
+        caller then sends the digest as new HTML messages."""
+        try:
+            await self._bot.edit_message_text(
+                None,  # type: ignore[arg-type]
+                chat_id=message.chat.id,
+                message_id=message.message_id,
+                api_kwargs={"rich_message": part.rich},
+            )
+        except tg_error.BadRequest as exc:
+            if _NOT_MODIFIED in str(exc).lower():
+                return True
+            log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
+            return False
+        except tg_error.TelegramError as exc:
+            log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
+        return True
+
+    async def _edit_parts(self, message: Message, parts: list[Outgoing]) -> None:
+        first = parts[0]
+        try:
+            await self._bot.edit_message_text(
+                first.text,
+                chat_id=message.chat.id,
+                message_id=message.message_id,
+                parse_mode=None if first.plain else ParseMode.HTML,
+                link_preview_options=LinkPreviewOptions(is_disabled=True),
+                reply_markup=_markup(first.markup),
+            )
+        except tg_error.BadRequest as exc:
+            if _NOT_MODIFIED not in str(exc).lower():
+                log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
+        except tg_error.TelegramError as exc:
+            log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
 
     async def _refusal(self, caller: Caller, data: str, *, lang: str) -> str | None:
         """The alert refusing this press, or None when the user may press it."""

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot import metrics
+from bot import digest as digest_stage
+from bot import metrics, payloads
 from bot.commands import registry
 from bot.commands.admin import AdminCommands
 from bot.commands.base import (
@@ -37,15 +39,19 @@ from bot.commands.help import HelpCommands
 from bot.commands.schedule import ScheduleCommands
 from bot.commands.subscription import TOGGLE, SubscriptionCommands
 from bot.errors import NotInChannel
-from bot.i18n import clean
+from bot.i18n import clean, t
 from bot.models import (
     ChatState,
+    Filter,
     Platform,
     Reply,
     Toast,
+    Toggled,
 )
-from bot.render import votes
+from bot.render import toggle, votes
+from bot.store import admin as admin_store
 from bot.store import chats as chat_store
+from bot.store import outbox
 from bot.store import pages as page_store
 
 
@@ -234,6 +240,66 @@ class CommandCore(
             return None
         record = await self._in_chat(caller, _record, write=False)
         return await self._admin.handle_action(caller, action=action, lang=record.chat.lang)
+
+    async def toggle_language(self, caller: Caller, action: str) -> Toggled | Reply:
+        """A digest's language toggle (``lang:ko:123``): the digest of outbox row 123 built
+        again in Korean, or a reply saying why it cannot be (a malformed action, a row that
+        is no digest of the caller's chat). Each press is counted (metric and audit log,
+        which ``stats`` reads)."""
+        parsed = toggle.parse(action)
+
+        async def run(conn: AsyncConnection, record: chat_store.ChatRecord) -> Toggled | Reply:
+            lang = record.chat.lang
+            if parsed is None:
+                return Reply(lang, t(lang, "render.toggle_gone"))
+            to, row_id = parsed
+            row = await outbox.one(conn, row_id=row_id)
+            content: payloads.Payload | None = None
+            if row is not None and row.chat_pk == record.pk:
+                try:
+                    content = row.content()
+                except payloads.PayloadError:
+                    content = None
+            if row is None or not isinstance(content, payloads.Digest | payloads.Instant):
+                return Reply(lang, t(lang, "render.toggle_gone"))
+            entries = content.pages
+            pages = await page_store.load_pages(conn, [pid for pid, _ in entries])
+            digest = content if isinstance(content, payloads.Digest) else None
+            candidates = [(pages[pid], updated) for pid, updated in entries if pid in pages]
+            day = digest.date if digest is not None and digest.date else row.created_at.date()
+            built = None
+            # The chat's filter says which tags matched; one changed since matches all.
+            for chat_filter in (record.chat.filter, Filter(everything=True)):
+                built = built or digest_stage.build_digest(
+                    lang=to,
+                    filter=chat_filter,
+                    candidates=candidates,
+                    today=day,
+                    instant=row.kind == payloads.INSTANT,
+                    welcome=digest is not None and digest.welcome,
+                )
+            if built is None:
+                return Reply(lang, t(lang, "render.toggle_gone"))
+            built = digest_stage.as_planned(
+                built,
+                page_ids=[pid for pid, _ in entries],
+                pages=pages,
+                ranked=digest is not None and digest.ranked,
+                more=len(digest.rest) if digest is not None else 0,
+            )
+            built = replace(built, items=tuple(replace(i, toggled=True) for i in built.items))
+            await admin_store.audit(
+                conn,
+                actor=f"{caller.platform.value}:{caller.user_id}",
+                chat=f"{caller.platform.value}:{caller.chat_id}",
+                action=toggle.AUDIT_ACTION,
+                allowed=True,
+                detail={"lang": to, "row": row_id},
+            )
+            metrics.LANGUAGE_TOGGLES.labels(caller.platform.value, to).inc()
+            return Toggled(digest=built, row_id=row_id)
+
+        return await self._in_chat(caller, run, write=True)
 
     async def tag_names(self, *, limit: int) -> list[str]:
         """The ``limit`` most used tags of present pages (the console completes them)."""

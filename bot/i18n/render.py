@@ -17,6 +17,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "render.lang_note.en": "(in English)",
         "render.lang_note.ko": "(in Korean)",
         "render.lang_note.other": "(in {lang})",
+        # The language toggle's view of a page that has no text in the language asked for.
+        "render.only_in.en": "(only in English)",
+        "render.only_in.ko": "(only in Korean)",
+        "render.only_in.other": "(only in {lang})",
         "render.part": "({index}/{total})",
         "render.top": "Top {count}:",
         "render.thread_hint.one": "The page is in the thread.",
@@ -26,6 +30,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "render.welcome": "To get you started: recent pages for your filter",
         "render.arxiv": "arXiv {id}",
         "render.open": "Open the page ↗",
+        "render.toggle": "English",
+        "render.toggle_gone": "This digest can no longer be shown in another language.",
     },
     "ko": {
         "render.header": "📚 AI 트렌드 · {date} · {pages}",
@@ -41,6 +47,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "render.lang_note.en": "(영어)",
         "render.lang_note.ko": "(한국어)",
         "render.lang_note.other": "({lang})",
+        "render.only_in.en": "(한국어 번역 없음)",
+        "render.only_in.ko": "(영어 번역 없음)",
+        "render.only_in.other": "({lang} 원문만 있음)",
         "render.part": "({index}/{total})",
         "render.top": "상위 {count}개:",
         "render.thread_hint.one": "페이지는 스레드에서 볼 수 있습니다.",
@@ -50,5 +59,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "render.welcome": "먼저 필터에 맞는 최근 페이지를 보내 드립니다",
         "render.arxiv": "arXiv {id}",
         "render.open": "페이지 열기 ↗",
+        "render.toggle": "한국어",
+        "render.toggle_gone": "이 요약은 더 이상 다른 언어로 볼 수 없습니다.",
     },
 }

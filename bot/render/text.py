@@ -150,14 +150,17 @@ def part_label(lang: str, *, index: int, total: int) -> str:
     return t(lang, "render.part", index=index, total=total)
 
 
-def language_note(lang: str, page_lang: str) -> str:
-    """``(in Korean)`` when a page is shown in ``page_lang`` to a ``lang`` chat, else ``""``."""
+def language_note(lang: str, page_lang: str, *, toggled: bool = False) -> str:
+    """``(in Korean)`` when a page is shown in ``page_lang`` to a ``lang`` chat, else ``""``.
+    ``toggled``: the digest in the language its toggle asked for, where a page without that
+    language says it has only its own (``(only in Korean)``)."""
     if page_lang == lang:
         return ""
-    key = f"render.lang_note.{page_lang}"
+    family = "render.only_in" if toggled else "render.lang_note"
+    key = f"{family}.{page_lang}"
     if has(key):
         return t(lang, key)
-    return t(lang, "render.lang_note.other", lang=digest.truncate(page_lang, 16))
+    return t(lang, f"{family}.other", lang=digest.truncate(page_lang, 16))
 
 
 # The same page goes to many chats in one language: its entry is made once (a page that
@@ -186,7 +189,7 @@ def entry(item: DigestItem, *, lang: str, detail: Detail = DETAIL_LEVELS[0]) -> 
         title=digest.truncate(title, detail.title_limit),
         url=link_url(page.url) if detail.link else None,
         updated=t(lang, "render.updated") if item.updated else "",
-        language_note=language_note(lang, text.lang),
+        language_note=language_note(lang, text.lang, toggled=item.toggled),
         tags=digest.truncate(tags, detail.tags_limit),
         matched=digest.truncate(matched, detail.tags_limit),
         tldr=digest.truncate(collapse(clean(text.tldr)), detail.tldr_limit),

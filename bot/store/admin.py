@@ -301,6 +301,26 @@ async def audit_entries(conn: AsyncConnection, *, since: dt.datetime | None) -> 
     return (await conn.execute(query)).mappings().all()
 
 
+async def action_counts(
+    conn: AsyncConnection, *, action: str, since: dt.datetime
+) -> list[tuple[str, str, int]]:
+    """``(chat, language, entries)`` of the audit log's ``action`` entries since ``since``
+    whose detail names a ``lang`` (the language toggle's presses), most first."""
+    query = select(audit_log.c.chat, audit_log.c.detail).where(
+        audit_log.c.action == action, audit_log.c.at >= since
+    )
+    counts: dict[tuple[str, str], int] = {}
+    for chat, detail in (await conn.execute(query)).all():
+        try:
+            lang = json.loads(detail or "{}").get("lang")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(lang, str):
+            key = (str(chat or ""), lang)
+            counts[key] = counts.get(key, 0) + 1
+    return sorted(((c, lang, n) for (c, lang), n in counts.items()), key=lambda r: (-r[2], r[0]))
+
+
 async def chat_counts(
     conn: AsyncConnection, *, workspace: str | None = None
 ) -> list[tuple[str, str, int]]:

@@ -365,6 +365,12 @@ async def claim(
     return [_row(claimed[row_id]) for row_id in ids if row_id in claimed]
 
 
+async def one(conn: AsyncConnection, *, row_id: int) -> OutboxRow | None:
+    """The outbox row ``row_id``, or None when there is none (rows are kept once sent)."""
+    found = (await conn.execute(select(outbox).where(outbox.c.id == row_id))).mappings().first()
+    return _row(found) if found is not None else None
+
+
 def _row(r: RowMapping) -> OutboxRow:
     payload, decoded = _decoded(r["kind"], r["payload"])
     return OutboxRow(

@@ -17,6 +17,8 @@ Failures are part of the fake's input, set by the test:
   answers ``missing_scope`` with ``needed`` and ``provided``; every answer to an accepted
   token lists them in an ``X-OAuth-Scopes`` header;
 * ``user_errors[user] = "user_not_found"`` -- for conversations.open and users.info;
+* ``join(channel, *users)`` -- people in a conversation: chat.postEphemeral to anyone else is
+  ``user_not_in_channel`` (a DM's user is in it);
 * ``token_errors[token] = "token_revoked"`` -- every call with that token (app uninstalled);
 * ``fail_next(method, status=429, retry_after=1, error="ratelimited")`` -- the next calls fail;
 * ``drop_next(method)`` -- the next calls lose their connection without an answer;
@@ -263,6 +265,8 @@ class FakeSlack(LocalApiServer[SlackCall]):
         self.request_count: Counter[str] = Counter()
         self.limit_violations: list[LimitViolation] = []
         self.ephemerals: list[dict[str, Any]] = []
+        # The people (not the bot) in each conversation, set by the test with ``join``.
+        self.members: dict[str, set[str]] = {}
         # Files of the external upload flow, by file id: name, alt_txt, the declared length,
         # the bytes uploaded (None until then), whether completed, where shared.
         self.files: dict[str, dict[str, Any]] = {}
@@ -364,6 +368,10 @@ class FakeSlack(LocalApiServer[SlackCall]):
             channel["user"] = user or "U" + channel_id[1:]
         self.channels[channel_id] = channel
         return channel
+
+    def join(self, channel_id: str, *users: str) -> None:
+        """``users`` are in the conversation ``channel_id`` (what chat.postEphemeral asks)."""
+        self.members.setdefault(channel_id, set()).update(users)
 
     def im_channel(self, user_id: str) -> str:
         """The id of the bot's direct-message conversation with a user."""
@@ -798,6 +806,12 @@ class FakeSlack(LocalApiServer[SlackCall]):
             raise _ApiError("user_not_found")
         if user in self.user_errors:
             raise _ApiError(self.user_errors[user])
+        # "The user should be in the channel specified by the channel argument"
+        # (https://api.slack.com/methods/chat.postEphemeral, errors: user_not_in_channel);
+        # the blocks are checked as chat.postMessage's.
+        dm_user = self.channels.get(channel, {}).get("user")
+        if user != dm_user and user not in self.members.get(channel, set()):
+            raise _ApiError("user_not_in_channel")
         text, blocks = _message_content(params, unsupported=self._unsupported())
         ts = self._ts.take()
         self.ephemerals.append(

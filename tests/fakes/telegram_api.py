@@ -1050,13 +1050,18 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
         return thread_id
 
     async def _edit_message_text(self, params: dict[str, Any]) -> dict[str, Any] | bool:
+        """https://core.telegram.org/bots/api#editmessagetext: ``text`` "required if
+        rich_message isn't specified"; ``rich_message`` (Bot API 10.1) is the new rich
+        content, checked as sendRichMessage checks it (:func:`check_rich_message`)."""
         if "inline_message_id" in params:
             return True
+        if params.get("rich_message") is not None:
+            return self._edit_rich(params)
         message = self._message_to_edit(params)
         text, entities = _parse_text(params)
         markup = _check_markup(params.get("reply_markup"))
         if (
-            text == message["text"]
+            text == message.get("text")
             and entities == message.get("entities", [])
             and markup == message.get("reply_markup")
         ):
@@ -1065,6 +1070,31 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
         message.pop("entities", None)
         if entities:
             message["entities"] = entities
+        _set_markup(message, markup)
+        message["edit_date"] = int(time.time())
+        return dict(message)
+
+    def _edit_rich(self, params: dict[str, Any]) -> dict[str, Any]:
+        """editMessageText with ``rich_message``
+        (https://core.telegram.org/bots/api/methods/editmessagetext.md: "Use this method to
+        edit text, rich and game messages"; ``text`` and ``rich_message`` are alternatives).
+        A server older than Bot API 10.1 does not know the field and asks for ``text``, as it
+        would of any edit without one; the message edited becomes a rich one (no ``text``)."""
+        if self.bot_api_version < RICH_MESSAGES_SINCE:
+            raise _ApiError(400, "Bad Request: message text is empty")
+        if params.get("text") is not None:
+            # "text ... required if rich_message isn't specified": one of the two, not both.
+            raise _rich_error("exactly one of text and rich_message must be specified")
+        message = self._message_to_edit(params)
+        rich = check_rich_message(params.get("rich_message"), version=self.bot_api_version)
+        if message["chat"]["id"] in self.rich_refused_chats:
+            raise _ApiError(400, "Bad Request: rich messages can't be sent to the chat")
+        markup = _check_markup(params.get("reply_markup"))
+        if rich == message.get("rich_message") and markup == message.get("reply_markup"):
+            raise _not_modified()
+        message.pop("text", None)
+        message.pop("entities", None)
+        message["rich_message"] = rich
         _set_markup(message, markup)
         message["edit_date"] = int(time.time())
         return dict(message)

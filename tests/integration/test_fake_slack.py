@@ -80,6 +80,12 @@ async def test_post_message_update_and_ephemeral(sl: FakeSlack, client: AsyncWeb
     assert updated["message"]["text"] == "Sent to 3 channels"
     assert [m["text"] for m in sl.messages_to("C1")] == ["Sent to 3 channels"]
 
+    # chat.postEphemeral: only to someone in the channel (user_not_in_channel otherwise).
+    with pytest.raises(SlackApiError) as outside:
+        await client.chat_postEphemeral(channel="C1", user="U7", text="Only you see this")
+    assert outside.value.response["error"] == "user_not_in_channel"
+    assert sl.ephemerals == []
+    sl.join("C1", "U7")
     shown = await client.chat_postEphemeral(channel="C1", user="U7", text="Only you see this")
     assert shown["message_ts"]
     assert sl.ephemerals_to("U7") == [

@@ -1,0 +1,76 @@
+"""The language toggle's action, and the toggle under a rendered digest."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.models import Outgoing, Platform
+from bot.render import slack, telegram_rich, toggle
+
+
+def test_action_round_trips_within_telegram_callback_data() -> None:
+    data = toggle.action("ko", toggle.MAX_ROW_ID)
+    assert len(data.encode()) <= 64
+    assert toggle.parse(data) == ("ko", toggle.MAX_ROW_ID)
+
+
+def test_malformed_actions_are_refused() -> None:
+    for data in (
+        "lang:fr:1",
+        "lang:ko:",
+        "lang:ko:0",
+        "lang:ko:-1",
+        "lang:ko:1x",
+        "vote:+:1",
+        f"lang:en:{toggle.MAX_ROW_ID + 1}",
+        "lang:ko:١٢",
+    ):
+        assert toggle.parse(data) is None, data
+
+
+def test_label_is_in_the_language_offered() -> None:
+    assert toggle.button("ko", 3).label == "한국어"
+    assert toggle.button("en", 3).label == "English"
+    assert toggle.other("en") == "ko" and toggle.other("ko") == "en"
+
+
+@given(rows=st.integers(min_value=0, max_value=20), row_id=st.integers(1, toggle.MAX_ROW_ID))
+def test_telegram_toggle_is_a_last_row_of_the_last_message(rows: int, row_id: int) -> None:
+    keyboard = [[{"text": f"{i} 👍", "callback_data": f"vote:+:{i}"}] for i in range(rows)]
+    parts = [Outgoing(text="a"), Outgoing(text="b", markup={"inline_keyboard": keyboard})]
+    out = toggle.with_toggle(Platform.TELEGRAM, parts, toggle.button("ko", row_id))
+    last = out[-1].markup
+    assert last is not None
+    assert last["inline_keyboard"][-1] == [  # type: ignore[index]
+        {"text": "한국어", "callback_data": f"lang:ko:{row_id}"}
+    ]
+    assert len(last["inline_keyboard"]) == rows + 1  # type: ignore[arg-type]
+    assert out[0] == parts[0]
+
+
+@given(blocks=st.integers(min_value=1, max_value=slack.MAX_BLOCKS))
+def test_slack_toggle_keeps_within_the_block_limit(blocks: int) -> None:
+    message = tuple({"type": "divider"} for _ in range(blocks))
+    out = toggle.with_toggle(
+        Platform.SLACK, [Outgoing(text="x", blocks=message)], toggle.button("en", 9)
+    )
+    assert len(out[0].blocks) <= slack.MAX_BLOCKS
+    if blocks < slack.MAX_BLOCKS:
+        assert out[0].blocks[-1]["elements"][0]["value"] == "lang:en:9"  # type: ignore[index]
+
+
+def test_rich_toggle_is_a_buttons_block_within_the_rich_limits() -> None:
+    rich = json.dumps({"blocks": [{"type": "paragraph", "text": "x"}]})
+    out = toggle.with_toggle(
+        Platform.TELEGRAM, [Outgoing(text="x", rich=rich)], toggle.button("ko", 5)
+    )
+    assert out[0].rich is not None
+    blocks = json.loads(out[0].rich)["blocks"]
+    assert blocks[-1] == {
+        "type": "buttons",
+        "buttons": [{"text": "한국어", "callback_data": "lang:ko:5"}],
+    }
+    assert telegram_rich.fits(blocks)
