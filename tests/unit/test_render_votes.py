@@ -56,7 +56,7 @@ def test_telegram_more_line_ends_the_digest_in_both_languages() -> None:
     [(html, _)] = telegram.render_digest_parts(digest(2, more=7))
     assert html.endswith("…and 7 more: /latest")
     [(html, _)] = telegram.render_digest_parts(digest(2, more=7, lang="ko"))
-    assert html.endswith("…외 페이지 7개: /latest")
+    assert html.endswith("…외 페이지 7개 (/latest 명령어로 보기)")
 
 
 def test_pages_without_an_id_get_no_number_and_no_buttons() -> None:
