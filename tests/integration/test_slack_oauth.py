@@ -275,7 +275,7 @@ async def test_install_page_links_to_slack_with_the_app_and_its_scopes(
     assert query["client_id"] == [sl.client_id]
     assert set(query["scope"][0].split(",")) == {
         "commands", "chat:write", "chat:write.public", "channels:read", "groups:read",
-        "im:read", "users:read",
+        "im:read", "users:read", "files:write",  # files:write: the charts of stats and feedback
     }  # fmt: skip
     assert query["redirect_uri"] == ["https://bot.example.org/slack/oauth_redirect"]
     assert len(query["state"][0]) >= 32
