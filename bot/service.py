@@ -34,7 +34,7 @@ from bot.feed_server import FeedServer
 from bot.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
 from bot.refresh import CHECK_SECONDS, SIGNATURE_HEADER, Refresh
 from bot.refresh import MAX_BODY_BYTES as MAX_REFRESH_BODY
-from bot.store import outbox
+from bot.store import outbox, trends
 from bot.store.engine import reader
 from bot.util import utcnow
 
@@ -119,6 +119,7 @@ class Service:
         self._lease_problem: str | None = None
         self._plan_problem: str | None = None
         self._replicas = 1  # live replicas at the last renewal
+        self._followers_day: dt.date | None = None  # the last UTC day recorded (or found)
         secret = app.settings.refresh_webhook_secret
         self._refresh = (
             Refresh(
@@ -173,6 +174,7 @@ class Service:
             return
         async with self._jobs:
             await self._check_alerts()
+            await self._record_followers()
 
     async def _check_alerts(self) -> None:
         try:
@@ -182,6 +184,24 @@ class Service:
             return
         if changes:
             self._delivery.notify()
+
+    async def _record_followers(self) -> None:
+        """Record today's followers of each tag (``stats`` draws them by day), once a day:
+        one query a day here, and the store keeps the first record of a day whoever
+        records it again (another replica that led, a restart)."""
+        today = utcnow().date()
+        if self._followers_day == today:
+            return
+        try:
+            async with self._app.engine.begin() as conn:
+                await trends.record_day(conn, today=today)
+        except Exception as exc:  # a chart's history: the next check tries again
+            if dberrors.is_outage(exc):
+                log.warning("could not record the tag followers: %s", dberrors.reason(exc))
+            else:
+                log.exception("could not record the tag followers")
+            return
+        self._followers_day = today
 
     async def _poll_loop(self) -> None:
         """Poll now, then every ``POLL_INTERVAL_SECONDS`` or as soon as a push asks

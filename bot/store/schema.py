@@ -5,8 +5,8 @@ The flow is visible in the tables: ``sources`` and ``source_files`` (what was sc
 notifications a poll queues) -> ``chats``, ``chat_tags`` (who wants what) ->
 ``chat_pages`` (the ledger: which version of which page was planned for which chat,
 so nothing is sent twice) -> ``outbox`` (messages to send, with their delivery state).
-``broadcasts`` and ``audit_log`` serve the admins; ``leases`` elect one leader among
-replicas.
+``broadcasts`` and ``audit_log`` serve the admins, ``tag_followers`` keeps the history
+their ``stats`` chart draws; ``leases`` elect one leader among replicas.
 
 Times are naive UTC datetimes; dates are the wiki's own dates.
 """
@@ -294,6 +294,15 @@ audit_log = Table(
     Column("allowed", Boolean, nullable=False),
     Column("detail", Text, nullable=True),  # JSON
     Index("ix_audit_log_at", "at"),
+)
+
+# Active chats following each tag, recorded once a UTC day (``bot.store.trends``).
+tag_followers = Table(
+    "tag_followers",
+    metadata,
+    Column("day", Date, primary_key=True),  # UTC
+    Column("tag", String(64), primary_key=True),
+    Column("chats", Integer, nullable=False),
 )
 
 leases = Table(

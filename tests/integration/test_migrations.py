@@ -64,7 +64,12 @@ def test_the_baseline_is_spelled_out() -> None:
     code = path.read_text().split('"""', 2)[2]  # the code, not its docstring
     assert "create_all" not in code
     assert "import bot" not in code and "from bot" not in code
-    assert code.count("op.create_table(") == len(metadata.tables)
+    later = sum(
+        other.read_text().count("op.create_table(")
+        for other in (MIGRATIONS / "versions").glob("0*.py")
+        if other != path
+    )
+    assert code.count("op.create_table(") + later == len(metadata.tables)
 
 
 def test_the_recorded_baseline_is_the_models_today() -> None:

@@ -9,6 +9,7 @@ Telegram and a ``run`` with a delivery work on it, and no row of any table was l
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import os
 import signal
 import sqlite3
@@ -24,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bot import web
 from bot.store import admin as admin_store
+from bot.store import trends
 from bot.store.admin import Audience
 from bot.store.engine import create_engine, head_revision, stamped_revision
 from bot.store.prerelease import BASELINE, PRERELEASE
@@ -308,5 +310,45 @@ async def test_the_previous_builds_pages_get_their_paper_and_nothing_is_new_agai
         assert {p for p in old if p.startswith("arxiv:")} == {
             p for p in new if p.startswith("arxiv:")
         }
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture
+async def last_0003_build(backend: str, tmp_path: Path) -> AsyncIterator[str]:
+    async for url in load_dump("5c873bc", backend, tmp_path):
+        yield url
+
+
+async def test_the_0003_builds_database_gets_an_empty_followers_history_then_today(
+    last_0003_build: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    before = await row_counts(last_0003_build)
+    assert "tag_followers" not in before
+    env = env_for(clean_env, last_0003_build)
+    upgraded = await run_cli_async("db", "upgrade", env=env, cwd=tmp_path)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert upgraded.stdout.splitlines()[-1] == f"from 0003_paper_identity to {head_revision()}"
+    after = await row_counts(last_0003_build)
+    assert {table: after[table] for table in before} == before
+    assert after["tag_followers"] == 0
+    engine = create_engine(last_0003_build)
+    try:
+        async with engine.connect() as conn:
+            assert await conn.run_sync(schema_differences) == []
+        today = dt.datetime.now(dt.UTC).date()
+        async with engine.begin() as conn:
+            assert await trends.record_day(conn, today=today) is True
+        async with engine.connect() as conn:
+            found = await conn.execute(text("SELECT tag, chats FROM tag_followers ORDER BY tag"))
+            recorded = dict(found.all())
+            # The dump's chats: four active ones (one paused), each following its tags.
+            active = await conn.execute(
+                text(
+                    "SELECT t.tag, count(*) FROM chat_tags t JOIN chats c ON c.id = t.chat_pk "
+                    "WHERE c.state = 'active' AND t.kind <> 'excluded' GROUP BY t.tag"
+                )
+            )
+            assert recorded == dict(active.all()) and recorded
     finally:
         await engine.dispose()
