@@ -31,14 +31,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot import payloads
 from bot.commands import Caller
 from bot.i18n import clean, t, tn
-from bot.models import LANGUAGES, Button, Chart, ChartPanel, Platform, Reply
+from bot.models import LANGUAGES, Button, Chart, ChartPanel, Platform, Reply, Series
 from bot.render import toggle
 from bot.settings import Settings
 from bot.sources import SourceSet
 from bot.sources.urls import scrub
 from bot.store import admin as store
 from bot.store import chats as chat_store
-from bot.store import outbox
+from bot.store import outbox, trends
 from bot.store import pages as page_store
 from bot.store.admin import Audience
 from bot.tags import normalize_tag
@@ -52,6 +52,8 @@ OPTION = re.compile(r"^\s*--(tag|platform|lang)(?:\s+|=)(\S+)")
 TOP_TAGS = 10
 TOGGLE_DAYS = 7  # the language toggle's presses ``stats`` counts
 CHART_DAYS = 14  # the stats chart's sends per day: two weeks, today included
+TREND_DAYS = 30  # the stats chart's followers by day: a month, today included
+TREND_TAGS = 5  # lines on that panel: more are not told apart
 # A broadcast is one message; longer texts are split by the renderers, but an
 # announcement that long is almost certainly a paste error.
 MAX_BROADCAST_CHARS = 4000
@@ -390,7 +392,11 @@ class Admin:
         )
         running = await store.in_progress(conn, created_by=created_by)
         toggles = []
+        followers: dict[dt.date, dict[str, int]] = {}
         if not workspace:  # the deployment's, like its pages and sources
+            followers = await trends.followers_by_day(
+                conn, since=now.date() - dt.timedelta(days=TREND_DAYS - 1)
+            )
             toggles = await store.action_counts(
                 conn, action=toggle.AUDIT_ACTION, since=now - dt.timedelta(days=TOGGLE_DAYS)
             )
@@ -419,6 +425,7 @@ class Admin:
             toggles=toggles[:TOP_TAGS],
             sent_per_day=per_day,
             first_day=first_day,
+            followers_by_day=followers,
         )
 
 
@@ -449,10 +456,24 @@ class Stats:
     # Messages sent on each UTC day of the CHART_DAYS from first_day (a day with none absent).
     sent_per_day: dict[dt.date, int] = field(default_factory=dict)
     first_day: dt.date | None = None
+    # Active chats following each tag on the recorded days of the last TREND_DAYS, oldest
+    # first (``bot.store.trends``); none for a workspace's installer.
+    followers_by_day: dict[dt.date, dict[str, int]] = field(default_factory=dict)
+
+    def followers_trend(self) -> tuple[list[dt.date], list[tuple[str, list[int]]]]:
+        """The recorded days, and the chats of each of the :data:`TREND_TAGS` tags most
+        followed on the last of them on each day (0 where a day has none)."""
+        days = sorted(self.followers_by_day)
+        if not days:
+            return [], []
+        last = self.followers_by_day[days[-1]]
+        top = sorted(last, key=lambda tag: (-last[tag], tag))[:TREND_TAGS]
+        return days, [(tag, [self.followers_by_day[d].get(tag, 0) for d in days]) for tag in top]
 
     def chart(self, lang: str) -> Chart:
         """The picture of ``stats``: messages sent on each of :data:`CHART_DAYS` days (none
-        on a day is 0), and the most followed tags."""
+        on a day is 0), the most followed tags, and with two recorded days or more, the
+        followers of the top tags on each (:meth:`followers_trend`)."""
         first = self.first_day or utcnow().date() - dt.timedelta(days=CHART_DAYS - 1)
         days = [first + dt.timedelta(days=i) for i in range(CHART_DAYS)]
         panels = [
@@ -474,7 +495,20 @@ class Stats:
                     values=tuple(float(n) for _, n in self.tags),
                 )
             )
-        return Chart(alt=t(lang, "charts.stats.alt", days=CHART_DAYS), panels=tuple(panels))
+        trend_days, trend = self.followers_trend()
+        if len(trend_days) < 2 or not trend:  # one point is no trend
+            return Chart(alt=t(lang, "charts.stats.alt", days=CHART_DAYS), panels=tuple(panels))
+        panels.append(
+            ChartPanel(
+                kind="lines",
+                title=t(lang, "charts.stats.followers"),
+                fallback_title=t("en", "charts.stats.followers"),
+                labels=tuple(day.strftime("%m-%d") for day in trend_days),
+                series=tuple(Series(tag, tuple(map(float, values))) for tag, values in trend),
+            )
+        )
+        alt = t(lang, "charts.stats.alt_followers", days=CHART_DAYS, trend_days=TREND_DAYS)
+        return Chart(alt=alt, panels=tuple(panels))
 
     def text(self, lang: str) -> str:
         """The figures as the ``stats`` reply says them, in ``lang``."""
@@ -539,6 +573,7 @@ class Stats:
         chats: dict[str, dict[str, int]] = {}
         for platform, chat_state, n in self.chats:
             chats.setdefault(platform, {})[chat_state] = n
+        trend_days, trend = self.followers_trend()
         return {
             "chats": chats,
             "top_tags": [{"tag": tag, "chats": n} for tag, n in self.tags],
@@ -569,6 +604,10 @@ class Stats:
                 }
                 for b in self.broadcasts
             ],
+            "followers_by_day": {
+                "days": [day.isoformat() for day in trend_days],
+                "tags": dict(trend),
+            },
             "language_toggles": {
                 "days": TOGGLE_DAYS,
                 "presses": [

@@ -36,9 +36,13 @@ DPI = 100
 WIDTH_INCHES = 6.4  # 640 px: a phone shows it whole, a desktop client at its natural size
 PANEL_HEIGHT_INCHES = 2.8
 BAR_HEIGHT_INCHES = 0.28  # a horizontal bar chart grows with its labels
+LEGEND_HEIGHT_INCHES = 0.3  # a panel of several lines names them in a row below it
 LIKED_COLOUR = "#2e7d32"
 DISLIKED_COLOUR = "#c62828"
 SERIES_COLOUR = "#1565c0"
+# Several lines on one panel: told apart by the colour-blind too (Okabe-Ito).
+LINE_COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00")
+MAX_TICKS = 8  # date labels on a panel's x axis: more would overlap at 640 px
 # Fonts with Hangul, the most common first (Linux packages, then Windows and macOS).
 HANGUL_FONTS = (
     "Noto Sans CJK KR",
@@ -93,7 +97,7 @@ def render_png(chart: Chart) -> bytes:
         ImportError: matplotlib is not installed.
         ValueError: the chart has no panel with data.
     """
-    panels = [panel for panel in chart.panels if panel.labels and panel.values]
+    panels = [panel for panel in chart.panels if panel.labels and (panel.values or panel.series)]
     if not panels:
         raise ValueError("a chart with no data")
     from matplotlib import rc_context
@@ -123,6 +127,9 @@ def render_png(chart: Chart) -> bytes:
                 labels = [_safe(label, covered) for label in panel.labels]
                 if panel.kind == "bars":
                     _bars(axes, labels, panel.values)
+                elif panel.kind == "lines":
+                    named = [(_safe(s.name, covered), s.values) for s in panel.series]
+                    _lines(axes, labels, named)
                 else:
                     _line(axes, labels, panel.values)
                 for side in ("top", "right"):
@@ -135,6 +142,8 @@ def render_png(chart: Chart) -> bytes:
 def _panel_height(panel: ChartPanel) -> float:
     if panel.kind == "bars":
         return max(PANEL_HEIGHT_INCHES * 0.6, 0.9 + BAR_HEIGHT_INCHES * len(panel.labels))
+    if panel.kind == "lines":
+        return PANEL_HEIGHT_INCHES + LEGEND_HEIGHT_INCHES
     return PANEL_HEIGHT_INCHES
 
 
@@ -162,6 +171,28 @@ def _line(axes: Any, labels: list[str], values: Iterable[float]) -> None:
     axes.set_ylim(bottom=0)
     axes.yaxis.get_major_locator().set_params(integer=True)
     axes.grid(axis="y", alpha=0.3)
+
+
+def _lines(axes: Any, labels: list[str], series: list[tuple[str, tuple[float, ...]]]) -> None:
+    """Several series over the same labels, one colour each, named in a legend; about
+    :data:`MAX_TICKS` labels shown however many there are."""
+    positions = list(range(len(labels)))
+    for index, (name, values) in enumerate(series):
+        colour = LINE_COLOURS[index % len(LINE_COLOURS)]
+        axes.plot(positions, list(values), marker=".", color=colour, label=name)
+    step = max(1, -(-len(labels) // MAX_TICKS))
+    axes.set_xticks(positions[::step], labels[::step])
+    axes.set_ylim(bottom=0)
+    axes.yaxis.get_major_locator().set_params(integer=True)
+    axes.grid(axis="y", alpha=0.3)
+    # Under the dates, not over the lines.
+    axes.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.12),
+        fontsize=8,
+        frameon=False,
+        ncols=min(len(series), len(LINE_COLOURS)),
+    )
 
 
 def _drawable(text: str, covered: frozenset[int]) -> bool:

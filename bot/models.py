@@ -218,17 +218,27 @@ class Button:
 
 
 @dataclass(frozen=True, slots=True)
+class Series:
+    """One named line of a ``"lines"`` panel: a value a label of the panel."""
+
+    name: str
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ChartPanel:
     """One plot of a chart: ``values`` against ``labels``, as a ``"line"`` (a series over
     time, labels in order) or ``"bars"`` (one horizontal bar a label; a negative value is a
-    bar to the left, in another colour). ``fallback_title`` is the title in English, drawn
+    bar to the left, in another colour); or, as ``"lines"``, each of ``series`` against
+    ``labels``, named in a legend. ``fallback_title`` is the title in English, drawn
     where no installed font has the characters of ``title``."""
 
     kind: str
     title: str
     labels: tuple[str, ...]
-    values: tuple[float, ...]
+    values: tuple[float, ...] = ()
     fallback_title: str = ""
+    series: tuple[Series, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
