@@ -549,6 +549,11 @@ class Stats:
             )
             error = t(lang, "admin.stats.source_error", error=source.error) if source.error else ""
             lines.append(t(lang, "admin.stats.source", name=source.name, when=when, error=error))
+        trend_days, trend = self.followers_trend()
+        if len(trend_days) >= 2 and trend:  # what the chart's panel draws, first and last
+            changes = ", ".join(f"{tag} {values[0]} → {values[-1]}" for tag, values in trend)
+            first, last = (day.strftime("%m-%d") for day in (trend_days[0], trend_days[-1]))
+            lines.append(t(lang, "admin.stats.followers", first=first, last=last, changes=changes))
         if self.toggles:
             presses = ", ".join(
                 f"{chat} → {t(to, 'render.toggle')} ({n})" for chat, to, n in self.toggles

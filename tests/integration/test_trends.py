@@ -126,6 +126,14 @@ async def test_the_stats_chart_draws_the_top_tags_by_day_with_two_days_of_histor
     assert [s.name for s in trend.series] == ["t0", "t1", "t2", "t3", "t4"]
     assert trend.series[0].values[-1] == 10.0 and trend.series[0].values[0] == 39.0
     assert chart.alt == t(lang, "charts.stats.alt_followers", days=14, trend_days=30)
+    # The text says what the panel draws: each line's first and last day.
+    first, last = (
+        d.strftime("%m-%d") for d in (min(stats.followers_by_day), dt.datetime.now(dt.UTC).date())
+    )
+    changes = "t0 39 → 10, t1 38 → 9, t2 37 → 8, t3 36 → 7, t4 35 → 6"
+    assert t(lang, "admin.stats.followers", first=first, last=last, changes=changes) in (
+        stats.text(lang).splitlines()
+    )
     pytest.importorskip("matplotlib", reason="charts need the charts extra (matplotlib)")
     from bot.charts import render_png
 
@@ -138,6 +146,16 @@ async def test_one_day_of_history_draws_no_followers_panel(engine: AsyncEngine) 
     chart = (await figures(engine)).chart("en")
     assert [p.kind for p in chart.panels] == ["line", "bars"]
     assert chart.alt == t("en", "charts.stats.alt", days=14)
+    assert "Chats following the top tags" not in (await figures(engine)).text("en")
+
+
+async def test_a_workspaces_installer_sees_no_followers_by_day(engine: AsyncEngine) -> None:
+    await history(engine, 5)
+    admin = Admin(engine=engine, settings=Settings(telegram_bot_token=None))
+    async with engine.connect() as conn:
+        stats = await admin.figures(conn, workspace="T0001")
+    assert stats.followers_by_day == {}  # the deployment's, like its pages
+    assert "lines" not in [p.kind for p in stats.chart("en").panels]
 
 
 async def test_stats_json_has_the_followers_by_day(
