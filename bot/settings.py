@@ -18,8 +18,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from bot import schedule
 from bot.errors import ConfigError
+from bot.matching import schedule
 from bot.sources.git import is_git, parse_git_url
 from bot.sources.urls import redact_url, url_secrets
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from bot.channels.slack import blocks as slack
+from bot.channels.telegram import html as telegram
+from bot.channels.telegram import rich as telegram_rich
 from bot.models import Button, Digest, DigestItem, Outgoing, Platform, Reply
-from bot.render import slack, telegram, telegram_rich, text, votes
+from bot.render import text, votes
 
 
 def digest_messages(platform: Platform, digest: Digest) -> list[Outgoing]:

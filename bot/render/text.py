@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
-from bot import digest
 from bot.i18n import clean, has, t, tn
+from bot.matching import digest
 from bot.models import Digest, DigestItem, Reply
 from bot.render import votes
 

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from bot.channels.slack import blocks as slack
+from bot.channels.telegram import rich as telegram_rich
 from bot.i18n import t
 from bot.models import Button, Outgoing, Page, Platform
-from bot.render import slack, telegram_rich
 
 TOGGLE = "lang:"
 LANGS = ("en", "ko")  # the languages the catalogues and the pages speak

@@ -34,7 +34,7 @@ import httpx
 from bot import __version__, papers
 from bot.errors import SourceError
 from bot.models import Page, PageText, Skipped, normalize_lang
-from bot.pages import (
+from bot.sources.pages import (
     bound_page,
     normalize_paragraphs,
     normalize_tags,

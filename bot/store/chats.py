@@ -13,7 +13,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import filters, schedule
+from bot.matching import filters, schedule
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform, QuietHours
 from bot.store import outbox as outbox_store
 from bot.store.engine import among_bound, id_parts, reader

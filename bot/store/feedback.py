@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot import ranking
+from bot.matching import ranking
 from bot.store.schema import chat_weights, chats, page_tags, pages, votes
 from bot.util import utcnow
 

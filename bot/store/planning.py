@@ -24,7 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import filters
+from bot.matching import filters
 from bot.models import ChangeKind, ChatState, Mode
 from bot.store import chats as chat_store
 from bot.store import pages as page_store

@@ -12,12 +12,12 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import metrics
-from bot.channels.telegram import TelegramChannel, TelegramSender, make_bot
+from bot.channels.telegram.channel import TelegramChannel, TelegramSender, make_bot
 from bot.commands import CommandCore, Defaults
-from bot.delivery import Delivery
+from bot.delivery.engine import Delivery
 from bot.i18n import t
+from bot.matching.planner import Planner
 from bot.models import Page, PageText, Platform
-from bot.planner import Planner
 from bot.settings import Settings
 from bot.store import pages as page_store
 from tests.fakes.slack_api import FakeSlack

@@ -21,8 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import Bot
 from telegram.request import HTTPXRequest
 
-from bot.admin import Admin
-from bot.channels.telegram import (
+from bot.channels.telegram.channel import (
     GROUP_CHAT_INTERVAL,
     PRIVATE_CHAT_INTERVAL,
     TelegramChannel,
@@ -32,7 +31,8 @@ from bot.channels.telegram import (
     menu_commands,
 )
 from bot.commands import CommandCore, Defaults
-from bot.delivery import Delivery
+from bot.commands.operator import Admin
+from bot.delivery.engine import Delivery
 from bot.errors import (
     ChatGone,
     ChatMigrated,

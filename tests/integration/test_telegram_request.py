@@ -14,7 +14,7 @@ from aiohttp import web
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions
 from telegram.error import NetworkError, TimedOut
 
-from bot.channels.telegram import (
+from bot.channels.telegram.channel import (
     TelegramSender,
     close_bot,
     make_bot,
@@ -22,7 +22,7 @@ from bot.channels.telegram import (
     send_outgoing,
     translate_error,
 )
-from bot.channels.telegram_request import AiohttpRequest
+from bot.channels.telegram.request import AiohttpRequest
 from bot.errors import DeliveryError, TransientError
 from bot.models import Outgoing
 from bot.settings import Settings

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.delivery.failures import Decision, Outcome, decide
 from bot.errors import (
     ChatGone,
     ChatMigrated,
@@ -14,7 +15,6 @@ from bot.errors import (
     RateLimited,
     TransientError,
 )
-from bot.failures import Decision, Outcome, decide
 from bot.models import ChatState
 
 MAX_ATTEMPTS = 8

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from bot import metrics
-from bot.errors import PermanentError, RateLimited, TransientError
-from bot.pacing import (
+from bot.delivery.pacing import (
     PACE_CATCH_UP_SECONDS,
     PACE_HEADROOM,
     PACE_WINDOW_MARGIN_SECONDS,
@@ -29,6 +28,7 @@ from bot.pacing import (
     Replies,
     request_written,
 )
+from bot.errors import PermanentError, RateLimited, TransientError
 
 
 class FakeClock:

@@ -25,7 +25,7 @@ import orjson
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
-from bot import pacing
+from bot.delivery import pacing
 
 if TYPE_CHECKING:  # PTB's own typing of BaseRequest's signatures
     from telegram._utils.types import JSONDict, ODVInput

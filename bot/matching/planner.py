@@ -19,8 +19,9 @@ from typing import Any, NamedTuple
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import filters, payloads, ranking, schedule
+from bot import payloads
 from bot.i18n import tn
+from bot.matching import filters, ranking, schedule
 from bot.models import Filter, Mode, QuietHours
 from bot.store import chats as chat_store
 from bot.store import feedback, outbox, planning

@@ -61,11 +61,12 @@ from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 from telegram.warnings import PTBDeprecationWarning
 
-from bot import charts, render
-from bot.admin import CANCEL as BROADCAST_CANCEL
-from bot.admin import SEND as BROADCAST_SEND
-from bot.channels.telegram_request import AiohttpRequest
+from bot import render
+from bot.channels.telegram.request import AiohttpRequest
 from bot.commands import FEEDBACK_RESET, TOGGLE, Caller, CommandCore, registry
+from bot.commands.operator import CANCEL as BROADCAST_CANCEL
+from bot.commands.operator import SEND as BROADCAST_SEND
+from bot.delivery.pacing import Pacing, Replies
 from bot.errors import (
     ChatGone,
     ChatMigrated,
@@ -87,8 +88,7 @@ from bot.models import (
     Toast,
     is_korean,
 )
-from bot.pacing import Pacing, Replies
-from bot.render import toggle, votes
+from bot.render import charts, toggle, votes
 from bot.settings import Settings
 
 log = logging.getLogger("bot.channels.telegram")

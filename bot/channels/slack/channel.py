@@ -53,8 +53,9 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError, SlackClientError, SlackTokenRotationError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import charts, metrics, render
+from bot import metrics, render
 from bot.commands import Caller, ChatStatus, CommandCore, registry, split_command
+from bot.delivery.pacing import Pacing, Replies
 from bot.errors import (
     ChatGone,
     ConfigError,
@@ -77,13 +78,12 @@ from bot.models import (
     Toast,
     Toggled,
 )
-from bot.pacing import Pacing, Replies
-from bot.render import toggle
+from bot.render import charts, toggle
 from bot.settings import Settings
 from bot.util import utcnow
 
 if TYPE_CHECKING:
-    from bot.channels.slack_oauth import StateStore, Workspaces
+    from bot.channels.slack.oauth import StateStore, Workspaces
 
 log = logging.getLogger("bot.channels.slack")
 
@@ -428,7 +428,7 @@ class SlackSender:
         OAuth: ``T123`` of ``T123/C456``); None for the one workspace of a bot token."""
         if self._workspaces is None:
             return None
-        from bot.channels.slack_oauth import split_address
+        from bot.channels.slack.oauth import split_address
 
         parts = split_address(chat_id)
         return parts[0] if parts else None
@@ -473,7 +473,7 @@ class SlackSender:
         own chats, never the others': they become inactive (:class:`ChatGone`) until the
         app is installed there again.
         """
-        from bot.channels.slack_oauth import NO_INSTALLATION, UNREADABLE_REASON, split_address
+        from bot.channels.slack.oauth import NO_INSTALLATION, UNREADABLE_REASON, split_address
         from bot.store.installations import TokenKeyError
 
         assert self._workspaces is not None
@@ -933,7 +933,7 @@ class SlackChannel:
     ) -> AsyncApp:
         """Bolt's app for many workspaces: each request authorized with its workspace's
         installation, the install pages served by :class:`~bot.channels.slack_oauth.InstallFlow`."""
-        from bot.channels import slack_oauth
+        from bot.channels.slack import oauth as slack_oauth
 
         settings = self._settings
         secret = settings.slack_signing_secret
@@ -1026,7 +1026,7 @@ class SlackChannel:
             else:
                 response = await flow.handle_installation(bolt_request)
         except Exception as exc:  # Slack did not answer, or the store failed: never a 500
-            from bot.channels.slack_oauth import failure_page, page_lang
+            from bot.channels.slack.oauth import failure_page, page_lang
 
             log.warning(
                 "slack: an install did not complete: %s",

@@ -21,9 +21,10 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import alerts, payloads
+from bot import payloads
 from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, ChatState, Platform
+from bot.ops import alerts
 from bot.settings import Settings
 from bot.sources import SourceSet
 from bot.sources.urls import redact_url
