@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING, TextIO
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+# The platforms' renderers register with bot.render as their packages load; their channels
+# load only where a platform is configured (see ``open_app``).
+import bot.channels.slack
+import bot.channels.telegram  # noqa: F401
 from bot.channels.console import ConsoleSender
 from bot.commands import CommandCore, Defaults
 from bot.commands.operator import Admin

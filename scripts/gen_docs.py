@@ -234,6 +234,8 @@ def _sample_digest(lang: str) -> object:
 def digests_page() -> str:
     import json
 
+    import bot.channels.slack
+    import bot.channels.telegram  # noqa: F401  (the platforms' renderers)
     from bot.models import Platform
     from bot.render import digest_messages
 
