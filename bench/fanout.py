@@ -108,8 +108,9 @@ from telegram.request import HTTPXRequest
 
 from bot import render
 from bot.channels.slack import blocks as slack_render
-from bot.channels.telegram import channel as tg_channel
-from bot.channels.telegram.channel import TelegramSender, close_bot, make_bot, send_outgoing
+from bot.channels.telegram import client as tg_channel
+from bot.channels.telegram.client import close_bot, make_bot
+from bot.channels.telegram.sender import TelegramSender, send_outgoing
 from bot.delivery.engine import Delivery
 from bot.matching import digest as digest_stage
 from bot.matching import filters

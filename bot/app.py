@@ -78,7 +78,8 @@ class App:
 
     def telegram_channel(self) -> TelegramChannel:
         """The Telegram channel (polling or webhook, as configured); Telegram must be."""
-        from bot.channels.telegram.channel import TelegramChannel, TelegramSender
+        from bot.channels.telegram.channel import TelegramChannel
+        from bot.channels.telegram.sender import TelegramSender
 
         assert self.telegram_bot is not None, "TELEGRAM_BOT_TOKEN is not set"
         sender = self.senders.get(Platform.TELEGRAM)
@@ -126,7 +127,7 @@ def _senders(
 ) -> dict[Platform, Sender]:
     senders: dict[Platform, Sender] = {Platform.CONSOLE: ConsoleSender(out=console_out)}
     if telegram_bot is not None:
-        from bot.channels.telegram.channel import TelegramSender
+        from bot.channels.telegram.sender import TelegramSender
 
         senders[Platform.TELEGRAM] = TelegramSender(
             telegram_bot,
@@ -161,7 +162,7 @@ async def open_app(
     slack_workspaces: Workspaces | None = None
     slack_states: StateStore | None = None
     if settings.telegram_enabled:
-        from bot.channels.telegram.channel import make_bot
+        from bot.channels.telegram.client import make_bot
 
         telegram_bot = make_bot(settings)
     if settings.slack_enabled:
@@ -218,7 +219,7 @@ async def open_app(
         yield app
     finally:
         if telegram_bot is not None:
-            from bot.channels.telegram.channel import close_bot
+            from bot.channels.telegram.client import close_bot
 
             await close_bot(telegram_bot)
         await http.aclose()

@@ -18,7 +18,9 @@ import pytest
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.channels.telegram.channel import TelegramChannel, TelegramSender, close_bot, make_bot
+from bot.channels.telegram.channel import TelegramChannel
+from bot.channels.telegram.client import close_bot, make_bot
+from bot.channels.telegram.sender import TelegramSender
 from bot.commands import CommandCore, Defaults
 from bot.commands.operator import Admin
 from bot.delivery.engine import Delivery

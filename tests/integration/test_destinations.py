@@ -26,7 +26,9 @@ from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.channels.slack.channel import SlackChannel, SlackSender, make_client
-from bot.channels.telegram.channel import TelegramChannel, TelegramSender, close_bot, make_bot
+from bot.channels.telegram.channel import TelegramChannel
+from bot.channels.telegram.client import close_bot, make_bot
+from bot.channels.telegram.sender import TelegramSender
 from bot.commands import Caller, CommandCore, Defaults
 from bot.commands.operator import Admin
 from bot.delivery.engine import Delivery

@@ -35,7 +35,8 @@ from sqlalchemy import event, func, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.channels.telegram.channel import TelegramSender, close_bot, make_bot
+from bot.channels.telegram.client import close_bot, make_bot
+from bot.channels.telegram.sender import TelegramSender
 from bot.delivery.engine import SHUTDOWN_GRACE_SECONDS, Delivery
 from bot.models import Platform
 from bot.ops import web

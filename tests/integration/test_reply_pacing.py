@@ -12,7 +12,9 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import metrics
-from bot.channels.telegram.channel import TelegramChannel, TelegramSender, make_bot
+from bot.channels.telegram.channel import TelegramChannel
+from bot.channels.telegram.client import make_bot
+from bot.channels.telegram.sender import TelegramSender
 from bot.commands import CommandCore, Defaults
 from bot.delivery.engine import Delivery
 from bot.i18n import t

@@ -20,7 +20,8 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import payloads
-from bot.channels.telegram.channel import TelegramSender, close_bot, make_bot
+from bot.channels.telegram.client import close_bot, make_bot
+from bot.channels.telegram.sender import TelegramSender
 from bot.commands.operator import Admin
 from bot.delivery.engine import Delivery
 from bot.i18n import t

@@ -19,7 +19,8 @@ from telegram import (
 )
 
 from bot.channels.console import complete
-from bot.channels.telegram.channel import COMMAND_NAME_RE, menu_scopes
+from bot.channels.telegram.channel import menu_scopes
+from bot.channels.telegram.client import COMMAND_NAME_RE
 from bot.commands import Caller, CommandCore, Defaults, help_text, registry, suggest_command
 from bot.commands.registry import Audience, Command, Menu
 from bot.i18n import has, t
