@@ -92,7 +92,8 @@ class App:
 
     def slack_channel(self) -> SlackChannel:
         """The Slack channel, sharing the sender's view of the token; Slack must be set up."""
-        from bot.channels.slack.channel import SlackChannel, SlackSender
+        from bot.channels.slack.channel import SlackChannel
+        from bot.channels.slack.sender import SlackSender
 
         assert self.slack_client is not None, "Slack is not configured"
         sender = self.senders.get(Platform.SLACK)
@@ -136,7 +137,7 @@ def _senders(
             rich=settings.telegram_rich_messages,
         )
     if slack_client is not None:
-        from bot.channels.slack.channel import SlackSender
+        from bot.channels.slack.sender import SlackSender
 
         senders[Platform.SLACK] = SlackSender(
             slack_client,
@@ -166,7 +167,7 @@ async def open_app(
 
         telegram_bot = make_bot(settings)
     if settings.slack_enabled:
-        from bot.channels.slack.channel import make_client
+        from bot.channels.slack.client import make_client
 
         slack_client = make_client(settings)
     if settings.slack_oauth and slack_client is not None:

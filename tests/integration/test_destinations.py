@@ -25,7 +25,9 @@ from multidict import CIMultiDict
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.channels.slack.channel import SlackChannel, SlackSender, make_client
+from bot.channels.slack.channel import SlackChannel
+from bot.channels.slack.client import make_client
+from bot.channels.slack.sender import SlackSender
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.client import close_bot, make_bot
 from bot.channels.telegram.sender import TelegramSender

@@ -31,8 +31,10 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import metrics, render
-from bot.channels.slack import channel as slack_channel
-from bot.channels.slack.channel import SlackChannel, SlackSender, make_client
+from bot.channels.slack import client as slack_channel
+from bot.channels.slack.channel import SlackChannel
+from bot.channels.slack.client import make_client
+from bot.channels.slack.sender import SlackSender
 from bot.commands import CommandCore, Defaults, describe_filter
 from bot.delivery.engine import Delivery
 from bot.errors import (

@@ -14,7 +14,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import render
-from bot.channels.slack.channel import ACTION_ID_RE, SlackSender
+from bot.channels.slack.client import ACTION_ID_RE
+from bot.channels.slack.sender import SlackSender
 from bot.commands import Caller, CommandCore, Defaults
 from bot.delivery.engine import Delivery
 from bot.i18n import t

@@ -27,7 +27,7 @@ import yaml
 from sqlalchemy.engine import make_url
 
 from bot.__main__ import HANDLERS, _parser
-from bot.channels.slack import channel as slack
+from bot.channels.slack import client as slack
 from bot.commands import registry
 from bot.settings import Settings
 from tests.conftest import ROOT
