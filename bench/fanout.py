@@ -2,7 +2,7 @@
 
 Part 1, delivery: at every cap of ``--caps`` (30, 200, 1,000 messages/s) and latency of
 ``--latencies`` (100 and 300 ms), cap x ``--seconds`` (15) chats each due a digest of 5 new
-pages (planned with ``Planner.plan_now``), sent through ``bot.delivery.Delivery`` and
+pages (planned with ``Planner.plan_now``), sent through ``bot.delivery.engine.Delivery`` and
 ``TelegramSender`` to ``tests/fakes/serve_telegram.py`` in a process of its own, which adds
 the latency to every request and enforces the Bot API limits (1 message/s per chat, 30/s in
 all; above 30/s the sender sends paid broadcasts, ``allow_paid_broadcast``, which the

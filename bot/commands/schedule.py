@@ -177,7 +177,7 @@ class ScheduleCommands(CommandBase):
 
 def find_timezone(text: str) -> str | None:
     """The IANA zone ``text`` names: a zone in any case, a common abbreviation or an
-    offset (``KST``, ``UTC+9``; see :func:`bot.schedule.resolve_zone`)."""
+    offset (``KST``, ``UTC+9``; see :func:`bot.matching.schedule.resolve_zone`)."""
     return schedule.resolve_zone(text)
 
 

@@ -280,7 +280,7 @@ def _items_text(items: Sequence[DigestItem], lang: str) -> list[str]:
     for number, item in enumerate(items, start=1):
         body = _entry_text(entry(item, lang=lang))
         if votes.buttons(number, item):
-            # The console votes by typing +N or -N (bot/channels/console.py).
+            # The console votes by typing +N or -N (bot/channels/console/).
             up, down = votes.UP_MARK, votes.DOWN_MARK
             body = f"{votes.numbered(number, body)}\n[+{number} {up}] [-{number} {down}]"
         found.append(body)

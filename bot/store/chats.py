@@ -200,7 +200,7 @@ async def ensure(
 
 def next_digest(chat: ChatSettings, *, after: dt.datetime) -> dt.datetime | None:
     """When ``chat``'s next digest is due after ``after``, as the store keeps it; None in
-    instant mode (:func:`bot.schedule.next_digest`)."""
+    instant mode (:func:`bot.matching.schedule.next_digest`)."""
     due = schedule.next_digest(
         mode=chat.mode,
         at=chat.digest_time,

@@ -1,5 +1,5 @@
 """What planning reads and writes: page events and their tags, the chats due, the ledger
-(``chat_pages``) and the chats' cursors and schedules (see :mod:`bot.planner`).
+(``chat_pages``) and the chats' cursors and schedules (see :mod:`bot.matching.planner`).
 
 Every function runs in the caller's transaction, so the outbox rows, the ledger and the
 cursors of a batch are written together.

@@ -1,5 +1,5 @@
 """Replies to commands share the platform's pace and each chat's with deliveries
-(``bot.pacing``), against a Bot API fake that counts its flood limits exactly."""
+(``bot.delivery.pacing``), against a Bot API fake that counts its flood limits exactly."""
 
 from __future__ import annotations
 

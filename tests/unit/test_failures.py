@@ -1,4 +1,5 @@
-"""The delivery failure policy (bot/failures.py) as a table: error x attempts -> decision."""
+"""The delivery failure policy (bot/delivery/failures.py) as a table: error x attempts ->
+decision."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pace and the per-chat slots (``bot.pacing``), as tables on a fake clock.
+"""The pace and the per-chat slots (``bot.delivery.pacing``), as tables on a fake clock.
 
 Nothing here reads the wall clock: each test drives virtual time, so a loaded machine
 cannot change an outcome. A stall of the event loop is the clock jumping ahead while every

@@ -1,4 +1,4 @@
-"""The push hook's signature and replay rules (bot.refresh), as a table."""
+"""The push hook's signature and replay rules (bot.ops.refresh), as a table."""
 
 from __future__ import annotations
 

@@ -157,7 +157,7 @@ class SlackChannel(EventHandlers):
         self, client: AsyncWebClient, *, workspaces: Workspaces, state_store: StateStore
     ) -> AsyncApp:
         """Bolt's app for many workspaces: each request authorized with its workspace's
-        installation, the install pages served by :class:`~bot.channels.slack_oauth.InstallFlow`."""
+        installation, the install pages served by :class:`~bot.channels.slack.oauth.InstallFlow`."""
         from bot.channels.slack import oauth as slack_oauth
 
         settings = self._settings

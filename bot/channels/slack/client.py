@@ -16,7 +16,7 @@ work may take longer than Slack's 3 seconds.
 One workspace (``SLACK_BOT_TOKEN``): :class:`SlackAuth` holds whether Slack accepts the bot
 token, for the sender and the channel alike; a refused token stops every send, not one chat.
 
-Many workspaces (``SLACK_CLIENT_ID``, :mod:`bot.channels.slack_oauth`): Bolt authorizes each
+Many workspaces (``SLACK_CLIENT_ID``, :mod:`bot.channels.slack.oauth`): Bolt authorizes each
 request with its workspace's installation; chats are ``TEAM/CHANNEL``, each send uses its
 workspace's token and counts against that workspace's cap (:meth:`SlackSender.pace_key`);
 an uninstalled workspace stops its own chats only.

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 
 class SlackSender:
-    """Posts rendered messages to Slack conversations (satisfies ``bot.delivery.Sender``).
+    """Posts rendered messages to Slack conversations (satisfies ``bot.delivery.engine.Sender``).
 
     Slack limits posting per channel (about one message a second, :meth:`interval`) and,
     above that, per workspace (``rate_per_second``, ``SLACK_WORKSPACE_RATE_PER_SECOND``).

@@ -50,7 +50,7 @@ GROUP_CHAT_INTERVAL = 3.0  # Bot API: at most 20 messages a minute to one group
 # The topics of a forum are chats of their own here, but Telegram counts the 20 a minute
 # for the whole group (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this):
 # they share the group's slot (:meth:`TelegramSender.slot_key`).
-# The delivery engine runs up to bot.delivery.MAX_IN_FLIGHT (1,024) sends at once, as many as
+# The delivery engine runs up to bot.delivery.engine.MAX_IN_FLIGHT (1,024) sends at once, as many as
 # cap x latency needs (with 96, a 1,000/s cap at 100 ms reached 0.6); replies to commands
 # need room beside them. Connections are opened as they are needed.
 CONNECTION_POOL_SIZE = 1024 + 32
@@ -260,7 +260,7 @@ def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) ->
         return ChatGone(f"blocked: {text}", code="blocked")
     if isinstance(exc, tg_error.InvalidToken):
         # 401 Unauthorized: the token was revoked or is wrong. No chat is to blame: sending
-        # to Telegram stops as a whole and the messages stay queued (see bot/delivery.py).
+        # to Telegram stops as a whole and the messages stay queued (see bot/delivery/engine.py).
         return PlatformAuthFailed(
             f"unauthorized: the bot token was rejected ({text})", code="unauthorized"
         )

@@ -131,7 +131,7 @@ class ChannelReplies:
         await self._replies.send(post, chat=str(chat_id), interval=interval)
 
     async def _send_reply(self, chat_id: int, part: Outgoing, *, thread_id: int | None) -> None:
-        """Send one part of a reply through the platform's pacing (see ``bot.pacing``)."""
+        """Send one part of a reply through the platform's pacing (see ``bot.delivery.pacing``)."""
 
         async def post() -> int:
             try:

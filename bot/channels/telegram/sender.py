@@ -42,7 +42,7 @@ from bot.models import (
 
 
 class TelegramSender:
-    """Sends rendered messages to Telegram chats (satisfies ``bot.delivery.Sender``).
+    """Sends rendered messages to Telegram chats (satisfies ``bot.delivery.engine.Sender``).
 
     ``rich`` is ``TELEGRAM_RICH_MESSAGES`` (the deployment's default is ``auto``; a sender
     made without it sends HTML only)."""
