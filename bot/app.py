@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
     from bot.channels.console import ConsoleChannel
     from bot.channels.slack.channel import SlackChannel
-    from bot.channels.slack.oauth import StateStore, Workspaces
+    from bot.channels.slack.install import StateStore
+    from bot.channels.slack.oauth import Workspaces
     from bot.channels.telegram.channel import TelegramChannel
 
 log = logging.getLogger(__name__)
@@ -231,7 +232,8 @@ def _slack_oauth(
     settings: Settings, engine: AsyncEngine, client: AsyncWebClient
 ) -> tuple[Workspaces, StateStore]:
     """The installed workspaces and the OAuth state store, on the project's database."""
-    from bot.channels.slack.oauth import StateStore, Workspaces
+    from bot.channels.slack.install import StateStore
+    from bot.channels.slack.oauth import Workspaces
     from bot.store.installations import TokenCipher
 
     assert settings.slack_token_key and settings.slack_client_secret and settings.slack_state_secret

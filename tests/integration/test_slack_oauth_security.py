@@ -29,7 +29,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.app import open_app
 from bot.channels.slack.channel import SlackChannel
-from bot.channels.slack.oauth import UNREADABLE_REASON, StateStore
+from bot.channels.slack.install import StateStore
+from bot.channels.slack.oauth import UNREADABLE_REASON
 from bot.logs import TextFormatter
 from bot.models import ChatState
 from bot.ops.web import MAX_LISTED_WORKSPACES, WebHooks, make_app

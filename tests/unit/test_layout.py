@@ -57,7 +57,6 @@ LONG_MODULES = {
     "bot/store/chats.py": "to split: a chat's settings and its subscriptions",
     "bot/store/outbox.py": "to split: queueing and claiming",
     "bot/ops/web.py": "to split: the routes and the HTTP server's limits",
-    "bot/channels/slack/oauth.py": "to split: the installations and the install pages",
 }
 
 

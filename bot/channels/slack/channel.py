@@ -54,7 +54,8 @@ from bot.models import (
 from bot.settings import Settings
 
 if TYPE_CHECKING:
-    from bot.channels.slack.oauth import StateStore, Workspaces
+    from bot.channels.slack.install import StateStore
+    from bot.channels.slack.oauth import Workspaces
 
 # ---------------------------------------------------------------------------- inbound
 
@@ -157,7 +158,9 @@ class SlackChannel(EventHandlers):
         self, client: AsyncWebClient, *, workspaces: Workspaces, state_store: StateStore
     ) -> AsyncApp:
         """Bolt's app for many workspaces: each request authorized with its workspace's
-        installation, the install pages served by :class:`~bot.channels.slack.oauth.InstallFlow`."""
+        installation, the install pages served by
+        :class:`~bot.channels.slack.install.InstallFlow`."""
+        from bot.channels.slack import install as slack_install
         from bot.channels.slack import oauth as slack_oauth
 
         settings = self._settings
@@ -168,14 +171,14 @@ class SlackChannel(EventHandlers):
             if settings.public_base_url
             else None
         )
-        oauth = slack_oauth.oauth_settings(
+        oauth = slack_install.oauth_settings(
             workspaces=workspaces,
             state_store=state_store,
             scopes=sorted(BOT_SCOPES),
             redirect_uri=redirect,
             default_lang=settings.default_language,
         )
-        flow = slack_oauth.InstallFlow(
+        flow = slack_install.InstallFlow(
             settings=oauth, client=client, default_lang=settings.default_language
         )
         not_installed = "\n".join(t(lang, "slack.oauth.not_installed") for lang in ("en", "ko"))
@@ -213,7 +216,7 @@ class SlackChannel(EventHandlers):
             else:
                 response = await flow.handle_installation(bolt_request)
         except Exception as exc:  # Slack did not answer, or the store failed: never a 500
-            from bot.channels.slack.oauth import failure_page, page_lang
+            from bot.channels.slack.install import failure_page, page_lang
 
             log.warning(
                 "slack: an install did not complete: %s",
