@@ -252,7 +252,8 @@ FREE_DESCRIPTORS = 8
 CHILD_DESCRIPTORS = 128
 SERVER_ALONE = """
 import asyncio, os, sys
-from bot import logs, web
+from bot import logs
+from bot.ops import web
 from bot.store.engine import open_store
 
 async def main() -> None:
