@@ -27,11 +27,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot import payloads
-from bot.store import outbox, scratch
+from bot.store import outbox
 from bot.store.engine import create_engine, upgrade
 from bot.store.schema import chats
 from bot.store.schema import outbox as outbox_table
 from bot.util import utcnow
+from tests import scratch
 
 
 async def seed(url: str, queued: int) -> None:

@@ -51,7 +51,7 @@ from bot import logs
 from bot.app import App, open_app
 from bot.settings import Settings
 from bot.store import pages as page_store
-from bot.store import scratch
+from tests import scratch
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "123456789:AAHbenchTokenForTheLocalServer_0123456789"

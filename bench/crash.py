@@ -27,15 +27,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.delivery import RECORD_BATCH
+from bot.delivery.engine import RECORD_BATCH
 from bot.settings import Settings
 from bot.store.engine import create_engine, upgrade
-from bot.store.scratch import scratch_database
 from tests.cli import start_cli
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_admin import subscribers
 from tests.integration.test_planner import started
 from tests.run_env import telegram_env
+from tests.scratch import scratch_database
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 

@@ -26,14 +26,15 @@ from collections.abc import Awaitable, Callable
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import feeds, filters
+from bot.matching import filters
 from bot.models import Page, PageText
+from bot.render import atom as feeds
 from bot.store import alerts as alert_store
 from bot.store import feeds as feed_store
 from bot.store import pages as page_store
 from bot.store.engine import create_engine, upgrade
 from bot.store.schema import outbox
-from bot.store.scratch import scratch_database
+from tests.scratch import scratch_database
 
 ROUNDS = 5
 

@@ -2,7 +2,7 @@
 
 Part 1, delivery: at every cap of ``--caps`` (30, 200, 1,000 messages/s) and latency of
 ``--latencies`` (100 and 300 ms), cap x ``--seconds`` (15) chats each due a digest of 5 new
-pages (planned with ``Planner.plan_now``), sent through ``bot.delivery.Delivery`` and
+pages (planned with ``Planner.plan_now``), sent through ``bot.delivery.engine.Delivery`` and
 ``TelegramSender`` to ``tests/fakes/serve_telegram.py`` in a process of its own, which adds
 the latency to every request and enforces the Bot API limits (1 message/s per chat, 30/s in
 all; above 30/s the sender sends paid broadcasts, ``allow_paid_broadcast``, which the
@@ -106,11 +106,15 @@ from sqlalchemy.engine import make_url
 from telegram import Bot
 from telegram.request import HTTPXRequest
 
-from bot import digest as digest_stage
-from bot import filters, render
-from bot.channels import telegram as tg_channel
-from bot.channels.telegram import TelegramSender, close_bot, make_bot, send_outgoing
-from bot.delivery import Delivery
+from bot import render
+from bot.channels.slack import blocks as slack_render
+from bot.channels.telegram import client as tg_channel
+from bot.channels.telegram.client import close_bot, make_bot
+from bot.channels.telegram.sender import TelegramSender, send_outgoing
+from bot.delivery.engine import Delivery
+from bot.matching import digest as digest_stage
+from bot.matching import filters
+from bot.matching.planner import Planner
 from bot.models import (
     ChatSettings,
     Digest,
@@ -121,18 +125,17 @@ from bot.models import (
     PageText,
     Platform,
 )
-from bot.planner import Planner
-from bot.poll import Poller
-from bot.render import slack as slack_render
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
+from bot.sources.poll import Poller
 from bot.store import chats as chat_store
-from bot.store import feedback, outbox, scratch
+from bot.store import feedback, outbox
 from bot.store import pages as page_store
 from bot.store.engine import create_engine, upgrade
 from bot.store.schema import chat_pages, chat_tags, chat_weights, chats
 from bot.store.schema import outbox as outbox_table
 from bot.util import settle_heap
+from tests import scratch
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
@@ -587,8 +590,8 @@ async def run_bare(args: argparse.Namespace) -> dict[str, Any]:
     import aiohttp
     import orjson
 
-    from bot.delivery import MAX_IN_FLIGHT
-    from bot.pacing import PACE_HEADROOM
+    from bot.delivery.engine import MAX_IN_FLIGHT
+    from bot.delivery.pacing import PACE_HEADROOM
 
     messages = await due_messages(args.url)
     paid = args.cap > FREE_RATE
@@ -1124,7 +1127,7 @@ def cpu_seconds(pid: int) -> float:
 
 async def part_beside_run(args: argparse.Namespace, rows: list[Row]) -> None:
     """``digest --now`` beside a live ``trendbot run``: one rate budget for both."""
-    from bot.leader import RENEW_SECONDS, live_services
+    from bot.ops.leader import RENEW_SECONDS, live_services
     from bot.service import SHARE_SETTLE_SECONDS
 
     databases = Databases(args.database_url)

@@ -36,10 +36,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.store import admin as admin_store  # noqa: E402
-from bot.store import scratch  # noqa: E402
 from bot.store.engine import create_engine, upgrade  # noqa: E402
 from bot.store.schema import chat_tags, chats  # noqa: E402
 from bot.util import utcnow  # noqa: E402
+from tests import scratch  # noqa: E402
 
 TOKEN = "123456789:AAHbenchTokenForReplicas_0123456789abcdef"
 LATENCY = 0.1

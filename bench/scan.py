@@ -30,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.poll import Poller
 from bot.sources.feed import make_feed_client
+from bot.sources.poll import Poller
 from bot.store.engine import create_engine, upgrade
 
 TAGS = [

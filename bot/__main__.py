@@ -222,7 +222,7 @@ def _since(value: str) -> dt.datetime:
 
 def _tag(value: str) -> str:
     from bot.errors import FilterError
-    from bot.filters import parse_items
+    from bot.matching.filters import parse_items
 
     try:
         items = parse_items([value])
@@ -370,8 +370,8 @@ def digest_summary(*, planned: int, retried: int, took: int, done: Any, left: in
 
 
 async def _broadcast(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.admin import MAX_BROADCAST_CHARS, skipped_text
     from bot.app import open_app
+    from bot.commands.operator import MAX_BROADCAST_CHARS, skipped_text
     from bot.i18n import clean, t, tn
     from bot.service import send_once
     from bot.store import admin as admin_store
@@ -476,7 +476,7 @@ async def _subscribers(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _stats(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.admin import Admin
+    from bot.commands.operator import Admin
     from bot.store import admin as admin_store
     from bot.store.engine import open_store
 
@@ -493,9 +493,9 @@ async def _stats(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _export(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.matching.transfer import export_record
     from bot.store import chats as chat_store
     from bot.store.engine import open_store, reader
-    from bot.transfer import export_record
 
     async with open_store(settings.database_url) as engine, reader(engine).connect() as conn:
         if args.chat is not None:
@@ -514,9 +514,9 @@ async def _export(settings: Settings, args: argparse.Namespace) -> int:
 
 async def _import(settings: Settings, args: argparse.Namespace) -> int:
     from bot.errors import TransferError
+    from bot.matching.transfer import describe_error, parse_record
     from bot.store import chats as chat_store
     from bot.store.engine import open_store
-    from bot.transfer import describe_error, parse_record
 
     try:
         if args.file == "-":

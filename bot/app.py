@@ -15,16 +15,20 @@ from typing import TYPE_CHECKING, TextIO
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.admin import Admin
-from bot.alert_service import AlertService
+# The platforms' renderers register with bot.render as their packages load; their channels
+# load only where a platform is configured (see ``open_app``).
+import bot.channels.slack
+import bot.channels.telegram  # noqa: F401
 from bot.channels.console import ConsoleSender
 from bot.commands import CommandCore, Defaults
-from bot.delivery import Delivery, Sender
+from bot.commands.operator import Admin
+from bot.delivery.engine import Delivery, Sender
+from bot.matching.planner import Planner
 from bot.models import Platform
-from bot.planner import Planner
-from bot.poll import Poller
+from bot.ops.alert_service import AlertService
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
+from bot.sources.poll import Poller
 from bot.store.engine import create_engine, upgrade
 
 # The chat libraries load only where a platform is configured (see ``open_app``).
@@ -35,9 +39,10 @@ if TYPE_CHECKING:
     from telegram import Bot
 
     from bot.channels.console import ConsoleChannel
-    from bot.channels.slack import SlackChannel
-    from bot.channels.slack_oauth import StateStore, Workspaces
-    from bot.channels.telegram import TelegramChannel
+    from bot.channels.slack.channel import SlackChannel
+    from bot.channels.slack.install import StateStore
+    from bot.channels.slack.oauth import Workspaces
+    from bot.channels.telegram.channel import TelegramChannel
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +79,8 @@ class App:
 
     def telegram_channel(self) -> TelegramChannel:
         """The Telegram channel (polling or webhook, as configured); Telegram must be."""
-        from bot.channels.telegram import TelegramChannel, TelegramSender
+        from bot.channels.telegram.channel import TelegramChannel
+        from bot.channels.telegram.sender import TelegramSender
 
         assert self.telegram_bot is not None, "TELEGRAM_BOT_TOKEN is not set"
         sender = self.senders.get(Platform.TELEGRAM)
@@ -87,7 +93,8 @@ class App:
 
     def slack_channel(self) -> SlackChannel:
         """The Slack channel, sharing the sender's view of the token; Slack must be set up."""
-        from bot.channels.slack import SlackChannel, SlackSender
+        from bot.channels.slack.channel import SlackChannel
+        from bot.channels.slack.sender import SlackSender
 
         assert self.slack_client is not None, "Slack is not configured"
         sender = self.senders.get(Platform.SLACK)
@@ -122,7 +129,7 @@ def _senders(
 ) -> dict[Platform, Sender]:
     senders: dict[Platform, Sender] = {Platform.CONSOLE: ConsoleSender(out=console_out)}
     if telegram_bot is not None:
-        from bot.channels.telegram import TelegramSender
+        from bot.channels.telegram.sender import TelegramSender
 
         senders[Platform.TELEGRAM] = TelegramSender(
             telegram_bot,
@@ -131,7 +138,7 @@ def _senders(
             rich=settings.telegram_rich_messages,
         )
     if slack_client is not None:
-        from bot.channels.slack import SlackSender
+        from bot.channels.slack.sender import SlackSender
 
         senders[Platform.SLACK] = SlackSender(
             slack_client,
@@ -157,11 +164,11 @@ async def open_app(
     slack_workspaces: Workspaces | None = None
     slack_states: StateStore | None = None
     if settings.telegram_enabled:
-        from bot.channels.telegram import make_bot
+        from bot.channels.telegram.client import make_bot
 
         telegram_bot = make_bot(settings)
     if settings.slack_enabled:
-        from bot.channels.slack import make_client
+        from bot.channels.slack.client import make_client
 
         slack_client = make_client(settings)
     if settings.slack_oauth and slack_client is not None:
@@ -214,7 +221,7 @@ async def open_app(
         yield app
     finally:
         if telegram_bot is not None:
-            from bot.channels.telegram import close_bot
+            from bot.channels.telegram.client import close_bot
 
             await close_bot(telegram_bot)
         await http.aclose()
@@ -225,7 +232,8 @@ def _slack_oauth(
     settings: Settings, engine: AsyncEngine, client: AsyncWebClient
 ) -> tuple[Workspaces, StateStore]:
     """The installed workspaces and the OAuth state store, on the project's database."""
-    from bot.channels.slack_oauth import StateStore, Workspaces
+    from bot.channels.slack.install import StateStore
+    from bot.channels.slack.oauth import Workspaces
     from bot.store.installations import TokenCipher
 
     assert settings.slack_token_key and settings.slack_client_secret and settings.slack_state_secret

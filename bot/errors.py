@@ -44,7 +44,7 @@ class FilterError(BotError):
 
 class DeliveryError(BotError):
     """A send failed. Subclasses say what the delivery loop should do about it
-    (:func:`bot.failures.decide`).
+    (:func:`bot.delivery.failures.decide`).
 
     ``reason`` is for people (logs, the outbox's ``last_error``, ``/why``); ``code`` is a
     short stable word for machines (metrics labels): the platform's error code where it

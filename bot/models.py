@@ -244,7 +244,7 @@ class ChartPanel:
 @dataclass(frozen=True, slots=True)
 class Chart:
     """A picture a reply may carry beside its text, as data: a channel that shows images
-    renders it (``bot.charts``), any other ignores it. ``alt`` says in words, in the reply's
+    renders it (``bot.render.charts``), any other ignores it. ``alt`` says in words, in the reply's
     language, what the picture shows (alt text, caption)."""
 
     alt: str

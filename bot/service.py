@@ -25,15 +25,20 @@ from aiohttp import web as web_
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.engine import make_url
 
-from bot import alert_service, dberrors, metrics, version, web
+from bot import dberrors, metrics, version
 from bot.app import App
 from bot.channels.console import ConsoleChannel, logs_to_file
-from bot.delivery import DB_RETRY_FIRST_SECONDS, DB_RETRY_MAX_SECONDS, ONE_SHOT_OUTAGE_SECONDS
+from bot.delivery.engine import (
+    DB_RETRY_FIRST_SECONDS,
+    DB_RETRY_MAX_SECONDS,
+    ONE_SHOT_OUTAGE_SECONDS,
+)
 from bot.errors import BotError
-from bot.feed_server import FeedServer
-from bot.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
-from bot.refresh import CHECK_SECONDS, SIGNATURE_HEADER, Refresh
-from bot.refresh import MAX_BODY_BYTES as MAX_REFRESH_BODY
+from bot.ops import alert_service, web
+from bot.ops.feed_server import FeedServer
+from bot.ops.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
+from bot.ops.refresh import CHECK_SECONDS, SIGNATURE_HEADER, Refresh
+from bot.ops.refresh import MAX_BODY_BYTES as MAX_REFRESH_BODY
 from bot.store import outbox, trends
 from bot.store.engine import reader
 from bot.util import utcnow

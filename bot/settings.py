@@ -18,8 +18,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from bot import schedule
 from bot.errors import ConfigError
+from bot.matching import schedule
 from bot.sources.git import is_git, parse_git_url
 from bot.sources.urls import redact_url, url_secrets
 
@@ -99,7 +99,7 @@ def parse_hhmm(value: str) -> dt.time:
 
 def check_timezone(value: str) -> str:
     """A zone a chat may keep, such as ``Asia/Seoul``; raises ValueError otherwise: the
-    ``timezone`` command's own check (:func:`bot.schedule.check_zone`)."""
+    ``timezone`` command's own check (:func:`bot.matching.schedule.check_zone`)."""
     return schedule.check_zone(value)
 
 
@@ -111,7 +111,7 @@ class Settings(BaseSettings):
     database_url: str = "sqlite+aiosqlite:///./data/trendbot.db"
     wiki_sources: Annotated[tuple[str, ...], NoDecode] = (str(SAMPLE_WIKI),)
     wiki_base_url: str | None = None
-    # Enables POST /hooks/refresh: a push to the wiki polls at once (bot.refresh).
+    # Enables POST /hooks/refresh: a push to the wiki polls at once (bot.ops.refresh).
     refresh_webhook_secret: SecretStr | None = None
     poll_interval_seconds: int = Field(default=900, ge=1, le=7 * 86400)
     default_digest_time: str = "09:00"

@@ -201,11 +201,11 @@ def _sample_digest(lang: str) -> object:
     import dataclasses
     import datetime as dt
 
-    from bot.digest import build_digest
-    from bot.filters import add, parse_items
+    from bot.matching.digest import build_digest
+    from bot.matching.filters import add, parse_items
     from bot.models import Filter
-    from bot.pages import merge_translations, parse_page_file
     from bot.settings import Settings
+    from bot.sources.pages import merge_translations, parse_page_file
 
     wiki = Path(Settings.model_fields["wiki_sources"].get_default()[0])
     wiki = wiki if wiki.is_absolute() else ROOT / wiki
@@ -234,6 +234,8 @@ def _sample_digest(lang: str) -> object:
 def digests_page() -> str:
     import json
 
+    import bot.channels.slack
+    import bot.channels.telegram  # noqa: F401  (the platforms' renderers)
     from bot.models import Platform
     from bot.render import digest_messages
 

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.settings import Settings
 from bot.store.engine import create_engine, upgrade
-from bot.store.scratch import DatabasePool, scratch_database
+from tests.scratch import DatabasePool, scratch_database
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -1,5 +1,5 @@
 """The deployment admins' commands: ``broadcast`` and ``stats`` (served by the admin
-module, :mod:`bot.admin`) and ``alerts``."""
+module, :mod:`bot.commands.operator`) and ``alerts``."""
 
 from __future__ import annotations
 

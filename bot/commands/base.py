@@ -16,9 +16,9 @@ from typing import Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import schedule
 from bot.commands import registry
 from bot.i18n import clean, t
+from bot.matching import schedule
 from bot.models import (
     ChatKind,
     ChatSettings,

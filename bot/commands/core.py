@@ -16,7 +16,6 @@ from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot import digest as digest_stage
 from bot import metrics, payloads
 from bot.commands import registry
 from bot.commands.admin import AdminCommands
@@ -40,6 +39,7 @@ from bot.commands.schedule import ScheduleCommands
 from bot.commands.subscription import TOGGLE, SubscriptionCommands
 from bot.errors import NotInChannel
 from bot.i18n import clean, t
+from bot.matching import digest as digest_stage
 from bot.models import (
     ChatState,
     Filter,

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from bot import feeds, transfer
 from bot.commands.base import _Context
 from bot.commands.help import HelpCommands
 from bot.commands.registry import EVERYONE, MANAGERS, command
 from bot.errors import TransferError
 from bot.i18n import has as has_message
 from bot.i18n import t
+from bot.matching import transfer
 from bot.models import (
     Mode,
     Reply,
 )
+from bot.render import atom as feeds
 from bot.store import chats as chat_store
 from bot.store import feeds as feed_store
 

@@ -6,10 +6,10 @@ from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot import filters, ranking
 from bot.commands.base import Caller, CommandBase, _Context, _record
 from bot.commands.registry import EVERYONE, MANAGERS, Menu, command
 from bot.i18n import t, tn
+from bot.matching import filters, ranking
 from bot.models import (
     ChatState,
     DigestItem,

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot import ranking, why
 from bot.commands.base import Caller, CommandBase, _answer, _Context, _record
 from bot.commands.registry import EVERYONE, command
 from bot.i18n import t
+from bot.matching import ranking, why
 from bot.models import (
     Button,
     Chart,

@@ -6,10 +6,11 @@ import datetime as dt
 from dataclasses import replace
 from zoneinfo import ZoneInfo
 
-from bot import schedule
 from bot.commands.base import CommandBase, _Context, echo
 from bot.commands.registry import MANAGERS, command
 from bot.i18n import t
+from bot.matching import schedule
+from bot.matching.schedule import zone_label
 from bot.models import (
     ChatSettings,
     ChatState,
@@ -18,7 +19,6 @@ from bot.models import (
     Reply,
 )
 from bot.render.text import format_date
-from bot.schedule import zone_label
 from bot.settings import parse_hhmm
 from bot.store import chats as chat_store
 
@@ -177,7 +177,7 @@ class ScheduleCommands(CommandBase):
 
 def find_timezone(text: str) -> str | None:
     """The IANA zone ``text`` names: a zone in any case, a common abbreviation or an
-    offset (``KST``, ``UTC+9``; see :func:`bot.schedule.resolve_zone`)."""
+    offset (``KST``, ``UTC+9``; see :func:`bot.matching.schedule.resolve_zone`)."""
     return schedule.resolve_zone(text)
 
 

@@ -8,12 +8,13 @@ from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot import filters
 from bot.commands.base import CommandBase, _Context, echo
 from bot.commands.registry import EVERYONE, MANAGERS, Menu, command
 from bot.commands.schedule import describe_next
 from bot.errors import FilterError
 from bot.i18n import clean, t, tn
+from bot.matching import filters
+from bot.matching.schedule import zone_label
 from bot.models import (
     Button,
     ChatSettings,
@@ -21,7 +22,6 @@ from bot.models import (
     Filter,
     Reply,
 )
-from bot.schedule import zone_label
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.util import utcnow

@@ -1,30 +1,55 @@
 """Renderers: digests and replies as each platform's messages. Pure.
 
-``telegram`` (HTML within 4096 characters), ``slack`` (Block Kit within its limits) and
-``text`` (the console) each render the same data; the functions here pick the renderer
-for a platform and wrap its output in :class:`~bot.models.Outgoing` messages.
+``text`` (the console) is here; each platform package of :mod:`bot.channels` renders within
+its own limits (Telegram HTML within 4096 characters, Slack Block Kit) and registers its
+:class:`PlatformRenderer` as it loads, so this stage never imports the channels above it.
+The functions here pick the renderer for a platform and wrap its output in
+:class:`~bot.models.Outgoing` messages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from bot.models import Button, Digest, DigestItem, Outgoing, Platform, Reply
-from bot.render import slack, telegram, telegram_rich, text, votes
+from bot.render import text, votes
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformRenderer:
+    """A platform's messages: a digest's, a reply's, a plain text's (a broadcast, no
+    markup interpreted), and a rendered digest with the language toggle under it."""
+
+    digest: Callable[[Digest], list[Outgoing]]
+    reply: Callable[[Reply], list[Outgoing]]
+    text: Callable[[str], list[Outgoing]]
+    toggle: Callable[[list[Outgoing], Button], list[Outgoing]]
+
+
+_RENDERERS: dict[Platform, PlatformRenderer] = {}
+
+
+def register(platform: Platform, renderer: PlatformRenderer) -> None:
+    """Called by a platform package (``bot.channels.telegram``...) as it loads."""
+    _RENDERERS[platform] = renderer
+
+
+def renderer(platform: Platform) -> PlatformRenderer | None:
+    """The platform's renderer; None for the console, which reads plain text."""
+    if platform == Platform.CONSOLE:
+        return None
+    try:
+        return _RENDERERS[platform]
+    except KeyError:
+        raise LookupError(
+            f"no renderer for {platform.value}: import bot.channels.{platform.value}"
+        ) from None
 
 
 def digest_messages(platform: Platform, digest: Digest) -> list[Outgoing]:
-    if platform == Platform.TELEGRAM:
-        parts = [Outgoing(text=h, markup=m) for h, m in telegram.render_digest_parts(digest)]
-        return with_rich(parts, telegram_rich.render_digest(digest))
-    if platform == Platform.SLACK:
-        # Each page a collapsible container; today's sections where a workspace refuses it.
-        summary, replies = slack.render_digest_containers(digest)
-        return [
-            Outgoing(text=m.text, blocks=m.blocks, fallback_blocks=m.fallback_blocks, in_thread=t)
-            for m, t in [(summary, False), *((r, True) for r in replies)]
-        ]
+    if (chosen := renderer(platform)) is not None:
+        return chosen.digest(digest)
     return [Outgoing(text=text.render_digest(digest), buttons=vote_buttons(digest.items))]
 
 
@@ -44,20 +69,13 @@ def vote_buttons(items: Sequence[DigestItem]) -> tuple[Button, ...]:
 
 
 def reply_messages(platform: Platform, reply: Reply) -> list[Outgoing]:
-    if platform == Platform.TELEGRAM:
-        return [Outgoing(text=h, markup=m) for h, m in telegram.render_reply_parts(reply)]
-    if platform == Platform.SLACK:
-        message = slack.render_reply(reply)
-        return [Outgoing(text=message.text, blocks=message.blocks)]
+    if (chosen := renderer(platform)) is not None:
+        return chosen.reply(reply)
     return [Outgoing(text=text.render_reply(reply))]
 
 
 def text_message(platform: Platform, body: str) -> list[Outgoing]:
     """A plain text (a broadcast): no markup is interpreted on any platform."""
-    if platform == Platform.TELEGRAM:
-        pieces = text.split_text(body, telegram.MAX_MESSAGE_CHARS, cost=telegram.escaped_cost)
-        return [Outgoing(text=piece, plain=True) for piece in pieces]
-    if platform == Platform.SLACK:
-        pieces = text.split_text(body, slack.MAX_SECTION_TEXT, cost=slack.escaped_cost)
-        return [Outgoing(text=slack.escape(piece), plain=True) for piece in pieces]
+    if (chosen := renderer(platform)) is not None:
+        return chosen.text(body)
     return [Outgoing(text=body, plain=True)]

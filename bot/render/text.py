@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
-from bot import digest
 from bot.i18n import clean, has, t, tn
+from bot.matching import digest
 from bot.models import Digest, DigestItem, Reply
 from bot.render import votes
 
@@ -280,7 +280,7 @@ def _items_text(items: Sequence[DigestItem], lang: str) -> list[str]:
     for number, item in enumerate(items, start=1):
         body = _entry_text(entry(item, lang=lang))
         if votes.buttons(number, item):
-            # The console votes by typing +N or -N (bot/channels/console.py).
+            # The console votes by typing +N or -N (bot/channels/console/).
             up, down = votes.UP_MARK, votes.DOWN_MARK
             body = f"{votes.numbered(number, body)}\n[+{number} {up}] [-{number} {down}]"
         found.append(body)

@@ -9,20 +9,17 @@ could not hold a digest's page ids.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import Any
 
+from bot import render
 from bot.i18n import t
 from bot.models import Button, Outgoing, Page, Platform
-from bot.render import slack, telegram_rich
 
 TOGGLE = "lang:"
 LANGS = ("en", "ko")  # the languages the catalogues and the pages speak
 MAX_ROW_ID = 2**63 - 1  # outbox.id is a 64-bit integer column
 AUDIT_ACTION = "digest.toggled"  # the audit log's entry of a press, which ``stats`` counts
-ACTION_ID = "trend:lang"  # Slack: the toggle's action_id (bot/channels/slack.py)
+ACTION_ID = "trend:lang"  # Slack: the toggle's action_id (bot/channels/slack/)
 
 
 def other(lang: str) -> str:
@@ -65,54 +62,6 @@ def with_toggle(platform: Platform, parts: Sequence[Outgoing], toggle: Button) -
     if not parts:
         return list(parts)
     out = list(parts)
-    if platform == Platform.TELEGRAM:
-        last = out[-1]
-        out[-1] = replace(last, markup=_telegram_markup(last.markup, toggle))
-        if out[0].rich is not None:
-            out[0] = replace(out[0], rich=_rich_with(out[0].rich, toggle))
-        return out
-    if platform == Platform.SLACK:
-        first = out[0]
-        out[0] = replace(
-            first,
-            blocks=_slack_with(first.blocks, toggle),
-            fallback_blocks=_slack_with(first.fallback_blocks, toggle),
-        )
+    if (chosen := render.renderer(platform)) is not None:
+        return chosen.toggle(out, toggle)
     return out
-
-
-# https://core.telegram.org/bots/api#inlinekeyboardmarkup: rows of InlineKeyboardButton;
-# the renderers keep a digest's vote rows under telegram.MAX_VOTE_ROWS, one row more is fine.
-def _telegram_markup(markup: dict[str, object] | None, toggle: Button) -> dict[str, object]:
-    rows = list(markup.get("inline_keyboard", ())) if markup else []  # type: ignore[call-overload]
-    rows.append([{"text": toggle.label, "callback_data": toggle.action}])
-    return {**(markup or {}), "inline_keyboard": rows}
-
-
-def _rich_with(rich: str, toggle: Button) -> str:
-    """The rich message with a buttons block at its end (InputRichBlockButtons, Bot API
-    10.3), when it still fits the rich limits; else as it was."""
-    message: dict[str, Any] = json.loads(rich)
-    blocks = message.get("blocks")
-    if not isinstance(blocks, list):
-        return rich
-    block = {"type": "buttons", "buttons": [{"text": toggle.label, "callback_data": toggle.action}]}
-    if not telegram_rich.fits([*blocks, block]):
-        return rich
-    return json.dumps(
-        {**message, "blocks": [*blocks, block]}, ensure_ascii=False, separators=(",", ":")
-    )
-
-
-def _slack_with(
-    blocks: tuple[dict[str, object], ...], toggle: Button
-) -> tuple[dict[str, object], ...]:
-    if not blocks or len(blocks) >= slack.MAX_BLOCKS:
-        return blocks
-    element = {
-        "type": "button",
-        "action_id": ACTION_ID,
-        "text": {"type": "plain_text", "text": toggle.label[: slack.MAX_BUTTON_TEXT]},
-        "value": toggle.action,
-    }
-    return (*blocks, {"type": "actions", "elements": [element]})

@@ -23,7 +23,7 @@ from threading import Event
 
 from bot.errors import ParseError, SourceError
 from bot.models import Page, Skipped
-from bot.pages import (
+from bot.sources.pages import (
     MAX_PAGE_BYTES,
     MAX_PATH_CHARS,
     PageFile,
@@ -106,7 +106,7 @@ def scan_directory(
     Args:
         root: The wiki's root directory.
         source: The source name recorded on pages and skipped files.
-        base_url: The base of page links (see :func:`bot.pages.page_url`).
+        base_url: The base of page links (see :func:`bot.sources.pages.page_url`).
         default_lang: The language of a file that names none.
         known: The stamps of the previous scan, by relative path; empty on the first.
         threads_from: From this many changed files on, they are read by threads ahead of

@@ -8,7 +8,7 @@ streamed and cut off at :data:`MAX_FEED_BYTES`, counted after gzip or deflate, w
 undone here a bounded piece at a time (a gzip bomb never inflates past the cap). XML is
 parsed by feedparser from the bytes we fetched (feedparser never fetches anything
 itself), JSON Feed by hand. Each entry becomes a one-language :class:`bot.models.Page`
-keyed by its id (or link), bounded by :func:`bot.pages.bound_page`; a feed keeps at most
+keyed by its id (or link), bounded by :func:`bot.sources.pages.bound_page`; a feed keeps at most
 :data:`MAX_FEED_ENTRIES` entries.
 """
 
@@ -34,7 +34,7 @@ import httpx
 from bot import __version__, papers
 from bot.errors import SourceError
 from bot.models import Page, PageText, Skipped, normalize_lang
-from bot.pages import (
+from bot.sources.pages import (
     bound_page,
     normalize_paragraphs,
     normalize_tags,

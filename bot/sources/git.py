@@ -35,7 +35,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from bot.errors import ParseError, SourceError
 from bot.models import Page, Skipped
-from bot.pages import (
+from bot.sources.pages import (
     MAX_PAGE_BYTES,
     MAX_PATH_CHARS,
     PageFile,

@@ -22,7 +22,7 @@ PREVIEWED = "previewed"
 CONFIRMED = "confirmed"
 CANCELLED = "cancelled"
 DONE = "done"
-BROADCAST_PRIORITY = 0  # below digests: see bot.admin for the fairness rule
+BROADCAST_PRIORITY = 0  # below digests: see bot.commands.operator for the fairness rule
 
 
 @dataclass(frozen=True, slots=True)

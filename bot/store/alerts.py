@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from sqlalchemy import and_, delete, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.alerts import AuthState, Observation, SendCounts
+from bot.ops.alerts import AuthState, Observation, SendCounts
 from bot.store.outbox import FAILED, QUEUED, SENDING, SENT
 from bot.store.schema import alert_admins, auth_failures, chats, incidents, outbox, source_streaks
 

@@ -13,7 +13,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import filters, schedule
+from bot.matching import filters, schedule
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform, QuietHours
 from bot.store import outbox as outbox_store
 from bot.store.engine import among_bound, id_parts, reader
@@ -200,7 +200,7 @@ async def ensure(
 
 def next_digest(chat: ChatSettings, *, after: dt.datetime) -> dt.datetime | None:
     """When ``chat``'s next digest is due after ``after``, as the store keeps it; None in
-    instant mode (:func:`bot.schedule.next_digest`)."""
+    instant mode (:func:`bot.matching.schedule.next_digest`)."""
     due = schedule.next_digest(
         mode=chat.mode,
         at=chat.digest_time,

@@ -1,7 +1,7 @@
 """Feedback: the 👍 and 👎 of each chat's users, and the tag weights they give.
 
 A vote is one row per chat, page and user, so in a group every member counts once. Each
-change works the chat's weights out again from all its votes (``bot.ranking``) and keeps
+change works the chat's weights out again from all its votes (``bot.matching.ranking``) and keeps
 them in ``chat_weights``, which is what planning reads.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot import ranking
+from bot.matching import ranking
 from bot.store.schema import chat_weights, chats, page_tags, pages, votes
 from bot.util import utcnow
 

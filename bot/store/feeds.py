@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import feeds, filters
+from bot.matching import filters
 from bot.models import DigestItem, Filter
+from bot.render import atom as feeds
 from bot.store import chats as chat_store
 from bot.store.chats import ChatRecord
 from bot.store.engine import reader

@@ -1,4 +1,4 @@
-"""The ``leases`` table: named rows with a holder and an expiry (see :mod:`bot.leader`).
+"""The ``leases`` table: named rows with a holder and an expiry (see :mod:`bot.ops.leader`).
 
 Each function is one transaction of its own.
 """

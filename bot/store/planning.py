@@ -1,5 +1,5 @@
 """What planning reads and writes: page events and their tags, the chats due, the ledger
-(``chat_pages``) and the chats' cursors and schedules (see :mod:`bot.planner`).
+(``chat_pages``) and the chats' cursors and schedules (see :mod:`bot.matching.planner`).
 
 Every function runs in the caller's transaction, so the outbox rows, the ledger and the
 cursors of a batch are written together.
@@ -24,7 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import filters
+from bot.matching import filters
 from bot.models import ChangeKind, ChatState, Mode
 from bot.store import chats as chat_store
 from bot.store import pages as page_store

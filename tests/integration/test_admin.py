@@ -18,13 +18,15 @@ import pytest
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.admin import Admin
-from bot.channels.telegram import TelegramChannel, TelegramSender, close_bot, make_bot
+from bot.channels.telegram.channel import TelegramChannel
+from bot.channels.telegram.client import close_bot, make_bot
+from bot.channels.telegram.sender import TelegramSender
 from bot.commands import CommandCore, Defaults
-from bot.delivery import Delivery
-from bot.filters import parse_filter
+from bot.commands.operator import Admin
+from bot.delivery.engine import Delivery
+from bot.matching.filters import parse_filter
+from bot.matching.planner import Planner
 from bot.models import ChatSettings, Platform
-from bot.planner import Planner
 from bot.settings import SAMPLE_WIKI, Settings
 from bot.store import admin as admin_store
 from bot.store import chats as chat_store

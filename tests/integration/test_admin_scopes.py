@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.alert_service import AlertService
 from bot.i18n import t
+from bot.ops.alert_service import AlertService
 from bot.store import alerts as alert_store
 from bot.store.schema import audit_log
 from tests.cli import run_cli

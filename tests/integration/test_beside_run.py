@@ -21,7 +21,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.leader import LEASE_SECONDS, Leases, live_services, one_shots_sending
+from bot.ops.leader import LEASE_SECONDS, Leases, live_services, one_shots_sending
 from bot.payloads import Notice
 from bot.store import outbox
 from bot.store.schema import chats

@@ -13,8 +13,9 @@ import pytest
 from sqlalchemy import event, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.channels.telegram import TelegramSender, close_bot, make_bot
-from bot.delivery import Delivery
+from bot.channels.telegram.client import close_bot, make_bot
+from bot.channels.telegram.sender import TelegramSender
+from bot.delivery.engine import Delivery
 from bot.models import ChatSettings, ChatState, Mode, Outgoing, Platform
 from bot.settings import Settings
 from bot.store import chats as chat_store

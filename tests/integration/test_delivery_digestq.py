@@ -9,7 +9,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.channels.telegram import TelegramSender
+from bot.channels.telegram.sender import TelegramSender
 from bot.models import Mode
 from bot.render import votes
 from bot.store import feedback as feedback_store

@@ -25,15 +25,21 @@ from multidict import CIMultiDict
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.admin import Admin
-from bot.alert_service import ALERT_PRIORITY, AlertService
-from bot.channels.slack import SlackChannel, SlackSender, make_client
-from bot.channels.telegram import TelegramChannel, TelegramSender, close_bot, make_bot
+from bot.channels.slack.channel import SlackChannel
+from bot.channels.slack.client import make_client
+from bot.channels.slack.sender import SlackSender
+from bot.channels.telegram.channel import TelegramChannel
+from bot.channels.telegram.client import close_bot, make_bot
+from bot.channels.telegram.sender import TelegramSender
 from bot.commands import Caller, CommandCore, Defaults
-from bot.delivery import Delivery
-from bot.feed_server import FeedServer
+from bot.commands.operator import Admin
+from bot.delivery.engine import Delivery
 from bot.i18n import t
 from bot.models import ChatSettings, Page, PageText, Platform
+from bot.ops.alert_service import ALERT_PRIORITY, AlertService
+from bot.ops.feed_server import FeedServer
+from bot.ops.web import WebHooks, make_app
+from bot.ops.web import start as start_web
 from bot.settings import Settings
 from bot.sources import source_id
 from bot.store import alerts as alert_store
@@ -42,8 +48,6 @@ from bot.store import pages as page_store
 from bot.store.engine import create_engine, upgrade
 from bot.store.schema import audit_log, chat_feeds, outbox
 from bot.util import utcnow
-from bot.web import WebHooks, make_app
-from bot.web import start as start_web
 from tests.fakes.slack_api import DEFAULT_TOKEN, FakeSlack, shown_for_command, signed_headers
 from tests.fakes.telegram_api import FakeTelegram
 from tests.unit.test_feeds import check_atom
@@ -750,7 +754,7 @@ async def test_a_rejected_token_is_an_incident_until_a_send_succeeds(
 
 
 def test_the_telegram_menu_has_the_destination_commands_once() -> None:
-    from bot.channels.telegram import menu_commands
+    from bot.channels.telegram.channel import menu_commands
 
     for lang in ("en", "ko"):
         names = [c.command for c in menu_commands(lang)]

@@ -13,13 +13,13 @@ import pytest
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.admin import Admin
 from bot.commands import TAGS_SHOWN, Caller, CommandCore, Defaults
+from bot.commands.operator import Admin
+from bot.matching.planner import WELCOME_MIN, Planner
 from bot.models import Platform, Reply
-from bot.planner import WELCOME_MIN, Planner
-from bot.poll import Poller
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
+from bot.sources.poll import Poller
 from bot.store import pages as page_store
 from bot.store.schema import broadcasts, page_tags, pages
 from bot.util import utcnow

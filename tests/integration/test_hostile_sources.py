@@ -28,10 +28,10 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.pages import MAX_PATH_CHARS
-from bot.poll import Poller
 from bot.sources import directory
 from bot.sources.feed import make_feed_client
+from bot.sources.pages import MAX_PATH_CHARS
+from bot.sources.poll import Poller
 from bot.store.engine import create_engine, upgrade
 from bot.store.schema import page_texts, pages
 from tests.cli import run_cli, start_cli

@@ -39,7 +39,7 @@ SLOW_CLIENTS = 300
 DRIBBLE_SECONDS = 2.0
 # ...and opens a new connection this long after the server closed its last one.
 RECONNECT_SECONDS = 0.5
-# Longer than the server's deadline for a request head (bot.web.HEAD_TIMEOUT_SECONDS).
+# Longer than the server's deadline for a request head (bot.ops.web.HEAD_TIMEOUT_SECONDS).
 ATTACK_SECONDS = 15.0
 # A probe's answer may take this long on a loaded machine; without the limits it never comes.
 PROBE_TIMEOUT_SECONDS = 10.0
@@ -252,7 +252,8 @@ FREE_DESCRIPTORS = 8
 CHILD_DESCRIPTORS = 128
 SERVER_ALONE = """
 import asyncio, os, sys
-from bot import logs, web
+from bot import logs
+from bot.ops import web
 from bot.store.engine import open_store
 
 async def main() -> None:

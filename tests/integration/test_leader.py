@@ -9,7 +9,7 @@ import sys
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.leader import LEASE_SECONDS, RENEW_SECONDS, Leases
+from bot.ops.leader import LEASE_SECONDS, RENEW_SECONDS, Leases
 from bot.util import utcnow
 
 

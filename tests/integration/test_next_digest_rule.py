@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import schedule
+from bot.matching import schedule
 from bot.models import Mode
 from bot.settings import load_settings
 from tests.integration.test_digest_quality import Bot

@@ -19,9 +19,9 @@ import pytest
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from bot import web
-from bot.leader import LEADER
 from bot.logs import JSON_KEYS
+from bot.ops import web
+from bot.ops.leader import LEADER
 from bot.store.schema import audit_log, leases
 from tests.cli import run_cli, start_cli
 from tests.fakes.feed_server import FeedServer, Served

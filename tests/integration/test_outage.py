@@ -35,11 +35,12 @@ from sqlalchemy import event, func, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import web
-from bot.channels.telegram import TelegramSender, close_bot, make_bot
-from bot.delivery import SHUTDOWN_GRACE_SECONDS, Delivery
-from bot.leader import LEASE_SECONDS
+from bot.channels.telegram.client import close_bot, make_bot
+from bot.channels.telegram.sender import TelegramSender
+from bot.delivery.engine import SHUTDOWN_GRACE_SECONDS, Delivery
 from bot.models import Platform
+from bot.ops import web
+from bot.ops.leader import LEASE_SECONDS
 from bot.settings import Settings
 from bot.store.engine import create_engine
 from bot.store.schema import outbox

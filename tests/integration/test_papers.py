@@ -12,12 +12,12 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import filters
 from bot.commands import Caller, CommandCore, Defaults
+from bot.matching import filters
+from bot.matching.planner import Planner
 from bot.models import ChatKind, ChatSettings, Mode, Platform
-from bot.planner import Planner
-from bot.poll import Poller
 from bot.sources.feed import make_feed_client
+from bot.sources.poll import Poller
 from bot.store import chats as chat_store
 from bot.store.schema import pages
 from tests.fakes.feed_server import FeedServer, Served

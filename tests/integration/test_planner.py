@@ -11,12 +11,12 @@ from sqlalchemy import delete, event, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import Delete
 
-from bot import filters
-from bot import planner as planner_module
+from bot.matching import filters
+from bot.matching import planner as planner_module
+from bot.matching.planner import Planner
 from bot.models import ChatSettings, ChatState, Mode, Platform
-from bot.planner import Planner
-from bot.poll import Poller
 from bot.sources.feed import make_feed_client
+from bot.sources.poll import Poller
 from bot.store import chats as chat_store
 from bot.store.chats import ChatRecord
 from bot.store.schema import chat_pages, chats, outbox, page_events, pages, sources

@@ -13,11 +13,11 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import filters
+from bot.matching import filters
+from bot.matching.planner import Planner
 from bot.models import ChatSettings, Platform
-from bot.planner import Planner
-from bot.poll import POLL_CONCURRENCY, Poller
 from bot.sources.feed import make_feed_client
+from bot.sources.poll import POLL_CONCURRENCY, Poller
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store.schema import chat_pages, page_events, pages, sources

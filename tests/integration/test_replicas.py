@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.delivery import SHUTDOWN_GRACE_SECONDS
-from bot.leader import LEADER
+from bot.delivery.engine import SHUTDOWN_GRACE_SECONDS
+from bot.ops.leader import LEADER
 from bot.store import admin as admin_store
 from bot.store.schema import leases, outbox
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall

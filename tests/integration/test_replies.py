@@ -13,10 +13,10 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import Caller, CommandCore, Defaults
+from bot.matching.planner import Planner
 from bot.models import ChatKind, Platform, Reply
-from bot.planner import Planner
-from bot.poll import Poller
 from bot.sources.feed import make_feed_client
+from bot.sources.poll import Poller
 from bot.store import chats as chat_store
 from bot.store.schema import outbox as outbox_table
 from bot.store.schema import pages

@@ -1,5 +1,5 @@
 """Replies to commands share the platform's pace and each chat's with deliveries
-(``bot.pacing``), against a Bot API fake that counts its flood limits exactly."""
+(``bot.delivery.pacing``), against a Bot API fake that counts its flood limits exactly."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import metrics
-from bot.channels.telegram import TelegramChannel, TelegramSender, make_bot
+from bot.channels.telegram.channel import TelegramChannel
+from bot.channels.telegram.client import make_bot
+from bot.channels.telegram.sender import TelegramSender
 from bot.commands import CommandCore, Defaults
-from bot.delivery import Delivery
+from bot.delivery.engine import Delivery
 from bot.i18n import t
+from bot.matching.planner import Planner
 from bot.models import Page, PageText, Platform
-from bot.planner import Planner
 from bot.settings import Settings
 from bot.store import pages as page_store
 from tests.fakes.slack_api import FakeSlack

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.delivery import SHUTDOWN_GRACE_SECONDS
+from bot.delivery.engine import SHUTDOWN_GRACE_SECONDS
 from bot.store.schema import outbox
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_crash import (

@@ -31,11 +31,12 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import metrics, render
-from bot.channels import slack as slack_channel
-from bot.channels.slack import SlackChannel, SlackSender, make_client
+from bot.channels.slack import client as slack_channel
+from bot.channels.slack.channel import SlackChannel
+from bot.channels.slack.client import make_client
+from bot.channels.slack.sender import SlackSender
 from bot.commands import CommandCore, Defaults, describe_filter
-from bot.delivery import Delivery
-from bot.digest import build_digest
+from bot.delivery.engine import Delivery
 from bot.errors import (
     ChatGone,
     ConfigError,
@@ -47,6 +48,7 @@ from bot.errors import (
     TransientError,
 )
 from bot.i18n import t, tn
+from bot.matching.digest import build_digest
 from bot.models import (
     ChatKind,
     ChatSettings,
@@ -59,6 +61,8 @@ from bot.models import (
     Platform,
     Reply,
 )
+from bot.ops.web import WebHooks, make_app
+from bot.ops.web import start as start_web
 from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
@@ -66,8 +70,6 @@ from bot.store.chats import ChatRecord
 from bot.store.schema import chats
 from bot.store.schema import outbox as outbox_table
 from bot.util import utcnow
-from bot.web import WebHooks, make_app
-from bot.web import start as start_web
 from tests.cli import run_cli_async
 from tests.fakes.slack_api import (
     DEFAULT_TOKEN,

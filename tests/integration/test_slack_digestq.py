@@ -14,11 +14,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import render
-from bot.channels.slack import ACTION_ID_RE, SlackSender
+from bot.channels.slack.client import ACTION_ID_RE
+from bot.channels.slack.sender import SlackSender
 from bot.commands import Caller, CommandCore, Defaults
-from bot.delivery import Delivery
-from bot.digest import as_planned
+from bot.delivery.engine import Delivery
 from bot.i18n import t
+from bot.matching.digest import as_planned
 from bot.models import ChatKind, ChatSettings, Digest, DigestItem, Filter, Platform
 from bot.render import votes
 from bot.store import chats as chat_store

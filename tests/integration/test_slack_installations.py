@@ -9,7 +9,7 @@ from cryptography.fernet import Fernet
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.channels.slack_oauth import StateStore
+from bot.channels.slack.install import StateStore
 from bot.store import installations as store
 from bot.store.engine import create_engine
 from bot.store.installations import InstallationRecord, TokenCipher, TokenKeyError

@@ -27,7 +27,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.channels.slack_oauth import UNREADABLE_REASON
+from bot.channels.slack.oauth import UNREADABLE_REASON
 from bot.i18n import t
 from bot.store import installations as store
 from bot.store.installations import InstallationRecord, TokenCipher

@@ -31,19 +31,19 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.app import App, open_app
-from bot.channels.slack import SlackChannel
-from bot.channels.slack_oauth import UNINSTALL_CODES, Workspaces
+from bot.channels.slack.channel import SlackChannel
+from bot.channels.slack.oauth import UNINSTALL_CODES, Workspaces
 from bot.commands import Caller
-from bot.filters import parse_filter
 from bot.i18n import t
+from bot.matching.filters import parse_filter
 from bot.models import ChatKind, ChatSettings, ChatState, Platform
+from bot.ops.web import WebHooks, make_app
+from bot.ops.web import start as start_web
 from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store.chats import ChatRecord
 from bot.store.installations import TokenCipher
 from bot.store.schema import broadcasts, chats, slack_installations
-from bot.web import WebHooks, make_app
-from bot.web import start as start_web
 from tests.fakes.slack_api import (
     FakeSlack,
     event_body,
@@ -515,7 +515,7 @@ async def test_a_workspace_admins_stats_count_that_workspace_only(two: Deploymen
 
 
 async def test_a_workspace_broadcast_reaches_that_workspace_only(two: Deployment) -> None:
-    from bot.admin import SEND
+    from bot.commands.operator import SEND
 
     async with two.app.engine.connect() as conn:
         assert await chat_store.get(conn, platform=Platform.SLACK, chat_id=f"{TEAM_A}/{CHANNEL_A}")
@@ -533,7 +533,7 @@ async def test_a_workspace_broadcast_reaches_that_workspace_only(two: Deployment
 
 
 async def test_another_workspaces_installer_cannot_send_a_broadcast(two: Deployment) -> None:
-    from bot.admin import SEND
+    from bot.commands.operator import SEND
 
     await two.command("broadcast Only A", team=TEAM_A, channel=CHANNEL_A, user=INSTALLER_A)
     broadcast_id = await _last_broadcast(two)

@@ -28,14 +28,15 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.app import open_app
-from bot.channels.slack import SlackChannel
-from bot.channels.slack_oauth import UNREADABLE_REASON, StateStore
+from bot.channels.slack.channel import SlackChannel
+from bot.channels.slack.install import StateStore
+from bot.channels.slack.oauth import UNREADABLE_REASON
 from bot.logs import TextFormatter
 from bot.models import ChatState
+from bot.ops.web import MAX_LISTED_WORKSPACES, WebHooks, make_app
+from bot.ops.web import start as start_web
 from bot.store.installations import TokenCipher
 from bot.store.schema import outbox, slack_installations, slack_oauth_states
-from bot.web import MAX_LISTED_WORKSPACES, WebHooks, make_app
-from bot.web import start as start_web
 from tests.fakes.slack_api import FakeSlack
 from tests.integration import test_slack_oauth as oauth_test
 from tests.integration.test_slack import served

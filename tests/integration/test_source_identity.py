@@ -274,7 +274,7 @@ async def test_an_upgrade_keeps_the_streaks_and_open_incidents_of_sources(
     """A former release keyed a source's streak and incident by its shown name: after the
     upgrade they are found under the source's id, so a failing source is neither announced
     again nor told recovered, and a streak short of the threshold goes on counting."""
-    from bot.alert_service import AlertService
+    from bot.ops.alert_service import AlertService
     from bot.settings import Settings
     from bot.store import alerts as alert_store
     from bot.store.schema import incidents, source_streaks

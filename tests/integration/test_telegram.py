@@ -21,18 +21,17 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import Bot
 from telegram.request import HTTPXRequest
 
-from bot.admin import Admin
-from bot.channels.telegram import (
+from bot.channels.telegram.channel import TelegramChannel, menu_commands
+from bot.channels.telegram.client import (
     GROUP_CHAT_INTERVAL,
     PRIVATE_CHAT_INTERVAL,
-    TelegramChannel,
-    TelegramSender,
     close_bot,
     make_bot,
-    menu_commands,
 )
+from bot.channels.telegram.sender import TelegramSender
 from bot.commands import CommandCore, Defaults
-from bot.delivery import Delivery
+from bot.commands.operator import Admin
+from bot.delivery.engine import Delivery
 from bot.errors import (
     ChatGone,
     ChatMigrated,

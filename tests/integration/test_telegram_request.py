@@ -14,15 +14,9 @@ from aiohttp import web
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions
 from telegram.error import NetworkError, TimedOut
 
-from bot.channels.telegram import (
-    TelegramSender,
-    close_bot,
-    make_bot,
-    post_message,
-    send_outgoing,
-    translate_error,
-)
-from bot.channels.telegram_request import AiohttpRequest
+from bot.channels.telegram.client import close_bot, make_bot, translate_error
+from bot.channels.telegram.request import AiohttpRequest
+from bot.channels.telegram.sender import TelegramSender, post_message, send_outgoing
 from bot.errors import DeliveryError, TransientError
 from bot.models import Outgoing
 from bot.settings import Settings

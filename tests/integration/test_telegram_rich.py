@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from bot import render
-from bot.channels.telegram import RICH_REFUSALS_FOR_ALL, TelegramSender, close_bot, make_bot
+from bot.channels.telegram.client import RICH_REFUSALS_FOR_ALL, close_bot, make_bot
+from bot.channels.telegram.sender import TelegramSender
 from bot.errors import ChatGone
 from bot.models import Digest, DigestItem, Outgoing, Page, PageText, Platform
 from bot.settings import Settings

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bot.channels.telegram import TelegramChannel, make_bot
+from bot.channels.telegram.channel import TelegramChannel
+from bot.channels.telegram.client import make_bot
 from bot.commands import CommandCore, Defaults
 from bot.settings import SAMPLE_WIKI, Settings
 from tests.cli import run_cli_async, start_cli

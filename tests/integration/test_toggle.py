@@ -20,9 +20,10 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import payloads
-from bot.admin import Admin
-from bot.channels.telegram import TelegramSender, close_bot, make_bot
-from bot.delivery import Delivery
+from bot.channels.telegram.client import close_bot, make_bot
+from bot.channels.telegram.sender import TelegramSender
+from bot.commands.operator import Admin
+from bot.delivery.engine import Delivery
 from bot.i18n import t
 from bot.models import Page, PageText, Platform
 from bot.render import toggle

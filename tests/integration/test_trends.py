@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.admin import Admin, Stats
+from bot.commands.operator import Admin, Stats
 from bot.i18n import t
 from bot.settings import SAMPLE_WIKI, Settings
 from bot.store import trends
@@ -135,7 +135,7 @@ async def test_the_stats_chart_draws_the_top_tags_by_day_with_two_days_of_histor
         stats.text(lang).splitlines()
     )
     pytest.importorskip("matplotlib", reason="charts need the charts extra (matplotlib)")
-    from bot.charts import render_png
+    from bot.render.charts import render_png
 
     assert render_png(chart).startswith(b"\x89PNG\r\n\x1a\n")
 

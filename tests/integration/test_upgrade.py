@@ -23,18 +23,18 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from bot import web
+from bot.ops import web
 from bot.store import admin as admin_store
 from bot.store import trends
 from bot.store.admin import Audience
 from bot.store.engine import create_engine, head_revision, stamped_revision
 from bot.store.prerelease import BASELINE, PRERELEASE
-from bot.store.scratch import create_database, drop_database
 from tests.cli import run_cli_async, start_cli
 from tests.conftest import NO_POSTGRES
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_migrations import schema_differences
 from tests.run_env import telegram_env
+from tests.scratch import create_database, drop_database
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "upgrade"
 # 1a7c8e9: about 200 commits before the baseline (no votes, no inactive_code, no feeds...);

@@ -1,4 +1,4 @@
-"""bot.charts: a chart's data -> PNG; Korean labels never fail a chart."""
+"""bot.render.charts: a chart's data -> PNG; Korean labels never fail a chart."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot import charts
 from bot.models import Chart, ChartPanel
+from bot.render import charts
 
 pytest.importorskip("matplotlib", reason="charts need the charts extra (matplotlib)")
 
@@ -102,7 +102,8 @@ def test_any_labels_and_weights_draw(found: list[tuple[str, float]]) -> None:
 
 def test_importing_the_bot_does_not_import_matplotlib() -> None:
     code = (
-        "import sys, bot.charts, bot.channels.telegram, bot.channels.slack, bot.__main__;"
+        "import sys, bot.render.charts, bot.channels.telegram.channel, bot.channels.slack.channel,"
+        " bot.__main__;"
         "print('matplotlib' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -19,14 +19,15 @@ from telegram import (
 )
 
 from bot.channels.console import complete
-from bot.channels.telegram import COMMAND_NAME_RE, menu_scopes
+from bot.channels.telegram.channel import menu_scopes
+from bot.channels.telegram.client import COMMAND_NAME_RE
 from bot.commands import Caller, CommandCore, Defaults, help_text, registry, suggest_command
 from bot.commands.registry import Audience, Command, Menu
 from bot.i18n import has, t
 from bot.models import ChatKind, Platform
 from bot.store.engine import create_engine, upgrade
-from bot.store.scratch import scratch_database
 from scripts import gen_docs
+from tests.scratch import scratch_database
 
 COMMANDS = registry.commands()
 LANGS = ("en", "ko")

@@ -19,7 +19,7 @@ from bot.i18n import t
 from bot.models import ChatState, Filter, Platform
 from bot.store import chats as chat_store
 from bot.store.engine import create_engine, reader, upgrade
-from bot.store.scratch import scratch_database
+from tests.scratch import scratch_database
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,7 @@ def test_a_star_filter_reads_as_one_phrase_in_both_languages() -> None:
     """With *, English goes on after commas; Korean puts what is first and what is left
     out in brackets after "모든 페이지", never as a list of clauses after commas."""
     from bot.commands import describe_filter
-    from bot.filters import parse_filter
+    from bot.matching.filters import parse_filter
 
     star = parse_filter("* rl +post-training -robotics")
     assert describe_filter(star, lang="en") == (

@@ -27,7 +27,7 @@ import yaml
 from sqlalchemy.engine import make_url
 
 from bot.__main__ import HANDLERS, _parser
-from bot.channels import slack
+from bot.channels.slack import client as slack
 from bot.commands import registry
 from bot.settings import Settings
 from tests.conftest import ROOT
@@ -506,7 +506,7 @@ def test_systemd_unit_settings() -> None:
 
 def test_systemd_unit_leaves_room_for_every_http_connection() -> None:
     # The HTTP server holds its whole connection cap only with twice as many open files.
-    from bot.web import MAX_CONNECTIONS, connection_limit
+    from bot.ops.web import MAX_CONNECTIONS, connection_limit
 
     files = int(_unit_value("Service", "LimitNOFILE"))
     assert connection_limit(files) == MAX_CONNECTIONS
@@ -727,7 +727,7 @@ def test_slack_manifest_explains_socket_mode() -> None:
 def test_slack_manifest_can_be_distributed_by_oauth() -> None:
     """Public distribution needs a redirect URL on the bot's host; the app asks for bot
     scopes only (no user token is ever stored)."""
-    from bot.channels import slack_oauth
+    from bot.channels.slack import oauth as slack_oauth
 
     manifest = _yaml(SLACK_MANIFEST)
     redirects = manifest["oauth_config"]["redirect_urls"]

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.digest import ELLIPSIS, TLDR_LIMIT, build_digest, truncate
-from bot.filters import parse_filter
+from bot.matching.digest import ELLIPSIS, TLDR_LIMIT, build_digest, truncate
+from bot.matching.filters import parse_filter
 from bot.models import Digest, Page, PageText
 
 TODAY = dt.date(2026, 12, 3)

@@ -1,9 +1,11 @@
-"""The delivery failure policy (bot/failures.py) as a table: error x attempts -> decision."""
+"""The delivery failure policy (bot/delivery/failures.py) as a table: error x attempts ->
+decision."""
 
 from __future__ import annotations
 
 import pytest
 
+from bot.delivery.failures import Decision, Outcome, decide
 from bot.errors import (
     ChatGone,
     ChatMigrated,
@@ -14,7 +16,6 @@ from bot.errors import (
     RateLimited,
     TransientError,
 )
-from bot.failures import Decision, Outcome, decide
 from bot.models import ChatState
 
 MAX_ATTEMPTS = 8

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from bot import feeds
 from bot.models import DigestItem, Page, PageText
+from bot.render import atom as feeds
 
 SCHEMA = etree.RelaxNG(etree.parse(str(Path(__file__).parents[1] / "fixtures/atom/atom.rng")))
 A = "{http://www.w3.org/2005/Atom}"

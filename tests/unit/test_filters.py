@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot import filters
 from bot.errors import FilterError
-from bot.filters import FilterItem, add, format_filter, parse_filter, parse_items, remove
+from bot.matching import filters
+from bot.matching.filters import FilterItem, add, format_filter, parse_filter, parse_items, remove
 from bot.models import Filter
 from bot.tags import fold_tag
 

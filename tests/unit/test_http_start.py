@@ -9,8 +9,8 @@ import sqlite3
 import pytest
 from sqlalchemy.exc import OperationalError
 
+from bot.ops.web import MAX_CONNECTIONS, MIN_CONNECTIONS, connection_limit
 from bot.store import reach
-from bot.web import MAX_CONNECTIONS, MIN_CONNECTIONS, connection_limit
 
 PASSWORD = "p@ss:w/rd"
 URL = "postgresql+asyncpg://bot:p%40ss%3Aw%2Frd@db.internal:6543/trendbot"

@@ -1,4 +1,4 @@
-"""The pace and the per-chat slots (``bot.pacing``), as tables on a fake clock.
+"""The pace and the per-chat slots (``bot.delivery.pacing``), as tables on a fake clock.
 
 Nothing here reads the wall clock: each test drives virtual time, so a loaded machine
 cannot change an outcome. A stall of the event loop is the clock jumping ahead while every
@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from bot import metrics
-from bot.errors import PermanentError, RateLimited, TransientError
-from bot.pacing import (
+from bot.delivery.pacing import (
     PACE_CATCH_UP_SECONDS,
     PACE_HEADROOM,
     PACE_WINDOW_MARGIN_SECONDS,
@@ -29,6 +28,7 @@ from bot.pacing import (
     Replies,
     request_written,
 )
+from bot.errors import PermanentError, RateLimited, TransientError
 
 
 class FakeClock:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from bot.errors import ParseError
 from bot.models import Page, PageText, normalize_lang
-from bot.pages import (
+from bot.sources.pages import (
     MAX_KEY_CHARS,
     MAX_PAGE_BYTES,
     MAX_PAGE_TAGS,
@@ -517,7 +517,7 @@ def test_merge_builds_urls(base_url: str | None, key: str, url: str | None) -> N
 
 
 def test_the_bounds_are_the_columns_sizes() -> None:
-    from bot import pages as bounds
+    from bot.sources import pages as bounds
     from bot.store import schema
 
     assert schema.pages.c.key.type.length == bounds.MAX_KEY_CHARS

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import ranking
+from bot.matching import ranking
 from bot.render import votes
 
 NOW = dt.datetime(2026, 12, 3, 12, 0)

@@ -1,4 +1,4 @@
-"""The push hook's signature and replay rules (bot.refresh), as a table."""
+"""The push hook's signature and replay rules (bot.ops.refresh), as a table."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bot.refresh import Refresh, signature_ok
+from bot.ops.refresh import Refresh, signature_ok
 
 SECRET = "s3cret"
 

@@ -9,9 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.models import Button, Digest, DigestItem, Page, PageText, Reply
-from bot.render import votes
-from bot.render.slack import (
+from bot.channels.slack.blocks import (
     EXPANDED_PAGES,
     MAX_BLOCKS,
     MAX_CONTAINER_CHILDREN,
@@ -27,6 +25,8 @@ from bot.render.slack import (
     render_digest_containers,
     render_reply,
 )
+from bot.models import Button, Digest, DigestItem, Page, PageText, Reply
+from bot.render import votes
 from tests.fakes.slack_api import block_problems
 from tests.strategies import LONG_TEXT, TEXT, digest_items
 

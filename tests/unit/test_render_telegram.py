@@ -12,11 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot import render as render_api
-from bot.digest import ELLIPSIS, TLDR_LIMIT
+from bot.channels.telegram import html as telegram
+from bot.channels.telegram import rich as telegram_rich
+from bot.channels.telegram.html import MAX_MESSAGE_CHARS, render_digest, render_reply, reply_markup
 from bot.i18n import clean
+from bot.matching.digest import ELLIPSIS, TLDR_LIMIT
 from bot.models import Button, Digest, DigestItem, Page, PageText, Platform, Reply
-from bot.render import telegram, telegram_rich
-from bot.render.telegram import MAX_MESSAGE_CHARS, render_digest, render_reply, reply_markup
 from tests.fakes.telegram_api import check_rich_message
 from tests.strategies import LONG_TEXT, TEXT, digest_items
 

@@ -201,6 +201,8 @@ _SPOOFS = "\u202e\u2066\u2069\u200b\u2060\ufeff\u200f"
 def test_titles_tags_and_tldrs_lose_bidi_and_zero_width_characters(spoof: str) -> None:
     """A page whose title, tag or TL;DR carries bidi controls or zero-width characters
     renders without them on every platform; ZWJ and ZWNJ stay."""
+    import bot.channels.slack
+    import bot.channels.telegram  # noqa: F401  (the platforms' renderers)
     from bot import render
     from bot.models import Platform
 

@@ -7,8 +7,10 @@ import re
 
 import pytest
 
+from bot.channels.slack import blocks as slack
+from bot.channels.telegram import html as telegram
 from bot.models import Button, Digest, DigestItem, Page, PageText, Reply
-from bot.render import slack, telegram, text, votes
+from bot.render import text, votes
 
 
 def item(i: int, *, tldr: str = "A finding.", with_id: bool = True) -> DigestItem:

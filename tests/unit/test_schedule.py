@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
-from bot import schedule
-from bot.schedule import local_date, next_due
+from bot.matching import schedule
+from bot.matching.schedule import local_date, next_due
 
 UTC = dt.UTC
 

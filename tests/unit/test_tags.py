@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot import filters
+from bot.matching import filters
 from bot.models import is_korean, normalize_lang
 from bot.tags import MAX_TAG_LENGTH, normalize_tag
 

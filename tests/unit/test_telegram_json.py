@@ -13,7 +13,7 @@ from telegram.error import TelegramError
 from telegram.request import BaseRequest, RequestData
 from telegram.request._requestparameter import RequestParameter
 
-from bot.channels.telegram_request import AiohttpRequest, _json_payload
+from bot.channels.telegram.request import AiohttpRequest, _json_payload
 
 # JSON values as the Bot API sends and takes them: any text (Korean, emoji, controls),
 # integers of Telegram's 64-bit ids, finite floats, nested objects and arrays.

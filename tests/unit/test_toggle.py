@@ -7,8 +7,10 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.channels.slack import blocks as slack
+from bot.channels.telegram import rich as telegram_rich
 from bot.models import Outgoing, Platform
-from bot.render import slack, telegram_rich, toggle
+from bot.render import toggle
 
 
 def test_action_round_trips_within_telegram_callback_data() -> None:

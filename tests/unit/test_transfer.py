@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import transfer
 from bot.errors import TransferError
+from bot.matching import transfer
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform, QuietHours
 from bot.store import chats as chat_store
 

@@ -136,7 +136,7 @@ def numbered(buttons: Iterable[Button], *, start: int = 1) -> str:
 
 
 class ConsoleSender:
-    """Prints messages for console chats (satisfies ``bot.delivery.Sender``)."""
+    """Prints messages for console chats (satisfies ``bot.delivery.engine.Sender``)."""
 
     platform = Platform.CONSOLE
 

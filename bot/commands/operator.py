@@ -158,7 +158,7 @@ class Admin:
 
     def alert_admin_id(self, caller: Caller) -> str | None:
         """The ``TELEGRAM_ADMIN_IDS`` or ``SLACK_ADMIN_IDS`` entry ``caller`` is, under which
-        their ``alerts on|off`` is kept and alerts are sent (:mod:`bot.alert_service`); None
+        their ``alerts on|off`` is kept and alerts are sent (:mod:`bot.ops.alert_service`); None
         for anyone else, the console's operator and a workspace's admin included: alerts
         are of the whole deployment, and go to its admins' private chats alone."""
         if caller.platform == Platform.TELEGRAM and caller.user_id in self._telegram:

@@ -43,16 +43,17 @@ from typing import Protocol
 from prometheus_client import Counter as SentCounter
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import dberrors, failures, metrics, payloads, render
-from bot import digest as digest_stage
+from bot import dberrors, metrics, payloads, render
+from bot.delivery import failures
+from bot.delivery.failures import Outcome
+from bot.delivery.pacing import PER_CHAT_MARGIN_SECONDS, Pace, Pacing
 from bot.errors import (
     DeliveryError,
     RateLimited,
     TransientError,
 )
-from bot.failures import Outcome
+from bot.matching import digest as digest_stage
 from bot.models import ChatSettings, ChatState, Outgoing, Page, Platform
-from bot.pacing import PER_CHAT_MARGIN_SECONDS, Pace, Pacing
 from bot.render import toggle
 from bot.store import chats as chat_store
 from bot.store import outbox

@@ -155,5 +155,5 @@ def render_digest(d: Digest) -> str | None:
     blocks = digest_blocks(d)
     if blocks is None:
         return None
-    # Made once for all the chats that get the same digest (``bot.delivery`` keeps it).
+    # Made once for all the chats that get the same digest (``bot.delivery.engine`` keeps it).
     return json.dumps({"blocks": blocks}, ensure_ascii=False, separators=(",", ":"))

@@ -13,8 +13,9 @@ import logging
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import feeds, filters
 from bot.i18n import t
+from bot.matching import filters
+from bot.render import atom as feeds
 from bot.store import feeds as feed_store
 
 log = logging.getLogger("bot.feeds")

@@ -29,10 +29,10 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any, TypeVar
 
-from bot import filters
 from bot.errors import FilterError, TransferError
+from bot.matching import filters
+from bot.matching.schedule import resolve_zone, zone_label
 from bot.models import LANGUAGES, ChatKind, ChatSettings, ChatState, Mode, Platform, QuietHours
-from bot.schedule import resolve_zone, zone_label
 
 FORMAT = "trendbot"
 VERSION = 1

@@ -8,7 +8,7 @@ aiohttp does the same request for a fraction of that (``bench/fanout.py`` measur
 Parameters go as ``application/json`` (``multipart/form-data`` when files are uploaded, as
 ``HTTPXRequest`` sends them). Errors are raised the way ``HTTPXRequest`` raises them:
 ``TimedOut`` for a timeout, ``NetworkError`` for any other failure of the transport, each
-chained to aiohttp's exception, so :func:`bot.channels.telegram.translate_error` can tell a
+chained to aiohttp's exception, so :func:`bot.channels.telegram.client.translate_error` can tell a
 request that was never sent (:class:`aiohttp.ConnectionTimeoutError`) from one that may
 have reached Telegram.
 """
@@ -25,7 +25,7 @@ import orjson
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
-from bot import pacing
+from bot.delivery import pacing
 
 if TYPE_CHECKING:  # PTB's own typing of BaseRequest's signatures
     from telegram._utils.types import JSONDict, ODVInput
@@ -201,7 +201,7 @@ async def _headers_sent(
     _context: SimpleNamespace,
     _params: aiohttp.TraceRequestHeadersSentParams,
 ) -> None:
-    """A paced send counts from when its request is written (``bot.pacing``)."""
+    """A paced send counts from when its request is written (``bot.delivery.pacing``)."""
     pacing.request_written(time.monotonic())
 
 

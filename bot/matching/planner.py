@@ -19,8 +19,9 @@ from typing import Any, NamedTuple
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import filters, payloads, ranking, schedule
+from bot import payloads
 from bot.i18n import tn
+from bot.matching import filters, ranking, schedule
 from bot.models import Filter, Mode, QuietHours
 from bot.store import chats as chat_store
 from bot.store import feedback, outbox, planning
@@ -194,7 +195,7 @@ class _Offers:
     def ranked(
         self, chat: _Chat, offers: tuple[Offer, ...], found: Mapping[str, int] | None
     ) -> tuple[tuple[Offer, ...], tuple[Offer, ...]]:
-        """``(shown, left out)``: ``offers`` best ranked first (``bot.ranking``) and cut at
+        """``(shown, left out)``: ``offers`` best ranked first (``bot.matching.ranking``) and cut at
         the chat's limit. The usual order, the ranking's tie-break, is the digest's own:
         more matched tags first, then newest."""
         # Chats with the same cursor and filter that never had these pages share one
@@ -679,7 +680,7 @@ class _Messages:
 
     def next_due(self, chat: _Chat) -> dt.datetime | None:
         """When the chat's next digest is due after this one, as naive UTC; None in instant
-        mode (:func:`bot.schedule.next_digest`)."""
+        mode (:func:`bot.matching.schedule.next_digest`)."""
         weekday = schedule.digest_weekday(chat.mode, chat.weekday)
         key = (chat.mode, chat.digest_time, chat.timezone, weekday, chat.quiet)
         if key not in self._next_dues:

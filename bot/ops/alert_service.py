@@ -1,4 +1,4 @@
-"""Operator alerts: the checks of :mod:`bot.alerts` run against the store, and their
+"""Operator alerts: the checks of :mod:`bot.ops.alerts` run against the store, and their
 messages queued for the admins.
 
 Recipients are the deployment's admins alone: the ``TELEGRAM_ADMIN_IDS`` who have a private
@@ -21,9 +21,10 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import alerts, payloads
+from bot import payloads
 from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, ChatState, Platform
+from bot.ops import alerts
 from bot.settings import Settings
 from bot.sources import SourceSet
 from bot.sources.urls import redact_url
@@ -179,7 +180,7 @@ class AlertService:
                 continue
             # chat.postMessage to a user's id posts in their DM with the app (its Messages
             # tab, https://api.slack.com/methods/chat.postMessage#app_home), as for the DM
-            # subscriptions of bot/channels/slack.py: no conversation to open, no im:write.
+            # subscriptions of bot/channels/slack/: no conversation to open, no im:write.
             # Installed by OAuth, a chat's id names its workspace, whose token sends to it.
             channel = f"{team}/{user_id}" if self._settings.slack_oauth else user_id
             async with self._engine.begin() as conn:

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot import digest
 from bot.i18n import t, tn
+from bot.matching import digest
 from bot.models import Button, Digest, DigestItem, Reply
 from bot.render import text, votes
 

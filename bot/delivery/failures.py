@@ -1,7 +1,7 @@
 """The delivery failure policy: a failed send -> what happens to the message and the chat.
 
 Pure: :func:`decide` takes the error the adapter raised and the message's attempts so far,
-and returns a :class:`Decision` that the delivery engine (``bot/delivery.py``) carries out.
+and returns a :class:`Decision` that the delivery engine (``bot/delivery/engine.py``) carries out.
 The whole policy is this one function, tested as a table in ``tests/unit/test_failures.py``.
 """
 

@@ -46,7 +46,7 @@ async def recycle_database(url: str, *, base_url: str) -> str:
     name = f"{str(old.database).rsplit('_', 1)[0]}_{uuid.uuid4().hex[:12]}"
     # Both names are this module's own (letters, digits and underscores).
     close_connections = (  # waiting up to 5 s for each to end
-        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "  # noqa: S608
+        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
         f"WHERE datname = '{old.database}' AND pid <> pg_backend_pid()"
     )
     rename = f'ALTER DATABASE "{old.database}" RENAME TO "{name}"'

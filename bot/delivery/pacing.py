@@ -1,7 +1,7 @@
 """Pacing: how fast messages leave for a platform, and for each chat on it.
 
 Everything sent to a platform goes through that platform's :class:`Pacing`: deliveries
-(digests, instant messages, broadcasts, alerts) from ``bot.delivery`` and the replies to
+(digests, instant messages, broadcasts, alerts) from ``bot.delivery.engine`` and the replies to
 commands from the channels (:class:`Replies`). So the platform's cap and each chat's limit
 hold for all of it together, and a reply goes ahead of queued deliveries.
 

@@ -15,10 +15,10 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot import filters
 from bot.i18n import t
+from bot.matching import filters
+from bot.matching.schedule import zone_label
 from bot.models import ChatState, Filter, Mode, Page, Reply
-from bot.schedule import zone_label
 from bot.sources.urls import redact_url
 from bot.store import chats as chat_store
 from bot.store import history, planning

@@ -1,0 +1,254 @@
+"""Outgoing messages -> the Web API: the delivery engine's :class:`SlackSender`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from slack_sdk.errors import SlackApiError, SlackTokenRotationError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.channels.slack.client import (
+    _ERRORS,
+    REFUSED_BLOCKS,
+    SlackAuth,
+    _error_code,
+    _needed_scopes,
+    log,
+    translate_error,
+)
+from bot.delivery.pacing import Pacing
+from bot.errors import (
+    ChatGone,
+    PermanentError,
+    PlatformAuthFailed,
+    TransientError,
+)
+from bot.models import (
+    ChatSettings,
+    Outgoing,
+    Platform,
+)
+
+if TYPE_CHECKING:
+    from bot.channels.slack.oauth import Workspaces
+
+
+class SlackSender:
+    """Posts rendered messages to Slack conversations (satisfies ``bot.delivery.engine.Sender``).
+
+    Slack limits posting per channel (about one message a second, :meth:`interval`) and,
+    above that, per workspace (``rate_per_second``, ``SLACK_WORKSPACE_RATE_PER_SECOND``).
+    A refused token stops every send (:class:`SlackAuth`); the delivery engine waits on
+    :meth:`wait_authorized` before it sends to Slack again.
+    """
+
+    platform = Platform.SLACK
+
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        *,
+        per_channel_rate: float,
+        workspace_rate: float | None = None,
+        auth: SlackAuth | None = None,
+        workspaces: Workspaces | None = None,
+    ) -> None:
+        self._client = client
+        self._interval = 1.0 / per_channel_rate
+        self._workspace_rate = workspace_rate
+        # Each workspace's pace and the channels' slots, shared with the replies.
+        self.pacing = Pacing(workspace_rate)
+        self.auth = auth or SlackAuth(client)
+        self._workspaces = workspaces
+        # Workspaces (pace_key; "" for the one of a bot token) that refused a message's
+        # blocks and took its fallback blocks: they get the fallback blocks from then on.
+        self.fallback_workspaces: set[str] = set()
+
+    @property
+    def rate_per_second(self) -> float | None:
+        return self._workspace_rate
+
+    def interval(self, chat: ChatSettings) -> float:
+        return self._interval
+
+    def pace_key(self, chat_id: str) -> str | None:
+        """The workspace whose cap a send to ``chat_id`` counts against (installed by
+        OAuth: ``T123`` of ``T123/C456``); None for the one workspace of a bot token."""
+        if self._workspaces is None:
+            return None
+        from bot.channels.slack.oauth import split_address
+
+        parts = split_address(chat_id)
+        return parts[0] if parts else None
+
+    async def wait_authorized(self) -> None:
+        """Return once Slack accepts the bot token again."""
+        await self.auth.wait_accepted()
+
+    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+        """``chat.postMessage`` of one message; returns its ``ts``.
+
+        ``chat_id`` is a channel id, or a user id for the user's DM with the app (Slack posts
+        it in the App Home messages tab). A message marked ``in_thread`` goes into the thread
+        of ``thread`` (the ``ts`` of the delivery's first message). Links and media are never
+        unfurled; plain messages (broadcasts) are posted with mrkdwn off.
+
+        Raises:
+            DeliveryError: a subclass saying what to do (see :func:`translate_error`);
+                :class:`PlatformAuthFailed` at once, without a call, while the token is refused.
+        """
+        if self._workspaces is not None:
+            return await self._send_installed(chat_id, message, thread=thread)
+        if self.auth.error is not None:
+            code = self.auth.error
+            raise PlatformAuthFailed(f"{code}: Slack refused the bot token", code=code)
+        try:
+            response = await self._post(message, channel=chat_id, thread=thread, workspace="")
+        except _ERRORS as exc:
+            error = translate_error(exc)
+            if isinstance(error, PlatformAuthFailed):
+                self.auth.refused(error.code, needed=_needed_scopes(exc))
+            raise error from None
+        ts = response.get("ts")
+        return str(ts) if ts else None
+
+    async def _send_installed(
+        self, chat_id: str, message: Outgoing, *, thread: str | None
+    ) -> str | None:
+        """Installed by OAuth: post with the token of the chat's workspace (``T123/C456``).
+
+        A workspace that no longer has the app (uninstalled, its token refused) stops its
+        own chats, never the others': they become inactive (:class:`ChatGone`) until the
+        app is installed there again.
+        """
+        from bot.channels.slack.oauth import NO_INSTALLATION, UNREADABLE_REASON, split_address
+        from bot.store.installations import TokenKeyError
+
+        assert self._workspaces is not None
+        parts = split_address(chat_id)
+        if parts is None:
+            raise ChatGone(
+                f"{NO_INSTALLATION}: a chat id without its workspace", code=NO_INSTALLATION
+            )
+        team, channel = parts
+        try:
+            token = await self._workspaces.token(team_id=team)
+        except TokenKeyError:
+            # The operator is told (ERROR, /healthz); the chats wait for the key, not for
+            # a reinstall: nothing is made inactive.
+            raise TransientError(f"{UNREADABLE_REASON} ({team})") from None
+        except SlackTokenRotationError:
+            raise TransientError("token_refresh_failed: Slack refused the refresh") from None
+        except _ERRORS as exc:
+            raise TransientError(f"token_refresh: {translate_error(exc).reason}") from None
+        if token is None:
+            raise ChatGone(
+                f"{NO_INSTALLATION}: the app is not installed in {team}", code=NO_INSTALLATION
+            )
+        try:
+            response = await self._post(
+                message, channel=channel, thread=thread, workspace=team, token=token
+            )
+        except _ERRORS as exc:
+            error = translate_error(exc)
+            if isinstance(error, PlatformAuthFailed):
+                self._workspaces.forget(enterprise_id=None, team_id=team)
+                if error.code == "token_expired":  # read (and refreshed) again next time
+                    raise TransientError(error.code) from None
+                if error.code == "missing_scope":
+                    raise PermanentError(error.code) from None
+                raise ChatGone(
+                    f"{error.code}: Slack refused the workspace's token", code=error.code
+                ) from None
+            raise error from None
+        ts = response.get("ts")
+        return str(ts) if ts else None
+
+    async def _post(
+        self,
+        message: Outgoing,
+        *,
+        channel: str,
+        thread: str | None,
+        workspace: str,
+        token: str | None = None,
+    ) -> Any:
+        """``chat.postMessage``; where Slack refuses the blocks (``invalid_blocks``) of a
+        message that has fallback blocks, the message again with those, and the workspace
+        keeps to them (logged once per workspace). Nothing was posted by the refused call,
+        so nothing is posted twice; a refusal of the fallback blocks too is raised."""
+        extra: dict[str, Any] = {} if token is None else {"token": token}
+        fallback = message.fallback_blocks
+        if fallback and workspace in self.fallback_workspaces:
+            return await self._client.chat_postMessage(
+                **extra, **_post_args(message, channel=channel, thread=thread, blocks=fallback)
+            )
+        try:
+            return await self._client.chat_postMessage(
+                **extra, **_post_args(message, channel=channel, thread=thread)
+            )
+        except SlackApiError as exc:
+            if not fallback or _error_code(exc) != REFUSED_BLOCKS:
+                raise
+        response = await self._client.chat_postMessage(
+            **extra, **_post_args(message, channel=channel, thread=thread, blocks=fallback)
+        )
+        if workspace not in self.fallback_workspaces:
+            self.fallback_workspaces.add(workspace)
+            log.warning(
+                "slack: %s refused the digest's container blocks (%s); its digests go out "
+                "as sections from now on",
+                f"workspace {workspace}" if workspace else "the workspace",
+                REFUSED_BLOCKS,
+                extra={"platform": "slack"},
+            )
+        return response
+
+
+def _post_args(
+    message: Outgoing,
+    *,
+    channel: str,
+    thread: str | None,
+    blocks: tuple[dict[str, object], ...] | None = None,
+) -> dict[str, Any]:
+    return {
+        "channel": channel,
+        "text": message.text,
+        "blocks": list(message.blocks if blocks is None else blocks) or None,
+        "thread_ts": thread if message.in_thread and thread else None,
+        "unfurl_links": False,
+        "unfurl_media": False,
+        "mrkdwn": not message.plain,
+    }
+
+
+class _ChatLocks:
+    """One lock per conversation while someone uses it: two taps on a tag picker must not
+    both read the filter before either writes it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._users: Counter[str] = Counter()
+
+    @contextlib.asynccontextmanager
+    async def hold(self, chat_id: str) -> AsyncIterator[None]:
+        lock = self._locks.setdefault(chat_id, asyncio.Lock())
+        self._users[chat_id] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            self._users[chat_id] -= 1
+            if self._users[chat_id] <= 0:
+                del self._users[chat_id]
+                self._locks.pop(chat_id, None)
+
+
+__all__ = [
+    "SlackSender",
+]

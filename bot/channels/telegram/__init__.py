@@ -1,0 +1,71 @@
+"""Telegram: the Bot API's messages, and the channel that sends and receives them.
+
+``html`` renders digests and replies as HTML messages within 4096 characters, ``rich`` as
+one rich message (Bot API 10.3); loading this package registers them with
+:mod:`bot.render`. The channel itself (python-telegram-bot) is in the modules beside it,
+loaded only where Telegram is configured: ``channel`` (updates -> the command core),
+``sender`` (messages -> the Bot API, for the delivery engine), ``request`` (the HTTP
+transport).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from bot import render
+from bot.channels.telegram import html, rich
+from bot.models import Button, Digest, Outgoing, Platform, Reply
+from bot.render import text
+
+
+def _digest(digest: Digest) -> list[Outgoing]:
+    parts = [Outgoing(text=h, markup=m) for h, m in html.render_digest_parts(digest)]
+    return render.with_rich(parts, rich.render_digest(digest))
+
+
+def _reply(reply: Reply) -> list[Outgoing]:
+    return [Outgoing(text=h, markup=m) for h, m in html.render_reply_parts(reply)]
+
+
+def _text(body: str) -> list[Outgoing]:
+    pieces = text.split_text(body, html.MAX_MESSAGE_CHARS, cost=html.escaped_cost)
+    return [Outgoing(text=piece, plain=True) for piece in pieces]
+
+
+def _toggle(out: list[Outgoing], toggle: Button) -> list[Outgoing]:
+    last = out[-1]
+    out[-1] = replace(last, markup=_telegram_markup(last.markup, toggle))
+    if out[0].rich is not None:
+        out[0] = replace(out[0], rich=_rich_with(out[0].rich, toggle))
+    return out
+
+
+# https://core.telegram.org/bots/api#inlinekeyboardmarkup: rows of InlineKeyboardButton;
+# the renderers keep a digest's vote rows under html.MAX_VOTE_ROWS, one row more is fine.
+def _telegram_markup(markup: dict[str, object] | None, toggle: Button) -> dict[str, object]:
+    rows = list(markup.get("inline_keyboard", ())) if markup else []  # type: ignore[call-overload]
+    rows.append([{"text": toggle.label, "callback_data": toggle.action}])
+    return {**(markup or {}), "inline_keyboard": rows}
+
+
+def _rich_with(message_json: str, toggle: Button) -> str:
+    """The rich message with a buttons block at its end (InputRichBlockButtons, Bot API
+    10.3), when it still fits the rich limits; else as it was."""
+    message: dict[str, Any] = json.loads(message_json)
+    blocks = message.get("blocks")
+    if not isinstance(blocks, list):
+        return message_json
+    block = {"type": "buttons", "buttons": [{"text": toggle.label, "callback_data": toggle.action}]}
+    if not rich.fits([*blocks, block]):
+        return message_json
+    return json.dumps(
+        {**message, "blocks": [*blocks, block]}, ensure_ascii=False, separators=(",", ":")
+    )
+
+
+render.register(
+    Platform.TELEGRAM,
+    render.PlatformRenderer(digest=_digest, reply=_reply, text=_text, toggle=_toggle),
+)
