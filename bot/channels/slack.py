@@ -65,7 +65,7 @@ from bot.errors import (
     RateLimited,
     TransientError,
 )
-from bot.i18n import t
+from bot.i18n import LANGUAGES, negotiate, t
 from bot.models import (
     Chart,
     ChatKind,
@@ -953,7 +953,7 @@ class SlackChannel:
         flow = slack_oauth.InstallFlow(
             settings=oauth, client=client, default_lang=settings.default_language
         )
-        not_installed = "\n".join(t(lang, "slack.oauth.not_installed") for lang in ("en", "ko"))
+        not_installed = "\n".join(t(lang, "slack.oauth.not_installed") for lang in LANGUAGES)
         return AsyncApp(
             name="trendbot",
             client=client,
@@ -983,7 +983,7 @@ class SlackChannel:
                 team_id=context.team_id, enterprise_id=context.enterprise_id
             )
         except TokenKeyError:
-            text = "\n".join(t(lang, "slack.oauth.unreachable") for lang in ("en", "ko"))
+            text = "\n".join(t(lang, "slack.oauth.unreachable") for lang in LANGUAGES)
             try:
                 await context.respond(text)  # type: ignore[misc]
             except _ERRORS as exc:
@@ -1701,8 +1701,7 @@ class SlackChannel:
         """Where subscriptions work (a DM between people, a group DM), or how to invite the
         app (a private channel without it); in the user's Slack language."""
         locale = await self._user_locale(user_id)
-        lang = "ko" if locale and locale.lower().startswith("ko") else None
-        lang = lang or self._settings.default_language
+        lang = negotiate(locale, default=self._settings.default_language)
         if conversation.where == Where.PEOPLE_DM:
             return Reply(lang, t(lang, "slack.where_subscriptions_work", p=self._prefix))
         if self._bot_name:
@@ -1723,8 +1722,7 @@ class SlackChannel:
                 else:
                     locale, zone = await self._user_profile(caller.user_id)
                     caller = replace(caller, language_code=locale, timezone=zone)
-                    if locale and locale.lower().startswith("ko"):
-                        lang = "ko"
+                    lang = negotiate(locale, default=lang)
                 reply = await run(caller)
                 # A chat learns its workspace (and organisation) the first time it is used.
                 after = await self._status(caller.chat_id, note_workspace=True)

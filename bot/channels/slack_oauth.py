@@ -50,7 +50,7 @@ from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.i18n import t
+from bot.i18n import negotiate, t
 from bot.models import Platform
 from bot.store import chats as chat_store
 from bot.store import installations as store
@@ -557,12 +557,8 @@ _FLOW_LOG = logging.getLogger("bot.channels.slack.oauth")
 
 def _lang(request: AsyncBoltRequest, default: str) -> str:
     accept = request.headers.get("accept-language", [""])
-    first = (accept[0] if accept else "").split(",")[0].strip().lower()
-    if first.startswith("ko"):
-        return "ko"
-    if first.startswith("en"):
-        return "en"
-    return default
+    first = (accept[0] if accept else "").split(",")[0].split(";")[0].strip()
+    return negotiate(first or None, default=default)
 
 
 def _page(lang: str, *, title: str, body: str) -> str:

@@ -76,7 +76,7 @@ from bot.errors import (
     RateLimited,
     TransientError,
 )
-from bot.i18n import t
+from bot.i18n import LANGUAGES, SOURCE, negotiate, t
 from bot.models import (
     Chart,
     ChatKind,
@@ -85,7 +85,6 @@ from bot.models import (
     Platform,
     Reply,
     Toast,
-    is_korean,
 )
 from bot.pacing import Pacing, Replies
 from bot.render import toggle, votes
@@ -776,8 +775,10 @@ class TelegramChannel:
     async def _set_commands(self) -> None:
         """The command menus: every command in private chats and for group administrators,
         the read-only ones (``Menu.GROUP`` in :mod:`bot.commands.registry`) for other group
-        members; English for every language but Korean."""
-        for lang, language_code in (("en", None), ("ko", "ko")):
+        members; one menu per language of the catalogues, the source language's for users of
+        any other."""
+        for lang in LANGUAGES:
+            language_code = None if lang == SOURCE else lang
             for scope, commands in menu_scopes(lang):
                 try:
                     await self._bot.set_my_commands(
@@ -1121,7 +1122,7 @@ class TelegramChannel:
         )
 
     def _fallback_lang(self, caller: Caller) -> str:
-        return "ko" if is_korean(caller.language_code) else self._settings.default_language
+        return negotiate(caller.language_code, default=self._settings.default_language)
 
     async def _reply(self, chat_id: int, reply: Reply, *, thread_id: int | None) -> None:
         for part in render.reply_messages(Platform.TELEGRAM, reply):

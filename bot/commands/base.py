@@ -18,14 +18,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import schedule
 from bot.commands import registry
-from bot.i18n import clean, t
+from bot.i18n import clean, negotiate, t
 from bot.models import (
     ChatKind,
     ChatSettings,
     ChatState,
     Platform,
     Reply,
-    is_korean,
 )
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
@@ -178,9 +177,7 @@ class CommandBase:
         )
 
     def _new_chat(self, caller: Caller) -> ChatSettings:
-        lang = self._defaults.lang
-        if is_korean(caller.language_code):
-            lang = "ko"
+        lang = negotiate(caller.language_code, default=self._defaults.lang)
         zone = self._defaults.timezone
         if caller.timezone and schedule.is_place_zone(caller.timezone):
             zone = schedule.resolve_zone(caller.timezone) or zone
