@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LOCALES = ROOT / "bot" / "i18n" / "locales"
 SOURCE = "en"
 OPERATOR_ONLY = ("cli.", "log.")  # messages for the operator's terminal and logs: English
-DATE_KEYS = ("render.date",)  # CLDR date patterns rather than str.format templates
+DATE_KEYS = ("render.date_format",)  # CLDR date patterns rather than str.format templates
 DATE_FIELDS = set("GyYuUrQqMLdDFgEec")  # CLDR's date fields (no times in a date)
 CATEGORIES = ("zero", "one", "two", "few", "many", "other")
 _EXACT = re.compile(r"=\d+")

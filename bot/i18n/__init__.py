@@ -6,6 +6,7 @@ source language (:data:`SOURCE`, English) first. A file maps dotted keys (``rend
 to messages with ``str.format`` placeholders (``{count}``); a message that counts something
 is an object of its plural forms keyed by CLDR category (``{"one": ..., "other": ...}``,
 Korean has ``other`` alone), and may add forms for exact values (``"=0"``, ``"=1"``).
+``{langs}`` in any message is the languages the bot speaks, so no message lists them.
 ``t()`` falls back to English for a language without the key, and to the key itself when no
 catalogue has it, so a missing text shows up in a test rather than crashing a chat.
 
@@ -51,6 +52,9 @@ from babel import Locale, UnknownLocaleError
 from babel.dates import format_date as _babel_format_date
 
 SOURCE = "en"  # the language the messages are written in first; every other falls back to it
+# A placeholder any message may use without its caller passing it: the languages the bot
+# speaks (``en | ko``), so that no message lists them and a new file needs no edit of another.
+LANGS_FIELD = "{langs}"
 
 # A message: its text, or its plural forms by CLDR category ("one", "other") and exact
 # value ("=1").
@@ -190,6 +194,8 @@ def _message(lang: str, key: str) -> tuple[str, Message]:
 
 
 def _format(template: str, params: Mapping[str, Any]) -> str:
+    if LANGS_FIELD in template and "langs" not in params:
+        params = {**params, "langs": " | ".join(LANGUAGES)}
     if not params:
         return template
     return template.format(**{k: clean(v) if isinstance(v, str) else v for k, v in params.items()})
@@ -239,7 +245,7 @@ def language_name(code: str, lang: str) -> str:
     return named.get_display_name(_locale(lang)) or code
 
 
-def format_date(lang: str, date: dt.date, key: str = "render.date") -> str:
+def format_date(lang: str, date: dt.date, key: str = "render.date_format") -> str:
     """``date`` in the CLDR pattern the message ``key`` gives (``d MMM y``: ``3 Dec 2026``;
     ``y년 M월 d일``), with the month names of the language whose pattern it is."""
     found, pattern = _message(lang, key)

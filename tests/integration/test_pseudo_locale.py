@@ -40,7 +40,7 @@ PSEUDO = "qps-ploc"  # a private-use language tag, as pseudo-locales are named
 OPEN, CLOSE, PAD = "⟦", "⟧", "·"
 GROWTH = 0.4
 WIKI = Path(__file__).resolve().parents[2] / "bot" / "sample_wiki"
-DATE_KEYS = ("render.date",)  # CLDR patterns: the markers go in as quoted literals
+DATE_KEYS = ("render.date_format",)  # CLDR patterns: the markers go in as quoted literals
 
 
 def pseudo_text(template: str) -> str:

@@ -141,8 +141,8 @@ def test_the_languages_are_the_files() -> None:
         ),
         (lambda ko: ko.update({"cmd.help": "{"}), "ko.json: cmd.help: Single '{'"),
         (
-            lambda ko: ko.update({"render.date": "{day}.{month}"}),
-            "ko.json: render.date: not a date",
+            lambda ko: ko.update({"render.date_format": "{day}.{month}"}),
+            "ko.json: render.date_format: not a date",
         ),
     ],
 )
@@ -288,9 +288,11 @@ def test_a_language_added_is_spoken_everywhere_at_once() -> None:
         assert negotiate("XX_test") == "xx-test"
         assert t("xx-test", "cmd.help") == "XX:"
         assert t("xx-test", "cmd.admins_only") == t("en", "cmd.admins_only")  # falls back
+        assert "/lang en | ko | xx-test" in t("en", "lang.usage", value="q", p="/")
     finally:
         i18n.remove_language("xx-test")
     assert "xx-test" not in LANGUAGES
+    assert t("en", "line.lang", p="/").startswith("/lang en | ko — ")
 
 
 @pytest.mark.parametrize(
