@@ -124,7 +124,8 @@ def add_language(lang: str, messages: Mapping[str, Message]) -> None:
 
 
 def remove_language(lang: str) -> None:
-    """Stop speaking ``lang``; the languages of ``locales/`` stay."""
+    """Stop speaking ``lang`` (a language added with :func:`add_language`); the source
+    language always stays."""
     if lang != SOURCE:
         CATALOGUE.pop(lang, None)
         _locale.cache_clear()
