@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from bot.errors import ConfigError, DeliveryError, SchemaError
-from bot.models import Platform
+from bot.models import LANGUAGES, Platform
 
 # Each command imports what it needs when it runs, so `trendbot --help` and the one-shot
 # reports load no chat library, migration tool or metrics client they do not use.
@@ -134,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
         help="only chats following TAG (repeatable)",
     )
     broadcast.add_argument("--platform", choices=["telegram", "slack"], help="only this platform")
-    broadcast.add_argument("--lang", choices=["en", "ko"], help="only chats in this language")
+    broadcast.add_argument("--lang", choices=list(LANGUAGES), help="only chats in this language")
     broadcast.add_argument("--yes", action="store_true", help="send without asking")
 
     audit = commands.add_parser(

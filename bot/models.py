@@ -13,25 +13,17 @@ import hashlib
 from dataclasses import dataclass, field
 
 from bot import papers
-
-LANGUAGES = ("en", "ko")  # the bot's languages; the first is the fallback of a text
+from bot.i18n import LANGUAGES as LANGUAGES  # the files of bot/i18n/locales/, English first
+from bot.i18n import match
 
 
 def normalize_lang(value: object) -> str | None:
     """Map a language tag (``ko``, ``en-US``, ``ko_KR``) to one of the bot's languages.
 
     Returns:
-        ``"en"`` or ``"ko"``, or None when ``value`` names neither.
+        One of :data:`LANGUAGES`, or None when ``value`` names none of them.
     """
-    if not isinstance(value, str):
-        return None
-    primary = value.strip().lower().replace("_", "-").split("-", 1)[0]
-    return primary if primary in LANGUAGES else None
-
-
-def is_korean(locale: object) -> bool:
-    """Whether a platform's locale or language code (``ko``, ``ko-KR``, ``ko_KR``) is Korean."""
-    return normalize_lang(locale) == "ko"
+    return match(value)
 
 
 class Platform(enum.StrEnum):

@@ -19,6 +19,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from bot.errors import ConfigError
+from bot.i18n import LANGUAGES
 from bot.matching import schedule
 from bot.sources.git import is_git, parse_git_url
 from bot.sources.urls import redact_url, url_secrets
@@ -116,7 +117,7 @@ class Settings(BaseSettings):
     poll_interval_seconds: int = Field(default=900, ge=1, le=7 * 86400)
     default_digest_time: str = "09:00"
     default_timezone: str = "UTC"
-    default_language: Literal["en", "ko"] = "en"
+    default_language: str = "en"  # one of the languages of bot/i18n/locales/
     # A chat's first digest brings matching pages up to this many days old (at least the
     # newest few, whatever their age).
     welcome_digest_days: int = Field(default=30, ge=0, le=3650)
@@ -238,6 +239,13 @@ class Settings(BaseSettings):
     def _digest_time(cls, value: str) -> str:
         parse_hhmm(value)
         return value.strip()
+
+    @field_validator("default_language")
+    @classmethod
+    def _language(cls, value: str) -> str:
+        if value not in LANGUAGES:
+            raise ValueError("Input should be " + " or ".join(repr(lang) for lang in LANGUAGES))
+        return value
 
     @field_validator("default_timezone")
     @classmethod

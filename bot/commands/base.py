@@ -17,7 +17,7 @@ from typing import Protocol, TypeVar
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.commands import registry
-from bot.i18n import clean, t
+from bot.i18n import clean, negotiate, t
 from bot.matching import schedule
 from bot.models import (
     ChatKind,
@@ -25,7 +25,6 @@ from bot.models import (
     ChatState,
     Platform,
     Reply,
-    is_korean,
 )
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
@@ -178,9 +177,7 @@ class CommandBase:
         )
 
     def _new_chat(self, caller: Caller) -> ChatSettings:
-        lang = self._defaults.lang
-        if is_korean(caller.language_code):
-            lang = "ko"
+        lang = negotiate(caller.language_code, default=self._defaults.lang)
         zone = self._defaults.timezone
         if caller.timezone and schedule.is_place_zone(caller.timezone):
             zone = schedule.resolve_zone(caller.timezone) or zone

@@ -9,7 +9,7 @@ from bot.commands.base import CommandBase, _Context, echo, suggest_command
 from bot.commands.registry import EVERYONE, MANAGERS, Menu, command
 from bot.commands.schedule import describe_next, describe_schedule
 from bot.commands.subscription import describe_filter
-from bot.i18n import t
+from bot.i18n import language_name, t
 from bot.matching.schedule import zone_label
 from bot.models import (
     LANGUAGES,
@@ -55,7 +55,7 @@ class HelpCommands(CommandBase):
             mode=t(lang, f"cmd.mode.{chat.mode.value}"),
             time=chat.digest_time.strftime("%H:%M"),
             timezone=zone_label(chat.timezone),
-            lang=t(lang, f"cmd.lang.{chat.lang}"),
+            lang=language_name(chat.lang, lang),
             state=t(lang, f"cmd.state.{chat.state.value}"),
         )
         upcoming = describe_next(chat, next_at=record.next_digest_at, now=utcnow())

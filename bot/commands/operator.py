@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import payloads
 from bot.commands import Caller
-from bot.i18n import clean, t, tn
+from bot.i18n import clean, language_name, t, tn
 from bot.models import LANGUAGES, Button, Chart, ChartPanel, Platform, Reply, Series
 from bot.render import toggle
 from bot.settings import Settings
@@ -104,8 +104,6 @@ def parse_broadcast(args: str) -> Draft:
 
 def skipped_text(lang: str, skipped: int) -> str:
     """``3 paused or inactive chats are skipped``, or that there are none."""
-    if skipped == 0:
-        return t(lang, "admin.broadcast.skipped.none")
     return tn(lang, "admin.broadcast.skipped", skipped)
 
 
@@ -123,7 +121,7 @@ def describe_audience(audience: Audience, lang: str) -> str:
         platform = t(lang, f"admin.stats.platform.{audience.platform}")
         parts.append(t(lang, "admin.audience.platform", platform=platform))
     if audience.lang:
-        language = t(lang, f"cmd.lang.{audience.lang}")
+        language = language_name(audience.lang, lang)
         parts.append(t(lang, "admin.audience.lang", language=language))
     if not parts:
         return t(lang, "admin.broadcast.everyone")

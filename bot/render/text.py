@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
-from bot.i18n import clean, has, t, tn
+from bot import i18n
+from bot.i18n import clean, t, tn
 from bot.matching import digest
 from bot.models import Digest, DigestItem, Reply
 from bot.render import votes
@@ -113,8 +114,7 @@ def source_host(source: str) -> str:
 
 def format_date(lang: str, date: dt.date) -> str:
     """``3 Dec 2026`` in English, ``2026년 12월 3일`` in Korean."""
-    month = t(lang, f"render.month.{date.month}")
-    return t(lang, "render.date", day=date.day, month=month, year=date.year)
+    return i18n.format_date(lang, date)
 
 
 def page_count(lang: str, count: int) -> str:
@@ -156,11 +156,10 @@ def language_note(lang: str, page_lang: str, *, toggled: bool = False) -> str:
     language says it has only its own (``(only in Korean)``)."""
     if page_lang == lang:
         return ""
-    family = "render.only_in" if toggled else "render.lang_note"
-    key = f"{family}.{page_lang}"
-    if has(key):
-        return t(lang, key)
-    return t(lang, f"{family}.other", lang=digest.truncate(page_lang, 16))
+    key = "render.only_in" if toggled else "render.lang_note"
+    if page_lang in i18n.LANGUAGES:
+        return t(lang, key, lang=i18n.language_name(page_lang, lang))
+    return t(lang, key, lang=digest.truncate(page_lang, 16))
 
 
 # The same page goes to many chats in one language: its entry is made once (a page that

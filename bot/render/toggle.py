@@ -12,19 +12,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot import render
-from bot.i18n import t
+from bot.i18n import LANGUAGES, SOURCE, t
 from bot.models import Button, Outgoing, Page, Platform
 
 TOGGLE = "lang:"
-LANGS = ("en", "ko")  # the languages the catalogues and the pages speak
 MAX_ROW_ID = 2**63 - 1  # outbox.id is a 64-bit integer column
 AUDIT_ACTION = "digest.toggled"  # the audit log's entry of a press, which ``stats`` counts
 ACTION_ID = "trend:lang"  # Slack: the toggle's action_id (bot/channels/slack/)
 
 
 def other(lang: str) -> str:
-    """The language the toggle offers to a ``lang`` chat."""
-    return "en" if lang == "ko" else "ko"
+    """The language the toggle offers to a ``lang`` chat: the source language (English),
+    and to a chat in it the first other language of the catalogues."""
+    if lang != SOURCE:
+        return SOURCE
+    return next((other for other in LANGUAGES if other != SOURCE), SOURCE)
 
 
 def action(to: str, row_id: int) -> str:
@@ -37,7 +39,7 @@ def parse(data: str) -> tuple[str, int] | None:
     if not data.startswith(TOGGLE):
         return None
     lang, _, rest = data.removeprefix(TOGGLE).partition(":")
-    if lang not in LANGS or not rest.isascii() or not rest.isdigit() or len(rest) > 19:
+    if lang not in LANGUAGES or not rest.isascii() or not rest.isdigit() or len(rest) > 19:
         return None
     row_id = int(rest)
     return (lang, row_id) if 0 < row_id <= MAX_ROW_ID else None

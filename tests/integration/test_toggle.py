@@ -27,6 +27,7 @@ from bot.delivery.engine import Delivery
 from bot.i18n import t
 from bot.models import Page, PageText, Platform
 from bot.render import toggle
+from bot.render.text import language_note
 from bot.store import outbox
 from bot.store import pages as page_store
 from bot.store.schema import audit_log, pages
@@ -176,10 +177,10 @@ async def test_telegram_a_press_edits_the_digest_into_the_other_language_and_bac
         if other == "ko":
             assert f"제목 {BOTH}" in text and f"제목 {KO_ONLY}" in text
             # The English-only page, in English, saying it has no Korean text.
-            assert f"Title {EN_ONLY} {t('ko', 'render.only_in.en')}" in text
+            assert f"Title {EN_ONLY} {language_note('ko', 'en', toggled=True)}" in text
         else:
             assert f"Title {BOTH}" in text and f"Title {EN_ONLY}" in text
-            assert f"제목 {KO_ONLY} {t('en', 'render.only_in.ko')}" in text
+            assert f"제목 {KO_ONLY} {language_note('en', 'ko', toggled=True)}" in text
         assert t(other, "render.header", date="", pages="").split("·")[0] in text
         # The toggle now offers the chat's own language back.
         assert last_row(toggled) == [
@@ -199,7 +200,7 @@ async def test_telegram_a_press_edits_the_digest_into_the_other_language_and_bac
         own, foreign = (BOTH, KO_ONLY) if lang == "en" else (BOTH, EN_ONLY)
         prefix = "Title" if lang == "en" else "제목"
         assert f"{prefix} {own}" in back["text"]
-        note = t(lang, f"render.only_in.{other}")
+        note = language_note(lang, other, toggled=True)
         assert note in back["text"] and f"{foreign}" in back["text"]
     assert all(c.ok for c in tg.calls("editMessageText"))
     assert len(tg.calls("sendMessage", ok=True)) == len(tg.messages_to(PRIVATE))
@@ -243,7 +244,7 @@ async def test_telegram_a_rich_digest_is_edited_in_place_with_rich_message(
         edited = tg.messages_to(PRIVATE)[-1]
         assert edited["message_id"] == sent["message_id"] and "text" not in edited
         shown = str(edited["rich_message"])
-        assert f"제목 {BOTH}" in shown and t("ko", "render.only_in.en") in shown
+        assert f"제목 {BOTH}" in shown and language_note("ko", "en", toggled=True) in shown
         assert edited["rich_message"]["blocks"][-1]["buttons"] == [
             {"text": "English", "callback_data": f"lang:en:{row_id}"}
         ]
@@ -381,9 +382,9 @@ async def test_slack_a_press_shows_the_other_language_to_the_presser_only(
     assert ephemeral["channel"] == CHANNEL and sl.ephemerals_to(USER) == []
     text = str(ephemeral["blocks"])
     if other == "ko":
-        assert f"제목 {BOTH}" in text and t("ko", "render.only_in.en") in text
+        assert f"제목 {BOTH}" in text and language_note("ko", "en", toggled=True) in text
     else:
-        assert f"Title {BOTH}" in text and t("en", "render.only_in.ko") in text
+        assert f"Title {BOTH}" in text and language_note("en", "ko", toggled=True) in text
     back = toggle_button(ephemeral)
     assert back["value"] == f"lang:{lang}:{row_id}"
     assert back["text"]["text"] == t(lang, "render.toggle")

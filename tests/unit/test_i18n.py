@@ -1,5 +1,5 @@
-"""The message catalogues as a whole: every area's messages, merged (``bot.i18n.CATALOGUE``),
-so messages added anywhere are held to the same rules.
+"""The message catalogues as a whole, read from their files (``bot/i18n/locales/*.json``), so
+a message a translator adds is held to the same rules as the rest.
 
 Korean: rendered with sample values for every placeholder, no message puts a space before
 a particle (``/resume 을``, ``09:00 (UTC) 에``, ``1 부터``), none writes a paired particle
@@ -8,14 +8,40 @@ a particle (``/resume 을``, ``09:00 (UTC) 에``, ``1 부터``), none writes a p
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import re
 import string
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.i18n import CATALOGUE, GLOSSARY_KO_AVOID, clean, t, tn
+from bot import i18n
+from bot.i18n import GLOSSARY_KO_AVOID, clean, negotiate, t, tn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import i18n_export
+
+LOCALES = Path(__file__).resolve().parents[2] / "bot" / "i18n" / "locales"
+
+
+def read_catalogue(lang: str) -> dict[str, str]:
+    """``LOCALES/<lang>.json`` with every form of a plural message as a message of its own
+    (``render.pages[other]``)."""
+    data = json.loads((LOCALES / f"{lang}.json").read_text(encoding="utf-8"))
+    flat: dict[str, str] = {}
+    for key, message in data.items():
+        if isinstance(message, dict):
+            flat.update({f"{key}[{form}]": text for form, text in message.items()})
+        else:
+            flat[key] = message
+    return flat
+
+
+CATALOGUE = {path.stem: read_catalogue(path.stem) for path in sorted(LOCALES.glob("*.json"))}
 
 # Placeholder values that look like what the bot substitutes; a name not listed gets "rl".
 SAMPLES: dict[str, object] = {
@@ -69,6 +95,8 @@ _PAIRED = re.compile(r"[을를은는이가와과]\s*\([을를은는이가와과]
 def rendered_korean() -> dict[str, str]:
     out: dict[str, str] = {}
     for key, template in CATALOGUE["ko"].items():
+        if key in i18n_export.DATE_KEYS:
+            continue
         names = {name for _, name, _, _ in string.Formatter().parse(template) if name}
         out[key] = template.format(**{name: SAMPLES.get(name, "rl") for name in names})
     return out
@@ -78,15 +106,55 @@ KOREAN = rendered_korean()
 
 
 def test_every_message_exists_in_both_languages_with_the_same_placeholders() -> None:
-    def fields(text: str) -> set[str]:
-        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
-
+    """The catalogue check (``scripts/i18n_export.py --check``): the same keys and
+    placeholders in every language, the plural forms CLDR gives each."""
     english, korean = CATALOGUE["en"], CATALOGUE["ko"]
     only_english = {k for k in english.keys() - korean.keys() if not k.startswith(("cli.", "log."))}
-    assert only_english == set()
-    assert korean.keys() - english.keys() == set()
-    for key in korean:
-        assert fields(korean[key]) == fields(english[key]), key
+    assert {k for k in only_english if "[" not in k} == set()
+    assert {k for k in korean.keys() - english.keys() if "[" not in k} == set()
+    assert i18n_export.problems(i18n_export.read(LOCALES)) == []
+
+
+def test_the_languages_are_the_files() -> None:
+    assert list(i18n.LANGUAGES) == [
+        "en",
+        *sorted(p.stem for p in LOCALES.glob("*.json") if p.stem != "en"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda ko: ko.pop("cmd.help"), "ko.json: cmd.help is missing"),
+        (lambda ko: ko.update({"cmd.nothing": "x"}), "ko.json: cmd.nothing is not in en.json"),
+        (
+            lambda ko: ko.update({"time.set": "{time}"}),
+            "ko.json: time.set: placeholders ['time'], English has ['time', 'timezone']",
+        ),
+        (
+            lambda ko: ko.update({"render.pages": {"one": "{count}", "other": "{count}"}}),
+            "ko.json: render.pages: plural forms ['one', 'other'], CLDR has ['other']",
+        ),
+        (
+            lambda ko: ko.update({"render.pages": {"other": "{pages}"}}),
+            "ko.json: render.pages[other]: placeholders ['pages'], want ['count']",
+        ),
+        (lambda ko: ko.update({"cmd.help": "{"}), "ko.json: cmd.help: Single '{'"),
+        (
+            lambda ko: ko.update({"render.date_format": "{day}.{month}"}),
+            "ko.json: render.date_format: not a date",
+        ),
+    ],
+)
+def test_the_check_catches_what_it_is_for(change: object, problem: str) -> None:
+    catalogues = i18n_export.read(LOCALES)
+    change(catalogues["ko"])  # type: ignore[operator]
+    found = i18n_export.problems(catalogues)
+    assert found and found[0].startswith(problem), found
+
+
+def test_the_check_script_passes() -> None:
+    assert i18n_export.main(["--check"]) == 0
 
 
 @pytest.mark.parametrize("key", sorted(KOREAN))
@@ -158,12 +226,88 @@ def test_english_counts_take_the_right_form(key: str, one: str, two: str) -> Non
     assert tn("en", key, 2, skipped="x") == two
 
 
-def test_every_plural_message_has_both_forms() -> None:
+def test_every_plural_message_has_the_forms_of_cldr() -> None:
     for lang, messages in CATALOGUE.items():
         for key in messages:
-            stem, _, form = key.rpartition(".")
-            if form == "one":
-                assert f"{stem}.other" in messages, (lang, key)
+            stem, _, form = key.partition("[")
+            if form:
+                assert f"{stem}[other]" in messages, (lang, key)
+
+
+@pytest.mark.parametrize(
+    ("lang", "count", "category"),
+    [
+        ("en", 1, "one"),
+        ("en", 0, "other"),
+        ("en", 2, "other"),
+        ("ko", 1, "other"),
+        ("ru", 1, "one"),
+        ("ru", 3, "few"),
+        ("ru", 5, "many"),
+        ("ar", 0, "zero"),
+        ("zz", 1, "one"),
+    ],  # a language CLDR does not know: the source language's rules
+)
+def test_plural_categories_are_cldr_s(lang: str, count: int, category: str) -> None:
+    assert i18n.plural_category(lang, count) == category
+
+
+def test_exact_forms_come_before_the_category() -> None:
+    assert tn("en", "admin.broadcast.skipped", 0) == "no chat is paused or inactive"
+    assert tn("en", "admin.broadcast.skipped", 1) == "1 paused or inactive chat is skipped"
+    assert "하나 더" in tn("ko", "console.buttons_gone", 1, number=2)
+    assert "2개 더" in tn("ko", "console.buttons_gone", 2, number=2)
+
+
+@pytest.mark.parametrize(
+    ("locale", "default", "lang"),
+    [
+        ("ko", None, "ko"),
+        ("ko-KR", None, "ko"),  # Slack's locale
+        ("ko_KR", None, "ko"),
+        ("KO", None, "ko"),
+        (" en-US ", "ko", "en"),  # Telegram's language_code may carry a region
+        ("fr", "ko", "ko"),  # a language the bot does not speak: the operator's default
+        ("kok", None, "en"),  # Konkani, not Korean
+        ("", "ko", "ko"),
+        (None, "ko", "ko"),
+        (None, None, "en"),
+        (None, "xx", "en"),  # a default the catalogues do not have: the source language
+    ],
+)
+def test_negotiate(locale: str | None, default: str | None, lang: str) -> None:
+    assert negotiate(locale, default=default) == lang
+
+
+def test_a_language_added_is_spoken_everywhere_at_once() -> None:
+    from bot.models import LANGUAGES
+
+    i18n.add_language("xx-test", {"cmd.help": "XX:"})
+    try:
+        assert "xx-test" in LANGUAGES and "xx-test" in i18n.LANGUAGES
+        assert negotiate("XX_test") == "xx-test"
+        assert t("xx-test", "cmd.help") == "XX:"
+        assert t("xx-test", "cmd.admins_only") == t("en", "cmd.admins_only")  # falls back
+        assert "/lang en | ko | xx-test" in t("en", "lang.usage", value="q", p="/")
+    finally:
+        i18n.remove_language("xx-test")
+    assert "xx-test" not in LANGUAGES
+    assert t("en", "line.lang", p="/").startswith("/lang en | ko — ")
+
+
+@pytest.mark.parametrize(
+    ("lang", "name"),
+    [("en", "English"), ("ko", "Korean")],
+)
+def test_language_names_are_cldr_s(lang: str, name: str) -> None:
+    assert i18n.language_name(lang, "en") == name
+    assert i18n.language_name("en", "ko") == "영어"
+    assert i18n.language_name("ko", "ko") == "한국어"
+
+
+def test_dates_use_cldr_month_names() -> None:
+    assert i18n.format_date("en", dt.date(2026, 3, 9)) == "9 Mar 2026"
+    assert i18n.format_date("ko", dt.date(2026, 3, 9)) == "2026년 3월 9일"
 
 
 # ---------------------------------------------------------------- display spoofing

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.i18n import render as render_messages
+from bot.i18n import CATALOGUE
 from bot.models import Button, Digest, DigestItem, Page, PageText, Reply
 from bot.render import text
 from bot.render.text import render_digest, render_reply
@@ -174,10 +174,11 @@ def test_split_text_keeps_every_word(s: str, limit: int) -> None:
 
 
 def test_every_render_message_in_both_languages() -> None:
-    en, ko = render_messages.MESSAGES["en"], render_messages.MESSAGES["ko"]
+    en = {k: v for k, v in CATALOGUE["en"].items() if k.startswith("render.")}
+    ko = {k: v for k, v in CATALOGUE["ko"].items() if k.startswith("render.")}
     assert en.keys() == ko.keys()
     assert all(key.startswith("render.") for key in en)
-    assert all(en[key].strip() and ko[key].strip() for key in en)
+    assert all(str(en[key]).strip() and str(ko[key]).strip() for key in en)
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.i18n import negotiate
 from bot.matching import filters
-from bot.models import is_korean, normalize_lang
+from bot.models import normalize_lang
 from bot.tags import MAX_TAG_LENGTH, normalize_tag
 
 
@@ -61,5 +62,5 @@ def test_a_page_tag_is_a_tag_a_chat_can_subscribe_to(text: str) -> None:
     ],
 )
 def test_is_korean(code: str | None, korean: bool, lang: str | None) -> None:
-    assert is_korean(code) is korean
+    assert (negotiate(code) == "ko") is korean
     assert normalize_lang(code) == lang

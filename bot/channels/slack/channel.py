@@ -46,7 +46,7 @@ from bot.errors import (
     PlatformAuthFailed,
     TransientError,
 )
-from bot.i18n import t
+from bot.i18n import LANGUAGES, t
 from bot.models import (
     Platform,
     Reply,
@@ -181,7 +181,7 @@ class SlackChannel(EventHandlers):
         flow = slack_install.InstallFlow(
             settings=oauth, client=client, default_lang=settings.default_language
         )
-        not_installed = "\n".join(t(lang, "slack.oauth.not_installed") for lang in ("en", "ko"))
+        not_installed = "\n".join(t(lang, "slack.oauth.not_installed") for lang in LANGUAGES)
         return AsyncApp(
             name="trendbot",
             client=client,

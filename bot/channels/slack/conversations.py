@@ -48,7 +48,7 @@ from bot.errors import (
     RateLimited,
     TransientError,
 )
-from bot.i18n import t
+from bot.i18n import negotiate, t
 from bot.models import (
     Chart,
     ChatKind,
@@ -287,8 +287,7 @@ class ChannelBase:
         """Where subscriptions work (a DM between people, a group DM), or how to invite the
         app (a private channel without it); in the user's Slack language."""
         locale = await self._user_locale(user_id)
-        lang = "ko" if locale and locale.lower().startswith("ko") else None
-        lang = lang or self._settings.default_language
+        lang = negotiate(locale, default=self._settings.default_language)
         if conversation.where == Where.PEOPLE_DM:
             return Reply(lang, t(lang, "slack.where_subscriptions_work", p=self._prefix))
         if self._bot_name:
@@ -309,8 +308,7 @@ class ChannelBase:
                 else:
                     locale, zone = await self._user_profile(caller.user_id)
                     caller = replace(caller, language_code=locale, timezone=zone)
-                    if locale and locale.lower().startswith("ko"):
-                        lang = "ko"
+                    lang = negotiate(locale, default=lang)
                 reply = await run(caller)
                 # A chat learns its workspace (and organisation) the first time it is used.
                 after = await self._status(caller.chat_id, note_workspace=True)

@@ -31,7 +31,7 @@ from bot.channels.slack.client import (
 )
 from bot.channels.slack.conversations import ChannelBase, _chat_ctx
 from bot.commands import Caller
-from bot.i18n import t
+from bot.i18n import LANGUAGES, t
 from bot.models import (
     ChatState,
     Platform,
@@ -297,7 +297,7 @@ class EventHandlers(ChannelBase):
                 team_id=context.team_id, enterprise_id=context.enterprise_id
             )
         except TokenKeyError:
-            text = "\n".join(t(lang, "slack.oauth.unreachable") for lang in ("en", "ko"))
+            text = "\n".join(t(lang, "slack.oauth.unreachable") for lang in LANGUAGES)
             try:
                 await context.respond(text)  # type: ignore[misc]
             except _ERRORS as exc:

@@ -46,7 +46,7 @@ from bot.channels.slack.oauth import (
     bot_of,
     record_of,
 )
-from bot.i18n import t
+from bot.i18n import negotiate, t
 from bot.store import installations as store
 
 
@@ -209,12 +209,8 @@ _FLOW_LOG = logging.getLogger("bot.channels.slack.oauth")
 
 def _lang(request: AsyncBoltRequest, default: str) -> str:
     accept = request.headers.get("accept-language", [""])
-    first = (accept[0] if accept else "").split(",")[0].strip().lower()
-    if first.startswith("ko"):
-        return "ko"
-    if first.startswith("en"):
-        return "en"
-    return default
+    first = (accept[0] if accept else "").split(",")[0].split(";")[0].strip()
+    return negotiate(first or None, default=default)
 
 
 def _page(lang: str, *, title: str, body: str) -> str:

@@ -54,7 +54,7 @@ from bot.delivery.pacing import Pacing, Replies
 from bot.errors import (
     ConfigError,
 )
-from bot.i18n import t
+from bot.i18n import LANGUAGES, SOURCE, t
 from bot.models import (
     Platform,
     Reply,
@@ -283,8 +283,10 @@ class TelegramChannel(ButtonHandlers):
     async def _set_commands(self) -> None:
         """The command menus: every command in private chats and for group administrators,
         the read-only ones (``Menu.GROUP`` in :mod:`bot.commands.registry`) for other group
-        members; English for every language but Korean."""
-        for lang, language_code in (("en", None), ("ko", "ko")):
+        members; one menu per language of the catalogues, the source language's for users of
+        any other."""
+        for lang in LANGUAGES:
+            language_code = None if lang == SOURCE else lang
             for scope, commands in menu_scopes(lang):
                 try:
                     await self._bot.set_my_commands(

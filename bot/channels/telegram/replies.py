@@ -42,13 +42,13 @@ from bot.channels.telegram.client import (
 from bot.channels.telegram.sender import _markup, post_message
 from bot.commands import Caller, CommandCore
 from bot.delivery.pacing import Replies
+from bot.i18n import negotiate
 from bot.models import (
     Chart,
     ChatKind,
     Outgoing,
     Platform,
     Reply,
-    is_korean,
 )
 from bot.render import charts
 from bot.settings import Settings
@@ -83,7 +83,7 @@ class ChannelReplies:
         )
 
     def _fallback_lang(self, caller: Caller) -> str:
-        return "ko" if is_korean(caller.language_code) else self._settings.default_language
+        return negotiate(caller.language_code, default=self._settings.default_language)
 
     async def _can_manage(self, chat_id: int, user_id: int) -> bool:
         key = (chat_id, user_id)
