@@ -110,7 +110,10 @@ def render_png(chart: Chart) -> bytes:
         # A glyph that a font lacks after all would be a warning and an empty box, not an
         # error; warnings are never the way a chart fails.
         with (
-            rc_context({"font.family": "sans-serif", "font.sans-serif": families}),
+            # Labels are tags and titles, never TeX: a "$" in one is drawn as a dollar sign.
+            rc_context(
+                {"font.family": "sans-serif", "font.sans-serif": families, "text.parse_math": False}
+            ),
             warnings.catch_warnings(),
         ):
             warnings.simplefilter("ignore")

@@ -8,7 +8,7 @@ import sys
 import warnings
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot.models import Chart, ChartPanel
@@ -95,6 +95,7 @@ async def test_picture_never_raises_and_logs_one_line(caplog: pytest.LogCaptureF
         max_size=10,
     )
 )
+@example([("$$", 1.0), ("$x^2$ \\frac", -2.0)])  # TeX syntax in a tag is drawn as text
 def test_any_labels_and_weights_draw(found: list[tuple[str, float]]) -> None:
     labels, values = zip(*found, strict=True)
     assert charts.render_png(weights(tuple(labels), tuple(values))).startswith(PNG)
