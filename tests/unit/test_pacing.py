@@ -167,6 +167,32 @@ async def test_a_send_counts_from_when_its_request_was_written() -> None:
     assert stamps == [0.0, pytest.approx(0.2 + window)]
 
 
+# (the loop's stalls while the request is written: before its headers, before its body)
+WRITTEN_LATE = [(0.0, 0.0), (0.2, 0.0), (0.0, 0.05), (0.03, 0.3)]
+
+
+@pytest.mark.parametrize(("before_headers", "before_body"), WRITTEN_LATE)
+async def test_a_send_counts_from_the_last_part_of_its_request_on_the_paces_clock(
+    before_headers: float, before_body: float
+) -> None:
+    """The transport says when each part of the request is handed to the socket, and the
+    stamp is read on the pace's own clock (the fake one here): the last part counts."""
+    clock = FakeClock()
+    pace = Pace(1, clock=clock, sleep=clock.sleep)
+    window = 1.0 + PACE_WINDOW_MARGIN_SECONDS
+
+    async def two() -> list[float]:
+        first = await pace.acquire()
+        clock.stall(before_headers)
+        request_written()
+        clock.stall(before_body)
+        request_written()
+        return [first, await pace.acquire()]
+
+    (stamps,) = await clock.run(two())
+    assert stamps == [0.0, pytest.approx(before_headers + before_body + window)]
+
+
 async def test_a_short_stall_is_made_up_at_once_a_long_one_is_not() -> None:
     clock = FakeClock()
     pace = Pace(200, clock=clock, sleep=clock.sleep)
