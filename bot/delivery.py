@@ -52,7 +52,7 @@ from bot.errors import (
 )
 from bot.failures import Outcome
 from bot.models import ChatSettings, ChatState, Outgoing, Page, Platform
-from bot.pacing import PER_CHAT_MARGIN_SECONDS, Pace, Pacing
+from bot.pacing import PER_CHAT_MARGIN_SECONDS, Pace, Pacing, written_at
 from bot.render import toggle
 from bot.store import chats as chat_store
 from bot.store import outbox
@@ -798,8 +798,11 @@ class Delivery:
             ref = await sender.send(
                 chat.chat_id, part, thread=queue.thread if part.in_thread else None
             )
+            started = written_at(started)  # the chat's next message keeps its distance
             return started, ref
         finally:
+            if started is not None:
+                started = written_at(started)
             self._pacing[chat.platform].chats.left(slot, at=started, interval=interval)
 
     def _pace_of(self, sender: Sender, chat: ChatSettings) -> Pace:

@@ -204,6 +204,14 @@ def request_written(at: float | None = None) -> None:
         stamp[0] = at
 
 
+def written_at(stamp: float) -> float:
+    """When the send this task was let go for at ``stamp`` left, as the transport said
+    (:func:`request_written`); ``stamp`` when it said nothing. A chat's next message keeps
+    its distance from this: a request written late leaves late."""
+    leaving = _LEAVING.get()
+    return stamp if leaving is None else max(stamp, leaving[0][0])
+
+
 class ChatSlots:
     """When the next message may leave for each chat (or each set of chats sharing a
     limit, such as the topics of one Telegram forum group: the caller names the key).
@@ -375,7 +383,7 @@ class Replies:
                 metrics.REPLIES.labels(self._platform, "sent").inc()
                 return result
             finally:
-                chats.left(chat, at=at, interval=interval)
+                chats.left(chat, at=None if at is None else written_at(at), interval=interval)
             wait = self._retry_wait(error, attempt)
             if wait is None:
                 break
