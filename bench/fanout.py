@@ -39,9 +39,11 @@ taught, drawn from the 14 page tags and 20 others, so its digest is ranked; with
 ``--plan-limit N`` every chat's digest is cut at its N best pages.
 
 Part 3, ``--beside-run``: a live ``trendbot run`` (``--replicas`` of them on PostgreSQL) on
-a database of ``--beside-chats`` chats (2,000) each with 5 new pages, the cap at
-``--beside-cap`` (300) messages/s for the bot and the server alike, 100 ms per request; then
-``trendbot digest --now`` plans every digest and, seeing the run, leaves the sending to it.
+a database of ``--beside-chats`` chats (2,000; 0: cap x ``--seconds``) each with 5 new pages,
+at every cap of ``--beside-cap`` (300; comma-separated) messages/s for the bot and the server
+alike (paid broadcasts above 30/s, as in part 1) and latency of ``--latencies``, ``--repeat``
+rounds of each; then ``trendbot digest --now`` plans every digest and, seeing the run, leaves
+the sending to it.
 Figures: 429s answered, limit violations, the rate from the first message to the last (the
 server's count polled every 100 ms; the rate between the first poll that saw a message and
 the last before the end), the command's wall time, and the CPU of the run processes.
@@ -65,7 +67,7 @@ the machine being otherwise idle: the table's first line gives its load average.
         [--plan-chats 100000] [--plan-pages 50] [--plan-voted-tags 20] [--plan-limit 10]
         [--plan-stores sqlite,postgresql] [--profile DIR]
     .venv/bin/python bench/fanout.py --beside-run [--database-url URL] [--replicas N]
-        [--beside-chats 2000] [--beside-cap 300]
+        [--beside-chats 2000] [--beside-cap 30,200,1000] [--latencies 100,300] [--repeat 3]
 
 ``--database-url`` (a PostgreSQL server URL, e.g. postgresql+asyncpg://postgres@127.0.0.1/test)
 runs part 1 on PostgreSQL instead of SQLite and part 2 on both; scratch databases are created
@@ -1126,6 +1128,22 @@ def cpu_seconds(pid: int) -> float:
 
 
 async def part_beside_run(args: argparse.Namespace, rows: list[Row]) -> None:
+    """``digest --now`` beside a live ``trendbot run`` at every cap of ``--beside-cap`` and
+    latency of ``--latencies``, ``--repeat`` rounds of each."""
+    if args.repeat < 1:
+        raise SystemExit(f"--repeat must be 1 or more, not {args.repeat}")
+    for cap in (int(c) for c in str(args.beside_cap).split(",")):
+        for latency in (float(ms) / 1000 for ms in args.latencies.split(",")):
+            for repeat in range(args.repeat):
+                tag = f" #{repeat + 1}" if args.repeat > 1 else ""
+                await beside_round(args, rows, cap=cap, latency=latency, tag=tag)
+            rows.append(Row("3 beside run", combo_label(cap, latency), "load average after",
+                            load_average()))  # fmt: skip
+
+
+async def beside_round(
+    args: argparse.Namespace, rows: list[Row], *, cap: int, latency: float, tag: str
+) -> None:
     """``digest --now`` beside a live ``trendbot run``: one rate budget for both."""
     from bot.ops.leader import RENEW_SECONDS, live_services
     from bot.service import SHARE_SETTLE_SECONDS
@@ -1136,19 +1154,25 @@ async def part_beside_run(args: argparse.Namespace, rows: list[Row]) -> None:
     work = Path(tempfile.mkdtemp(prefix="beside-"))
     (work / "wiki").mkdir()
     runs: list[asyncio.subprocess.Process] = []
+    chat_count = args.beside_chats or round(cap * args.seconds)
+    paid = cap > FREE_RATE
     try:
         url = await databases.new()
         # Each chat's next digest is hours away: only digest --now plans them.
-        await seed(url, chat_count=args.beside_chats, page_count=5, delivery=True, plan=False)
-        async with fake_telegram(rate=args.beside_cap) as (base_url, port):
+        await seed(url, chat_count=chat_count, page_count=5, delivery=True, plan=False)
+        async with fake_telegram(rate=min(cap, FREE_RATE), latency=latency, paid_rate=cap) as (
+            base_url,
+            port,
+        ):
             env = dict(
                 contract_free_env(),
                 DATABASE_URL=url,
                 WIKI_SOURCES=str(work / "wiki"),
                 TELEGRAM_BOT_TOKEN=TOKEN,
                 TELEGRAM_API_BASE_URL=base_url,
-                TELEGRAM_RATE_PER_SECOND=str(args.beside_cap),
-                TELEGRAM_PAID_BROADCAST="true",  # a cap over 30 a second needs it
+                TELEGRAM_RATE_PER_SECOND=str(cap),
+                # A cap over 30 a second needs paid broadcasts, which the server holds to it.
+                TELEGRAM_PAID_BROADCAST="true" if paid else "false",
                 HTTP_PORT="0",
                 POLL_INTERVAL_SECONDS="3600",
                 LOG_LEVEL="WARNING",
@@ -1178,8 +1202,9 @@ async def part_beside_run(args: argparse.Namespace, rows: list[Row]) -> None:
             await engine.dispose()
             if args.replicas > 1:  # until each replica counts the others in its share
                 await asyncio.sleep(2 * RENEW_SECONDS + SHARE_SETTLE_SECONDS)
-            print(f"[beside-run] digest --now beside {args.replicas} run(s) on "
-                  f"{databases.backend} ...", file=sys.stderr, flush=True)  # fmt: skip
+            print(f"[beside-run] digest --now beside {args.replicas} run(s), "
+                  f"{combo_label(cap, latency)}{tag} on {databases.backend} ({chat_count:,} "
+                  "chats) ...", file=sys.stderr, flush=True)  # fmt: skip
             cpu_before = sum(cpu_seconds(p.pid) for p in runs)
             started = time.monotonic()
             command = await asyncio.create_subprocess_exec(
@@ -1223,9 +1248,11 @@ async def part_beside_run(args: argparse.Namespace, rows: list[Row]) -> None:
         else 0.0
     )
     first = next((t for t, n in samples if n > 0), started)
-    run = f"digest --now beside {args.replicas} run(s) [{databases.backend}]"
+    run = (
+        f"digest --now beside {args.replicas} run(s), {combo_label(cap, latency)} "
+        f"[{databases.backend}]{tag}"
+    )
     part = "3 beside run"
-    cap = args.beside_cap
     rows += [
         Row(part, run, "command's summary", lines[-1] if lines else "(none)"),
         Row(part, run, "left to the run", "yes" if len(lines) > 1 else "NO: sent itself"),
@@ -1377,7 +1404,8 @@ def main() -> None:
         "--repeat",
         type=int,
         default=1,
-        help="part 1: rounds of the runs at each cap and latency; the ratio is their median",
+        help="parts 1 and 3: rounds of the runs at each cap and latency; part 1's ratio is "
+        "their median",
     )
     parser.add_argument(
         "--runs",
@@ -1403,8 +1431,14 @@ def main() -> None:
     parser.add_argument(
         "--beside-run", action="store_true", help="part 3 alone: digest --now beside a live run"
     )
-    parser.add_argument("--beside-chats", type=int, default=2_000)
-    parser.add_argument("--beside-cap", type=int, default=300)
+    parser.add_argument(
+        "--beside-chats", type=int, default=2_000, help="part 3: chats; 0: cap x --seconds"
+    )
+    parser.add_argument(
+        "--beside-cap",
+        default="300",
+        help="part 3: caps, comma-separated (each at every latency of --latencies)",
+    )
     parser.add_argument(
         "--replicas", type=int, default=1, help="part 3: trendbot run replicas (PostgreSQL)"
     )

@@ -46,7 +46,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot import dberrors, metrics, payloads, render
 from bot.delivery import failures
 from bot.delivery.failures import Outcome
-from bot.delivery.pacing import PER_CHAT_MARGIN_SECONDS, Pace, Pacing
+from bot.delivery.pacing import PER_CHAT_MARGIN_SECONDS, Pace, Pacing, written_at
 from bot.errors import (
     DeliveryError,
     RateLimited,
@@ -799,8 +799,11 @@ class Delivery:
             ref = await sender.send(
                 chat.chat_id, part, thread=queue.thread if part.in_thread else None
             )
+            started = written_at(started)  # the chat's next message keeps its distance
             return started, ref
         finally:
+            if started is not None:
+                started = written_at(started)
             self._pacing[chat.platform].chats.left(slot, at=started, interval=interval)
 
     def _pace_of(self, sender: Sender, chat: ChatSettings) -> Pace:

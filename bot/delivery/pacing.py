@@ -58,15 +58,16 @@ REPLY_BACKOFF_SECONDS = 0.5
 # comes later than this is of little use, but it still comes).
 REPLY_MAX_WAIT_SECONDS = 60.0
 
-# The stamp of the send this task was last let go for; the transport moves it on to when the
-# request was written (:func:`request_written`).
-_LEAVING: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
-    "pacing_leaving", default=None
-)
-
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 T = TypeVar("T")
+
+# The stamp of the send this task was last let go for, and the clock of the pace that let it
+# go; the transport moves the stamp on to when the request was written
+# (:func:`request_written`).
+_LEAVING: contextvars.ContextVar[tuple[list[float], Clock] | None] = contextvars.ContextVar(
+    "pacing_leaving", default=None
+)
 
 
 class Pace:
@@ -129,7 +130,7 @@ class Pace:
             now = self._clock()
             if self._due() <= now:
                 stamp = self._let_go(now)
-                _LEAVING.set(stamp)
+                _LEAVING.set((stamp, self._clock))
                 return stamp[0]
         ticket: asyncio.Future[list[float]] = asyncio.get_running_loop().create_future()
         queue = self._first if first else self._rest
@@ -146,7 +147,7 @@ class Pace:
                 self._driver = None
             raise
         stamp[0] = max(stamp[0], self._clock())
-        _LEAVING.set(stamp)
+        _LEAVING.set((stamp, self._clock))
         return stamp[0]
 
     def _due(self) -> float:
@@ -186,14 +187,29 @@ class Pace:
                 self._driver = None
 
 
-def request_written(at: float) -> None:
+def request_written(at: float | None = None) -> None:
     """The transport wrote the request of the send this task was let go for at ``at``
-    (``time.monotonic()``): the send counts from then. A request that waited for a
-    connection, or for a core, after its turn would otherwise leave later than its stamp
-    says, closer to the sends a window after it than the platform allows."""
-    stamp = _LEAVING.get()
-    if stamp is not None and at > stamp[0]:
+    (default: now, on the clock of the pace that let it go): the send counts from then. A
+    request that waited for a connection, or for a core, after its turn would otherwise
+    leave later than its stamp says, closer to the sends a window after it than the
+    platform allows. The transport calls it as each part of the request is handed to the
+    socket (a task it starts for the body inherits the stamp), so the last part counts."""
+    leaving = _LEAVING.get()
+    if leaving is None:
+        return
+    stamp, clock = leaving
+    if at is None:
+        at = clock()
+    if at > stamp[0]:
         stamp[0] = at
+
+
+def written_at(stamp: float) -> float:
+    """When the send this task was let go for at ``stamp`` left, as the transport said
+    (:func:`request_written`); ``stamp`` when it said nothing. A chat's next message keeps
+    its distance from this: a request written late leaves late."""
+    leaving = _LEAVING.get()
+    return stamp if leaving is None else max(stamp, leaving[0][0])
 
 
 class ChatSlots:
@@ -367,7 +383,7 @@ class Replies:
                 metrics.REPLIES.labels(self._platform, "sent").inc()
                 return result
             finally:
-                chats.left(chat, at=at, interval=interval)
+                chats.left(chat, at=None if at is None else written_at(at), interval=interval)
             wait = self._retry_wait(error, attempt)
             if wait is None:
                 break

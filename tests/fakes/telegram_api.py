@@ -621,14 +621,15 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
         ``getUpdates`` by HTTP status answered (``"0"``: dropped); ``delivered``: successful
         sendMessage calls; ``rate_limited``: calls answered 429, whether a flood limit or
         ``fail_next`` refused them; ``limit_violations``: sends refused by a flood limit, in
-        all and by rule; ``densest_second``: the most messages sent (free or paid, whichever
-        is more) that arrived in any one second.
+        all and by rule; ``densest_second``: the most sends (free or paid, whichever is
+        more) that arrived in any one second, those a 429 refused included: what the sender
+        sent, which is over the cap exactly when a flood limit refused some of it.
         """
         answers = Counter(call.status for call in self.sent)
         free: list[float] = []
         paid: list[float] = []
         for call in self.sent:
-            if call.ok and call.method in _SEND_METHODS:
+            if call.status in (200, 429) and call.method in _SEND_METHODS:
                 paid_send = call.params.get("allow_paid_broadcast") is True
                 (paid if paid_send else free).append(call.at)
         return {

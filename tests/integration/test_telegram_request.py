@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,6 +18,7 @@ from telegram.error import NetworkError, TimedOut
 from bot.channels.telegram.client import close_bot, make_bot, translate_error
 from bot.channels.telegram.request import AiohttpRequest
 from bot.channels.telegram.sender import TelegramSender, post_message, send_outgoing
+from bot.delivery.pacing import PACE_WINDOW_MARGIN_SECONDS, Pace
 from bot.errors import DeliveryError, TransientError
 from bot.models import Outgoing
 from bot.settings import Settings
@@ -125,6 +127,33 @@ async def test_sender_posts_the_parameters_send_message_posts(tg: FakeTelegram, 
     ours, theirs = tg.sent[-2:]
     assert ours.params["allow_paid_broadcast"] is True
     assert {**ours.params, "chat_id": OTHER} == theirs.params
+
+
+@pytest.mark.parametrize("stall", [0.0, 0.05, 0.3])
+async def test_a_paced_send_counts_from_when_its_body_is_written(
+    tg: FakeTelegram, bot: Bot, stall: float
+) -> None:
+    """aiohttp keeps the headers back to send them with the body, which a task of its own
+    writes; before Python 3.12 that task first runs on a later turn of the event loop. The
+    loop busy meanwhile (a stall of the pace's fake clock) is time the send waited before it
+    left, and the next send keeps its window from when it left."""
+    now = [100.0]
+
+    async def sleep(seconds: float) -> None:
+        now[0] += seconds
+        await asyncio.sleep(0)
+
+    def busy() -> None:
+        now[0] += stall
+
+    pace = Pace(1, clock=lambda: now[0], sleep=sleep)
+    await bot.get_me()  # a connection to reuse: connecting would let the loop turn earlier
+    first = await pace.acquire()
+    asyncio.get_running_loop().call_soon(busy)  # the next turn of the loop is a busy one
+    await bot.send_message(PRIVATE, "hi")
+    second = await pace.acquire()
+    left = first + (stall if sys.version_info < (3, 12) else 0.0)
+    assert second == pytest.approx(left + 1.0 + PACE_WINDOW_MARGIN_SECONDS)
 
 
 async def test_uploads_go_as_multipart() -> None:

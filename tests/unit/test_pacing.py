@@ -167,6 +167,32 @@ async def test_a_send_counts_from_when_its_request_was_written() -> None:
     assert stamps == [0.0, pytest.approx(0.2 + window)]
 
 
+# (the loop's stalls while the request is written: before its headers, before its body)
+WRITTEN_LATE = [(0.0, 0.0), (0.2, 0.0), (0.0, 0.05), (0.03, 0.3)]
+
+
+@pytest.mark.parametrize(("before_headers", "before_body"), WRITTEN_LATE)
+async def test_a_send_counts_from_the_last_part_of_its_request_on_the_paces_clock(
+    before_headers: float, before_body: float
+) -> None:
+    """The transport says when each part of the request is handed to the socket, and the
+    stamp is read on the pace's own clock (the fake one here): the last part counts."""
+    clock = FakeClock()
+    pace = Pace(1, clock=clock, sleep=clock.sleep)
+    window = 1.0 + PACE_WINDOW_MARGIN_SECONDS
+
+    async def two() -> list[float]:
+        first = await pace.acquire()
+        clock.stall(before_headers)
+        request_written()
+        clock.stall(before_body)
+        request_written()
+        return [first, await pace.acquire()]
+
+    (stamps,) = await clock.run(two())
+    assert stamps == [0.0, pytest.approx(before_headers + before_body + window)]
+
+
 async def test_a_short_stall_is_made_up_at_once_a_long_one_is_not() -> None:
     clock = FakeClock()
     pace = Pace(200, clock=clock, sleep=clock.sleep)
@@ -390,3 +416,32 @@ async def test_replies_to_one_chat_are_spaced_by_its_interval() -> None:
     await clock.run(three())
     gaps = [b - a for a, b in itertools.pairwise(stamps)]
     assert gaps == [pytest.approx(1.0 + PER_CHAT_MARGIN_SECONDS)] * 2
+
+
+# (how late each reply's request was written after its turn)
+WRITTEN_LATE_TO_ONE_CHAT = [(0.0, 0.0, 0.0), (0.2, 0.0, 0.0), (0.0, 0.3, 0.01), (0.08, 0.08, 0.08)]
+
+
+@pytest.mark.parametrize("late", WRITTEN_LATE_TO_ONE_CHAT)
+async def test_a_chat_keeps_its_interval_from_when_each_request_was_written(
+    late: tuple[float, ...],
+) -> None:
+    """A reply let go on time but written late (the loop was busy) left late: the chat's
+    next message keeps the chat's interval from when it left, not from its turn."""
+    clock = FakeClock()
+    replies = _replies(clock, rate=1_000)
+    written: list[float] = []
+    delays = iter(late)
+
+    async def send() -> None:
+        clock.stall(next(delays))
+        request_written()
+        written.append(clock.now)
+
+    async def three() -> None:
+        for _ in range(3):
+            await replies.send(send, chat="7", interval=1.0)
+
+    await clock.run(three())
+    gaps = [b - a for a, b in itertools.pairwise(written)]
+    assert all(gap >= 1.0 + PER_CHAT_MARGIN_SECONDS - 1e-9 for gap in gaps), gaps
