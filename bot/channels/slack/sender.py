@@ -21,6 +21,7 @@ from bot.channels.slack.client import (
     translate_error,
 )
 from bot.delivery.pacing import Pacing
+from bot.delivery.sender import BaseSender
 from bot.errors import (
     ChatGone,
     PermanentError,
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from bot.channels.slack.oauth import Workspaces
 
 
-class SlackSender:
+class SlackSender(BaseSender):
     """Posts rendered messages to Slack conversations (satisfies ``bot.delivery.engine.Sender``).
 
     Slack limits posting per channel (about one message a second, :meth:`interval`) and,
@@ -61,7 +62,7 @@ class SlackSender:
         self._interval = 1.0 / per_channel_rate
         self._workspace_rate = workspace_rate
         # Each workspace's pace and the channels' slots, shared with the replies.
-        self.pacing = Pacing(workspace_rate)
+        self.pacing: Pacing = Pacing(workspace_rate)
         self.auth = auth or SlackAuth(client)
         self._workspaces = workspaces
         # Workspaces (pace_key; "" for the one of a bot token) that refused a message's
