@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections import Counter
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError, SlackTokenRotationError
@@ -226,28 +222,6 @@ def _post_args(
         "unfurl_media": False,
         "mrkdwn": not message.plain,
     }
-
-
-class _ChatLocks:
-    """One lock per conversation while someone uses it: two taps on a tag picker must not
-    both read the filter before either writes it."""
-
-    def __init__(self) -> None:
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._users: Counter[str] = Counter()
-
-    @contextlib.asynccontextmanager
-    async def hold(self, chat_id: str) -> AsyncIterator[None]:
-        lock = self._locks.setdefault(chat_id, asyncio.Lock())
-        self._users[chat_id] += 1
-        try:
-            async with lock:
-                yield
-        finally:
-            self._users[chat_id] -= 1
-            if self._users[chat_id] <= 0:
-                del self._users[chat_id]
-                self._locks.pop(chat_id, None)
 
 
 __all__ = [

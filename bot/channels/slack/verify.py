@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections import OrderedDict
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -18,27 +17,6 @@ from bot.channels.slack.client import (
     SIGNATURE_VERSION,
     log,
 )
-
-
-class _Seen:
-    """Keys seen within ``ttl`` seconds, at most ``limit`` of them (the oldest forgotten)."""
-
-    def __init__(self, *, ttl: float, limit: int) -> None:
-        self._ttl = ttl
-        self._limit = limit
-        self._seen: OrderedDict[str, float] = OrderedDict()
-
-    def add(self, key: str, *, now: float) -> bool:
-        """Remember ``key``; False when it was already seen within the window."""
-        while self._seen:
-            oldest, at = next(iter(self._seen.items()))
-            if now - at <= self._ttl and len(self._seen) < self._limit:
-                break
-            del self._seen[oldest]
-        if key in self._seen:
-            return False
-        self._seen[key] = now
-        return True
 
 
 def verify_signature(
