@@ -114,6 +114,7 @@ from bot.channels.telegram import client as tg_channel
 from bot.channels.telegram.client import close_bot, make_bot
 from bot.channels.telegram.sender import TelegramSender, send_outgoing
 from bot.delivery.engine import Delivery
+from bot.delivery.sender import BaseSender
 from bot.matching import digest as digest_stage
 from bot.matching import filters
 from bot.matching.planner import Planner
@@ -426,7 +427,7 @@ async def server_stats(port: int) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ child runs
 
 
-class SleepSender:
+class SleepSender(BaseSender):
     """A Telegram sender that sends nothing: it waits the server's latency and succeeds.
 
     What the engine costs on its own: claims, chat records, rendering, pacing, records.
@@ -477,7 +478,7 @@ class MessageSender(TelegramSender):
         return str(sent.message_id)
 
 
-class Stamped:
+class Stamped(BaseSender):
     """A sender that notes when each send begins (a list append): the rate is taken from
     these, between ``MEASURED_FROM`` and ``MEASURED_TO`` of the messages, so the start-up
     and the last replies are not counted."""

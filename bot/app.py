@@ -22,7 +22,8 @@ import bot.channels.telegram  # noqa: F401
 from bot.channels.console import ConsoleSender
 from bot.commands import CommandCore, Defaults
 from bot.commands.operator import Admin
-from bot.delivery.engine import Delivery, Sender
+from bot.delivery.engine import Delivery
+from bot.delivery.sender import Sender
 from bot.matching.planner import Planner
 from bot.models import Platform
 from bot.ops.alert_service import AlertService

@@ -19,7 +19,7 @@ errors into it):
 - ``PlatformAuthFailed``: the platform refused the bot's credentials. Nothing more is sent
   to that platform: its messages go back to the queue as they were (no attempt counted, no
   chat changed) and none of its messages are claimed until the sender's
-  ``wait_authorized`` returns (or, for a sender without one, ``AUTH_PAUSE_SECONDS`` pass).
+  ``wait_authorized`` returns (by default, ``bot.delivery.sender.AUTH_PAUSE_SECONDS`` later).
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ import uuid
 from collections import Counter, OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from prometheus_client import Counter as SentCounter
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -47,6 +46,7 @@ from bot import dberrors, metrics, payloads, render
 from bot.delivery import failures
 from bot.delivery.failures import Outcome
 from bot.delivery.pacing import PER_CHAT_MARGIN_SECONDS, Pace, Pacing, written_at
+from bot.delivery.sender import Sender
 from bot.errors import (
     DeliveryError,
     RateLimited,
@@ -106,9 +106,6 @@ LATENCY_WEIGHT = 0.05
 # Rendered digests kept for later claims (a claim's own are kept with it): chats with the
 # same language, filter and pages get the same messages, and a claim holds 500 rows at most.
 RENDERED_KEPT = 4096
-# A platform that refused the credentials, whose sender cannot say when they work again, is
-# tried again after this long.
-AUTH_PAUSE_SECONDS = 60.0
 # The database away (stopped, restarted, its connections cut, its disk full): what failed is
 # tried again after this long, doubling up to the most, so work resumes within that much of
 # the database answering again.
@@ -117,25 +114,6 @@ DB_RETRY_MAX_SECONDS = 5.0
 # A one-shot command (``digest --now``, ``broadcast``) rides out an outage this long, then
 # gives up with the database's error (the service rides out any).
 ONE_SHOT_OUTAGE_SECONDS = 60.0
-
-
-class Sender(Protocol):
-    """A platform's outbound adapter.
-
-    ``send`` delivers one message and returns the platform's reference for it (Slack's
-    ``ts``, used to thread the rest of a digest), raising a ``DeliveryError`` subclass on
-    failure. ``rate_per_second`` is the platform-wide cap (None: no cap); ``interval`` the
-    least spacing between two messages to one chat.
-    """
-
-    platform: Platform
-
-    @property
-    def rate_per_second(self) -> float | None: ...
-
-    def interval(self, chat: ChatSettings) -> float: ...
-
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None: ...
 
 
 def backoff(attempt: int, *, base_seconds: float = BACKOFF_BASE_SECONDS) -> float:
@@ -808,9 +786,7 @@ class Delivery:
 
     def _pace_of(self, sender: Sender, chat: ChatSettings) -> Pace:
         """The platform's pace, or that of the chat's workspace when the sender has one."""
-        pace_key = getattr(sender, "pace_key", None)
-        key = pace_key(chat.chat_id) if callable(pace_key) else None
-        return self._pacing[chat.platform].pace(key)
+        return self._pacing[chat.platform].pace(sender.pace_key(chat.chat_id))
 
     async def _render(self, record: ChatRecord, row: OutboxRow) -> list[Outgoing]:
         chat = record.chat
@@ -945,11 +921,7 @@ class Delivery:
             self._paused[sender.platform] = resume
 
     async def _resume_when_authorized(self, sender: Sender) -> None:
-        wait = getattr(sender, "wait_authorized", None)  # a sender that knows when they work
-        if callable(wait):
-            await wait()
-        else:
-            await asyncio.sleep(AUTH_PAUSE_SECONDS)
+        await sender.wait_authorized()
         self._paused.pop(sender.platform, None)
         log.info("sending to %s resumes", sender.platform.value)
         self._claim_wake.set()
@@ -1035,16 +1007,14 @@ class Delivery:
 
 def _pacing_of(sender: Sender) -> Pacing:
     """The sender's own pacing (shared with its platform's replies), else a new one."""
-    pacing = getattr(sender, "pacing", None)
-    return pacing if isinstance(pacing, Pacing) else Pacing(sender.rate_per_second)
+    pacing = sender.pacing
+    return pacing if pacing is not None else Pacing(sender.rate_per_second)
 
 
 def _slot_key(sender: Sender, chat_id: str) -> str:
     """The key of the chat's slot: the chat, or what the sender says shares its limit
     (the forum group of a Telegram topic)."""
-    slot_key = getattr(sender, "slot_key", None)
-    key = slot_key(chat_id) if callable(slot_key) else None
-    return key if isinstance(key, str) else chat_id
+    return sender.slot_key(chat_id)
 
 
 def new_worker_id() -> str:

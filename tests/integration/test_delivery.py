@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.channels.telegram.client import close_bot, make_bot
 from bot.channels.telegram.sender import TelegramSender
 from bot.delivery.engine import Delivery
+from bot.delivery.sender import BaseSender
 from bot.models import ChatSettings, ChatState, Mode, Outgoing, Platform
 from bot.settings import Settings
 from bot.store import chats as chat_store
@@ -264,7 +265,7 @@ async def test_group_chat_gets_at_most_20_a_minute(
     assert times[1] - times[0] >= 60 / 20
 
 
-class SleepingSender:
+class SleepingSender(BaseSender):
     """Sends nothing: waits as a request would, records the chat, succeeds."""
 
     platform = Platform.TELEGRAM

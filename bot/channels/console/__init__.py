@@ -33,6 +33,7 @@ from prompt_toolkit.document import Document
 
 from bot import render
 from bot.commands import Caller, CommandCore, registry
+from bot.delivery.sender import BaseSender
 from bot.i18n import t, tn
 from bot.models import Button, ChatSettings, Outgoing, Platform, Reply, Toast
 from bot.render import votes
@@ -135,7 +136,7 @@ def numbered(buttons: Iterable[Button], *, start: int = 1) -> str:
     return " ".join(f"[{n} {b.label}]" for n, b in enumerate(buttons, start=start))
 
 
-class ConsoleSender:
+class ConsoleSender(BaseSender):
     """Prints messages for console chats (satisfies ``bot.delivery.engine.Sender``)."""
 
     platform = Platform.CONSOLE

@@ -37,8 +37,7 @@ from bot.channels.slack.client import (
 )
 from bot.channels.slack.conversations import Conversation, Where, _ephemeral, _received, unescape
 from bot.channels.slack.handlers import EventHandlers
-from bot.channels.slack.sender import _ChatLocks
-from bot.channels.slack.verify import _Seen, _unreadable, malformed_body, verify_signature
+from bot.channels.slack.verify import _unreadable, malformed_body, verify_signature
 from bot.commands import Caller, CommandCore, registry, split_command
 from bot.delivery.pacing import Pacing, Replies
 from bot.errors import (
@@ -47,6 +46,7 @@ from bot.errors import (
     TransientError,
 )
 from bot.i18n import LANGUAGES, t
+from bot.keyed import KeyedLocks, SeenKeys
 from bot.models import (
     Platform,
     Reply,
@@ -116,7 +116,7 @@ class SlackChannel(EventHandlers):
         self._core = core
         self._client = client
         self._prefix = f"{settings.slack_command} "
-        self._locks = _ChatLocks()
+        self._locks: KeyedLocks[str] = KeyedLocks()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._socket: AsyncSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
@@ -124,8 +124,12 @@ class SlackChannel(EventHandlers):
         self._running = False
         self._bot_name: str | None = None
         self._bot_user_id: str | None = None
-        self._requests = _Seen(ttl=SIGNATURE_MAX_AGE_SECONDS, limit=MAX_REMEMBERED_REQUESTS)
-        self._events = _Seen(ttl=EVENT_RETRY_WINDOW_SECONDS, limit=MAX_REMEMBERED_EVENTS)
+        self._requests: SeenKeys[str] = SeenKeys(
+            ttl=SIGNATURE_MAX_AGE_SECONDS, limit=MAX_REMEMBERED_REQUESTS
+        )
+        self._events: SeenKeys[str] = SeenKeys(
+            ttl=EVENT_RETRY_WINDOW_SECONDS, limit=MAX_REMEMBERED_EVENTS
+        )
         self._conversations: OrderedDict[str, Conversation] = OrderedDict()
         self._scope_warned: set[str] = set()
         secret = settings.slack_signing_secret

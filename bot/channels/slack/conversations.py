@@ -39,8 +39,6 @@ from bot.channels.slack.client import (
     log,
     translate_error,
 )
-from bot.channels.slack.sender import _ChatLocks
-from bot.channels.slack.verify import _Seen
 from bot.commands import Caller, ChatStatus, CommandCore
 from bot.delivery.pacing import Replies
 from bot.errors import (
@@ -49,6 +47,7 @@ from bot.errors import (
     TransientError,
 )
 from bot.i18n import negotiate, t
+from bot.keyed import KeyedLocks, SeenKeys
 from bot.models import (
     Chart,
     ChatKind,
@@ -118,11 +117,11 @@ class ChannelBase:
     _core: CommandCore
     _client: AsyncWebClient
     _prefix: str
-    _locks: _ChatLocks
+    _locks: KeyedLocks[str]
     _tasks: set[asyncio.Task[Any]]
     _bot_name: str | None
     _bot_user_id: str | None
-    _events: _Seen
+    _events: SeenKeys[str]
     _conversations: OrderedDict[str, Conversation]
     _scope_warned: set[str]
     _http_mode: bool

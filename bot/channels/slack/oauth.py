@@ -20,7 +20,6 @@ picks the token, the channel is where it posts.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import logging
 import re
@@ -32,6 +31,7 @@ from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.keyed import KeyedLocks
 from bot.models import Platform
 from bot.store import chats as chat_store
 from bot.store import installations as store
@@ -173,7 +173,7 @@ class Workspaces:
         )
         self.rotation_minutes = rotation_minutes
         self._cache: dict[tuple[str, str], _Cached] = {}
-        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._locks: KeyedLocks[tuple[str, str]] = KeyedLocks()
         self._unreadable: dict[tuple[str, str], str] = {}
 
     @staticmethod
@@ -275,8 +275,7 @@ class Workspaces:
     async def _installation(
         self, key: tuple[str, str], *, enterprise_id: str | None, team_id: str | None
     ) -> InstallationRecord | None:
-        lock = self._locks.setdefault(key, asyncio.Lock())
-        async with lock:
+        async with self._locks.hold(key):
             async with reader(self._engine).connect() as conn:
                 if enterprise_id is None and team_id:
                     # A workspace of an Enterprise Grid organisation may be served by the

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections import Counter
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError, SlackTokenRotationError
@@ -21,6 +17,7 @@ from bot.channels.slack.client import (
     translate_error,
 )
 from bot.delivery.pacing import Pacing
+from bot.delivery.sender import BaseSender
 from bot.errors import (
     ChatGone,
     PermanentError,
@@ -37,7 +34,7 @@ if TYPE_CHECKING:
     from bot.channels.slack.oauth import Workspaces
 
 
-class SlackSender:
+class SlackSender(BaseSender):
     """Posts rendered messages to Slack conversations (satisfies ``bot.delivery.engine.Sender``).
 
     Slack limits posting per channel (about one message a second, :meth:`interval`) and,
@@ -61,7 +58,7 @@ class SlackSender:
         self._interval = 1.0 / per_channel_rate
         self._workspace_rate = workspace_rate
         # Each workspace's pace and the channels' slots, shared with the replies.
-        self.pacing = Pacing(workspace_rate)
+        self.pacing: Pacing = Pacing(workspace_rate)
         self.auth = auth or SlackAuth(client)
         self._workspaces = workspaces
         # Workspaces (pace_key; "" for the one of a bot token) that refused a message's
@@ -225,28 +222,6 @@ def _post_args(
         "unfurl_media": False,
         "mrkdwn": not message.plain,
     }
-
-
-class _ChatLocks:
-    """One lock per conversation while someone uses it: two taps on a tag picker must not
-    both read the filter before either writes it."""
-
-    def __init__(self) -> None:
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._users: Counter[str] = Counter()
-
-    @contextlib.asynccontextmanager
-    async def hold(self, chat_id: str) -> AsyncIterator[None]:
-        lock = self._locks.setdefault(chat_id, asyncio.Lock())
-        self._users[chat_id] += 1
-        try:
-            async with lock:
-                yield
-        finally:
-            self._users[chat_id] -= 1
-            if self._users[chat_id] <= 0:
-                del self._users[chat_id]
-                self._locks.pop(chat_id, None)
 
 
 __all__ = [

@@ -3,10 +3,9 @@ menus, a group's migration and the bot's removal."""
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import json
-from collections import Counter, OrderedDict
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -55,6 +54,7 @@ from bot.errors import (
     ConfigError,
 )
 from bot.i18n import LANGUAGES, SOURCE, t
+from bot.keyed import KeyedLocks, SeenKeys
 from bot.models import (
     Platform,
     Reply,
@@ -75,24 +75,15 @@ class _PerChatProcessor(BaseUpdateProcessor):
 
     def __init__(self, max_concurrent_updates: int) -> None:
         super().__init__(max_concurrent_updates)
-        self._locks: dict[int, asyncio.Lock] = {}
-        self._users: Counter[int] = Counter()
+        self._locks: KeyedLocks[int] = KeyedLocks()
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         chat = update.effective_chat if isinstance(update, Update) else None
         if chat is None:
             await coroutine
             return
-        lock = self._locks.setdefault(chat.id, asyncio.Lock())
-        self._users[chat.id] += 1
-        try:
-            async with lock:
-                await coroutine
-        finally:
-            self._users[chat.id] -= 1
-            if self._users[chat.id] <= 0:
-                del self._users[chat.id]
-                self._locks.pop(chat.id, None)
+        async with self._locks.hold(chat.id):
+            await coroutine
 
     async def initialize(self) -> None:
         return None
@@ -125,7 +116,7 @@ class TelegramChannel(ButtonHandlers):
         self._username = ""
         self._admin_cache: dict[tuple[int, int], tuple[float, bool]] = {}
         self._webhook_mode = settings.telegram_webhook_url is not None
-        self._seen_updates: OrderedDict[int, None] = OrderedDict()
+        self._seen_updates: SeenKeys[int] = SeenKeys(ttl=None, limit=SEEN_UPDATES_MAX)
         self._paid = settings.telegram_paid_broadcast
         builder = (
             ApplicationBuilder()
@@ -252,12 +243,9 @@ class TelegramChannel(ButtonHandlers):
             return 400
         if not self.application.running:
             return 503
-        if update.update_id in self._seen_updates:
+        if not self._seen_updates.add(update.update_id, now=time.monotonic()):
             log.info("telegram: update %d seen before; not acted on again", update.update_id)
             return 200
-        self._seen_updates[update.update_id] = None
-        while len(self._seen_updates) > SEEN_UPDATES_MAX:
-            self._seen_updates.popitem(last=False)
         await self.application.update_queue.put(update)
         return 200
 

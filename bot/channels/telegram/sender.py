@@ -30,6 +30,7 @@ from bot.channels.telegram.client import (
     translate_error,
 )
 from bot.delivery.pacing import Pacing
+from bot.delivery.sender import BaseSender
 from bot.errors import (
     TransientError,
 )
@@ -41,7 +42,7 @@ from bot.models import (
 )
 
 
-class TelegramSender:
+class TelegramSender(BaseSender):
     """Sends rendered messages to Telegram chats (satisfies ``bot.delivery.engine.Sender``).
 
     ``rich`` is ``TELEGRAM_RICH_MESSAGES`` (the deployment's default is ``auto``; a sender
@@ -61,7 +62,7 @@ class TelegramSender:
         self._rate = rate_per_second
         self._paid = paid_broadcast
         # The platform's pace and chats' slots, shared with the replies to commands.
-        self.pacing = Pacing(rate_per_second)
+        self.pacing: Pacing = Pacing(rate_per_second)
         # Rich digests (see :meth:`send`). What was learnt lives in this process only: after
         # a restart each refusing chat refuses once more, and then gets HTML again at once.
         self._rich = rich
