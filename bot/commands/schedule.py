@@ -202,14 +202,7 @@ def describe_next(
         return None
     now = now.replace(tzinfo=dt.UTC) if now.tzinfo is None else now
     if next_at is None or next_at.replace(tzinfo=dt.UTC) <= now:
-        due = schedule.next_digest(
-            mode=chat.mode,
-            at=chat.digest_time,
-            weekday=chat.weekday,
-            timezone=chat.timezone,
-            now=now,
-            quiet=chat.quiet,
-        )
+        due = schedule.next_digest_for(chat, now=now)
         if due is None:
             return None
     else:
