@@ -100,6 +100,20 @@ class WebHooks:
     problem: Callable[[], str | None] = lambda: None
 
 
+def _unavailable(*, database: str, reason: str, **more: str) -> web.Response:
+    """``/healthz``'s 503: what the database did, anything ``more`` it knows, and why."""
+    return web.json_response(
+        {
+            "status": "unavailable",
+            "version": version(),
+            "database": database,
+            **more,
+            "reason": reason,
+        },
+        status=503,
+    )
+
+
 def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_request_deadline])
 
@@ -110,38 +124,13 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
         except Exception as exc:  # any database failure means unhealthy, never a crash
             log.warning("health check: database unavailable: %s", type(exc).__name__)
             reason = hooks.problem() or "the database does not answer"
-            return web.json_response(
-                {
-                    "status": "unavailable",
-                    "version": version(),
-                    "database": "unreachable",
-                    "reason": reason,
-                },
-                status=503,
-            )
+            return _unavailable(database="unreachable", reason=reason)
         mismatch = schema_mismatch(found.revision)
         if mismatch is not None:  # another build migrated the database under this one
-            return web.json_response(
-                {
-                    "status": "unavailable",
-                    "version": version(),
-                    "database": "ok",
-                    "schema": mismatch,
-                    "reason": mismatch,
-                },
-                status=503,
-            )
+            return _unavailable(database="ok", schema=mismatch, reason=mismatch)
         problem = hooks.problem()
         if problem is not None:  # the database answers a read, yet work fails on it
-            return web.json_response(
-                {
-                    "status": "unavailable",
-                    "version": version(),
-                    "database": "failing",
-                    "reason": problem,
-                },
-                status=503,
-            )
+            return _unavailable(database="failing", reason=problem)
         depth, oldest, sources = found.queue.depth, found.queue.oldest_age_seconds, found.sources
         metrics.QUEUE_DEPTH.set(depth)
         metrics.QUEUE_OLDEST_AGE.set(oldest)
