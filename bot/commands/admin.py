@@ -37,26 +37,14 @@ class AdminCommands(CommandBase):
         lang = record.chat.lang
         caller = ctx.caller
         if self._admin is None or not self._admin.is_admin(caller):
-            await admin_store.audit(
-                ctx.conn,
-                actor=f"{caller.platform.value}:{caller.user_id}",
-                chat=record.chat.address,
-                action="alerts.refused",
-                allowed=False,
-            )
+            await _refuse_alerts(record, ctx)
             return Reply(lang, t(lang, "cmd.admins_only"))
         admin_id = self._admin.alert_admin_id(caller)
         if admin_id is None:
             # Alerts go to the deployment's admins on Telegram and Slack; saying "on" to
             # anyone else would confirm what never happens.
             reason = "workspace" if caller.platform == Platform.SLACK else "console"
-            await admin_store.audit(
-                ctx.conn,
-                actor=f"{caller.platform.value}:{caller.user_id}",
-                chat=record.chat.address,
-                action="alerts.refused",
-                allowed=False,
-            )
+            await _refuse_alerts(record, ctx)
             return Reply(lang, t(lang, f"dest.alerts.none_for_{reason}"))
         if caller.chat_kind != ChatKind.PRIVATE:
             return Reply(lang, t(lang, "dest.alerts.private_only", p=ctx.prefix))
@@ -78,3 +66,16 @@ class AdminCommands(CommandBase):
             now=page_store.utcnow(),
         )
         return Reply(lang, t(lang, f"dest.alerts.{choice}", p=ctx.prefix))
+
+
+async def _refuse_alerts(record: chat_store.ChatRecord, ctx: _Context) -> None:
+    """Audit an ``alerts`` that is not for this caller: not an admin, or one alerts never
+    reach."""
+    caller = ctx.caller
+    await admin_store.audit(
+        ctx.conn,
+        actor=f"{caller.platform.value}:{caller.user_id}",
+        chat=record.chat.address,
+        action="alerts.refused",
+        allowed=False,
+    )

@@ -29,10 +29,20 @@ WEEKDAYS_KO = "월화수목금토일"
 class ScheduleCommands(CommandBase):
     """The chat's schedule and whether it receives anything."""
 
-    def _schedule_reply(self, chat: ChatSettings, text: str, *, prefix: str) -> Reply:
-        """A reply that says when digests come, and, for a chat whose filter lets nothing
-        through, that none will come until it follows a tag."""
+    def _schedule_reply(
+        self, chat: ChatSettings, key: str, *, prefix: str, **fields: object
+    ) -> Reply:
+        """The catalogue text ``key`` that says when digests come, given the chat's digest
+        ``time`` and ``timezone`` (and ``fields``), and, for a chat whose filter lets
+        nothing through, that none will come until it follows a tag."""
         lang = chat.lang
+        text = t(
+            lang,
+            key,
+            time=chat.digest_time.strftime("%H:%M"),
+            timezone=zone_label(chat.timezone),
+            **fields,
+        )
         if chat.filter.is_empty:
             text += "\n" + t(lang, "cmd.no_digest_yet", p=prefix)
         return Reply(lang, text)
@@ -50,16 +60,7 @@ class ScheduleCommands(CommandBase):
         except ValueError:
             return Reply(lang, t(lang, "mode.usage", value=echo(args), p=ctx.prefix))
         chat = (await self._save(ctx.conn, record, replace(record.chat, mode=mode)))[0].chat
-        return self._schedule_reply(
-            chat,
-            t(
-                lang,
-                f"mode.set.{mode.value}",
-                time=chat.digest_time.strftime("%H:%M"),
-                timezone=zone_label(chat.timezone),
-            ),
-            prefix=ctx.prefix,
-        )
+        return self._schedule_reply(chat, f"mode.set.{mode.value}", prefix=ctx.prefix)
 
     @command("time", order=80, audience=MANAGERS, writes=True)
     async def _time(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -82,11 +83,7 @@ class ScheduleCommands(CommandBase):
         except ValueError:
             return Reply(lang, t(lang, "time.usage", value=echo(args), p=ctx.prefix))
         chat = (await self._save(ctx.conn, record, replace(record.chat, digest_time=at)))[0].chat
-        return self._schedule_reply(
-            chat,
-            t(lang, "time.set", time=at.strftime("%H:%M"), timezone=zone_label(chat.timezone)),
-            prefix=ctx.prefix,
-        )
+        return self._schedule_reply(chat, "time.set", prefix=ctx.prefix)
 
     @command("timezone", order=90, audience=MANAGERS, writes=True)
     async def _timezone(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
@@ -104,16 +101,7 @@ class ScheduleCommands(CommandBase):
         if zone is None:
             return Reply(lang, t(lang, "timezone.unknown", zone=echo(args)))
         chat = (await self._save(ctx.conn, record, replace(record.chat, timezone=zone)))[0].chat
-        return self._schedule_reply(
-            chat,
-            t(
-                lang,
-                "timezone.set",
-                timezone=zone_label(zone),
-                time=chat.digest_time.strftime("%H:%M"),
-            ),
-            prefix=ctx.prefix,
-        )
+        return self._schedule_reply(chat, "timezone.set", prefix=ctx.prefix)
 
     @command("pause", order=110, audience=MANAGERS, writes=True)
     async def _pause(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
@@ -142,15 +130,7 @@ class ScheduleCommands(CommandBase):
         after = replace(record.chat, mode=Mode.WEEKLY, weekday=day)
         chat = (await self._save(ctx.conn, record, after))[0].chat
         return self._schedule_reply(
-            chat,
-            t(
-                lang,
-                "digestq.mode.weekly",
-                day=weekday_name(lang, day),
-                time=chat.digest_time.strftime("%H:%M"),
-                timezone=zone_label(chat.timezone),
-            ),
-            prefix=ctx.prefix,
+            chat, "digestq.mode.weekly", prefix=ctx.prefix, day=weekday_name(lang, day)
         )
 
     @command("quiet", order=160, audience=MANAGERS, writes=True)
@@ -202,14 +182,7 @@ def describe_next(
         return None
     now = now.replace(tzinfo=dt.UTC) if now.tzinfo is None else now
     if next_at is None or next_at.replace(tzinfo=dt.UTC) <= now:
-        due = schedule.next_digest(
-            mode=chat.mode,
-            at=chat.digest_time,
-            weekday=chat.weekday,
-            timezone=chat.timezone,
-            now=now,
-            quiet=chat.quiet,
-        )
+        due = schedule.next_digest_for(chat, now=now)
         if due is None:
             return None
     else:

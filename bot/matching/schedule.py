@@ -17,7 +17,7 @@ import zoneinfo
 from functools import cache
 from zoneinfo import ZoneInfo
 
-from bot.models import Mode, QuietHours
+from bot.models import ChatSettings, Mode, QuietHours
 
 UTC = dt.UTC
 # Longest DST gap in the tz database is 2 hours; searching a little longer is harmless.
@@ -95,6 +95,19 @@ def next_digest(
         return None
     return next_due(
         at=at, timezone=timezone, after=now, weekday=digest_weekday(mode, weekday), quiet=quiet
+    )
+
+
+def next_digest_for(chat: ChatSettings, *, now: dt.datetime) -> dt.datetime | None:
+    """:func:`next_digest` for a chat's settings: its mode, time, weekday, zone and quiet
+    hours; strictly after ``now``, aware UTC; None in instant mode."""
+    return next_digest(
+        mode=chat.mode,
+        at=chat.digest_time,
+        weekday=chat.weekday,
+        timezone=chat.timezone,
+        now=now,
+        quiet=chat.quiet,
     )
 
 

@@ -71,9 +71,11 @@ BUSY_RESPONSE = (
 )
 
 TelegramHook = Callable[[bytes, str | None], Awaitable[int]]
-SlackHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
-FeedHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
-RefreshHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# A hook that answers an HTTP request itself.
+RequestHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
+SlackHook = RequestHook
+FeedHook = RequestHook
+RefreshHook = RequestHook
 
 
 @dataclass(slots=True)
@@ -100,6 +102,35 @@ class WebHooks:
     problem: Callable[[], str | None] = lambda: None
 
 
+def _unavailable(*, database: str, reason: str, **more: str) -> web.Response:
+    """``/healthz``'s 503: what the database did, anything ``more`` it knows, and why."""
+    return web.json_response(
+        {
+            "status": "unavailable",
+            "version": version(),
+            "database": database,
+            **more,
+            "reason": reason,
+        },
+        status=503,
+    )
+
+
+def _forward(
+    hook: Callable[[], RequestHook | None],
+) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """A handler that passes the request to the hook ``hook()`` names when it comes (the
+    service plugs some in after the server is made); 404 while that hook is unset."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        target = hook()
+        if target is None:
+            raise web.HTTPNotFound()
+        return await target(request)
+
+    return handle
+
+
 def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_request_deadline])
 
@@ -110,38 +141,13 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
         except Exception as exc:  # any database failure means unhealthy, never a crash
             log.warning("health check: database unavailable: %s", type(exc).__name__)
             reason = hooks.problem() or "the database does not answer"
-            return web.json_response(
-                {
-                    "status": "unavailable",
-                    "version": version(),
-                    "database": "unreachable",
-                    "reason": reason,
-                },
-                status=503,
-            )
+            return _unavailable(database="unreachable", reason=reason)
         mismatch = schema_mismatch(found.revision)
         if mismatch is not None:  # another build migrated the database under this one
-            return web.json_response(
-                {
-                    "status": "unavailable",
-                    "version": version(),
-                    "database": "ok",
-                    "schema": mismatch,
-                    "reason": mismatch,
-                },
-                status=503,
-            )
+            return _unavailable(database="ok", schema=mismatch, reason=mismatch)
         problem = hooks.problem()
         if problem is not None:  # the database answers a read, yet work fails on it
-            return web.json_response(
-                {
-                    "status": "unavailable",
-                    "version": version(),
-                    "database": "failing",
-                    "reason": problem,
-                },
-                status=503,
-            )
+            return _unavailable(database="failing", reason=problem)
         depth, oldest, sources = found.queue.depth, found.queue.oldest_age_seconds, found.sources
         metrics.QUEUE_DEPTH.set(depth)
         metrics.QUEUE_OLDEST_AGE.set(oldest)
@@ -204,34 +210,14 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
         status = await hooks.telegram(body, request.headers.get("X-Telegram-Bot-Api-Secret-Token"))
         return web.Response(status=status)
 
-    async def slack_events(request: web.Request) -> web.StreamResponse:
-        if hooks.slack is None:
-            raise web.HTTPNotFound()
-        return await hooks.slack(request)
-
-    async def slack_install(request: web.Request) -> web.StreamResponse:
-        if hooks.slack_install is None:
-            raise web.HTTPNotFound()
-        return await hooks.slack_install(request)
-
-    async def feed(request: web.Request) -> web.StreamResponse:
-        if hooks.feeds is None:
-            raise web.HTTPNotFound()
-        return await hooks.feeds(request)
-
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_endpoint)
     app.router.add_post("/telegram/webhook", telegram_webhook)
-    app.router.add_post("/slack/events", slack_events)
-    app.router.add_get("/slack/install", slack_install)
-    app.router.add_get("/slack/oauth_redirect", slack_install)
-    async def refresh(request: web.Request) -> web.StreamResponse:
-        if hooks.refresh is None:
-            raise web.HTTPNotFound()
-        return await hooks.refresh(request)
-
-    app.router.add_get("/feeds/{name}", feed)
-    app.router.add_post("/hooks/refresh", refresh)
+    app.router.add_post("/slack/events", _forward(lambda: hooks.slack))
+    app.router.add_get("/slack/install", _forward(lambda: hooks.slack_install))
+    app.router.add_get("/slack/oauth_redirect", _forward(lambda: hooks.slack_install))
+    app.router.add_get("/feeds/{name}", _forward(lambda: hooks.feeds))
+    app.router.add_post("/hooks/refresh", _forward(lambda: hooks.refresh))
     return app
 
 

@@ -200,15 +200,8 @@ async def ensure(
 
 def next_digest(chat: ChatSettings, *, after: dt.datetime) -> dt.datetime | None:
     """When ``chat``'s next digest is due after ``after``, as the store keeps it; None in
-    instant mode (:func:`bot.matching.schedule.next_digest`)."""
-    due = schedule.next_digest(
-        mode=chat.mode,
-        at=chat.digest_time,
-        weekday=chat.weekday,
-        timezone=chat.timezone,
-        now=after,
-        quiet=chat.quiet,
-    )
+    instant mode (:func:`bot.matching.schedule.next_digest_for`)."""
+    due = schedule.next_digest_for(chat, now=after)
     return None if due is None else schedule.naive_utc(due)
 
 

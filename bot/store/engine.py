@@ -361,16 +361,28 @@ async def upgrade(engine: AsyncEngine) -> Upgrade:
             build's), or a pre-release database cannot be brought over in place.
     """
     stamped = await stamped_revision(engine)
+    if (current := _current(stamped)) is not None:
+        return current
+    async with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            await conn.execute(text(f"SELECT pg_advisory_xact_lock({PG_MIGRATION_LOCK})"))
+        return await conn.run_sync(_upgrade_locked)
+
+
+def _current(stamped: str | None) -> Upgrade | None:
+    """The upgrade that changes nothing when ``stamped`` is the head revision; None when
+    migrations are to run.
+
+    Raises:
+        SchemaError: ``stamped`` is a revision this build does not know.
+    """
     head = head_revision()
     if stamped == head:
         return Upgrade(before=stamped, after=head)
     verdict = schema_verdict(stamped)
     if verdict is not None:
         raise SchemaError(verdict)
-    async with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            await conn.execute(text(f"SELECT pg_advisory_xact_lock({PG_MIGRATION_LOCK})"))
-        return await conn.run_sync(_upgrade_locked)
+    return None
 
 
 def _upgrade_locked(sync: Connection) -> Upgrade:
@@ -381,12 +393,8 @@ def _upgrade_locked(sync: Connection) -> Upgrade:
     from bot.store import prerelease
 
     stamped = _read_stamp(sync)
-    head = head_revision()
-    if stamped == head:
-        return Upgrade(before=stamped, after=head)
-    verdict = schema_verdict(stamped)
-    if verdict is not None:
-        raise SchemaError(verdict)
+    if (current := _current(stamped)) is not None:
+        return current
     if stamped == PRERELEASE_REVISION or (
         stamped is None and sync.dialect.has_table(sync, "chats")
     ):
@@ -397,7 +405,7 @@ def _upgrade_locked(sync: Connection) -> Upgrade:
             "; ".join(changes) or "nothing was missing",
         )
     command.upgrade(_alembic_config(sync), "head")
-    return Upgrade(before=stamped, after=head)
+    return Upgrade(before=stamped, after=head_revision())
 
 
 @asynccontextmanager
