@@ -127,11 +127,7 @@ def _odd_form(form: dict[str, str]) -> str | None:
 
 
 _TEXT = (str,)
-
-
 _OBJECT = (dict,)
-
-
 _TEXT_OR_OBJECT = (str, dict)
 
 
