@@ -227,6 +227,17 @@ class Settings(BaseSettings):
     def _http_url(cls, value: str | None) -> str | None:
         return None if value in (None, "") else _check_http_url(value or "")
 
+    @field_validator("slack_signing_secret")
+    @classmethod
+    def _signing_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        # Every request would be refused: no signature of Slack's is made with a blank key.
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError(
+                "is blank; copy the Signing Secret from the app's Basic Information page, "
+                "or leave it unset"
+            )
+        return value
+
     @field_validator("public_base_url")
     @classmethod
     def _public_base_url(cls, value: str | None) -> str | None:

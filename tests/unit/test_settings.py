@@ -75,6 +75,7 @@ def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
         ("SLACK_BOT_TOKEN", "xoxp-user-token", "xoxb-"),
         ("SLACK_ADMIN_IDS", "alice", "not a Slack user id"),
         ("SLACK_COMMAND", "trend", "slash command"),
+        ("SLACK_SIGNING_SECRET", "  ", "is blank"),
         ("SLACK_API_BASE_URL", "slack", "http:// or https:// URL"),
         ("TELEGRAM_RATE_PER_SECOND", "-1", "greater than 0"),
         ("SLACK_RATE_PER_SECOND", "fast", "must be a number"),
