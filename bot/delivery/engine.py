@@ -56,6 +56,7 @@ from bot.matching import digest as digest_stage
 from bot.models import ChatSettings, ChatState, Outgoing, Page, Platform
 from bot.render import toggle
 from bot.store import chats as chat_store
+from bot.store import merges as merge_store
 from bot.store import outbox
 from bot.store import pages as page_store
 from bot.store.chats import ChatRecord
@@ -747,7 +748,7 @@ class Delivery:
 
                 async def migrate() -> None:
                     async with self._engine.begin() as conn:
-                        await chat_store.migrate_id(
+                        await merge_store.migrate_id(
                             conn, pk=queue.record.pk, new_chat_id=new_chat_id
                         )
 

@@ -41,6 +41,7 @@ from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
 from bot.settings import Settings
 from bot.store import chats as chat_store
+from bot.store import teams as team_store
 from bot.store.chats import ChatRecord
 from bot.store.installations import TokenCipher
 from bot.store.schema import broadcasts, chats, slack_installations
@@ -625,7 +626,7 @@ async def test_chats_of_the_token_setup_move_to_their_workspace_on_install(
                     filter=parse_filter("rl"),
                 ),
             )
-            await chat_store.set_workspace(conn, pk=record.pk, team_id=TEAM_A, enterprise_id=None)
+            await team_store.set_workspace(conn, pk=record.pk, team_id=TEAM_A, enterprise_id=None)
         assert (await d.install(TEAM_A, installer=INSTALLER_A))[0] == 200
         moved = await d.chat(f"{TEAM_A}/{CHANNEL_A}")
         await d.publish("papers/2026/2611.00010-moved", tags="[rl]")
