@@ -38,8 +38,8 @@ from bot.sources import SourceSet
 from bot.sources.urls import scrub
 from bot.store import admin as store
 from bot.store import chats as chat_store
-from bot.store import outbox, trends
 from bot.store import pages as page_store
+from bot.store import queueing, trends
 from bot.store.admin import Audience
 from bot.tags import normalize_tag
 from bot.util import utcnow
@@ -339,10 +339,10 @@ class Admin:
             if final.failures:
                 reasons = ", ".join(f"{reason} ({n})" for reason, n in final.failures)
                 lines.append(t(lang, "admin.broadcast.report_failures", reasons=reasons))
-            await outbox.enqueue(
+            await queueing.enqueue(
                 conn,
                 [
-                    outbox.row_values(
+                    queueing.row_values(
                         chat_pk=record.pk,
                         platform=platform,
                         kind="notice",
@@ -382,10 +382,10 @@ class Admin:
         new_today = await store.pages_new_since(
             conn, now.replace(hour=0, minute=0, second=0, microsecond=0), baseline=False
         )
-        deliveries = await outbox.counts_since(conn, since=day_ago, chat_pks=scope)
-        failures = await outbox.top_failures(conn, since=day_ago, chat_pks=scope)
+        deliveries = await store.counts_since(conn, since=day_ago, chat_pks=scope)
+        failures = await store.top_failures(conn, since=day_ago, chat_pks=scope)
         first_day = now.date() - dt.timedelta(days=CHART_DAYS - 1)
-        per_day = await outbox.sent_per_day(
+        per_day = await store.sent_per_day(
             conn, since=dt.datetime.combine(first_day, dt.time()), chat_pks=scope
         )
         running = await store.in_progress(conn, created_by=created_by)

@@ -24,7 +24,7 @@ from bot.i18n import tn
 from bot.matching import filters, ranking, schedule
 from bot.models import Filter, Mode, QuietHours
 from bot.store import chats as chat_store
-from bot.store import feedback, outbox, planning
+from bot.store import feedback, planning, queueing
 from bot.store.planning import Event
 from bot.store.planning import Window as _Window
 from bot.util import utcnow
@@ -431,7 +431,7 @@ class Planner:
         stamp = utcnow()  # when rows are written; ``now`` is the clock the schedule runs on
         rows: list[dict[str, object]] = []
         # The ledger's new rows: each chat planned and its group of new pages; chats with
-        # the same offers share a group (see ``outbox.record_planned``).
+        # the same offers share a group (see ``queueing.record_planned``).
         planned: list[tuple[int, int]] = []
         groups: dict[tuple[Offer, ...], tuple[int, bool]] = {}  # offers -> group, any updates
         group_pages: list[tuple[tuple[int, str], ...]] = []
@@ -510,8 +510,8 @@ class Planner:
             ):
                 rescheduled.setdefault(next_due, []).append(chat.pk)
 
-        await outbox.enqueue(conn, rows)
-        await outbox.record_planned(conn, planned, group_pages, at=stamp)
+        await queueing.enqueue(conn, rows)
+        await queueing.record_planned(conn, planned, group_pages, at=stamp)
         if changed_ledger:
             await planning.update_ledger(conn, changed_ledger)
         # Every chat of the batch but those held has now seen the window: its cursor moves
@@ -650,7 +650,7 @@ class _Messages:
         key = (chat.platform, offers, rest, day, welcome)
         template = self._digests.get(key) if shared else None
         if template is None:
-            template = outbox.row_values(
+            template = queueing.row_values(
                 chat_pk=chat.pk,
                 platform=chat.platform,
                 kind="digest",
@@ -660,14 +660,14 @@ class _Messages:
             )
             if shared:
                 self._digests[key] = template
-        return outbox.row_for(template, chat_pk=chat.pk, now=stamp)
+        return queueing.row_for(template, chat_pk=chat.pk, now=stamp)
 
     def pages(
         self, chat: _Chat, offers: tuple[Offer, ...], *, stamp: dt.datetime
     ) -> list[dict[str, object]]:
         """Instant mode: one message per page."""
         return [
-            outbox.row_values(
+            queueing.row_values(
                 chat_pk=chat.pk,
                 platform=chat.platform,
                 kind="page",

@@ -30,7 +30,7 @@ from bot.sources import SourceSet
 from bot.sources.urls import redact_url
 from bot.store import alerts as store
 from bot.store import chats as chat_store
-from bot.store import outbox
+from bot.store import queueing
 from bot.store.chats import ChatRecord
 from bot.store.engine import reader
 from bot.util import utcnow
@@ -117,10 +117,10 @@ class AlertService:
                     await store.start_incident(conn, key=change.key, detail=change.params, now=now)
                 else:
                     await store.clear_incident(conn, incident_id=opened[change.key], now=now)
-                await outbox.enqueue(
+                await queueing.enqueue(
                     conn,
                     [
-                        outbox.row_values(
+                        queueing.row_values(
                             chat_pk=record.pk,
                             platform=record.chat.platform.value,
                             kind="alert",

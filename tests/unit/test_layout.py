@@ -54,7 +54,6 @@ LONG_MODULES = {
     "bot/settings.py": "one Settings class, every variable of CONTRACT.md",
     "bot/sources/pages.py": "to split: front matter and the page's bounds",
     "bot/sources/feed.py": "to split: fetching and the Atom/RSS/JSON parsers",
-    "bot/store/outbox.py": "to split: queueing and claiming",
     "bot/ops/web.py": "to split: the routes and the HTTP server's limits",
 }
 
