@@ -52,7 +52,6 @@ LONG_MODULES = {
     "bot/service.py": "the service's lifecycle; to split: one-shot commands apart",
     "bot/settings.py": "one Settings class, every variable of CONTRACT.md",
     "bot/sources/pages.py": "to split: front matter and the page's bounds",
-    "bot/sources/feed.py": "to split: fetching and the Atom/RSS/JSON parsers",
     "bot/ops/web.py": "to split: the routes and the HTTP server's limits",
 }
 
