@@ -2,7 +2,7 @@
 
 XML is parsed by feedparser from the bytes :mod:`bot.sources.feed` fetched (feedparser never
 fetches anything itself). Each entry becomes a one-language :class:`bot.models.Page` keyed
-by its id (or link), bounded by :func:`bot.sources.pages.bound_page`; a feed keeps at most
+by its id (or link), bounded by :func:`bot.sources.bounds.bound_page`; a feed keeps at most
 :data:`MAX_FEED_ENTRIES` entries.
 """
 
@@ -23,14 +23,8 @@ import feedparser
 from bot import papers
 from bot.errors import SourceError
 from bot.models import Page, PageText, Skipped, normalize_lang
-from bot.sources.pages import (
-    bound_page,
-    normalize_paragraphs,
-    normalize_tags,
-    too_many_tags,
-    unrecordable,
-    valid_text,
-)
+from bot.sources.bounds import bound_page, too_many_tags, unrecordable, valid_text
+from bot.sources.pages import normalize_paragraphs, normalize_tags
 from bot.sources.urls import redact_url
 
 log = logging.getLogger("bot.sources")

@@ -51,7 +51,6 @@ LONG_MODULES = {
     "bot/commands/operator.py": "broadcast, stats and the audit trail; to split by command",
     "bot/service.py": "the service's lifecycle; to split: one-shot commands apart",
     "bot/settings.py": "one Settings class, every variable of CONTRACT.md",
-    "bot/sources/pages.py": "to split: front matter and the page's bounds",
     "bot/ops/web.py": "to split: the routes and the HTTP server's limits",
 }
 
