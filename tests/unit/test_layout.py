@@ -51,7 +51,6 @@ ALLOWED_UPWARD = (
 MAX_LINES = 500
 LONG_MODULES = {
     "bot/delivery/engine.py": "split pending: the outbox worker, being changed elsewhere",
-    "bot/commands/operator.py": "broadcast, stats and the audit trail; to split by command",
     "bot/matching/planner.py": "to split: the due chats' plan and the instant pages' plan",
     "bot/service.py": "the service's lifecycle; to split: one-shot commands apart",
     "bot/settings.py": "one Settings class, every variable of CONTRACT.md",
