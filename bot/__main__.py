@@ -11,7 +11,17 @@ import os
 import sys
 from collections.abc import Sequence
 
-from bot.cli import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, Handler, database, reports, send, serve
+from bot.cli import (
+    EXIT_CONFIG,
+    EXIT_FAILED,
+    EXIT_OK,
+    Handler,
+    cannot_start,
+    database,
+    reports,
+    send,
+    serve,
+)
 from bot.cli.parser import build_parser, undecodable
 from bot.errors import ConfigError, DeliveryError, SchemaError
 
@@ -45,12 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         settings = load_settings()
-    except ConfigError as exc:
-        print(f"configuration error: {exc.variable}: {exc.message}", file=sys.stderr)
-        return EXIT_CONFIG
-    except DeliveryError as exc:
-        print(f"trendbot run: a chat platform could not be reached: {exc.reason}", file=sys.stderr)
-        return EXIT_FAILED
+    except (ConfigError, DeliveryError) as exc:
+        return cannot_start(exc)
     logs.configure(level=settings.log_level, fmt=settings.log_format, secrets=settings.secrets())
     try:
         return asyncio.run(HANDLERS[args.command](settings, args))

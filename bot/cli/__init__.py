@@ -18,8 +18,11 @@ top these modules import the standard library, :mod:`bot.errors` and :mod:`bot.m
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
+
+from bot.errors import ConfigError, DeliveryError
 
 if TYPE_CHECKING:
     from bot.settings import Settings
@@ -29,3 +32,13 @@ EXIT_FAILED = 1
 EXIT_CONFIG = 2
 
 Handler = Callable[["Settings", argparse.Namespace], Coroutine[Any, Any, int]]
+
+
+def cannot_start(exc: ConfigError | DeliveryError) -> int:
+    """A setting a command cannot start with, or a chat platform it cannot reach at start:
+    one line naming it, no traceback, and the exit code."""
+    if isinstance(exc, ConfigError):
+        print(f"configuration error: {exc.variable}: {exc.message}", file=sys.stderr)
+        return EXIT_CONFIG
+    print(f"trendbot run: a chat platform could not be reached: {exc.reason}", file=sys.stderr)
+    return EXIT_FAILED

@@ -8,7 +8,7 @@ import contextlib
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli import EXIT_CONFIG, EXIT_FAILED
+from bot.cli import EXIT_FAILED, cannot_start
 from bot.errors import ConfigError, DeliveryError
 
 if TYPE_CHECKING:
@@ -33,12 +33,8 @@ async def _serve(
     except AlreadyRunning as exc:
         print(f"trendbot run: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    except ConfigError as exc:
-        print(f"configuration error: {exc.variable}: {exc.message}", file=sys.stderr)
-        return EXIT_CONFIG
-    except DeliveryError as exc:
-        print(f"trendbot run: a chat platform could not be reached: {exc.reason}", file=sys.stderr)
-        return EXIT_FAILED
+    except (ConfigError, DeliveryError) as exc:
+        return cannot_start(exc)
     except Exception as exc:
         # A database that cannot be opened (unreachable, refused, missing): one line.
         line = None if opened else reach.failure(settings.database_url, exc)
