@@ -28,11 +28,8 @@ from sqlalchemy.engine import make_url
 from bot import dberrors, metrics, version
 from bot.app import App
 from bot.channels.console import ConsoleChannel, logs_to_file
-from bot.delivery.engine import (
-    DB_RETRY_FIRST_SECONDS,
-    DB_RETRY_MAX_SECONDS,
-    ONE_SHOT_OUTAGE_SECONDS,
-)
+from bot.delivery.claims import ONE_SHOT_OUTAGE_SECONDS
+from bot.delivery.recording import DB_RETRY_FIRST_SECONDS, DB_RETRY_MAX_SECONDS
 from bot.errors import BotError
 from bot.ops import alert_service, web
 from bot.ops.feed_server import FeedServer
