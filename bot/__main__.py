@@ -9,8 +9,9 @@ import datetime as dt
 import json
 import os
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from bot.errors import ConfigError, DeliveryError, SchemaError
@@ -133,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
         type=_tag,
         help="only chats following TAG (repeatable)",
     )
-    broadcast.add_argument("--platform", choices=["telegram", "slack"], help="only this platform")
+    broadcast.add_argument("--platform", choices=_RemotePlatforms(), help="only this platform")
     broadcast.add_argument("--lang", choices=list(LANGUAGES), help="only chats in this language")
     broadcast.add_argument("--yes", action="store_true", help="send without asking")
 
@@ -241,7 +242,27 @@ def _shown(value: str) -> str:
     return repr(text)
 
 
+class _RemotePlatforms:
+    """The platforms a broadcast may name, as argparse's choices: read from the registry
+    (:mod:`bot.channels.registry`) only when the option is used, not for ``--help``."""
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_platforms().broadcast_names())
+
+    def __contains__(self, value: object) -> bool:
+        return value in _platforms().broadcast_names()
+
+
+def _platforms() -> ModuleType:
+    """:mod:`bot.platforms`, with every platform package of the registry registered."""
+    import bot.channels.registry  # noqa: F401
+    from bot import platforms
+
+    return platforms
+
+
 def _chat_address(value: str) -> tuple[Platform, str]:
+    _platforms()
     platform, sep, chat_id = value.partition(":")
     try:
         parsed = Platform(platform.lower())
@@ -584,7 +605,7 @@ async def _serve(
 async def _run(settings: Settings, _args: argparse.Namespace) -> int:
     from bot.service import stdin_is_terminal
 
-    no_chat_platform = not (settings.telegram_enabled or settings.slack_enabled)
+    no_chat_platform = not any(p.remote and p.enabled(settings) for p in _platforms().registered())
     return await _serve(
         settings,
         console=no_chat_platform and stdin_is_terminal(),
@@ -642,6 +663,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bot import logs
     from bot.settings import load_settings
 
+    _platforms()  # their rules: what the logs redact
     try:
         settings = load_settings()
     except ConfigError as exc:

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO
 
 from aiohttp import web as web_
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -28,6 +28,7 @@ from sqlalchemy.engine import make_url
 from bot import dberrors, metrics, version
 from bot.app import App
 from bot.channels.console import ConsoleChannel, logs_to_file
+from bot.channels.platform import Channel, PollingChannel
 from bot.delivery.engine import (
     DB_RETRY_FIRST_SECONDS,
     DB_RETRY_MAX_SECONDS,
@@ -53,23 +54,6 @@ SHARE_POLL_SECONDS = 0.5
 SHARE_SETTLE_SECONDS = 1.0
 # Delivery that stopped on a bug is started again after this long.
 RESTART_DELIVERY_SECONDS = 1.0
-
-
-class Channel(Protocol):
-    async def start(self) -> None: ...
-
-    async def stop(self) -> None: ...
-
-
-class PollingChannel(Channel, Protocol):
-    @property
-    def polling(self) -> bool: ...
-
-    async def start(self, *, poll: bool = True) -> None: ...
-
-    async def start_polling(self) -> None: ...
-
-    async def stop_polling(self) -> None: ...
 
 
 class AlreadyRunning(BotError):
@@ -495,26 +479,19 @@ class Service:
         channels: list[Channel] = []
         if not self._channels:
             return channels
-        app = self._app
-        if app.telegram_bot is not None:
-            telegram = app.telegram_channel()
-            if app.settings.telegram_webhook_url:
-                hooks.telegram = telegram.process_webhook
-            else:
-                self._polling_channel = telegram
-            hooks.channels["telegram"] = lambda: telegram.application.running
-            channels.append(telegram)
-        if app.slack_client is not None:
-            slack = app.slack_channel()
-            if app.settings.slack_signing_secret is not None:
-                hooks.slack = slack.handle_request
-            if slack.oauth:
-                hooks.slack_install = slack.handle_install
-            hooks.channels["slack"] = lambda: slack.running
-            hooks.auth_errors["slack"] = lambda: slack.auth.error
-            if app.slack_workspaces is not None:
-                hooks.workspace_errors["slack"] = app.slack_workspaces.unreadable
-            channels.append(slack)
+        for name, connection in self._app.platforms.items():
+            inbound = connection.inbound(self._app.core)
+            if inbound is None:
+                continue
+            hooks.routes.update(inbound.routes)
+            if inbound.polling is not None:
+                self._polling_channel = inbound.polling
+            hooks.channels[name.value] = inbound.running
+            if inbound.auth_error is not None:
+                hooks.auth_errors[name.value] = inbound.auth_error
+            if inbound.workspace_errors is not None:
+                hooks.workspace_errors[name.value] = inbound.workspace_errors
+            channels.append(inbound.channel)
         return channels
 
     async def _run_console(self, console: ConsoleChannel) -> None:

@@ -28,6 +28,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import metrics, version
+from bot.channels.platform import RequestHook, Route
+from bot.channels.registry import routes as platform_routes
 from bot.errors import ConfigError
 from bot.sources import SourceSet
 from bot.sources.urls import scrub
@@ -70,10 +72,6 @@ BUSY_RESPONSE = (
     b"Connection: close\r\n\r\n"
 )
 
-TelegramHook = Callable[[bytes, str | None], Awaitable[int]]
-# A hook that answers an HTTP request itself.
-RequestHook = Callable[[web.Request], Awaitable[web.StreamResponse]]
-SlackHook = RequestHook
 FeedHook = RequestHook
 RefreshHook = RequestHook
 
@@ -82,9 +80,8 @@ RefreshHook = RequestHook
 class WebHooks:
     """What the running service plugs into the server; unset hooks answer 404."""
 
-    telegram: TelegramHook | None = None
-    slack: SlackHook | None = None
-    slack_install: SlackHook | None = None  # GET /slack/install and /slack/oauth_redirect
+    # The platforms' routes (bot.channels.registry) the running channels answer.
+    routes: dict[Route, RequestHook] = field(default_factory=dict)
     channels: dict[str, Callable[[], bool]] = field(default_factory=dict)
     feeds: FeedHook | None = None
     refresh: RefreshHook | None = None  # POST /hooks/refresh, with REFRESH_WEBHOOK_SECRET
@@ -114,6 +111,11 @@ def _unavailable(*, database: str, reason: str, **more: str) -> web.Response:
         },
         status=503,
     )
+
+
+def _route_hook(hooks: WebHooks, route: Route) -> Callable[[], RequestHook | None]:
+    """What a platform's ``route`` forwards to: its hook, once the service plugged it in."""
+    return lambda: hooks.routes.get(route)
 
 
 def _forward(
@@ -203,19 +205,10 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
             headers={"Content-Type": CONTENT_TYPE_LATEST},
         )
 
-    async def telegram_webhook(request: web.Request) -> web.Response:
-        if hooks.telegram is None:
-            raise web.HTTPNotFound()
-        body = await request.read()
-        status = await hooks.telegram(body, request.headers.get("X-Telegram-Bot-Api-Secret-Token"))
-        return web.Response(status=status)
-
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_endpoint)
-    app.router.add_post("/telegram/webhook", telegram_webhook)
-    app.router.add_post("/slack/events", _forward(lambda: hooks.slack))
-    app.router.add_get("/slack/install", _forward(lambda: hooks.slack_install))
-    app.router.add_get("/slack/oauth_redirect", _forward(lambda: hooks.slack_install))
+    for route in platform_routes():
+        app.router.add_route(route.method, route.path, _forward(_route_hook(hooks, route)))
     app.router.add_get("/feeds/{name}", _forward(lambda: hooks.feeds))
     app.router.add_post("/hooks/refresh", _forward(lambda: hooks.refresh))
     return app

@@ -32,6 +32,8 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from bot import render
+from bot.channels.console.render import payload
+from bot.channels.console.spec import PLATFORM as PLATFORM
 from bot.commands import Caller, CommandCore, registry
 from bot.delivery.sender import BaseSender
 from bot.i18n import t, tn
@@ -164,8 +166,9 @@ class ConsoleSender(BaseSender):
                 body = embolden(body, header=True)
         out.write(f"\n{RULE}\n[to console:{chat_id}]\n{body}\n{RULE}\n")
         out.flush()
-        if message.buttons and self.on_buttons is not None:
-            self.on_buttons(message.buttons)
+        buttons = payload(message).buttons
+        if buttons and self.on_buttons is not None:
+            self.on_buttons(buttons)
         return None
 
 
