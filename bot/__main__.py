@@ -134,7 +134,8 @@ def _parser() -> argparse.ArgumentParser:
         type=_tag,
         help="only chats following TAG (repeatable)",
     )
-    broadcast.add_argument("--platform", choices=_RemotePlatforms(), help="only this platform")
+    only = broadcast.add_argument("--platform", help="only this platform")
+    only.choices = _RemotePlatforms()  # set after: add_argument would read them at once
     broadcast.add_argument("--lang", choices=list(LANGUAGES), help="only chats in this language")
     broadcast.add_argument("--yes", action="store_true", help="send without asking")
 

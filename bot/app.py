@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TextIO, TypeVar
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.channels.console import ConsoleSender
+from bot.channels.console.chat import ConsoleSender
 from bot.channels.platform import Connection, Opening
 from bot.channels.registry import PLATFORMS
 from bot.commands import CommandCore, Defaults
@@ -33,7 +33,7 @@ from bot.store.engine import create_engine, upgrade
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from bot.channels.console import ConsoleChannel
+    from bot.channels.console.chat import ConsoleChannel
 
 C = TypeVar("C")
 
@@ -76,7 +76,7 @@ class App:
 
     def console_channel(self, *, on_command: Callable[[], None]) -> ConsoleChannel:
         """The terminal's chat; the 👍 and 👎 of the digests it prints can be pressed."""
-        from bot.channels.console import ConsoleChannel
+        from bot.channels.console.chat import ConsoleChannel
 
         console = ConsoleChannel(core=self.core, on_command=on_command)
         printer = self.senders.get(Platform.CONSOLE)

@@ -27,7 +27,7 @@ from sqlalchemy.engine import make_url
 
 from bot import dberrors, metrics, version
 from bot.app import App
-from bot.channels.console import ConsoleChannel, logs_to_file
+from bot.channels.console.chat import ConsoleChannel, logs_to_file
 from bot.channels.platform import Channel, PollingChannel
 from bot.delivery.engine import (
     DB_RETRY_FIRST_SECONDS,

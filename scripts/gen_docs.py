@@ -234,8 +234,9 @@ def _sample_digest(lang: str) -> object:
 def digests_page() -> str:
     import json
 
-    import bot.channels.slack
-    import bot.channels.telegram  # noqa: F401  (the platforms' renderers)
+    import bot.channels.registry  # noqa: F401  (the platforms' renderers)
+    from bot.channels.slack.payload import payload as slack_payload
+    from bot.channels.telegram.payload import payload as telegram_payload
     from bot.models import Platform
     from bot.render import digest_messages
 
@@ -253,17 +254,18 @@ def digests_page() -> str:
         out += [f"## {label}", "", "### Telegram (`sendMessage`, HTML)", ""]
         for message in digest_messages(Platform.TELEGRAM, digest):  # type: ignore[arg-type]
             out += ["```html", message.text, "```", ""]
-            if message.markup:
-                markup = json.dumps(message.markup, ensure_ascii=False, indent=1)
+            if message_markup := telegram_payload(message).markup:
+                markup = json.dumps(message_markup, ensure_ascii=False, indent=1)
                 out += ["`reply_markup`:", "", "```json", markup, "```", ""]
         out += ["### Slack (`chat.postMessage`, Block Kit)", ""]
         for message in digest_messages(Platform.SLACK, digest):  # type: ignore[arg-type]
-            payload = {"text": message.text, "blocks": list(message.blocks)}
+            blocks = slack_payload(message)
+            payload = {"text": message.text, "blocks": list(blocks.blocks)}
             if message.in_thread:
                 payload["thread_ts"] = "(the first message's ts)"
             out += ["```json", json.dumps(payload, ensure_ascii=False, indent=1), "```", ""]
-            if message.fallback_blocks:
-                fallback = json.dumps(list(message.fallback_blocks), ensure_ascii=False, indent=1)
+            if blocks.fallback_blocks:
+                fallback = json.dumps(list(blocks.fallback_blocks), ensure_ascii=False, indent=1)
                 out += [
                     "Where the workspace refuses these blocks (`invalid_blocks`), `blocks`:",
                     "",

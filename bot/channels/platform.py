@@ -21,14 +21,15 @@ from typing import TYPE_CHECKING, Protocol, TextIO
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.delivery.sender import Sender
 from bot.platforms import PlatformRules
 from bot.settings import Settings
 
+# Types alone: a one-shot command loads the registry, not the delivery's metrics.
 if TYPE_CHECKING:
     from aiohttp import web
 
     from bot.commands import CommandCore
+    from bot.delivery.sender import Sender
 
 # A hook that answers an HTTP request itself.
 RequestHook = Callable[["web.Request"], Awaitable["web.StreamResponse"]]

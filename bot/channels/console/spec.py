@@ -4,13 +4,16 @@ user the deployment's operator, its messages printed."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bot import platforms, render
 from bot.channels.console.render import RENDERER
 from bot.channels.platform import Inbound, Opening, PlatformSpec
-from bot.commands import CommandCore
-from bot.delivery.sender import Sender
 from bot.models import Platform
+
+if TYPE_CHECKING:
+    from bot.commands import CommandCore
+    from bot.delivery.sender import Sender
 
 CONSOLE = Platform.CONSOLE
 
@@ -30,7 +33,7 @@ class ConsoleConnection:
 
 
 def _connect(opening: Opening) -> ConsoleConnection:
-    from bot.channels.console import ConsoleSender
+    from bot.channels.console.chat import ConsoleSender
 
     return ConsoleConnection(sender=ConsoleSender(out=opening.console_out))
 
