@@ -662,11 +662,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # default) and warns on every rate limit without it.
     os.environ.setdefault("PTB_TIMEDELTA", "true")
     from bot import logs
+    from bot.channels.registry import settings_class
     from bot.settings import load_settings
 
-    _platforms()  # their rules: what the logs redact
     try:
-        settings = load_settings()
+        settings = load_settings(settings_class())
     except ConfigError as exc:
         print(f"configuration error: {exc.variable}: {exc.message}", file=sys.stderr)
         return EXIT_CONFIG

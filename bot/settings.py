@@ -486,17 +486,12 @@ class Settings(BaseSettings):
         return self.slack_client_id is not None
 
     def secrets(self) -> tuple[str, ...]:
-        """Every secret value configured, for the log filter that redacts them."""
+        """Every secret value configured, for the log filter that redacts them: each
+        ``SecretStr`` variable, a platform's own (:attr:`PlatformSpec.settings`) included."""
         values = [
-            self.telegram_bot_token,
-            self.telegram_webhook_secret,
-            self.slack_bot_token,
-            self.slack_signing_secret,
-            self.slack_app_token,
-            self.slack_client_secret,
-            self.slack_state_secret,
-            self.slack_token_key,
-            self.refresh_webhook_secret,
+            value
+            for name in type(self).model_fields
+            if isinstance(value := getattr(self, name), SecretStr)
         ]
         feed_credentials = [
             secret for source in self.wiki_sources for secret in url_secrets(source)
@@ -511,10 +506,13 @@ class Settings(BaseSettings):
         )
 
 
-def load_settings(**overrides: Any) -> Settings:
-    """Build settings from the environment and ``.env``; raise ConfigError on a bad value."""
+def load_settings(kind: type[Settings] = Settings, **overrides: Any) -> Settings:
+    """Build settings from the environment and ``.env``; raise ConfigError on a bad value.
+
+    ``kind`` is :class:`Settings` with the platforms' own sections, where they declare any
+    (:func:`bot.channels.registry.settings_class`)."""
     try:
-        return Settings(**overrides)
+        return kind(**overrides)
     except ValidationError as exc:
         raise _config_error(exc) from None
 

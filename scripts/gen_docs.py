@@ -73,11 +73,13 @@ def _in_package(value: str) -> str:
 def environment_page() -> str:
     from pydantic import SecretStr
 
-    from bot.settings import Settings
+    from bot.channels.registry import settings_class
 
     meanings = env_meanings(ENV_EXAMPLE.read_text(encoding="utf-8"))
     rows = ["| variable | default | meaning |", "| --- | --- | --- |"]
-    for name, field in Settings.model_fields.items():
+    # Each platform's own variables included, described by their fields where .env.example
+    # does not list them.
+    for name, field in settings_class().model_fields.items():
         variable = name.upper()
         default = field.get_default()
         if default is None or isinstance(default, SecretStr):
@@ -91,7 +93,7 @@ def environment_page() -> str:
             shown = f"`{int(default)}`"
         else:
             shown = f"`{default}`"
-        meaning = meanings.get(variable, "")
+        meaning = meanings.get(variable) or field.description or ""
         rows.append(f"| `{variable}` | {shown} | {_cell(meaning)} |")
     return "\n".join(
         [

@@ -7,7 +7,7 @@ A platform is one package of :mod:`bot.channels` and one line of
   admins, what the logs redact), registered with :mod:`bot.platforms` as it loads;
 - its renderer, registered with :mod:`bot.render` as it loads;
 - ``PLATFORM``, a :class:`PlatformSpec`: how to open it (its client, its sender for the
-  delivery engine, its inbound channel) and the web routes it serves.
+  delivery engine, its inbound channel), the web routes it serves, and its own variables.
 
 The composition (:mod:`bot.app`, :mod:`bot.service`, :mod:`bot.ops.web`) loops over the
 registered specs and names no platform.
@@ -115,8 +115,13 @@ class PlatformSpec:
         rules: what the settings say of it (:class:`~bot.platforms.PlatformRules`).
         connect: opens it where ``rules.enabled`` (its libraries load only then).
         routes: the web routes it may answer, all served; 404 while its hook is unset.
+        settings: its own variables, where :class:`~bot.settings.Settings` has none of
+            them: a subclass of it declaring only those (named as CONTRACT.md names them),
+            read from the environment with the rest (:func:`bot.channels.registry.
+            settings_class`); its code finds them with ``isinstance(settings, ...)``.
     """
 
     rules: PlatformRules
     connect: Callable[[Opening], Connection]
     routes: tuple[Route, ...] = ()
+    settings: type[Settings] | None = None
