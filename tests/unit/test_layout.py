@@ -50,13 +50,10 @@ LONG_MODULES = {
     "bot/__main__.py": "the CLI: one parser and one function a command; to split by command",
     "bot/commands/operator.py": "broadcast, stats and the audit trail; to split by command",
     "bot/matching/planner.py": "to split: the due chats' plan and the instant pages' plan",
-    "bot/service.py": "the service's lifecycle; to split: one-shot commands apart",
-    "bot/settings.py": "one Settings class, every variable of CONTRACT.md",
     "bot/sources/pages.py": "to split: front matter and the page's bounds",
     "bot/sources/feed.py": "to split: fetching and the Atom/RSS/JSON parsers",
     "bot/store/chats.py": "to split: a chat's settings and its subscriptions",
     "bot/store/outbox.py": "to split: queueing and claiming",
-    "bot/ops/web.py": "to split: the routes and the HTTP server's limits",
 }
 
 
