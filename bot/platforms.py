@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.i18n import t
 from bot.models import Platform
 from bot.settings import Settings
 
@@ -48,6 +49,8 @@ class PlatformRules:
     Attributes:
         name: the stored name (``chats.platform``), ``PLATFORM`` of ``PLATFORM:CHAT_ID``.
         enabled: whether the settings configure the platform (its token is set...).
+        title: its name as the stats and a broadcast's audience show it, where the
+            catalogues have no ``admin.stats.platform.NAME`` (a proper noun: "Echo").
         admin_ids: the entries of its admin variable (``TELEGRAM_ADMIN_IDS``...), as
             written: the deployment admins the alerts go to.
         admins: from the settings, the check of a user against its admin variable.
@@ -64,6 +67,7 @@ class PlatformRules:
 
     name: Platform
     enabled: Callable[[Settings], bool]
+    title: str = ""
     admin_ids: Callable[[Settings], tuple[str, ...]] = _none
     admins: Callable[[Settings], AdminCheck] = _nobody
     admin_chat: Callable[[Settings, str], AdminChat | None] = lambda _settings, _entry: None
@@ -105,3 +109,16 @@ def declare(name: str) -> Platform:
 def broadcast_names() -> tuple[str, ...]:
     """The platforms a broadcast's ``--platform`` may name: the remote ones."""
     return tuple(r.name.value for r in registered() if r.remote)
+
+
+def title(name: str, lang: str) -> str:
+    """The platform ``name`` as shown in ``lang``: the catalogues' name for it, else its
+    own :attr:`PlatformRules.title`, else ``name``."""
+    key = f"admin.stats.platform.{name}"
+    shown = t(lang, key)
+    if shown != key:
+        return shown
+    for rules in registered():
+        if rules.name.value == name and rules.title:
+            return rules.title
+    return name

@@ -117,7 +117,7 @@ def describe_audience(audience: Audience, lang: str) -> str:
     if audience.tags:
         parts.append(t(lang, "admin.audience.tags", tags=", ".join(audience.tags)))
     if audience.platform:
-        platform = t(lang, f"admin.stats.platform.{audience.platform}")
+        platform = platforms.title(audience.platform, lang)
         parts.append(t(lang, "admin.audience.platform", platform=platform))
     if audience.lang:
         language = language_name(audience.lang, lang)
@@ -516,7 +516,7 @@ class Stats:
                     )
                 )
             summary = "; ".join(
-                f"{t(lang, f'admin.stats.platform.{platform}')} {', '.join(states)}"
+                f"{platforms.title(platform, lang)} {', '.join(states)}"
                 for platform, states in by_platform.items()
             )
             lines.append(t(lang, "admin.stats.chats", summary=summary))
