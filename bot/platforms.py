@@ -21,7 +21,7 @@ from bot.settings import Settings
 # Who a user is among a platform's admins: given a user id and the workspace it was seen
 # in (None where the platform has none), the admin variable's entry the user is (what an
 # admin's ``alerts on|off`` is kept under), None for anyone else.
-AdminCheck = Callable[[str, "str | None"], "str | None"]
+AdminCheck = Callable[[str, str | None], str | None]
 
 
 def _nobody(_settings: Settings) -> AdminCheck:
