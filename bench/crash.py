@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.delivery.engine import RECORD_BATCH
+from bot.delivery.recording import RECORD_BATCH
 from bot.settings import Settings
 from bot.store.engine import create_engine, upgrade
 from tests.cli import start_cli

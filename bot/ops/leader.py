@@ -19,7 +19,7 @@ import logging
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.delivery.engine import owner_is_dead
+from bot.delivery.claims import owner_is_dead
 from bot.store import leases
 from bot.util import utcnow
 

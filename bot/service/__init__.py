@@ -14,7 +14,6 @@ import datetime as dt
 import logging
 import signal
 import sys
-import time
 
 from aiohttp import web as web_
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -59,6 +58,8 @@ class Service:
         self._polling_channel: PollingChannel | None = None
         self._jobs = asyncio.Lock()  # a stop waits for a running plan to finish
         self._first_poll = asyncio.Event()  # set once the first poll has run (or was skipped)
+        self._poll_idle = asyncio.Event()  # set while no poll runs
+        self._poll_idle.set()
         # The database's error of the last lease renewal and of the last planning run, None
         # once they succeed again: what /healthz reports as not ready.
         self._lease_problem: str | None = None
@@ -148,39 +149,36 @@ class Service:
             return
         self._followers_day = today
 
-    async def _poll_loop(self) -> None:
-        """Poll now, then every ``POLL_INTERVAL_SECONDS`` or as soon as a push asks
-        (``POST /hooks/refresh``), until the service stops."""
-        interval = self._app.settings.poll_interval_seconds
+    async def poll(self) -> None:
+        """The ``poll`` job: every ``POLL_INTERVAL_SECONDS``, from the start, and at once
+        when a push asks (:meth:`_bring_polls_forward`). A stop cancels it."""
+        self._poll_idle.clear()
+        try:
+            await self.poll_and_plan()
+        except asyncio.CancelledError:
+            if not self._stop.is_set():
+                raise
+            # The stop cancelled it: no error to report (the scheduler logs a job's
+            # exceptions with their traceback, and this one is expected).
+        finally:
+            self._poll_idle.set()
+            self._first_poll.set()
+
+    async def _bring_polls_forward(self, scheduler: AsyncIOScheduler) -> None:
+        """Run the ``poll`` job now when a push asks (``POST /hooks/refresh``) and this
+        replica leads. A push that comes during a poll brings the next one forward once
+        that poll is done: the pages pushed may have come after it read the source."""
+        assert self._refresh is not None
         while not self._stop.is_set():
             try:
-                await self.poll_and_plan()
-            finally:
-                self._first_poll.set()
-            await self._until_next_poll(interval)
-
-    async def _until_next_poll(self, interval: float) -> None:
-        stopping: asyncio.Future[object] = asyncio.ensure_future(self._stop.wait())
-        try:
-            waits: list[asyncio.Future[object]] = [stopping]
-            if self._refresh is not None:
-                waits.append(asyncio.ensure_future(self._refreshed(interval)))
-            await asyncio.wait(waits, timeout=interval, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in waits:
-                task.cancel()
-
-    async def _refreshed(self, interval: float) -> None:
-        """Return when a push asks for a poll that this replica, the leader, should make."""
-        assert self._refresh is not None
-        deadline = time.monotonic() + interval
-        while time.monotonic() < deadline:
-            try:
-                if self._leases.is_leader and await self._refresh.wait(deadline - time.monotonic()):
-                    return
+                pushed = self._leases.is_leader and await self._refresh.wait(CHECK_SECONDS)
             except Exception:  # the database may be briefly away: the schedule still polls
                 log.warning("could not look for a refresh request", exc_info=True)
-            if not self._leases.is_leader:
+                pushed = False
+            if pushed:
+                await self._poll_idle.wait()
+                scheduler.modify_job("poll", next_run_time=dt.datetime.now(dt.UTC))
+            elif not self._leases.is_leader:
                 await asyncio.sleep(CHECK_SECONDS)
 
     async def refresh_hook(self, request: web_.Request) -> web_.StreamResponse:
@@ -331,6 +329,19 @@ class Service:
             coalesce=True,
             id="plan",
         )
+        # Polls run beside everything else: a slow source delays neither planning nor
+        # delivery nor lease renewal. One that outlasts the interval is not run twice
+        # at once; a late one still runs (the loop may have been busy).
+        scheduler.add_job(
+            self.poll,
+            "interval",
+            seconds=settings.poll_interval_seconds,
+            next_run_time=now,
+            max_instances=1,
+            coalesce=True,
+            misfire_grace_time=None,
+            id="poll",
+        )
         scheduler.add_job(
             self.check_alerts,
             "interval",
@@ -388,11 +399,10 @@ class Service:
                     self.http_port,
                     server.limit,
                 )
-            # Polls run beside everything else: a slow source delays neither planning nor
-            # delivery nor lease renewal. The console opens after the first poll, so its
-            # first command sees the wiki.
+            # The console opens after the first poll, so its first command sees the wiki.
             scheduler.start()
-            tasks.append(asyncio.create_task(self._poll_loop()))
+            if self._refresh is not None:
+                tasks.append(asyncio.create_task(self._bring_polls_forward(scheduler)))
             if self._console:
                 console = self._app.console_channel(on_command=self._delivery.notify)
                 tasks.append(asyncio.create_task(self._run_console(console)))
@@ -408,7 +418,8 @@ class Service:
             if scheduler.running:
                 scheduler.pause()
                 async with self._jobs:
-                    scheduler.shutdown(wait=False)
+                    scheduler.shutdown(wait=False)  # cancels a running poll
+                await self._poll_idle.wait()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

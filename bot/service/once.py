@@ -11,11 +11,8 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from bot import dberrors
 from bot.app import App
-from bot.delivery.engine import (
-    DB_RETRY_FIRST_SECONDS,
-    DB_RETRY_MAX_SECONDS,
-    ONE_SHOT_OUTAGE_SECONDS,
-)
+from bot.delivery.claims import ONE_SHOT_OUTAGE_SECONDS
+from bot.delivery.recording import DB_RETRY_FIRST_SECONDS, DB_RETRY_MAX_SECONDS
 from bot.ops.leader import RENEW_SECONDS, Leases, live_services
 from bot.store import outbox
 from bot.store.engine import reader

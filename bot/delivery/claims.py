@@ -1,0 +1,193 @@
+"""Claiming: the outbox rows a delivery engine takes into memory, and the claims of
+workers that stopped.
+
+The claimer claims rows in batches whenever fewer than the low water mark are in memory
+(PostgreSQL: ``FOR UPDATE SKIP LOCKED``; one worker per chat at a time, across replicas),
+keeps this worker's claims fresh, and requeues those of dead workers: at once for a
+process of this host that is gone, else once the claim is older than ``CLAIM_TTL_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Sequence
+
+from bot import dberrors
+from bot.delivery.queues import ChatQueue, EngineState
+from bot.delivery.recording import DB_RETRY_FIRST_SECONDS, DB_RETRY_MAX_SECONDS
+from bot.delivery.rendering import Claimed, pages_of
+from bot.store import chats as chat_store
+from bot.store import outbox
+from bot.store import pages as page_store
+
+log = logging.getLogger("bot.delivery")
+
+# A worker that stops refreshing its claims for this long is presumed dead.
+CLAIM_TTL_SECONDS = 120.0
+# How often a running worker looks for claims of dead workers: those of a process of this
+# host that is gone are requeued at once, others once their claim is older than the TTL.
+SWEEP_EVERY_SECONDS = 5.0
+# A requeued message waits this long (the longest per-chat interval, a Telegram group's):
+# the one its dead worker had in flight may have reached the chat just before.
+REQUEUE_HOLD_SECONDS = 3.0
+TOUCH_EVERY_SECONDS = 30.0
+# The claimer looks at the outbox at least this often (rows come due by their ``not_before``);
+# new rows and a shortage in memory wake it at once.
+CLAIM_EVERY_SECONDS = 1.0
+# A one-shot command (``digest --now``, ``broadcast``) rides out an outage this long, then
+# gives up with the database's error (the service rides out any).
+ONE_SHOT_OUTAGE_SECONDS = 60.0
+
+
+class Claiming(EngineState):
+    """The claimer of the delivery engine: fills the chats' queues from the outbox."""
+
+    async def _requeue_stale(self) -> None:
+        now = page_store.utcnow()
+        cutoff = now - dt.timedelta(seconds=CLAIM_TTL_SECONDS)
+        try:
+            async with self._engine.begin() as conn:
+                owners = await outbox.claim_owners(conn)
+                dead = [owner for owner in owners if owner_is_dead(owner)]
+                count = await outbox.requeue_stale(
+                    conn,
+                    claimed_before=cutoff,
+                    dead_owners=dead,
+                    not_before=now + dt.timedelta(seconds=REQUEUE_HOLD_SECONDS),
+                )
+        except Exception as exc:
+            if not dberrors.is_outage(exc):
+                raise
+            self._health.failed(exc, doing="reclaiming messages")
+            return  # the next sweep
+        if count:
+            log.warning("requeued %d messages claimed by a worker that stopped", count)
+
+    async def _claimer(self, *, only_chats: Sequence[int] | None, drain: bool) -> None:
+        last_touch = time.monotonic()
+        last_sweep = time.monotonic()
+        delay = DB_RETRY_FIRST_SECONDS
+        away_since: float | None = None
+        while not self._stopping:
+            # After an outage this worker's claims are touched first: a replica sweeping
+            # must not take them for those of a dead worker while their records wait.
+            touch = away_since is not None or time.monotonic() - last_touch > TOUCH_EVERY_SECONDS
+            try:
+                got = await self._claim_and_touch(only_chats=only_chats, touch=touch)
+            except Exception as exc:
+                if not dberrors.is_outage(exc):
+                    raise
+                self._health.failed(exc, doing="claiming messages")
+                now = time.monotonic()
+                away_since = away_since if away_since is not None else now
+                if drain and now - away_since > ONE_SHOT_OUTAGE_SECONDS:
+                    raise
+                self._claim_wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._claim_wake.wait(), timeout=delay)
+                delay = min(delay * 2, DB_RETRY_MAX_SECONDS)
+                continue
+            self._health.ok()
+            away_since, delay = None, DB_RETRY_FIRST_SECONDS
+            if got is None:  # touched; the claim is the next turn
+                last_touch = time.monotonic()
+                continue
+            if drain and got == 0 and self._held == 0:
+                return
+            now = time.monotonic()
+            if not drain and now - last_sweep > SWEEP_EVERY_SECONDS:
+                await self._requeue_stale()
+                last_sweep = now
+            if got and self._held < self._low_water:
+                continue
+            # Woken when rows are planned, when those in memory fall below the low water
+            # mark or run out, and when a platform's credentials work again.
+            self._claim_wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._claim_wake.wait(), timeout=CLAIM_EVERY_SECONDS)
+
+    async def _claim_and_touch(
+        self, *, only_chats: Sequence[int] | None, touch: bool
+    ) -> int | None:
+        """Claim more rows when fewer than the low water mark are in memory; first keep
+        this worker's claims fresh when ``touch`` (then None is returned, and the claim
+        waits for the next turn: the touch is what must not wait)."""
+        if touch:
+            async with self._engine.begin() as conn:
+                await outbox.touch_claims(conn, worker=self.worker_id, now=page_store.utcnow())
+            return None
+        # Enough rows in memory to keep every worker of the window busy.
+        low_water = self._low_water = max(self._claim_batch // 2, self.window * 2)
+        if self._held < low_water:
+            return await self._claim(only_chats=only_chats)
+        return 0
+
+    async def _claim(self, *, only_chats: Sequence[int] | None) -> int:
+        platforms = [p.value for p in self._senders if p not in self._paused]
+        if not platforms:
+            return 0
+        async with self._engine.begin() as conn:
+            rows = await outbox.claim(
+                conn,
+                worker=self.worker_id,
+                limit=self._claim_batch,
+                now=page_store.utcnow(),
+                platforms=platforms,
+                only_chats=only_chats,
+                only_broadcast=self._only_broadcast,
+            )
+            missing = sorted({r.chat_pk for r in rows} - self._queues.keys())
+            records = await chat_store.get_many(conn, missing)
+            # The pages of the whole batch in one go, not three queries for every message;
+            # each message is rendered with its pages as they were when it was claimed.
+            entries = {r.id: pages_of(r) for r in rows}
+            page_ids = {page_id for pages in entries.values() for page_id, _ in pages or ()}
+            claimed = Claimed(
+                await page_store.load_pages(conn, sorted(page_ids)) if page_ids else {}
+            )
+        for row in rows:
+            if entries[row.id] is not None:
+                self._renderer.keep(row.id, claimed)
+            queue = self._queues.get(row.chat_pk)
+            if queue is None:
+                record = records.get(row.chat_pk)
+                if record is None:
+                    continue
+                queue = self._queues[row.chat_pk] = ChatQueue(record=record)
+                self._schedule(queue, time.monotonic())
+            queue.rows.append(row)
+            self._held += 1
+            if row.broadcast_id is not None:
+                self._held_of[row.broadcast_id] += 1
+        return len(rows)
+
+
+def new_worker_id() -> str:
+    """``host:pid:random``: lets a restarted process on the same host tell at once which
+    claims belonged to a process that no longer exists."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def owner_is_dead(owner: str) -> bool:
+    """True when ``owner`` names a process of this host that is gone."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False

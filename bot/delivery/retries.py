@@ -1,0 +1,216 @@
+"""Retries and failures: what the delivery engine does when a send fails, as
+:func:`bot.delivery.failures.decide` rules (``bot.errors`` is the vocabulary; each sender
+translates its library's errors into it):
+
+- ``RateLimited``: that chat waits ``retry_after``; the message is sent then, never dropped.
+- ``TransientError`` (5xx, timeout, connection): back to the queue with exponential backoff
+  and jitter; after ``MAX_ATTEMPTS`` attempts (about an hour) it is marked failed.
+- ``ChatGone``: the chat becomes inactive and nothing more is sent to it.
+- ``NotInChannel`` (Slack): the chat is paused until someone invites the bot and resumes.
+- ``ChatMigrated``: the chat takes its new id and the message goes there at once.
+- ``PermanentError``: this message is marked failed; the chat stays as it is.
+- ``PlatformAuthFailed``: nothing more is sent to that platform until its credentials
+  work again; its messages go back to the queue as they were.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import random
+import time
+from dataclasses import replace
+
+from bot import metrics
+from bot.delivery import failures
+from bot.delivery.failures import Outcome
+from bot.delivery.queues import ChatQueue, EngineState, ctx
+from bot.delivery.sender import Sender
+from bot.errors import DeliveryError, RateLimited
+from bot.models import ChatState, Platform
+from bot.store import chats as chat_store
+from bot.store import outbox
+from bot.store import pages as page_store
+
+log = logging.getLogger("bot.delivery")
+
+MAX_ATTEMPTS = 8
+# 30 s doubling: retries at about 0.5, 1, 2, 4, 8, 16 and 32 minutes, 8 attempts in ~1 hour.
+BACKOFF_BASE_SECONDS = 30.0
+BACKOFF_JITTER = 0.2
+# A 429 asking for a longer wait sends the message back to the queue instead of memory.
+MAX_INLINE_WAIT_SECONDS = 60.0
+
+
+def backoff(attempt: int, *, base_seconds: float = BACKOFF_BASE_SECONDS) -> float:
+    """Seconds before attempt ``attempt + 1``: exponential with +-20 % jitter."""
+    base = base_seconds * float(2 ** max(0, attempt - 1))
+    return base * (1 + random.uniform(-BACKOFF_JITTER, BACKOFF_JITTER))
+
+
+class Failures(EngineState):
+    """Carries out the failure policy for the first message of a chat's queue."""
+
+    async def _failed(self, queue: ChatQueue, exc: DeliveryError) -> None:
+        """Carry out :func:`bot.failures.decide` for the failed send of the first message."""
+        chat = queue.record.chat
+        decision = failures.decide(
+            exc,
+            attempts=queue.rows[0].attempts,
+            max_attempts=MAX_ATTEMPTS,
+            max_inline_wait=MAX_INLINE_WAIT_SECONDS,
+        )
+        match decision.outcome:
+            case Outcome.HOLD:
+                self._pause(self._senders[chat.platform])
+                await self._hold(queue, reason=exc.reason)
+                await self._auth_failed(chat.platform, exc.reason)
+            case Outcome.WAIT:
+                metrics.MESSAGES_RETRIED.labels(chat.platform.value, exc.code).inc()
+                log.warning("rate limited for %.1fs", decision.delay, extra=ctx(queue.record))
+                queue.ready_at = time.monotonic() + (decision.delay or 0.0)
+            case Outcome.RETRY:
+                if isinstance(exc, RateLimited):
+                    log.warning("rate limited for %.1fs", decision.delay, extra=ctx(queue.record))
+                await self._retry(queue, exc, count=decision.count_attempt, delay=decision.delay)
+            case Outcome.MOVE:
+                new_chat_id = decision.new_chat_id
+                assert new_chat_id is not None
+
+                async def migrate() -> None:
+                    async with self._engine.begin() as conn:
+                        await chat_store.migrate_id(
+                            conn, pk=queue.record.pk, new_chat_id=new_chat_id
+                        )
+
+                await self._durably(migrate, doing="recording a chat's new id")
+                log.info("chat migrated to %s", new_chat_id, extra=ctx(queue.record))
+                queue.record = replace(queue.record, chat=replace(chat, chat_id=new_chat_id))
+                queue.ready_at = time.monotonic()
+            case Outcome.STOP_CHAT:
+                assert decision.chat_state is not None
+                await self._chat_gone(queue, exc, state=decision.chat_state)
+            case Outcome.FAIL:
+                await self._fail_row(queue, decision.reason, code=exc.code)
+
+    async def _fail_row(self, queue: ChatQueue, reason: str, *, code: str) -> None:
+        row = queue.rows[0]
+        platform = queue.record.chat.platform.value
+        metrics.MESSAGES_FAILED.labels(platform, code).inc()
+        log.warning("delivery failed: %s", reason, extra=ctx(queue.record))
+
+        async def fail() -> None:
+            async with self._engine.begin() as conn:
+                await outbox.fail(conn, row_id=row.id, error=reason, attempts=row.attempts + 1)
+
+        await self._durably(fail, doing="recording a failed message")
+        self.failed += 1
+        self._pop(queue)
+        await self._broadcasts_progressed([row.broadcast_id])
+
+    async def _retry(
+        self,
+        queue: ChatQueue,
+        exc: DeliveryError,
+        *,
+        count: bool,
+        delay: float | None = None,
+    ) -> None:
+        row = queue.rows[0]
+        attempts = row.attempts + (1 if count else 0)
+        wait = delay if delay is not None else backoff(attempts, base_seconds=self._backoff_base)
+        metrics.MESSAGES_RETRIED.labels(queue.record.chat.platform.value, exc.code).inc()
+        log.info("will retry in %.0fs: %s", wait, exc.reason, extra=ctx(queue.record))
+
+        async def retry_later() -> None:
+            async with self._engine.begin() as conn:
+                await outbox.part_sent(
+                    conn, row_id=row.id, parts_sent=queue.next_part, thread_ref=queue.thread
+                )
+                await outbox.retry_later(
+                    conn,
+                    row_id=row.id,
+                    not_before=page_store.utcnow() + dt.timedelta(seconds=wait),
+                    error=exc.reason,
+                    count_attempt=count,
+                )
+
+        await self._durably(retry_later, doing="recording a retry")
+        self._pop(queue)
+
+    def _pause(self, sender: Sender) -> None:
+        """Claim nothing more for the sender's platform until its credentials work again."""
+        if sender.platform not in self._paused:
+            resume = asyncio.create_task(self._resume_when_authorized(sender))
+            self._paused[sender.platform] = resume
+
+    async def _resume_when_authorized(self, sender: Sender) -> None:
+        await sender.wait_authorized()
+        self._paused.pop(sender.platform, None)
+        log.info("sending to %s resumes", sender.platform.value)
+        self._claim_wake.set()
+
+    async def _auth_failed(self, platform: Platform, reason: str) -> None:
+        """Tell the operator alerts (an ``auth:PLATFORM`` incident)."""
+        if self._on_auth_failure is None:
+            return
+        try:
+            await self._on_auth_failure(platform, reason)
+        except Exception:  # an alert must not stop deliveries
+            log.exception("could not record an authentication failure")
+
+    async def _hold(self, queue: ChatQueue, *, reason: str) -> None:
+        """The chat's messages in memory go back to the queue as they were: no attempt
+        counted, the parts already sent kept, the chat untouched."""
+        rows = list(queue.rows)
+
+        async def give_back() -> None:
+            async with self._engine.begin() as conn:
+                await outbox.part_sent(
+                    conn, row_id=rows[0].id, parts_sent=queue.next_part, thread_ref=queue.thread
+                )
+                for row in rows:
+                    await outbox.retry_later(
+                        conn,
+                        row_id=row.id,
+                        not_before=page_store.utcnow(),
+                        error=reason,
+                        count_attempt=False,
+                    )
+
+        await self._durably(give_back, doing="giving messages back to the queue")
+        for row in rows:
+            self._renderer.forget(row.id)
+            self._release(row)
+        queue.rows.clear()
+        queue.parts = None
+        queue.next_part = 0
+        queue.thread = None
+
+    async def _chat_gone(self, queue: ChatQueue, exc: DeliveryError, *, state: ChatState) -> None:
+        platform = queue.record.chat.platform.value
+        log.warning(
+            "chat unreachable, now %s: %s", state.value, exc.reason, extra=ctx(queue.record)
+        )
+        failed: list[tuple[int, set[int]]] = []
+
+        async def stop_chat() -> None:
+            async with self._engine.begin() as conn:
+                await chat_store.deactivate(
+                    conn, pk=queue.record.pk, reason=exc.reason, code=exc.code, state=state
+                )
+                failed[:] = [
+                    await outbox.fail_chat(conn, chat_pk=queue.record.pk, error=exc.reason)
+                ]
+
+        await self._durably(stop_chat, doing="recording a chat that is gone")
+        count, broadcasts = failed[0]
+        metrics.MESSAGES_FAILED.labels(platform, exc.code).inc(max(count, 1))
+        self.failed += max(count, 1)
+        for row in queue.rows:
+            self._renderer.forget(row.id)
+            self._release(row)
+        queue.rows.clear()
+        queue.parts = None
+        await self._broadcasts_progressed(broadcasts)
