@@ -136,9 +136,9 @@ def commands_page() -> str:
 def cli_page() -> str:
     import os
 
-    from bot.__main__ import _parser
+    from bot.cli.parser import build_parser
 
-    parser = _parser()
+    parser = build_parser()
     sub = next(
         a for a in parser._actions if isinstance(a, argparse._SubParsersAction)
     )

@@ -535,7 +535,7 @@ async def test_a_workspace_admins_stats_count_that_workspace_only(two: Deploymen
 
 
 async def test_a_workspace_broadcast_reaches_that_workspace_only(two: Deployment) -> None:
-    from bot.commands.operator import SEND
+    from bot.commands.broadcast import SEND
 
     async with two.app.engine.connect() as conn:
         assert await chat_store.get(conn, platform=Platform.SLACK, chat_id=f"{TEAM_A}/{CHANNEL_A}")
@@ -553,7 +553,7 @@ async def test_a_workspace_broadcast_reaches_that_workspace_only(two: Deployment
 
 
 async def test_another_workspaces_installer_cannot_send_a_broadcast(two: Deployment) -> None:
-    from bot.commands.operator import SEND
+    from bot.commands.broadcast import SEND
 
     await two.command("broadcast Only A", team=TEAM_A, channel=CHANNEL_A, user=INSTALLER_A)
     broadcast_id = await _last_broadcast(two)

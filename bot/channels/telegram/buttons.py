@@ -17,8 +17,8 @@ from bot.channels.telegram.client import VOTE_TOAST_WAIT_SECONDS, _Context, _top
 from bot.channels.telegram.payload import payload
 from bot.channels.telegram.replies import ChannelReplies, _caller
 from bot.commands import FEEDBACK_RESET, TOGGLE, Caller
-from bot.commands.operator import CANCEL as BROADCAST_CANCEL
-from bot.commands.operator import SEND as BROADCAST_SEND
+from bot.commands.broadcast import CANCEL as BROADCAST_CANCEL
+from bot.commands.broadcast import SEND as BROADCAST_SEND
 from bot.i18n import t
 from bot.models import (
     Platform,
