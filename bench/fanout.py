@@ -110,8 +110,10 @@ from telegram.request import HTTPXRequest
 
 from bot import render
 from bot.channels.slack import blocks as slack_render
+from bot.channels.slack.payload import payload as slack_payload
 from bot.channels.telegram import client as tg_channel
 from bot.channels.telegram.client import close_bot, make_bot
+from bot.channels.telegram.payload import payload as telegram_payload
 from bot.channels.telegram.sender import TelegramSender, send_outgoing
 from bot.delivery.engine import Delivery
 from bot.delivery.sender import BaseSender
@@ -613,8 +615,8 @@ async def run_bare(args: argparse.Namespace) -> dict[str, Any]:
         }
         if not message.plain:
             body["parse_mode"] = "HTML"
-        if message.markup:
-            body["reply_markup"] = message.markup
+        if markup := telegram_payload(message).markup:
+            body["reply_markup"] = markup
         if paid:
             body["allow_paid_broadcast"] = True
         try:
@@ -1327,7 +1329,7 @@ def slack_bodies(digests: list[Digest], *, containers: bool) -> int:
     messages = 0
     for d in digests:
         if containers:
-            parts = [m.blocks for m in render.digest_messages(Platform.SLACK, d)]
+            parts = [slack_payload(m).blocks for m in render.digest_messages(Platform.SLACK, d)]
         else:
             summary, replies = slack_render.render_digest(d)
             parts = [summary.blocks, *(r.blocks for r in replies)]

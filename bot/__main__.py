@@ -51,10 +51,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # default) and warns on every rate limit without it.
     os.environ.setdefault("PTB_TIMEDELTA", "true")
     from bot import logs
+    from bot.channels.registry import settings_class
     from bot.settings import load_settings
 
     try:
-        settings = load_settings()
+        settings = load_settings(settings_class())
     except (ConfigError, DeliveryError) as exc:
         return cannot_start(exc)
     logs.configure(level=settings.log_level, fmt=settings.log_format, secrets=settings.secrets())

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from types import ModuleType
 from typing import Any, NoReturn
 
 from bot.cli import EXIT_CONFIG, EXIT_OK
@@ -118,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_tag,
         help="only chats following TAG (repeatable)",
     )
-    broadcast.add_argument("--platform", choices=["telegram", "slack"], help="only this platform")
+    only = broadcast.add_argument("--platform", help="only this platform")
+    only.choices = _RemotePlatforms()  # set after: add_argument would read them at once
     broadcast.add_argument("--lang", choices=list(LANGUAGES), help="only chats in this language")
     broadcast.add_argument("--yes", action="store_true", help="send without asking")
 
@@ -226,7 +228,27 @@ def _shown(value: str) -> str:
     return repr(text)
 
 
+class _RemotePlatforms:
+    """The platforms a broadcast may name, as argparse's choices: read from the registry
+    (:mod:`bot.channels.registry`) only when the option is used, not for ``--help``."""
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(registered_platforms().broadcast_names())
+
+    def __contains__(self, value: object) -> bool:
+        return value in registered_platforms().broadcast_names()
+
+
+def registered_platforms() -> ModuleType:
+    """:mod:`bot.platforms`, with every platform package of the registry registered."""
+    import bot.channels.registry  # noqa: F401
+    from bot import platforms
+
+    return platforms
+
+
 def _chat_address(value: str) -> tuple[Platform, str]:
+    registered_platforms()
     platform, sep, chat_id = value.partition(":")
     try:
         parsed = Platform(platform.lower())

@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from bot.cli import EXIT_FAILED, cannot_start
+from bot.cli.parser import registered_platforms
 from bot.errors import ConfigError, DeliveryError
 
 if TYPE_CHECKING:
@@ -47,7 +48,8 @@ async def _serve(
 async def run(settings: Settings, _args: argparse.Namespace) -> int:
     from bot.service import stdin_is_terminal
 
-    no_chat_platform = not (settings.telegram_enabled or settings.slack_enabled)
+    platforms = registered_platforms().registered()
+    no_chat_platform = not any(p.remote and p.enabled(settings) for p in platforms)
     return await _serve(
         settings,
         console=no_chat_platform and stdin_is_terminal(),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot import payloads
+from bot import payloads, platforms
 from bot.commands import Caller, audit
 from bot.commands.audit import AdminBase
 from bot.i18n import clean, language_name, t, tn
@@ -31,7 +31,6 @@ OPTION = re.compile(r"^\s*--(tag|platform|lang)(?:\s+|=)(\S+)")
 # A broadcast is one message; longer texts are split by the renderers, but an
 # announcement that long is almost certainly a paste error.
 MAX_BROADCAST_CHARS = 4000
-PLATFORMS = (Platform.TELEGRAM.value, Platform.SLACK.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +60,8 @@ def parse_broadcast(args: str) -> Draft:
                 raise BadOption("--tag", "a tag such as rl")
             tags.append(tag)
         elif name == "platform":
-            if value.lower() not in PLATFORMS:
-                raise BadOption("--platform", "telegram, slack")
+            if value.lower() not in platforms.broadcast_names():
+                raise BadOption("--platform", ", ".join(platforms.broadcast_names()))
             platform = value.lower()
         else:
             if value.lower() not in LANGUAGES:
@@ -88,7 +87,7 @@ def describe_audience(audience: Audience, lang: str) -> str:
     if audience.tags:
         parts.append(t(lang, "admin.audience.tags", tags=", ".join(audience.tags)))
     if audience.platform:
-        platform = t(lang, f"admin.stats.platform.{audience.platform}")
+        platform = platforms.title(audience.platform, lang)
         parts.append(t(lang, "admin.audience.platform", platform=platform))
     if audience.lang:
         language = language_name(audience.lang, lang)

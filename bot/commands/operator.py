@@ -28,10 +28,11 @@ import logging
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot import platforms
 from bot.commands import Caller, audit
 from bot.commands.broadcast import BroadcastCommands
 from bot.commands.stats import StatsCommands
-from bot.models import Platform, Reply
+from bot.models import Reply
 from bot.settings import Settings
 from bot.sources import SourceSet
 
@@ -44,44 +45,36 @@ class Admin(BroadcastCommands, StatsCommands):
     def __init__(self, *, engine: AsyncEngine, settings: Settings) -> None:
         self._engine = engine
         self._sources = SourceSet(settings.wiki_sources)
-        self._telegram = {str(i) for i in settings.telegram_admin_ids}
-        self._slack = set(settings.slack_admins)
+        self._platforms = {rules.name: rules for rules in platforms.registered()}
+        self._admins = {rules.name: rules.admins(settings) for rules in platforms.registered()}
 
     def is_admin(self, caller: Caller) -> bool:
         """An admin of the deployment or, on Slack, of the caller's workspace."""
         return self.is_deployment_admin(caller) or (
-            caller.platform == Platform.SLACK and caller.workspace_admin
+            self._workspace_admins(caller) and caller.workspace_admin
         )
+
+    def _workspace_admins(self, caller: Caller) -> bool:
+        rules = self._platforms.get(caller.platform)
+        return rules is not None and rules.workspace_admins
 
     def is_deployment_admin(self, caller: Caller) -> bool:
         """One of ``TELEGRAM_ADMIN_IDS`` or ``SLACK_ADMIN_IDS``, or the console's operator."""
-        if caller.platform == Platform.TELEGRAM:
-            return caller.user_id in self._telegram
-        if caller.platform == Platform.SLACK:
-            return (caller.workspace, caller.user_id) in self._slack or (
-                None,
-                caller.user_id,
-            ) in self._slack
-        return caller.platform == Platform.CONSOLE
+        rules = self._platforms.get(caller.platform)
+        return rules is not None and (rules.operator or self.alert_admin_id(caller) is not None)
 
     def alert_admin_id(self, caller: Caller) -> str | None:
         """The ``TELEGRAM_ADMIN_IDS`` or ``SLACK_ADMIN_IDS`` entry ``caller`` is, under which
         their ``alerts on|off`` is kept and alerts are sent (:mod:`bot.ops.alert_service`); None
         for anyone else, the console's operator and a workspace's admin included: alerts
         are of the whole deployment, and go to its admins' private chats alone."""
-        if caller.platform == Platform.TELEGRAM and caller.user_id in self._telegram:
-            return caller.user_id
-        if caller.platform == Platform.SLACK:
-            if caller.workspace and (caller.workspace, caller.user_id) in self._slack:
-                return f"{caller.workspace}:{caller.user_id}"
-            if (None, caller.user_id) in self._slack:
-                return caller.user_id
-        return None
+        check = self._admins.get(caller.platform)
+        return None if check is None else check(caller.user_id, caller.workspace)
 
     def _workspace_only(self, caller: Caller) -> str | None:
         """The workspace a Slack workspace's installer (not a deployment admin) is limited
         to; an installer whose workspace is unknown sees an empty one, never everything."""
-        if caller.platform == Platform.SLACK and not self.is_deployment_admin(caller):
+        if self._workspace_admins(caller) and not self.is_deployment_admin(caller):
             return caller.workspace or "-"
         return None
 

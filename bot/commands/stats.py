@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from bot import platforms
 from bot.commands import Caller, audit
 from bot.commands.audit import AdminBase
 from bot.i18n import t, tn
@@ -206,7 +207,7 @@ class Stats:
                     )
                 )
             summary = "; ".join(
-                f"{t(lang, f'admin.stats.platform.{platform}')} {', '.join(states)}"
+                f"{platforms.title(platform, lang)} {', '.join(states)}"
                 for platform, states in by_platform.items()
             )
             lines.append(t(lang, "admin.stats.chats", summary=summary))

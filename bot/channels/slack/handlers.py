@@ -30,6 +30,7 @@ from bot.channels.slack.client import (
     translate_error,
 )
 from bot.channels.slack.conversations import ChannelBase, _chat_ctx
+from bot.channels.slack.payload import payload
 from bot.commands import Caller
 from bot.i18n import LANGUAGES, t
 from bot.models import (
@@ -124,16 +125,19 @@ class EventHandlers(ChannelBase):
             try:
                 try:
                     await client.chat_postEphemeral(
-                        channel=channel_id, user=caller.user_id, text=part.text, blocks=part.blocks
+                        channel=channel_id,
+                        user=caller.user_id,
+                        text=part.text,
+                        blocks=payload(part).blocks,
                     )
                 except SlackApiError as exc:
-                    if not part.fallback_blocks or _error_code(exc) != REFUSED_BLOCKS:
+                    if not payload(part).fallback_blocks or _error_code(exc) != REFUSED_BLOCKS:
                         raise
                     await client.chat_postEphemeral(
                         channel=channel_id,
                         user=caller.user_id,
                         text=part.text,
-                        blocks=part.fallback_blocks,
+                        blocks=payload(part).fallback_blocks,
                     )
             except _ERRORS as exc:
                 log.warning(
