@@ -312,44 +312,32 @@ class Service:
         settings = self._app.settings
         scheduler = AsyncIOScheduler(timezone=dt.UTC)
         now = dt.datetime.now(dt.UTC)
-        scheduler.add_job(
-            self.lease,
-            "interval",
-            seconds=RENEW_SECONDS,
-            max_instances=1,
-            coalesce=True,
-            id="lease",
+        # Every periodic job, each every so many seconds from its first run. Polls run
+        # beside the rest: a slow source delays neither planning nor delivery nor lease
+        # renewal. A job is never run twice at once, and a late one still runs, once (the
+        # loop may have been busy).
+        periodic = (
+            ("lease", self.lease, RENEW_SECONDS, now + dt.timedelta(seconds=RENEW_SECONDS)),
+            ("plan", self.plan, PLAN_EVERY_SECONDS, now + dt.timedelta(seconds=PLAN_EVERY_SECONDS)),
+            ("poll", self.poll, settings.poll_interval_seconds, now),
+            (
+                "alerts",
+                self.check_alerts,
+                alert_service.CHECK_EVERY_SECONDS,
+                now + dt.timedelta(seconds=alert_service.CHECK_EVERY_SECONDS),
+            ),
         )
-        scheduler.add_job(
-            self.plan,
-            "interval",
-            seconds=PLAN_EVERY_SECONDS,
-            next_run_time=now + dt.timedelta(seconds=PLAN_EVERY_SECONDS),
-            max_instances=1,
-            coalesce=True,
-            id="plan",
-        )
-        # Polls run beside everything else: a slow source delays neither planning nor
-        # delivery nor lease renewal. One that outlasts the interval is not run twice
-        # at once; a late one still runs (the loop may have been busy).
-        scheduler.add_job(
-            self.poll,
-            "interval",
-            seconds=settings.poll_interval_seconds,
-            next_run_time=now,
-            max_instances=1,
-            coalesce=True,
-            misfire_grace_time=None,
-            id="poll",
-        )
-        scheduler.add_job(
-            self.check_alerts,
-            "interval",
-            seconds=alert_service.CHECK_EVERY_SECONDS,
-            max_instances=1,
-            coalesce=True,
-            id="alerts",
-        )
+        for name, job, seconds, first in periodic:
+            scheduler.add_job(
+                job,
+                "interval",
+                seconds=seconds,
+                next_run_time=first,
+                max_instances=1,
+                coalesce=True,
+                misfire_grace_time=None,
+                id=name,
+            )
         # The port first: one taken is a configuration error, said before anything starts.
         sockets = (
             await web.listen(settings.http_host, settings.http_port) if self._serve_http else []
