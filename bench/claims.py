@@ -2,7 +2,7 @@
 queued (a digest to every chat of a large community, a broadcast).
 
 ``--queued`` chats (1,000,000), each with one queued message of one of three priorities,
-seeded in bulk with ``outbox.insert_many``, on SQLite and, with ``--database-url``, on
+seeded in bulk with ``queueing.insert_many``, on SQLite and, with ``--database-url``, on
 PostgreSQL (a scratch database, dropped afterwards). Then ``--claims`` claims (7) of
 ``--batch`` rows (500) through ``bot.store.outbox.claim``, as the engine makes them, each
 in a transaction rolled back so that every claim sees the same queue. Prints the median
@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot import payloads
-from bot.store import outbox
+from bot.store import outbox, queueing
 from bot.store.engine import create_engine, upgrade
 from bot.store.schema import chats
 from bot.store.schema import outbox as outbox_table
@@ -41,7 +41,7 @@ async def seed(url: str, queued: int) -> None:
     now = utcnow()
     notice = payloads.encode(payloads.Notice(text="A notice to every chat"))
     async with engine.begin() as conn:
-        await outbox.insert_many(
+        await queueing.insert_many(
             conn,
             chats,
             ("id", "chat_id"),
@@ -61,7 +61,7 @@ async def seed(url: str, queued: int) -> None:
                 "weekday": 0,
             },
         )
-        await outbox.insert_many(
+        await queueing.insert_many(
             conn,
             outbox_table,
             ("chat_pk", "priority"),

@@ -49,6 +49,7 @@ from sqlalchemy.engine import make_url
 
 from bot import logs
 from bot.app import App, open_app
+from bot.channels.telegram.connect import TelegramConnection
 from bot.settings import Settings
 from bot.store import pages as page_store
 from tests import scratch
@@ -331,9 +332,10 @@ async def run(args: argparse.Namespace) -> bool:
         async with open_app(settings) as app:
             summary = await app.poller.poll()
             tags = await _known_tags(app)
-            assert app.telegram_bot is not None
-            transport = _transport(app.telegram_bot)
-            channel = app.telegram_channel()
+            telegram = app.connected(TelegramConnection)
+            assert telegram is not None
+            transport = _transport(telegram.bot)
+            channel = telegram.channel(app.core)
             await channel.start()
             try:
                 await fake.ask({"op": "wait_for_poll"})

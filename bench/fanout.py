@@ -29,7 +29,7 @@ a fresh server; the counters (429s answered, limit violations, messages received
 from the server's ``GET /_stats``.
 
 Part 2, planning: ``--plan-chats`` chats (1-3 of 14 tags each, some with a required or an
-excluded tag; seeded in bulk with ``outbox.insert_many``) x ``--plan-pages`` new pages (1-3
+excluded tag; seeded in bulk with ``queueing.insert_many``) x ``--plan-pages`` new pages (1-3
 tags each), on SQLite and, with ``--database-url``, on PostgreSQL (``--plan-stores``): the
 time ``Planner.plan_now`` takes to plan every digest (``trendbot digest --now``); with
 ``--plan-due``, ``Planner.plan_due`` a day on, as the schedule plans (every chat is due, and
@@ -110,8 +110,10 @@ from telegram.request import HTTPXRequest
 
 from bot import render
 from bot.channels.slack import blocks as slack_render
+from bot.channels.slack.payload import payload as slack_payload
 from bot.channels.telegram import client as tg_channel
 from bot.channels.telegram.client import close_bot, make_bot
+from bot.channels.telegram.payload import payload as telegram_payload
 from bot.channels.telegram.sender import TelegramSender, send_outgoing
 from bot.delivery.engine import Delivery
 from bot.delivery.sender import BaseSender
@@ -132,7 +134,7 @@ from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
 from bot.store import chats as chat_store
-from bot.store import feedback, outbox
+from bot.store import feedback, outbox, queueing
 from bot.store import pages as page_store
 from bot.store.engine import create_engine, upgrade
 from bot.store.schema import chat_pages, chat_tags, chat_weights, chats
@@ -265,7 +267,7 @@ async def insert_chats(
     voted_tags: int = 0,
     limit: int | None = None,
 ) -> None:
-    """The chats, their tags and weights in bulk (``outbox.insert_many``: one ``unnest``
+    """The chats, their tags and weights in bulk (``queueing.insert_many``: one ``unnest``
     insert per 10,000 rows on PostgreSQL), so a million chats seed in about a minute."""
     now = page_store.utcnow()
     async with engine.begin() as conn:
@@ -281,7 +283,7 @@ async def insert_chats(
             )
             for i, f in enumerate(chat_filters)
         ]
-        await outbox.insert_many(
+        await queueing.insert_many(
             conn,
             chats,
             ("chat_id", "digest_time", "timezone", "lang", "filter", "next_digest_at"),
@@ -313,7 +315,7 @@ async def insert_chats(
             )
             for tag in sorted(tags)
         ]
-        await outbox.insert_many(conn, chat_tags, ("chat_pk", "tag", "kind"), tag_rows, same={})
+        await queueing.insert_many(conn, chat_tags, ("chat_pk", "tag", "kind"), tag_rows, same={})
         del tag_rows
         if voted_tags:
             votes_rng = random.Random(len(chat_filters))  # the other data stay as without
@@ -330,7 +332,7 @@ async def insert_chats(
                 )
                 for pk in pks.values()
             ]
-            await outbox.insert_many(
+            await queueing.insert_many(
                 conn, chat_weights, ("chat_pk", "weights"), weight_rows, same={"based_at": now}
             )
 
@@ -613,8 +615,8 @@ async def run_bare(args: argparse.Namespace) -> dict[str, Any]:
         }
         if not message.plain:
             body["parse_mode"] = "HTML"
-        if message.markup:
-            body["reply_markup"] = message.markup
+        if markup := telegram_payload(message).markup:
+            body["reply_markup"] = markup
         if paid:
             body["allow_paid_broadcast"] = True
         try:
@@ -1327,7 +1329,7 @@ def slack_bodies(digests: list[Digest], *, containers: bool) -> int:
     messages = 0
     for d in digests:
         if containers:
-            parts = [m.blocks for m in render.digest_messages(Platform.SLACK, d)]
+            parts = [slack_payload(m).blocks for m in render.digest_messages(Platform.SLACK, d)]
         else:
             summary, replies = slack_render.render_digest(d)
             parts = [summary.blocks, *(r.blocks for r in replies)]

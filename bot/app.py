@@ -10,16 +10,14 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-# The platforms' renderers register with bot.render as their packages load; their channels
-# load only where a platform is configured (see ``open_app``).
-import bot.channels.slack
-import bot.channels.telegram  # noqa: F401
-from bot.channels.console import ConsoleSender
+from bot.channels.console.chat import ConsoleSender
+from bot.channels.platform import Connection, Opening
+from bot.channels.registry import PLATFORMS
 from bot.commands import CommandCore, Defaults
 from bot.commands.operator import Admin
 from bot.delivery.engine import Delivery
@@ -32,18 +30,12 @@ from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
 from bot.store.engine import create_engine, upgrade
 
-# The chat libraries load only where a platform is configured (see ``open_app``).
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from slack_sdk.web.async_client import AsyncWebClient
-    from telegram import Bot
+    from bot.channels.console.chat import ConsoleChannel
 
-    from bot.channels.console import ConsoleChannel
-    from bot.channels.slack.channel import SlackChannel
-    from bot.channels.slack.install import StateStore
-    from bot.channels.slack.oauth import Workspaces
-    from bot.channels.telegram.channel import TelegramChannel
+C = TypeVar("C")
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +54,8 @@ class App:
     admin: Admin
     alerts: AlertService
     senders: dict[Platform, Sender] = field(default_factory=dict)
-    telegram_bot: Bot | None = None
-    slack_client: AsyncWebClient | None = None
-    slack_workspaces: Workspaces | None = None  # installed by OAuth (SLACK_CLIENT_ID)
-    slack_states: StateStore | None = None
+    # The platforms the settings configure, opened (bot.channels.registry), by name.
+    platforms: dict[Platform, Connection] = field(default_factory=dict)
 
     def delivery(self, *, concurrency: int = 64) -> Delivery:
         return Delivery(
@@ -76,78 +66,23 @@ class App:
             on_auth_failure=self.alerts.auth_failed,
         )
 
-    # The inbound side: each platform's channel on the one command core.
-
-    def telegram_channel(self) -> TelegramChannel:
-        """The Telegram channel (polling or webhook, as configured); Telegram must be."""
-        from bot.channels.telegram.channel import TelegramChannel
-        from bot.channels.telegram.sender import TelegramSender
-
-        assert self.telegram_bot is not None, "TELEGRAM_BOT_TOKEN is not set"
-        sender = self.senders.get(Platform.TELEGRAM)
-        return TelegramChannel(
-            settings=self.settings,
-            core=self.core,
-            bot=self.telegram_bot,
-            pacing=sender.pacing if isinstance(sender, TelegramSender) else None,
-        )
-
-    def slack_channel(self) -> SlackChannel:
-        """The Slack channel, sharing the sender's view of the token; Slack must be set up."""
-        from bot.channels.slack.channel import SlackChannel
-        from bot.channels.slack.sender import SlackSender
-
-        assert self.slack_client is not None, "Slack is not configured"
-        sender = self.senders.get(Platform.SLACK)
-        return SlackChannel(
-            settings=self.settings,
-            core=self.core,
-            client=self.slack_client,
-            auth=sender.auth if isinstance(sender, SlackSender) else None,
-            workspaces=self.slack_workspaces,
-            state_store=self.slack_states,
-            pacing=sender.pacing if isinstance(sender, SlackSender) else None,
-        )
+    def connected(self, kind: type[C]) -> C | None:
+        """The opened platform of type ``kind`` (``SlackConnection``...), None where the
+        settings do not configure it."""
+        for connection in self.platforms.values():
+            if isinstance(connection, kind):
+                return connection
+        return None
 
     def console_channel(self, *, on_command: Callable[[], None]) -> ConsoleChannel:
         """The terminal's chat; the 👍 and 👎 of the digests it prints can be pressed."""
-        from bot.channels.console import ConsoleChannel
+        from bot.channels.console.chat import ConsoleChannel
 
         console = ConsoleChannel(core=self.core, on_command=on_command)
         printer = self.senders.get(Platform.CONSOLE)
         if isinstance(printer, ConsoleSender):
             printer.on_buttons = console.offer_votes
         return console
-
-
-def _senders(
-    settings: Settings,
-    *,
-    console_out: TextIO | None,
-    telegram_bot: Bot | None,
-    slack_client: AsyncWebClient | None,
-    slack_workspaces: Workspaces | None = None,
-) -> dict[Platform, Sender]:
-    senders: dict[Platform, Sender] = {Platform.CONSOLE: ConsoleSender(out=console_out)}
-    if telegram_bot is not None:
-        from bot.channels.telegram.sender import TelegramSender
-
-        senders[Platform.TELEGRAM] = TelegramSender(
-            telegram_bot,
-            rate_per_second=settings.telegram_rate_per_second,
-            paid_broadcast=settings.telegram_paid_broadcast,
-            rich=settings.telegram_rich_messages,
-        )
-    if slack_client is not None:
-        from bot.channels.slack.sender import SlackSender
-
-        senders[Platform.SLACK] = SlackSender(
-            slack_client,
-            per_channel_rate=settings.slack_rate_per_second,
-            workspace_rate=settings.slack_workspace_rate_per_second,
-            workspaces=slack_workspaces,
-        )
-    return senders
 
 
 @asynccontextmanager
@@ -160,20 +95,12 @@ async def open_app(
     """Open the store (migrated to the latest schema) and build the services on it."""
     engine = create_engine(settings.database_url)
     http = make_feed_client(transport=transport)
-    telegram_bot: Bot | None = None
-    slack_client: AsyncWebClient | None = None
-    slack_workspaces: Workspaces | None = None
-    slack_states: StateStore | None = None
-    if settings.telegram_enabled:
-        from bot.channels.telegram.client import make_bot
-
-        telegram_bot = make_bot(settings)
-    if settings.slack_enabled:
-        from bot.channels.slack.client import make_client
-
-        slack_client = make_client(settings)
-    if settings.slack_oauth and slack_client is not None:
-        slack_workspaces, slack_states = _slack_oauth(settings, engine, slack_client)
+    opening = Opening(settings=settings, engine=engine, console_out=console_out)
+    connections: dict[Platform, Connection] = {
+        spec.rules.name: spec.connect(opening)
+        for spec in PLATFORMS
+        if spec.rules.enabled(settings)
+    }
     try:
         migrated = await upgrade(engine)
         planner = Planner(engine=engine, welcome_days=settings.welcome_digest_days)
@@ -207,44 +134,12 @@ async def open_app(
             ),
             admin=admin,
             alerts=AlertService(engine=engine, settings=settings),
-            senders=_senders(
-                settings,
-                console_out=console_out,
-                telegram_bot=telegram_bot,
-                slack_client=slack_client,
-                slack_workspaces=slack_workspaces,
-            ),
-            telegram_bot=telegram_bot,
-            slack_client=slack_client,
-            slack_workspaces=slack_workspaces,
-            slack_states=slack_states,
+            senders={name: c.sender for name, c in connections.items()},
+            platforms=connections,
         )
         yield app
     finally:
-        if telegram_bot is not None:
-            from bot.channels.telegram.client import close_bot
-
-            await close_bot(telegram_bot)
+        for connection in connections.values():
+            await connection.close()
         await http.aclose()
         await engine.dispose()
-
-
-def _slack_oauth(
-    settings: Settings, engine: AsyncEngine, client: AsyncWebClient
-) -> tuple[Workspaces, StateStore]:
-    """The installed workspaces and the OAuth state store, on the project's database."""
-    from bot.channels.slack.install import StateStore
-    from bot.channels.slack.oauth import Workspaces
-    from bot.store.installations import TokenCipher
-
-    assert settings.slack_token_key and settings.slack_client_secret and settings.slack_state_secret
-    assert settings.slack_client_id is not None
-    workspaces = Workspaces(
-        engine=engine,
-        cipher=TokenCipher(settings.slack_token_key.get_secret_value()),
-        client_id=settings.slack_client_id,
-        client_secret=settings.slack_client_secret.get_secret_value(),
-        client=client,
-    )
-    states = StateStore(engine=engine, secret=settings.slack_state_secret.get_secret_value())
-    return workspaces, states

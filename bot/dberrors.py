@@ -41,14 +41,15 @@ def reason(exc: BaseException) -> str:
 
 
 def where(database_url: str) -> str:
-    """The database named without credentials: ``host:port/name``, or the SQLite file."""
+    """The database named as a line may name it: ``host:port/name`` for a server, the file
+    for SQLite; never the user's password."""
     try:
         url = make_url(database_url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # refused by the settings before any line names it
         return "the database"
     if url.get_backend_name() == "sqlite":
         return url.database or ":memory:"
-    host = url.host or "localhost"
+    host = url.host or "the local socket"
     port = f":{url.port}" if url.port else ""
     return f"{host}{port}/{url.database or ''}"
 

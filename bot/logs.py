@@ -19,14 +19,11 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import Any, TextIO
 
+from bot import platforms
+
 # The keys every JSON line has, in this order; values absent from a record are null.
 JSON_KEYS = ("time", "level", "logger", "event", "chat", "platform", "page", "error")
 REDACTED = "[redacted]"
-# A Telegram bot token anywhere in a URL or message (the library logs request URLs).
-TELEGRAM_TOKEN_IN_TEXT = re.compile(r"\b\d{5,20}:[A-Za-z0-9_-]{30,}\b")
-SLACK_TOKEN_IN_TEXT = re.compile(r"\bxox[abepr]-[A-Za-z0-9-]+|\bxapp-[A-Za-z0-9-]+")
-# A Slack OAuth code (digits.digits.hex, in the redirect's query and oauth.v2.access's body).
-SLACK_OAUTH_CODE_IN_TEXT = re.compile(r"\b\d{4,}\.\d{4,}\.[0-9a-f]{16,}\b")
 # A chat's private feed address (a reply carries it; the libraries log requests at DEBUG).
 FEED_TOKEN_IN_TEXT = re.compile(r"/feeds/[A-Za-z0-9_-]{43}\.atom")
 # C0 and C1 controls, DEL, and the two Unicode line breaks: what can end a line, rewrite
@@ -84,10 +81,11 @@ class Redactor(logging.Filter):
     def redact(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, REDACTED)
-        text = TELEGRAM_TOKEN_IN_TEXT.sub(REDACTED, text)
-        text = FEED_TOKEN_IN_TEXT.sub(f"/feeds/{REDACTED}.atom", text)
-        text = SLACK_OAUTH_CODE_IN_TEXT.sub(REDACTED, text)
-        return SLACK_TOKEN_IN_TEXT.sub(REDACTED, text)
+        # Each platform's tokens, however they turn up (bot.platforms.PlatformRules.redact).
+        for rules in platforms.registered():
+            for pattern in rules.redact:
+                text = pattern.sub(REDACTED, text)
+        return FEED_TOKEN_IN_TEXT.sub(f"/feeds/{REDACTED}.atom", text)
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = self.redact(record.getMessage())
@@ -177,16 +175,9 @@ def configure(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
-    # The HTTP clients log every request URL at INFO/DEBUG, and Telegram's URLs hold the
-    # token: the redactor covers them, and they are quiet below WARNING unless DEBUG.
+    # The HTTP clients log every request URL at INFO/DEBUG, and a platform's URLs may hold
+    # its token: the redactor covers them, and they are quiet below WARNING unless DEBUG.
     quiet = logging.DEBUG if level == "DEBUG" else logging.WARNING
-    for name in (
-        "httpx",
-        "httpcore",
-        "apscheduler",
-        "aiohttp.access",
-        "telegram",
-        "slack_bolt",
-        "alembic",
-    ):
+    loggers = [logger for rules in platforms.registered() for logger in rules.loggers]
+    for name in ("httpx", "httpcore", "apscheduler", "aiohttp.access", *loggers, "alembic"):
         logging.getLogger(name).setLevel(max(quiet, logging.getLevelName(level)))

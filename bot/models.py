@@ -10,7 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import hashlib
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from bot import papers
 from bot.i18n import LANGUAGES as LANGUAGES  # the files of bot/i18n/locales/, English first
@@ -26,10 +29,57 @@ def normalize_lang(value: object) -> str | None:
     return match(value)
 
 
-class Platform(enum.StrEnum):
-    TELEGRAM = "telegram"
-    SLACK = "slack"
-    CONSOLE = "console"
+class _Platforms(type):
+    """:class:`Platform`'s metaclass: the names declared so far, in the order declared,
+    iterated and looked up as an enum's members are."""
+
+    _declared: dict[str, Platform]
+
+    def __iter__(cls) -> Iterator[Platform]:
+        return iter(tuple(cls._declared.values()))
+
+    def __call__(cls, value: object) -> Platform:
+        found = cls._declared.get(value) if isinstance(value, str) else None
+        if found is None:
+            raise ValueError(f"{value!r} is not a platform")
+        return found
+
+
+class Platform(str, metaclass=_Platforms):
+    """A chat platform's name, as chats are stored (``chats.platform``) and addressed
+    (``telegram:1001``). Open: each platform package of :mod:`bot.channels` declares its own
+    (:func:`bot.platforms.register`); ``Platform(name)`` raises ValueError for a name none
+    declared. The platforms the bot ships with are named here as well, for the stored rows
+    and the call sites that name them."""
+
+    __slots__ = ()
+    _declared: ClassVar[dict[str, Platform]] = {}
+    TELEGRAM: ClassVar[Platform]
+    SLACK: ClassVar[Platform]
+    CONSOLE: ClassVar[Platform]
+
+    @classmethod
+    def declare(cls, name: str) -> Platform:
+        """The platform ``name`` (lowercase letters, at most 16: ``chats.platform``),
+        declared once; declaring it again returns the same one."""
+        if not re.fullmatch(r"[a-z][a-z0-9_]{0,15}", name):
+            raise ValueError(f"{name!r} is not a platform name")
+        found = cls._declared.get(name)
+        if found is None:
+            found = cls._declared[name] = str.__new__(cls, name)
+        return found
+
+    @property
+    def value(self) -> str:
+        return str.__str__(self)
+
+    def __repr__(self) -> str:
+        return f"Platform({self.value!r})"
+
+
+Platform.TELEGRAM = Platform.declare("telegram")
+Platform.SLACK = Platform.declare("slack")
+Platform.CONSOLE = Platform.declare("console")
 
 
 class ChatState(enum.StrEnum):
@@ -282,28 +332,16 @@ class Toast:
 class Outgoing:
     """One platform message, rendered and ready to send.
 
-    ``text`` is Telegram HTML, Slack's plain fallback text, or the console's plain text.
-    ``blocks`` are Slack Block Kit blocks; ``fallback_blocks``, when given, the same
-    content in the blocks every workspace takes, posted where Slack refuses ``blocks``
-    (``invalid_blocks``: a workspace without the container block). ``in_thread`` asks
-    Slack to post the message as a reply in the thread of the first message of the same
-    delivery.
-    ``markup`` is a Telegram reply markup (inline keyboard). ``plain`` text is sent with
-    no markup parsing at all (broadcasts: no formatting injection).
-
-    ``rich`` is the JSON text of a Telegram ``sendRichMessage`` ``rich_message`` that says
-    all that this message and the ones after it marked ``rich_covered`` say: a sender that
-    may send rich messages to the chat sends it instead of ``text``, and sends nothing for
-    the covered ones; one that may not sends them all as HTML.
+    ``text`` is the message as the platform's text (Telegram HTML, Slack's plain fallback
+    text, the console's plain text). ``payload`` is what else the platform's sender needs,
+    of a type the platform's package defines (Slack's blocks, Telegram's keyboard and rich
+    message, the console's buttons), None for a text alone. ``plain`` text is sent with no
+    markup parsing at all (broadcasts: no formatting injection). ``in_thread`` asks the
+    platform to post the message as a reply in the thread of the first message of the same
+    delivery (Slack).
     """
 
     text: str
-    blocks: tuple[dict[str, object], ...] = ()
-    fallback_blocks: tuple[dict[str, object], ...] = ()
+    payload: object = None
     in_thread: bool = False
-    markup: dict[str, object] | None = None
     plain: bool = False
-    # The console's buttons (its text shows them; the console presses them by number).
-    buttons: tuple[Button, ...] = ()
-    rich: str | None = None
-    rich_covered: bool = False

@@ -18,7 +18,10 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from bot.errors import ConfigError
+from bot.checks import LOCAL_HOSTS as LOCAL_HOSTS
+from bot.checks import check_http_url, config_error, split_csv
+from bot.checks import check_public_base_url as check_public_base_url
+from bot.checks import parse_hhmm as parse_hhmm
 from bot.i18n import LANGUAGES
 from bot.matching import schedule
 from bot.sources.git import is_git, parse_git_url
@@ -55,47 +58,6 @@ MIN_STATE_SECRET_CHARS = 16
 KEY_COMMAND_HINT = (
     "python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'"
 )
-
-
-def _split_csv(value: Any) -> Any:
-    if isinstance(value, str):
-        return tuple(part.strip() for part in value.split(",") if part.strip())
-    return value
-
-
-def _check_http_url(value: str) -> str:
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError("must be an http:// or https:// URL")
-    return value
-
-
-# Hosts a development deployment may serve plain http:// on (the URL leaves no machine).
-LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-
-
-def check_public_base_url(value: str) -> str:
-    """The bot's public base: ``https://host[:port][/path]``, or ``http://`` on localhost for
-    development; no query or fragment. Returned without a trailing slash."""
-    try:
-        parts = urlsplit(value.strip())
-        host = parts.hostname
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        host = None
-    if not host or parts.query or parts.fragment or parts.username or parts.password:
-        raise ValueError("must be an https:// URL such as https://bot.example.com")
-    if parts.scheme != "https" and not (parts.scheme == "http" and host in LOCAL_HOSTS):
-        raise ValueError("must be https:// (http:// only for localhost, in development)")
-    return value.strip().rstrip("/")
-
-
-def parse_hhmm(value: str) -> dt.time:
-    """``HH:MM`` (24-hour) to a time; raises ValueError otherwise."""
-    match = re.fullmatch(r"(\d{1,2}):(\d{2})", value.strip())
-    if not match or int(match[1]) > 23 or int(match[2]) > 59:
-        raise ValueError("must be a 24-hour time HH:MM, e.g. 09:00")
-    return dt.time(int(match[1]), int(match[2]))
 
 
 def check_timezone(value: str) -> str:
@@ -194,7 +156,7 @@ class Settings(BaseSettings):
     @field_validator("wiki_sources", mode="before")
     @classmethod
     def _wiki_sources_split(cls, value: Any) -> Any:
-        return _split_csv(value)
+        return split_csv(value)
 
     @field_validator("wiki_sources")
     @classmethod
@@ -211,7 +173,7 @@ class Settings(BaseSettings):
                     raise ValueError(f"{redact_url(source)}: {exc}") from None
             elif "://" in source:
                 try:
-                    _check_http_url(source)
+                    check_http_url(source)
                 except ValueError:
                     raise ValueError(
                         f"{source.split('://', 1)[0]}://... is neither a directory nor an "
@@ -225,7 +187,7 @@ class Settings(BaseSettings):
     )
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
-        return None if value in (None, "") else _check_http_url(value or "")
+        return None if value in (None, "") else check_http_url(value or "")
 
     @field_validator("slack_signing_secret")
     @classmethod
@@ -292,7 +254,7 @@ class Settings(BaseSettings):
     @field_validator("telegram_admin_ids", mode="before")
     @classmethod
     def _telegram_admins(cls, value: Any) -> Any:
-        value = _split_csv(value)
+        value = split_csv(value)
         if isinstance(value, tuple):
             for item in value:
                 if not re.fullmatch(r"-?\d{1,20}", str(item)):
@@ -305,7 +267,7 @@ class Settings(BaseSettings):
     @field_validator("slack_admin_ids", mode="before")
     @classmethod
     def _slack_admins(cls, value: Any) -> Any:
-        value = _split_csv(value)
+        value = split_csv(value)
         if isinstance(value, tuple):
             for item in value:
                 if not SLACK_ADMIN_RE.match(str(item)):
@@ -486,17 +448,12 @@ class Settings(BaseSettings):
         return self.slack_client_id is not None
 
     def secrets(self) -> tuple[str, ...]:
-        """Every secret value configured, for the log filter that redacts them."""
+        """Every secret value configured, for the log filter that redacts them: each
+        ``SecretStr`` variable, a platform's own (:attr:`PlatformSpec.settings`) included."""
         values = [
-            self.telegram_bot_token,
-            self.telegram_webhook_secret,
-            self.slack_bot_token,
-            self.slack_signing_secret,
-            self.slack_app_token,
-            self.slack_client_secret,
-            self.slack_state_secret,
-            self.slack_token_key,
-            self.refresh_webhook_secret,
+            value
+            for name in type(self).model_fields
+            if isinstance(value := getattr(self, name), SecretStr)
         ]
         feed_credentials = [
             secret for source in self.wiki_sources for secret in url_secrets(source)
@@ -511,26 +468,12 @@ class Settings(BaseSettings):
         )
 
 
-def load_settings(**overrides: Any) -> Settings:
-    """Build settings from the environment and ``.env``; raise ConfigError on a bad value."""
+def load_settings(kind: type[Settings] = Settings, **overrides: Any) -> Settings:
+    """Build settings from the environment and ``.env``; raise ConfigError on a bad value.
+
+    ``kind`` is :class:`Settings` with the platforms' own sections, where they declare any
+    (:func:`bot.channels.registry.settings_class`)."""
     try:
-        return Settings(**overrides)
+        return kind(**overrides)
     except ValidationError as exc:
-        raise _config_error(exc) from None
-
-
-def _config_error(exc: ValidationError) -> ConfigError:
-    error = exc.errors(include_url=False, include_input=False)[0]
-    message = str(error.get("msg", "is not valid"))
-    message = message.removeprefix("Value error, ")
-    if error["loc"]:
-        variable = str(error["loc"][0]).upper()
-    else:  # model-level check: the message starts with the variable's name
-        variable, _, message = message.partition(": ")
-    if error["type"] == "literal_error":
-        message = "must be " + message.removeprefix("Input should be ")
-    elif error["type"] in ("int_parsing", "float_parsing"):
-        message = "must be a number"
-    elif message.startswith("Input should be"):
-        message = "must be" + message.removeprefix("Input should be")
-    return ConfigError(variable, message)
+        raise config_error(exc) from None

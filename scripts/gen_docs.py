@@ -73,11 +73,13 @@ def _in_package(value: str) -> str:
 def environment_page() -> str:
     from pydantic import SecretStr
 
-    from bot.settings import Settings
+    from bot.channels.registry import settings_class
 
     meanings = env_meanings(ENV_EXAMPLE.read_text(encoding="utf-8"))
     rows = ["| variable | default | meaning |", "| --- | --- | --- |"]
-    for name, field in Settings.model_fields.items():
+    # Each platform's own variables included, described by their fields where .env.example
+    # does not list them.
+    for name, field in settings_class().model_fields.items():
         variable = name.upper()
         default = field.get_default()
         if default is None or isinstance(default, SecretStr):
@@ -91,7 +93,7 @@ def environment_page() -> str:
             shown = f"`{int(default)}`"
         else:
             shown = f"`{default}`"
-        meaning = meanings.get(variable, "")
+        meaning = meanings.get(variable) or field.description or ""
         rows.append(f"| `{variable}` | {shown} | {_cell(meaning)} |")
     return "\n".join(
         [
@@ -134,9 +136,9 @@ def commands_page() -> str:
 def cli_page() -> str:
     import os
 
-    from bot.__main__ import _parser
+    from bot.cli.parser import build_parser
 
-    parser = _parser()
+    parser = build_parser()
     sub = next(
         a for a in parser._actions if isinstance(a, argparse._SubParsersAction)
     )
@@ -234,8 +236,9 @@ def _sample_digest(lang: str) -> object:
 def digests_page() -> str:
     import json
 
-    import bot.channels.slack
-    import bot.channels.telegram  # noqa: F401  (the platforms' renderers)
+    import bot.channels.registry  # noqa: F401  (the platforms' renderers)
+    from bot.channels.slack.payload import payload as slack_payload
+    from bot.channels.telegram.payload import payload as telegram_payload
     from bot.models import Platform
     from bot.render import digest_messages
 
@@ -253,17 +256,18 @@ def digests_page() -> str:
         out += [f"## {label}", "", "### Telegram (`sendMessage`, HTML)", ""]
         for message in digest_messages(Platform.TELEGRAM, digest):  # type: ignore[arg-type]
             out += ["```html", message.text, "```", ""]
-            if message.markup:
-                markup = json.dumps(message.markup, ensure_ascii=False, indent=1)
+            if message_markup := telegram_payload(message).markup:
+                markup = json.dumps(message_markup, ensure_ascii=False, indent=1)
                 out += ["`reply_markup`:", "", "```json", markup, "```", ""]
         out += ["### Slack (`chat.postMessage`, Block Kit)", ""]
         for message in digest_messages(Platform.SLACK, digest):  # type: ignore[arg-type]
-            payload = {"text": message.text, "blocks": list(message.blocks)}
+            blocks = slack_payload(message)
+            payload = {"text": message.text, "blocks": list(blocks.blocks)}
             if message.in_thread:
                 payload["thread_ts"] = "(the first message's ts)"
             out += ["```json", json.dumps(payload, ensure_ascii=False, indent=1), "```", ""]
-            if message.fallback_blocks:
-                fallback = json.dumps(list(message.fallback_blocks), ensure_ascii=False, indent=1)
+            if blocks.fallback_blocks:
+                fallback = json.dumps(list(blocks.fallback_blocks), ensure_ascii=False, indent=1)
                 out += [
                     "Where the workspace refuses these blocks (`invalid_blocks`), `blocks`:",
                     "",

@@ -3,12 +3,12 @@ module, :mod:`bot.commands.operator`) and ``alerts``."""
 
 from __future__ import annotations
 
+from bot import platforms
 from bot.commands.base import Caller, CommandBase, _Context, _record
 from bot.commands.registry import BOT_ADMINS, command
 from bot.i18n import t
 from bot.models import (
     ChatKind,
-    Platform,
     Reply,
 )
 from bot.store import admin as admin_store
@@ -43,7 +43,8 @@ class AdminCommands(CommandBase):
         if admin_id is None:
             # Alerts go to the deployment's admins on Telegram and Slack; saying "on" to
             # anyone else would confirm what never happens.
-            reason = "workspace" if caller.platform == Platform.SLACK else "console"
+            workspace = platforms.rules(caller.platform).workspace_admins
+            reason = "workspace" if workspace else "console"
             await _refuse_alerts(record, ctx)
             return Reply(lang, t(lang, f"dest.alerts.none_for_{reason}"))
         if caller.chat_kind != ChatKind.PRIVATE:

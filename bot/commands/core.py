@@ -51,8 +51,11 @@ from bot.models import (
 from bot.render import toggle, votes
 from bot.store import admin as admin_store
 from bot.store import chats as chat_store
+from bot.store import merges as merge_store
 from bot.store import outbox
 from bot.store import pages as page_store
+from bot.store import teams as team_store
+from bot.store import topics as topic_store
 
 
 class CommandCore(
@@ -86,7 +89,7 @@ class CommandCore(
         Returns:
             How many chats became inactive (0: a chat the bot never knew).
         """
-        return await chat_store.remove_bot(self._engine, platform=platform, chat_id=chat_id)
+        return await topic_store.remove_bot(self._engine, platform=platform, chat_id=chat_id)
 
     async def chat_moved(self, *, platform: Platform, old_chat_id: str, new_chat_id: str) -> bool:
         """The platform moved a chat to a new id (a Telegram group became a supergroup):
@@ -95,7 +98,7 @@ class CommandCore(
         Returns:
             False when the old chat was never seen (nothing to move).
         """
-        return await chat_store.move(
+        return await merge_store.move(
             self._engine, platform=platform, old_chat_id=old_chat_id, new_chat_id=new_chat_id
         )
 
@@ -120,7 +123,7 @@ class CommandCore(
         if record is None:
             return None
         if team_id is not None and record.team_id != team_id:
-            await chat_store.record_workspace(
+            await team_store.record_workspace(
                 self._engine, pk=record.pk, team_id=team_id, enterprise_id=enterprise_id
             )
         chat = record.chat
@@ -182,7 +185,7 @@ class CommandCore(
         Returns:
             Whether the chat moved.
         """
-        return await chat_store.readdress(
+        return await merge_store.readdress(
             self._engine, platform=platform, old_chat_id=old_chat_id, new_chat_id=new_chat_id
         )
 

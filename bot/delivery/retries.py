@@ -30,6 +30,7 @@ from bot.delivery.sender import Sender
 from bot.errors import DeliveryError, RateLimited
 from bot.models import ChatState, Platform
 from bot.store import chats as chat_store
+from bot.store import merges as merge_store
 from bot.store import outbox
 from bot.store import pages as page_store
 
@@ -80,7 +81,7 @@ class Failures(EngineState):
 
                 async def migrate() -> None:
                     async with self._engine.begin() as conn:
-                        await chat_store.migrate_id(
+                        await merge_store.migrate_id(
                             conn, pk=queue.record.pk, new_chat_id=new_chat_id
                         )
 

@@ -10,28 +10,25 @@ planned for a chat at most once per version, whatever crashes.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import datetime as dt
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import payloads
 from bot.i18n import tn
-from bot.matching import filters, ranking, schedule
-from bot.models import Filter, Mode, QuietHours
+from bot.matching import schedule
+from bot.matching.offers import Offer, Offers, PlannedChat, Welcome
+from bot.models import QuietHours
 from bot.store import chats as chat_store
-from bot.store import feedback, outbox, planning
-from bot.store.planning import Event
+from bot.store import feedback, planning, queueing
 from bot.store.planning import Window as _Window
 from bot.util import utcnow
 
 log = logging.getLogger("bot.planner")
-
-_INSTANT = Mode.INSTANT.value  # read for every chat planned: an enum member's value is slow
 
 # Chats planned per transaction: large enough to amortise the queries and commits, small
 # enough to keep a transaction (and SQLite's write lock) short: 2,000 chats of 14 new pages
@@ -43,251 +40,6 @@ BATCH = 2000
 # locked by one are skipped by the others, as between replicas.
 PG_WORKERS = 3
 DIGEST_PRIORITY = 10  # digests and instant pages go before broadcasts within a chat
-# The welcome digest (a chat's first): matching pages of the last ``welcome_days`` days, at
-# most WELCOME_MAX of them; when none is that recent, the newest WELCOME_MIN matching pages.
-WELCOME_MAX = 10
-WELCOME_MIN = 5
-# Pages looked through for a welcome digest, newest first: a filter that matches none of
-# the newest 500 pages gets no welcome, which keeps planning a thousand new chats cheap.
-WELCOME_POOL = 500
-# Results kept for sharing between chats, at most: chats with offers of their own (from
-# their ledger) would otherwise fill the cache with tuples no other chat shares.
-_SHARED_MAX = 100_000
-
-
-class _Chat(NamedTuple):
-    """What planning reads of a chat: a few columns, not a whole :class:`ChatRecord`."""
-
-    pk: int
-    platform: str
-    mode: str
-    digest_time: str  # HH:MM, local
-    timezone: str
-    filter: Filter
-    cursor: int
-    next_digest_at: dt.datetime | None
-    weekday: int = 0
-    quiet: QuietHours | None = None
-    limit: int | None = None
-    held_until: dt.datetime | None = None  # instant pages held by quiet hours until then
-    had_pages: bool = True  # whether any page was ever planned for it (False: welcome it)
-    created_at: dt.datetime | None = None  # when it subscribed: its welcome is older pages
-
-    @property
-    def digests(self) -> bool:
-        """Whether the chat gets digests on a schedule (daily or weekly), not instant pages."""
-        return self.mode != _INSTANT
-
-
-class Offer(NamedTuple):
-    """A page offered to a chat: new to it, or an update of a version it had."""
-
-    page_id: int
-    is_update: bool
-    fingerprint: str
-
-
-class _Welcome:
-    """The pages of welcome digests, for a planning run: the newest pages are read once
-    (on the first chat that needs them) and matched once per filter."""
-
-    def __init__(self, days: int, *, enabled: bool = True) -> None:
-        self.enabled = enabled
-        self._days = days
-        self._pool: list[tuple[int, str, dt.date, dt.datetime, frozenset[str]]] | None = None
-        self._seen: list[dt.datetime] = []  # when the pool's pages were first seen, sorted
-        # The pool's tags and dates, by page: a welcome page is ranked as a digest ranks
-        # any page (more matched tags first, then newest), and it may not be in the window.
-        self.tags: dict[int, tuple[str, ...]] = {}
-        self.dates: dict[int, int] = {}
-        self._by_filter: dict[tuple[Filter, int], tuple[Offer, ...]] = {}
-        # (id(offers), id(welcome pages)) -> both, and the offers with those pages added
-        self._added: dict[
-            tuple[int, int], tuple[tuple[Offer, ...], tuple[Offer, ...], tuple[Offer, ...]]
-        ] = {}
-
-    def added(self, offers: tuple[Offer, ...], pages: tuple[Offer, ...]) -> tuple[Offer, ...]:
-        """``offers`` and, after them, the welcome ``pages`` not among them; ``offers``
-        itself when none is left to add. Chats that share both tuples share the result, as
-        they share their offers (see ``_Offers.ranked``)."""
-        key = (id(offers), id(pages))
-        found = self._added.get(key)
-        if found is not None and found[0] is offers and found[1] is pages:
-            return found[2]
-        offered = {page_id for page_id, _, _ in offers}
-        extra = tuple(o for o in pages if o[0] not in offered)
-        result = offers + extra if extra else offers
-        if len(self._added) < _SHARED_MAX:
-            self._added[key] = (offers, pages, result)
-        return result
-
-    async def offers(
-        self, conn: AsyncConnection, f: Filter, *, now: dt.datetime, since: dt.datetime | None
-    ) -> tuple[Offer, ...]:
-        """The welcome pages for a chat with filter ``f`` that subscribed at ``since``,
-        newest first: pages the wiki had by then. One published later came to it as news,
-        or was missed while it could not be reached; a welcome never replays those."""
-        if self._pool is None:
-            rows = await planning.newest_pages(conn, limit=WELCOME_POOL)
-            self._pool = [
-                (page_id, fp, day, seen, filters.normalized_tags(tags))
-                for page_id, fp, day, seen, tags in rows
-            ]
-            self.tags = {page_id: tuple(tags) for page_id, _, _, _, tags in rows}
-            self.dates = {page_id: day.toordinal() for page_id, _, day, _, _ in rows}
-            self._seen = sorted(seen for _, _, _, seen, _ in self._pool)
-        # Chats that subscribed between the same two first sightings get the same pages.
-        known = len(self._seen) if since is None else bisect.bisect_right(self._seen, since)
-        found = self._by_filter.get((f, known))
-        if found is not None:
-            return found
-        cutoff = now.date() - dt.timedelta(days=self._days)
-        before = self._seen[known - 1] if known else None
-        matching = [
-            (page_id, fp, day)
-            for page_id, fp, day, seen, tags in self._pool
-            if before is not None and seen <= before and filters.matches_normalized(f, tags)
-        ]
-        recent = [(page_id, fp) for page_id, fp, day in matching if day >= cutoff][:WELCOME_MAX]
-        if not recent:
-            recent = [(page_id, fp) for page_id, fp, _ in matching[:WELCOME_MIN]]
-        found = self._by_filter[(f, known)] = tuple(
-            Offer(page_id, False, fp) for page_id, fp in recent
-        )
-        return found
-
-
-class _Offers:
-    """Which pages each chat should get, from one window of events.
-
-    What depends only on a chat's cursor (the latest event of each page after it) or on its
-    cursor and filter (which of those pages match) is worked out once and shared by all
-    the chats of a planning run while the window stays the same: chats share a few cursors
-    and a few thousand filters, and matching every event against every chat's filter was
-    most of the planner's time at 100,000 chats.
-    """
-
-    def __init__(self, window: _Window) -> None:
-        self.window = window
-        self._tags = {page_id: filters.normalized_tags(t) for page_id, t in window.tags.items()}
-        self._after: dict[int, tuple[dict[int, Event], set[int]]] = {}
-        # (cursor, filter) -> the matching pages' latest events, whether each was new, and
-        # the offers to a chat that never had any of them.
-        self._matching: dict[
-            tuple[int, Filter], tuple[list[tuple[Event, bool]], tuple[Offer, ...]]
-        ] = {}
-        self.dates: dict[int, int] = {}  # page -> ordinal of its date (0: undated)
-        # (filter, offers) -> the offers in the usual digest order, and where each tag is
-        self._usual: dict[
-            tuple[Filter, tuple[Offer, ...]], tuple[list[Offer], dict[str, list[int]]]
-        ] = {}
-        self._usual_of: dict[
-            int, tuple[tuple[Offer, ...], Filter, tuple[list[Offer], dict[str, list[int]]]]
-        ] = {}
-        # Tags and dates of pages offered from outside the window (welcome pages).
-        self._more_tags: Mapping[int, Sequence[str]] = {}
-        self._more_dates: Mapping[int, int] = {}
-
-    def include(self, welcome: _Welcome) -> None:
-        """Rank the welcome's pages as the window's: by their tags and dates."""
-        self._more_tags, self._more_dates = welcome.tags, welcome.dates
-
-    def ranked(
-        self, chat: _Chat, offers: tuple[Offer, ...], found: Mapping[str, int] | None
-    ) -> tuple[tuple[Offer, ...], tuple[Offer, ...]]:
-        """``(shown, left out)``: ``offers`` best ranked first (``bot.matching.ranking``) and cut at
-        the chat's limit. The usual order, the ranking's tie-break, is the digest's own:
-        more matched tags first, then newest."""
-        # Chats with the same cursor and filter that never had these pages share one
-        # ``offers`` tuple (see ``__call__``): found by identity, without hashing it.
-        shared = self._usual_of.get(id(offers))
-        if shared is not None and shared[0] is offers and shared[1] is chat.filter:
-            usual = shared[2]
-        else:
-            usual = self._usual_for(chat.filter, offers)
-        in_order, positions_of = usual
-        if not found:
-            ranked = in_order
-        else:
-            positions = ranking.order_indexed(positions_of, len(in_order), found)
-            ranked = [in_order[i] for i in positions]
-        cut = len(ranked) if chat.limit is None else chat.limit
-        return tuple(ranked[:cut]), tuple(ranked[cut:])
-
-    def _usual_for(
-        self, f: Filter, offers: tuple[Offer, ...]
-    ) -> tuple[list[Offer], dict[str, list[int]]]:
-        """``offers`` in the usual digest order, and where each of their tags is."""
-        key = (f, offers)
-        usual = self._usual.get(key)
-        if usual is None:
-            tags, dates = self.window.tags, self.dates
-            more_tags, more_dates = self._more_tags, self._more_dates
-
-            def tags_of(page_id: int) -> Sequence[str]:
-                return tags.get(page_id) or more_tags.get(page_id, ())
-
-            in_order = sorted(
-                offers,
-                key=lambda o: (
-                    -len(filters.matched_tags(f, tags_of(o[0]))),
-                    -(dates.get(o[0]) or more_dates.get(o[0], 0)),
-                    o[0],
-                ),
-            )
-            usual = self._usual[key] = (
-                in_order,
-                ranking.index([tags_of(o[0]) for o in in_order]),
-            )
-            self._usual_of[id(offers)] = (offers, f, usual)
-        return usual
-
-    def __call__(self, chat: _Chat, ledger: dict[int, str] | None) -> tuple[Offer, ...]:
-        """The offers to ``chat``, in event order; ``ledger``: the fingerprints it had.
-
-        A page the chat never had is offered if it was new after the chat's cursor; a page
-        it had is offered again when its fingerprint changed; anything else is not.
-        """
-        key = (chat.cursor, chat.filter)
-        found = self._matching.get(key)
-        if found is None:
-            latest, seen_new = self._latest_after(chat.cursor)
-            f, tags, untagged = chat.filter, self._tags, frozenset[str]()
-            candidates = [
-                (event, page_id in seen_new)
-                for page_id, event in latest.items()
-                if filters.matches_normalized(f, tags.get(page_id, untagged))
-            ]
-            fresh = tuple(Offer(e.page_id, False, e.fingerprint) for e, new in candidates if new)
-            found = self._matching[key] = (candidates, fresh)
-        candidates, fresh = found
-        if not ledger:
-            return fresh
-        offers = []
-        for event, new in candidates:
-            had = ledger.get(event.page_id)
-            if had is None:
-                if new:
-                    offers.append(Offer(event.page_id, False, event.fingerprint))
-            elif had != event.fingerprint:
-                offers.append(Offer(event.page_id, True, event.fingerprint))
-        return tuple(offers)
-
-    def _latest_after(self, cursor: int) -> tuple[dict[int, Event], set[int]]:
-        """The latest event of each page after ``cursor`` (in order of each page's first
-        event), and the pages that were new after it."""
-        found = self._after.get(cursor)
-        if found is None:
-            latest: dict[int, Event] = {}
-            seen_new: set[int] = set()
-            for event in self.window.events:
-                if event.id <= cursor:
-                    continue
-                latest[event.page_id] = event
-                if event.new:
-                    seen_new.add(event.page_id)
-            found = self._after[cursor] = (latest, seen_new)
-        return found
 
 
 @dataclass(slots=True)
@@ -299,9 +51,9 @@ class _Run:
     advance_schedule: bool
     count_pages: bool
     messages: _Messages
-    welcome: _Welcome
+    welcome: Welcome
     after_pk: int = 0  # the next batch takes chats after this one
-    offers: _Offers | None = None  # kept from batch to batch while the window is the same
+    offers: Offers | None = None  # kept from batch to batch while the window is the same
     written: int = 0
 
 
@@ -365,7 +117,7 @@ class Planner:
             advance_schedule=advance_schedule,
             count_pages=count_pages,
             messages=_Messages(now),
-            welcome=_Welcome(self._welcome_days, enabled=self._welcome),
+            welcome=Welcome(self._welcome_days, enabled=self._welcome),
         )
         if self._engine.dialect.name != "postgresql":
             await self._plan_batches(run)  # one writer at a time anyway
@@ -395,7 +147,7 @@ class Planner:
                 run.after_pk = max(run.after_pk, batch[-1].pk)  # the next batch goes on from here
                 window = await planning.window(conn, min(c.cursor for c in batch))
                 if run.offers is None or run.offers.window != window:
-                    run.offers = _Offers(window)
+                    run.offers = Offers(window)
                     run.offers.dates = await _dates(conn, window)
                 written = await self._plan_batch(
                     conn,
@@ -412,10 +164,10 @@ class Planner:
     async def _plan_batch(
         self,
         conn: AsyncConnection,
-        batch: list[_Chat],
-        offers_for: _Offers,
+        batch: list[PlannedChat],
+        offers_for: Offers,
         messages: _Messages,
-        welcome: _Welcome,
+        welcome: Welcome,
         *,
         now: dt.datetime,
         advance_schedule: bool,
@@ -431,7 +183,7 @@ class Planner:
         stamp = utcnow()  # when rows are written; ``now`` is the clock the schedule runs on
         rows: list[dict[str, object]] = []
         # The ledger's new rows: each chat planned and its group of new pages; chats with
-        # the same offers share a group (see ``outbox.record_planned``).
+        # the same offers share a group (see ``queueing.record_planned``).
         planned: list[tuple[int, int]] = []
         groups: dict[tuple[Offer, ...], tuple[int, bool]] = {}  # offers -> group, any updates
         group_pages: list[tuple[tuple[int, str], ...]] = []
@@ -510,8 +262,8 @@ class Planner:
             ):
                 rescheduled.setdefault(next_due, []).append(chat.pk)
 
-        await outbox.enqueue(conn, rows)
-        await outbox.record_planned(conn, planned, group_pages, at=stamp)
+        await queueing.enqueue(conn, rows)
+        await queueing.record_planned(conn, planned, group_pages, at=stamp)
         if changed_ledger:
             await planning.update_ledger(conn, changed_ledger)
         # Every chat of the batch but those held has now seen the window: its cursor moves
@@ -553,10 +305,10 @@ def _digest_payload(
     )
 
 
-def _chat_of(row: Sequence[Any]) -> _Chat:
-    """A :class:`_Chat` of a row of ``_CHAT_COLUMNS`` and ``had_pages``."""
+def _chat_of(row: Sequence[Any]) -> PlannedChat:
+    """A :class:`PlannedChat` of a row of ``_CHAT_COLUMNS`` and ``had_pages``."""
     pk, platform, mode, at, tz, text, cursor, next_at, weekday, quiet, limit, held, made, had = row
-    return _Chat(
+    return PlannedChat(
         pk,
         platform,
         mode,
@@ -574,7 +326,7 @@ def _chat_of(row: Sequence[Any]) -> _Chat:
     )
 
 
-async def _had_pages_now(conn: AsyncConnection, batch: list[_Chat]) -> list[_Chat]:
+async def _had_pages_now(conn: AsyncConnection, batch: list[PlannedChat]) -> list[PlannedChat]:
     """``batch`` with ``had_pages`` read again, now that its rows are locked.
 
     A row another worker planned and committed while the batch's query ran is locked with
@@ -595,7 +347,7 @@ async def _dates(conn: AsyncConnection, window: _Window) -> dict[int, int]:
 
 
 async def _ledger(
-    conn: AsyncConnection, batch: Sequence[_Chat], window: _Window
+    conn: AsyncConnection, batch: Sequence[PlannedChat], window: _Window
 ) -> tuple[dict[int, dict[int, str]], dict[int, set[int]]]:
     """The fingerprints the chats of ``batch`` had of the window's pages, by chat, and
     the pages each had only as another copy of their paper (see ``planning.ledger``).
@@ -630,7 +382,7 @@ class _Messages:
 
     def digest(
         self,
-        chat: _Chat,
+        chat: PlannedChat,
         offers: tuple[Offer, ...],
         *,
         stamp: dt.datetime,
@@ -650,7 +402,7 @@ class _Messages:
         key = (chat.platform, offers, rest, day, welcome)
         template = self._digests.get(key) if shared else None
         if template is None:
-            template = outbox.row_values(
+            template = queueing.row_values(
                 chat_pk=chat.pk,
                 platform=chat.platform,
                 kind="digest",
@@ -660,14 +412,14 @@ class _Messages:
             )
             if shared:
                 self._digests[key] = template
-        return outbox.row_for(template, chat_pk=chat.pk, now=stamp)
+        return queueing.row_for(template, chat_pk=chat.pk, now=stamp)
 
     def pages(
-        self, chat: _Chat, offers: tuple[Offer, ...], *, stamp: dt.datetime
+        self, chat: PlannedChat, offers: tuple[Offer, ...], *, stamp: dt.datetime
     ) -> list[dict[str, object]]:
         """Instant mode: one message per page."""
         return [
-            outbox.row_values(
+            queueing.row_values(
                 chat_pk=chat.pk,
                 platform=chat.platform,
                 kind="page",
@@ -678,7 +430,7 @@ class _Messages:
             for page_id, is_update, _fp in offers
         ]
 
-    def next_due(self, chat: _Chat) -> dt.datetime | None:
+    def next_due(self, chat: PlannedChat) -> dt.datetime | None:
         """When the chat's next digest is due after this one, as naive UTC; None in instant
         mode (:func:`bot.matching.schedule.next_digest`)."""
         weekday = schedule.digest_weekday(chat.mode, chat.weekday)

@@ -1,10 +1,10 @@
 """Operator alerts: the checks of :mod:`bot.ops.alerts` run against the store, and their
 messages queued for the admins.
 
-Recipients are the deployment's admins alone: the ``TELEGRAM_ADMIN_IDS`` who have a private
-chat with the bot (in Telegram a private chat's id is the user's) and the ``SLACK_ADMIN_IDS``,
-in their direct message with the app (a post to the user's id lands there; with OAuth, in
-the workspace of their ``TEAM:USER`` entry), unless they said ``alerts off``. A workspace's
+Recipients are the deployment's admins alone: each configured platform's admin entries
+(:class:`bot.platforms.PlatformRules`), in their private chat with the bot (one the bot
+may open, as Slack's app DM, or one the admin opened, as Telegram's), unless they said
+``alerts off``. A workspace's
 admin (its installer) is told none: ``alerts on`` is refused to them with that reason.
 Alerts are ordinary outbox rows, so the platforms' rate limits apply, with a priority above
 digests: an alert is the next message its chat gets.
@@ -21,16 +21,17 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import payloads
+from bot import payloads, platforms
 from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, ChatState, Platform
 from bot.ops import alerts
+from bot.platforms import PlatformRules
 from bot.settings import Settings
 from bot.sources import SourceSet
 from bot.sources.urls import redact_url
 from bot.store import alerts as store
 from bot.store import chats as chat_store
-from bot.store import outbox
+from bot.store import queueing
 from bot.store.chats import ChatRecord
 from bot.store.engine import reader
 from bot.util import utcnow
@@ -104,7 +105,7 @@ class AlertService:
             opened = await store.open_incidents(conn)
         if not alerts.transitions(observed, open_keys=set(opened), source_failures=failures):
             return []
-        await self._open_slack_dms()
+        await self._open_admin_chats()
         async with self._engine.begin() as conn:
             # Again in the transaction that writes, which checks take one at a time: another
             # replica's check may have run meanwhile (while the leadership moved).
@@ -117,10 +118,10 @@ class AlertService:
                     await store.start_incident(conn, key=change.key, detail=change.params, now=now)
                 else:
                     await store.clear_incident(conn, incident_id=opened[change.key], now=now)
-                await outbox.enqueue(
+                await queueing.enqueue(
                     conn,
                     [
-                        outbox.row_values(
+                        queueing.row_values(
                             chat_pk=record.pk,
                             platform=record.chat.platform.value,
                             kind="alert",
@@ -141,23 +142,27 @@ class AlertService:
                 )
         return changes
 
+    def _admins(self) -> list[tuple[PlatformRules, str]]:
+        """Each configured platform's admin entries (``TELEGRAM_ADMIN_IDS``...), as written."""
+        return [
+            (rules, entry)
+            for rules in platforms.registered()
+            if rules.enabled(self._settings)
+            for entry in rules.admin_ids(self._settings)
+        ]
+
     async def _recipients(self, conn: AsyncConnection) -> list[ChatRecord]:
         choices = await store.admin_choices(conn)
         found: list[ChatRecord] = []
-        admins: list[tuple[Platform, str]] = []
-        if self._settings.telegram_enabled:
-            admins += [(Platform.TELEGRAM, str(i)) for i in self._settings.telegram_admin_ids]
-        if self._settings.slack_enabled:
-            admins += [(Platform.SLACK, entry) for entry in self._settings.slack_admin_ids]
-        for platform, user_id in admins:
-            choice = choices.get((platform.value, user_id))
+        for rules, entry in self._admins():
+            choice = choices.get((rules.name.value, entry))
             if choice is not None and not choice.enabled:
                 continue
             record = None
             if choice is not None and choice.chat_pk is not None:
                 record = await chat_store.get_by_pk(conn, choice.chat_pk)
-            elif platform == Platform.TELEGRAM:
-                record = await chat_store.get(conn, platform=platform, chat_id=user_id)
+            elif (chat := rules.admin_chat(self._settings, entry)) is not None and not chat.opened:
+                record = await chat_store.get(conn, platform=rules.name, chat_id=chat.chat_id)
             if (
                 record is not None
                 and record.chat.kind == ChatKind.PRIVATE
@@ -166,29 +171,28 @@ class AlertService:
                 found.append(record)
         return found
 
-    async def _open_slack_dms(self) -> None:
-        """Slack admins whose direct message with the app is not known yet get one."""
-        if not self._settings.slack_enabled:
+    async def _open_admin_chats(self) -> None:
+        """Admins whose private chat the bot may open (Slack's app DM, see
+        :class:`bot.platforms.AdminChat`) and whose chat is not known yet get one."""
+        opened = [
+            (rules, entry, chat)
+            for rules, entry in self._admins()
+            if (chat := rules.admin_chat(self._settings, entry)) is not None and chat.opened
+        ]
+        if not opened:
             return
         async with self._engine.begin() as conn:
             choices = await store.admin_choices(conn)
-        for entry, (team, user_id) in zip(
-            self._settings.slack_admin_ids, self._settings.slack_admins, strict=True
-        ):
-            choice = choices.get((Platform.SLACK.value, entry))
+        for rules, entry, chat in opened:
+            choice = choices.get((rules.name.value, entry))
             if choice is not None and (choice.chat_pk is not None or not choice.enabled):
                 continue
-            # chat.postMessage to a user's id posts in their DM with the app (its Messages
-            # tab, https://api.slack.com/methods/chat.postMessage#app_home), as for the DM
-            # subscriptions of bot/channels/slack/: no conversation to open, no im:write.
-            # Installed by OAuth, a chat's id names its workspace, whose token sends to it.
-            channel = f"{team}/{user_id}" if self._settings.slack_oauth else user_id
             async with self._engine.begin() as conn:
                 record = await chat_store.ensure(
                     conn,
                     defaults=ChatSettings(
-                        platform=Platform.SLACK,
-                        chat_id=channel,
+                        platform=rules.name,
+                        chat_id=chat.chat_id,
                         kind=ChatKind.PRIVATE,
                         digest_time=self._settings.digest_time,
                         timezone=self._settings.default_timezone,
@@ -197,7 +201,7 @@ class AlertService:
                 )
                 await store.choose(
                     conn,
-                    platform=Platform.SLACK.value,
+                    platform=rules.name.value,
                     user_id=entry,
                     chat_pk=record.pk,
                     enabled=True,

@@ -1,8 +1,9 @@
 """Renderers: digests and replies as each platform's messages. Pure.
 
-``text`` (the console) is here; each platform package of :mod:`bot.channels` renders within
-its own limits (Telegram HTML within 4096 characters, Slack Block Kit) and registers its
-:class:`PlatformRenderer` as it loads, so this stage never imports the channels above it.
+``text`` (plain text, the console's) is here; each platform package of :mod:`bot.channels`
+renders within its own limits (Telegram HTML within 4096 characters, Slack Block Kit, plain
+text) and registers its :class:`PlatformRenderer` as it loads, so this stage never imports
+the channels above it.
 The functions here pick the renderer for a platform and wrap its output in
 :class:`~bot.models.Outgoing` messages.
 """
@@ -10,10 +11,10 @@ The functions here pick the renderer for a platform and wrap its output in
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from bot.models import Button, Digest, DigestItem, Outgoing, Platform, Reply
-from bot.render import text, votes
+from bot.render import votes
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +36,8 @@ def register(platform: Platform, renderer: PlatformRenderer) -> None:
     _RENDERERS[platform] = renderer
 
 
-def renderer(platform: Platform) -> PlatformRenderer | None:
-    """The platform's renderer; None for the console, which reads plain text."""
-    if platform == Platform.CONSOLE:
-        return None
+def renderer(platform: Platform) -> PlatformRenderer:
+    """The platform's renderer, registered by its package."""
     try:
         return _RENDERERS[platform]
     except KeyError:
@@ -48,18 +47,7 @@ def renderer(platform: Platform) -> PlatformRenderer | None:
 
 
 def digest_messages(platform: Platform, digest: Digest) -> list[Outgoing]:
-    if (chosen := renderer(platform)) is not None:
-        return chosen.digest(digest)
-    return [Outgoing(text=text.render_digest(digest), buttons=vote_buttons(digest.items))]
-
-
-def with_rich(parts: list[Outgoing], rich: str | None) -> list[Outgoing]:
-    """``parts`` with the rich message that says all of them: on the first, and the others
-    marked as covered by it (see :class:`~bot.models.Outgoing`)."""
-    if rich is None or not parts:
-        return parts
-    first, *rest = parts
-    return [replace(first, rich=rich), *(replace(p, rich_covered=True) for p in rest)]
+    return renderer(platform).digest(digest)
 
 
 def vote_buttons(items: Sequence[DigestItem]) -> tuple[Button, ...]:
@@ -69,13 +57,9 @@ def vote_buttons(items: Sequence[DigestItem]) -> tuple[Button, ...]:
 
 
 def reply_messages(platform: Platform, reply: Reply) -> list[Outgoing]:
-    if (chosen := renderer(platform)) is not None:
-        return chosen.reply(reply)
-    return [Outgoing(text=text.render_reply(reply))]
+    return renderer(platform).reply(reply)
 
 
 def text_message(platform: Platform, body: str) -> list[Outgoing]:
     """A plain text (a broadcast): no markup is interpreted on any platform."""
-    if (chosen := renderer(platform)) is not None:
-        return chosen.text(body)
-    return [Outgoing(text=body, plain=True)]
+    return renderer(platform).text(body)

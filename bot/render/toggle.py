@@ -58,12 +58,9 @@ def button(to: str, row_id: int) -> Button:
 
 
 def with_toggle(platform: Platform, parts: Sequence[Outgoing], toggle: Button) -> list[Outgoing]:
-    """``parts`` with ``toggle`` under the digest: on Telegram a last keyboard row of the
-    last message (and a last buttons block of the rich form), on Slack an actions block
-    ending the first message (the one in the channel; its thread holds the rest)."""
+    """``parts`` with ``toggle`` under the digest, as the platform's renderer puts it (on
+    Telegram a last keyboard row of the last message, on Slack an actions block ending the
+    first message)."""
     if not parts:
         return list(parts)
-    out = list(parts)
-    if (chosen := render.renderer(platform)) is not None:
-        return chosen.toggle(out, toggle)
-    return out
+    return render.renderer(platform).toggle(list(parts), toggle)

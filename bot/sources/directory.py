@@ -23,17 +23,13 @@ from threading import Event
 
 from bot.errors import ParseError, SourceError
 from bot.models import Page, Skipped
+from bot.sources.bounds import MAX_PATH_CHARS, bound_page, too_many_tags, unrecordable, valid_text
 from bot.sources.pages import (
     MAX_PAGE_BYTES,
-    MAX_PATH_CHARS,
     PageFile,
-    bound_page,
     merge_translations,
     parse_page_file,
     split_path,
-    too_many_tags,
-    unrecordable,
-    valid_text,
 )
 
 log = logging.getLogger("bot.sources")

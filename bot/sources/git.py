@@ -35,15 +35,13 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from bot.errors import ParseError, SourceError
 from bot.models import Page, Skipped
+from bot.sources.bounds import MAX_PATH_CHARS, bound_page, too_many_tags
 from bot.sources.pages import (
     MAX_PAGE_BYTES,
-    MAX_PATH_CHARS,
     PageFile,
-    bound_page,
     merge_translations,
     parse_page_file,
     split_path,
-    too_many_tags,
 )
 from bot.sources.urls import redact_url, scrub
 

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import and_, case, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from bot import payloads
-from bot.store import outbox
+from bot.store import outbox, queueing
 from bot.store.schema import audit_log, broadcasts, chat_tags, chats, page_events, pages
 from bot.store.schema import outbox as outbox_table
 from bot.util import utcnow
@@ -193,7 +193,7 @@ async def confirm_broadcast(conn: AsyncConnection, broadcast_id: int) -> int | N
         )
     )
     values = [
-        outbox.row_values(
+        queueing.row_values(
             chat_pk=pk,
             platform=platform,
             kind="broadcast",
@@ -204,7 +204,7 @@ async def confirm_broadcast(conn: AsyncConnection, broadcast_id: int) -> int | N
         )
         for pk, platform in rows
     ]
-    await outbox.enqueue(conn, values)
+    await queueing.enqueue(conn, values)
     if not values:
         await conn.execute(
             update(broadcasts)
@@ -349,3 +349,54 @@ async def pages_new_since(
             .exists()
         )
     return int((await conn.execute(query)).scalar_one())
+
+
+async def counts_since(
+    conn: AsyncConnection, *, since: dt.datetime, chat_pks: Any = None
+) -> dict[str, int]:
+    """Messages by status: sent and failed since ``since``, and everything still queued (of
+    the chats of the ``chat_pks`` subquery, when given)."""
+    recent = outbox_table.c.created_at >= since
+    query = select(
+        func.sum(case((and_(outbox_table.c.status == outbox.SENT, recent), 1), else_=0)),
+        func.sum(case((and_(outbox_table.c.status == outbox.FAILED, recent), 1), else_=0)),
+        func.sum(case((outbox_table.c.status.in_((outbox.QUEUED, outbox.SENDING)), 1), else_=0)),
+    )
+    if chat_pks is not None:
+        query = query.where(outbox_table.c.chat_pk.in_(chat_pks))
+    row = (await conn.execute(query)).one()
+    return {"sent": int(row[0] or 0), "failed": int(row[1] or 0), "queued": int(row[2] or 0)}
+
+
+async def sent_per_day(
+    conn: AsyncConnection, *, since: dt.datetime, chat_pks: Any = None
+) -> dict[dt.date, int]:
+    """Messages sent on each UTC day since ``since`` (of the chats of the ``chat_pks``
+    subquery, when given); a day with none is absent."""
+    day = func.date(outbox_table.c.sent_at)
+    query = select(day, func.count()).where(
+        outbox_table.c.status == outbox.SENT, outbox_table.c.sent_at >= since
+    )
+    if chat_pks is not None:
+        query = query.where(outbox_table.c.chat_pk.in_(chat_pks))
+    found: dict[dt.date, int] = {}
+    for value, n in await conn.execute(query.group_by(day)):
+        # PostgreSQL's date() is a date; SQLite's the text YYYY-MM-DD.
+        when = value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
+        found[when] = found.get(when, 0) + int(n)
+    return found
+
+
+async def top_failures(
+    conn: AsyncConnection, *, since: dt.datetime, limit: int = 5, chat_pks: Any = None
+) -> list[tuple[str, int]]:
+    count = func.count()
+    query = select(outbox_table.c.last_error, count).where(
+        outbox_table.c.status == outbox.FAILED, outbox_table.c.created_at >= since
+    )
+    if chat_pks is not None:
+        query = query.where(outbox_table.c.chat_pk.in_(chat_pks))
+    rows = await conn.execute(
+        query.group_by(outbox_table.c.last_error).order_by(count.desc()).limit(limit)
+    )
+    return [(error or "?", int(n)) for error, n in rows]

@@ -17,15 +17,15 @@ from bot.matching import filters, schedule
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform, QuietHours
 from bot.store import outbox as outbox_store
 from bot.store.engine import among_bound, id_parts, reader
-from bot.store.schema import chat_pages, chat_tags, chats, outbox, page_events
+from bot.store.schema import chat_pages, chat_tags, chats, page_events
 from bot.util import utcnow
 
 # The statements every command runs, built once: building one and its cache key costs more
 # CPU than SQLite takes to run it.
-_BY_ADDRESS = select(chats).where(
+BY_ADDRESS = select(chats).where(
     chats.c.platform == bindparam("platform"), chats.c.chat_id == bindparam("chat_id")
 )
-_UPDATE = update(chats).where(chats.c.id == bindparam("pk")).returning(chats)  # SET: the values
+UPDATE = update(chats).where(chats.c.id == bindparam("pk")).returning(chats)  # SET: the values
 _INSERT = insert(chats).returning(chats)
 _DELETE_TAGS = delete(chat_tags).where(chat_tags.c.chat_pk == bindparam("pk"))
 _INSERT_TAGS = insert(chat_tags)
@@ -130,15 +130,15 @@ def record_from_row(row: RowMapping) -> ChatRecord:
     )
 
 
-_LATEST_EVENT_ID = select(func.coalesce(func.max(page_events.c.id), 0))
+LATEST_EVENT_ID = select(func.coalesce(func.max(page_events.c.id), 0))
 
 
 async def latest_event_id(conn: AsyncConnection) -> int:
-    return int((await conn.execute(_LATEST_EVENT_ID)).scalar_one())
+    return int((await conn.execute(LATEST_EVENT_ID)).scalar_one())
 
 
 async def get(conn: AsyncConnection, *, platform: Platform, chat_id: str) -> ChatRecord | None:
-    result = await conn.execute(_BY_ADDRESS, {"platform": platform.value, "chat_id": chat_id})
+    result = await conn.execute(BY_ADDRESS, {"platform": platform.value, "chat_id": chat_id})
     row = result.mappings().first()
     return record_from_row(row) if row else None
 
@@ -194,7 +194,7 @@ async def ensure(
     )
     row = (await conn.execute(_INSERT, values)).mappings().one()
     record = record_from_row(row)
-    await _save_tags(conn, record.pk, defaults.filter, new=True)
+    await save_tags(conn, record.pk, defaults.filter, new=True)
     return record
 
 
@@ -253,13 +253,13 @@ async def save(
     if schedule_same and before.next_digest_at is not None and values["next_digest_at"]:
         values["next_digest_at"] = before.next_digest_at
     # RETURNING: the row as stored, without a second query (SQLite 3.35+, PostgreSQL).
-    row = (await conn.execute(_UPDATE, {**values, "pk": before.pk})).mappings().one()
+    row = (await conn.execute(UPDATE, {**values, "pk": before.pk})).mappings().one()
     if before.chat.filter != after.filter:
-        await _save_tags(conn, before.pk, after.filter)
+        await save_tags(conn, before.pk, after.filter)
     return record_from_row(row)
 
 
-async def _save_tags(conn: AsyncConnection, pk: int, f: Filter, *, new: bool = False) -> None:
+async def save_tags(conn: AsyncConnection, pk: int, f: Filter, *, new: bool = False) -> None:
     """The chat's tags as ``f`` has them; ``new``: the chat has none stored yet."""
     if not new:
         await conn.execute(_DELETE_TAGS, {"pk": pk})
@@ -304,28 +304,10 @@ async def in_chat(
     raise AssertionError("unreachable")
 
 
-async def remove_bot(engine: AsyncEngine, *, platform: Platform, chat_id: str) -> int:
-    """The bot was removed from chat ``chat_id``: it and each of its forum topics become
-    inactive, in one transaction. Returns how many chats that was (0: never seen)."""
-    async with engine.begin() as conn:
-        records = await with_topics(conn, platform=platform, chat_id=chat_id)
-        for record in records:  # the group and each of its forum topics
-            await deactivate(conn, pk=record.pk, reason=REMOVED_REASON, code=REMOVED)
-    return len(records)
-
-
 async def read(engine: AsyncEngine, *, platform: Platform, chat_id: str) -> ChatRecord | None:
     """The chat ``chat_id`` as stored, read beside any writer; None when never seen."""
     async with reader(engine).connect() as conn:
         return await get(conn, platform=platform, chat_id=chat_id)
-
-
-async def record_workspace(
-    engine: AsyncEngine, *, pk: int, team_id: str, enterprise_id: str | None
-) -> None:
-    """:func:`set_workspace` in a transaction of its own."""
-    async with engine.begin() as conn:
-        await set_workspace(conn, pk=pk, team_id=team_id, enterprise_id=enterprise_id)
 
 
 async def stop(
@@ -376,40 +358,6 @@ async def reactivate(
     return True
 
 
-async def readdress(
-    engine: AsyncEngine, *, platform: Platform, old_chat_id: str, new_chat_id: str
-) -> bool:
-    """Chat ``old_chat_id`` is known as ``new_chat_id`` from now on, unless a chat has that
-    id already (then both stay as they are: nothing is merged).
-
-    Returns:
-        Whether the chat moved.
-    """
-    async with engine.begin() as conn:
-        old = await get(conn, platform=platform, chat_id=old_chat_id)
-        return old is not None and await _readdress(conn, old, new_chat_id=new_chat_id)
-
-
-async def _readdress(conn: AsyncConnection, record: ChatRecord, *, new_chat_id: str) -> bool:
-    """:func:`readdress` of a chat already read, in the caller's transaction."""
-    platform = record.chat.platform
-    if await get(conn, platform=platform, chat_id=new_chat_id) is not None:
-        return False
-    await migrate_id(conn, pk=record.pk, new_chat_id=new_chat_id)
-    return True
-
-
-async def move(
-    engine: AsyncEngine, *, platform: Platform, old_chat_id: str, new_chat_id: str
-) -> bool:
-    """:func:`migrate` in a transaction of its own; False when the old chat was never seen."""
-    async with engine.begin() as conn:
-        record = await migrate(
-            conn, platform=platform, old_chat_id=old_chat_id, new_chat_id=new_chat_id
-        )
-    return record is not None
-
-
 async def deactivate(
     conn: AsyncConnection,
     *,
@@ -430,81 +378,6 @@ async def deactivate(
             updated_at=utcnow(),
         )
     )
-
-
-# What a chat's subscription is: taken from the newer row when a migration merge keeps it.
-_SETTINGS_COLUMNS = (
-    "state", "mode", "digest_time", "timezone", "lang", "filter", "next_digest_at",
-    "inactive_reason", "inactive_code",
-)  # fmt: skip
-
-
-async def migrate_id(
-    conn: AsyncConnection, *, pk: int, new_chat_id: str, now: dt.datetime | None = None
-) -> ChatRecord | None:
-    """A Telegram group became a supergroup: chat ``pk`` moves to ``new_chat_id``.
-
-    When a chat already has the new id (someone typed a command in the supergroup before
-    the bot learnt of the migration), the two rows become one, in the caller's transaction:
-
-    * the older row survives (its id, cursor, ledger and queued messages stay), under the
-      new id; the newer row's queued messages move to it, then the newer row is deleted;
-    * the settings (filter, mode, time, zone, language, state) stay the older row's, unless
-      the newer row was changed after it was created (a ``/subscribe``, ``/mode``... in the
-      supergroup): that was said after the migration, so the newer settings are kept. The
-      cursor is then the later of the two, so nothing from before is replayed.
-
-    Returns the chat as stored now; None when ``pk`` does not exist. Calling it again (two
-    replicas seeing the same migration) changes nothing more.
-    """
-    now = now or utcnow()
-    older = (await conn.execute(select(chats).where(chats.c.id == pk))).mappings().first()
-    if older is None:
-        return None
-    params = {"platform": older["platform"], "chat_id": new_chat_id}
-    newer = (await conn.execute(_BY_ADDRESS, params)).mappings().first()
-    values: dict[str, Any] = {"chat_id": new_chat_id, "updated_at": now}
-    new_filter: str | None = None
-    if newer is not None and newer["id"] != pk:
-        if newer["updated_at"] > newer["created_at"]:
-            values.update({name: newer[name] for name in _SETTINGS_COLUMNS})
-            values["cursor"] = max(older["cursor"], newer["cursor"])
-            new_filter = newer["filter"]
-        await conn.execute(update(outbox).where(outbox.c.chat_pk == newer["id"]).values(chat_pk=pk))
-        await conn.execute(delete(chats).where(chats.c.id == newer["id"]))
-    row = (await conn.execute(_UPDATE, {**values, "pk": pk})).mappings().one()
-    if new_filter is not None and new_filter != older["filter"]:
-        await _save_tags(conn, pk, filter_of(new_filter))
-    return record_from_row(row)
-
-
-async def migrate(
-    conn: AsyncConnection, *, platform: Platform, old_chat_id: str, new_chat_id: str
-) -> ChatRecord | None:
-    """:func:`migrate_id` by the old address; None when the old chat was never seen."""
-    old = await get(conn, platform=platform, chat_id=old_chat_id)
-    if old is None:
-        return None
-    return await migrate_id(conn, pk=old.pk, new_chat_id=new_chat_id)
-
-
-def topic_prefix(chat_id: str) -> str:
-    """The start of the ids of a Telegram forum's topics: ``-100123/`` for ``-100123``."""
-    return f"{chat_id}/"
-
-
-async def with_topics(
-    conn: AsyncConnection, *, platform: Platform, chat_id: str
-) -> list[ChatRecord]:
-    """The chat ``chat_id`` and each of its forum topics (``-100123/45``) that the store has."""
-    prefix = topic_prefix(chat_id)
-    rows = await conn.execute(
-        select(chats).where(
-            chats.c.platform == platform.value,
-            (chats.c.chat_id == chat_id) | (func.substr(chats.c.chat_id, 1, len(prefix)) == prefix),
-        )
-    )
-    return [record_from_row(r) for r in rows.mappings()]
 
 
 async def listing(conn: AsyncConnection) -> list[ChatRecord]:
@@ -551,157 +424,3 @@ async def had_pages(conn: AsyncConnection, chat_pk: int) -> bool:
     """Whether any page was ever planned for the chat (it had a digest or a page)."""
     query = select(chat_pages.c.page_id).where(chat_pages.c.chat_pk == chat_pk).limit(1)
     return (await conn.execute(query)).first() is not None
-
-
-async def set_workspace(
-    conn: AsyncConnection, *, pk: int, team_id: str, enterprise_id: str | None
-) -> None:
-    """Record the Slack workspace (and Enterprise Grid organisation) chat ``pk`` is in."""
-    await conn.execute(
-        update(chats)
-        .where(chats.c.id == pk)
-        .values(team_id=team_id[:32], enterprise_id=(enterprise_id or "")[:32] or None)
-    )
-
-
-def _of_team(platform: Platform, team_id: str, enterprise_id: str | None) -> Any:
-    """Chats of a workspace or, for an org-wide install (no team), of an organisation."""
-    if team_id:
-        return (chats.c.platform == platform.value) & (chats.c.team_id == team_id)
-    return (chats.c.platform == platform.value) & (chats.c.enterprise_id == enterprise_id)
-
-
-async def deactivate_team(
-    conn: AsyncConnection,
-    *,
-    platform: Platform,
-    team_id: str,
-    enterprise_id: str | None = None,
-    reason: str,
-    code: str,
-) -> list[int]:
-    """Every active or paused chat of the workspace becomes inactive for ``reason``
-    (``code``); their primary keys."""
-    where = _of_team(platform, team_id, enterprise_id) & (chats.c.state != ChatState.INACTIVE.value)
-    return await _change_state(
-        conn,
-        where,
-        state=ChatState.INACTIVE.value,
-        inactive_reason=reason[:500],
-        inactive_code=code[:CODE_CHARS],
-    )
-
-
-async def reactivate_team(
-    conn: AsyncConnection,
-    *,
-    platform: Platform,
-    team_id: str,
-    enterprise_id: str | None = None,
-    codes: frozenset[str],
-) -> int:
-    """The workspace's chats made inactive for one of ``codes`` are active again, from the
-    newest page event on: nothing missed is replayed. How many."""
-    where = (
-        _of_team(platform, team_id, enterprise_id)
-        & (chats.c.state == ChatState.INACTIVE.value)
-        & chats.c.inactive_code.in_(sorted(codes))
-    )
-    pks = await _change_state(
-        conn,
-        where,
-        state=ChatState.ACTIVE.value,
-        inactive_reason=None,
-        inactive_code=None,
-        cursor=_LATEST_EVENT_ID.scalar_subquery(),
-    )
-    return len(pks)
-
-
-async def _change_state(conn: AsyncConnection, where: Any, **values: Any) -> list[int]:
-    """The chats matching ``where`` take ``values`` (and a new ``updated_at``); their primary
-    keys, read first so that the caller can act on exactly those chats."""
-    pks = [int(pk) for (pk,) in await conn.execute(select(chats.c.id).where(where))]
-    if pks:
-        await conn.execute(
-            update(chats).where(chats.c.id.in_(pks)).values(**values, updated_at=utcnow())
-        )
-    return pks
-
-
-async def team_installed(
-    engine: AsyncEngine,
-    *,
-    platform: Platform,
-    team_id: str,
-    enterprise_id: str | None,
-    address: Callable[[str], str],
-    codes: frozenset[str],
-) -> int:
-    """The app was installed (again) in a workspace, in one transaction: its chats of a
-    single-token setup move to ``address(chat_id)`` (:func:`readdress`: unless a chat has
-    that id already), and :func:`reactivate_team` of ``codes``. How many became active."""
-    async with engine.begin() as conn:
-        if team_id:
-            for old in await unaddressed_of_team(conn, platform=platform, team_id=team_id):
-                await _readdress(conn, old, new_chat_id=address(old.chat.chat_id))
-        return await reactivate_team(
-            conn, platform=platform, team_id=team_id, enterprise_id=enterprise_id, codes=codes
-        )
-
-
-async def team_removed(
-    conn: AsyncConnection,
-    *,
-    platform: Platform,
-    team_id: str,
-    enterprise_id: str | None,
-    reason: str,
-    code: str,
-) -> int:
-    """:func:`deactivate_team`, and every message still queued for those chats fails with
-    ``reason``, in the caller's transaction. How many chats."""
-    pks = await deactivate_team(
-        conn,
-        platform=platform,
-        team_id=team_id,
-        enterprise_id=enterprise_id,
-        reason=reason,
-        code=code,
-    )
-    for pk in pks:
-        await outbox_store.fail_chat(conn, chat_pk=pk, error=reason)
-    return len(pks)
-
-
-async def enterprise_of_team(
-    conn: AsyncConnection, *, platform: Platform, team_id: str
-) -> str | None:
-    """The Enterprise Grid organisation a workspace's chats were seen in, if any."""
-    row = (
-        await conn.execute(
-            select(chats.c.enterprise_id)
-            .where(
-                chats.c.platform == platform.value,
-                chats.c.team_id == team_id,
-                chats.c.enterprise_id.is_not(None),
-            )
-            .limit(1)
-        )
-    ).first()
-    return str(row[0]) if row is not None else None
-
-
-async def unaddressed_of_team(
-    conn: AsyncConnection, *, platform: Platform, team_id: str
-) -> list[ChatRecord]:
-    """The workspace's chats whose id does not name the workspace (``C456``, not
-    ``T123/C456``): those of a single-token setup."""
-    rows = await conn.execute(
-        select(chats).where(
-            chats.c.platform == platform.value,
-            chats.c.team_id == team_id,
-            ~chats.c.chat_id.contains("/"),
-        )
-    )
-    return [record_from_row(r) for r in rows.mappings()]

@@ -22,7 +22,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.models import Platform
-from bot.store import chats as chat_store
+from bot.store import teams as team_store
 from bot.store.pages import utcnow
 from bot.store.schema import slack_installations, slack_oauth_states
 
@@ -309,7 +309,7 @@ async def uninstall(
     How many chats."""
     async with engine.begin() as conn:
         await delete_installation(conn, enterprise_id=enterprise_id, team_id=team_id)
-        return await chat_store.team_removed(
+        return await team_store.team_removed(
             conn,
             platform=Platform.SLACK,
             team_id=team_id or "",

@@ -9,22 +9,7 @@ from urllib.parse import quote, quote_plus
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
-# A server's message longer than this is cut: the line stays one line an operator reads.
-MAX_REASON_CHARS = 200
-
-
-def where(url: str) -> str:
-    """The database of ``url`` as a line may name it: host, port and database for a server,
-    the file for SQLite; never the user's password."""
-    try:
-        parsed = make_url(url)
-    except (ArgumentError, ValueError):
-        return "DATABASE_URL"
-    if parsed.get_backend_name() == "sqlite":
-        return parsed.database or ":memory:"
-    host = parsed.host or "the local socket"
-    port = f":{parsed.port}" if parsed.port else ""
-    return f"{host}{port}/{parsed.database or ''}"
+from bot.dberrors import MAX_REASON_CHARS, where
 
 
 def failure(url: str, exc: BaseException) -> str | None:

@@ -36,6 +36,12 @@ class GitServer:
         self.root = root
         self.credentials = credentials
         self.requests: list[str] = []
+        # While set to an unset event, a fetch's pack request waits for it: the fetch has
+        # read the refs and not yet the objects, as a slow remote holds it. (In git's
+        # protocol v2 the refs come from a POST too, of ``command=ls-refs``: that one
+        # passes; gitprotocol-v2(5).)
+        self.hold_packs: asyncio.Event | None = None
+        self.pack_held = asyncio.Event()  # set when a pack request waits on hold_packs
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -73,6 +79,13 @@ class GitServer:
                     status=401, headers={"WWW-Authenticate": 'Basic realm="wiki"'}
                 )
         body = await request.read()
+        if (
+            self.hold_packs is not None
+            and request.path.endswith("/git-upload-pack")
+            and b"command=ls-refs" not in body
+        ):
+            self.pack_held.set()
+            await self.hold_packs.wait()
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "GIT_PROJECT_ROOT": str(self.root),

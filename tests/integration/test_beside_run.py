@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.ops.leader import LEASE_SECONDS, Leases, live_services, one_shots_sending
 from bot.payloads import Notice
-from bot.store import outbox
+from bot.store import outbox, queueing
 from bot.store.schema import chats
 from bot.store.schema import outbox as outbox_table
 from bot.util import utcnow
@@ -277,12 +277,12 @@ async def test_where_a_commands_messages_stand(engine: AsyncEngine) -> None:
     async with engine.begin() as conn:
         pks = [pk for (pk,) in await conn.execute(select(chats.c.id).order_by(chats.c.id))]
         rows = [
-            outbox.row_values(
+            queueing.row_values(
                 chat_pk=pk, platform="telegram", kind="notice", payload=Notice(text="x"), now=now
             )
             for pk in pks
         ]
-        await outbox.enqueue(conn, rows)
+        await queueing.enqueue(conn, rows)
         ids = [row_id for (row_id,) in await conn.execute(select(outbox_table.c.id))]
         claimed = await outbox.claim(
             conn, worker="w", limit=1, now=now, platforms=["telegram"], only_chats=[pks[0]]

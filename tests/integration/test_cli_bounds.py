@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.__main__ import MAX_AGE_DAYS, MAX_BACKFILL_DAYS
+from bot.cli.parser import MAX_AGE_DAYS, MAX_BACKFILL_DAYS
 from tests.cli import refusal, run_cli
 
 

@@ -12,7 +12,7 @@ from bot.commands import STOPPED, Caller, ChatStatus, CommandCore, Defaults
 from bot.errors import NotInChannel
 from bot.models import ChatState, Platform
 from bot.store import chats as chat_store
-from bot.store import outbox
+from bot.store import outbox, queueing
 from bot.store.schema import chats
 from bot.store.schema import outbox as outbox_table
 from bot.util import utcnow
@@ -53,10 +53,10 @@ async def stored(engine: AsyncEngine, chat_id: str) -> chat_store.ChatRecord:
 
 async def queue_one(engine: AsyncEngine, record: chat_store.ChatRecord) -> None:
     async with engine.begin() as conn:
-        await outbox.enqueue(
+        await queueing.enqueue(
             conn,
             [
-                outbox.row_values(
+                queueing.row_values(
                     chat_pk=record.pk,
                     platform=Platform.SLACK.value,
                     kind="broadcast",

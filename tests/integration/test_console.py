@@ -25,7 +25,7 @@ from typing import IO
 
 import pytest
 
-from bot.channels.console import RULE
+from bot.channels.console.chat import RULE
 from bot.models import Page
 from bot.sources.directory import scan_directory
 from tests.conftest import ROOT

@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.channels.slack.channel import SlackChannel
 from bot.channels.slack.client import make_client
 from bot.channels.slack.sender import SlackSender
+from bot.channels.slack.spec import EVENTS
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.client import close_bot, make_bot
 from bot.channels.telegram.sender import TelegramSender
@@ -196,7 +197,7 @@ async def running(
         slack_client = make_client(settings)
         slack = SlackChannel(settings=settings, core=core, client=slack_client)
         await slack.start()
-        hooks.slack = slack.handle_request
+        hooks.routes[EVENTS] = slack.handle_request
         senders[Platform.SLACK] = SlackSender(slack_client, per_channel_rate=1000)
         stops.append(slack.stop)
     alerts = AlertService(

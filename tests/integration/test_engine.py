@@ -21,7 +21,7 @@ from bot import payloads
 from bot.models import ChatSettings, ChatState, Platform
 from bot.store import chats as chat_store
 from bot.store import engine as engine_module
-from bot.store import outbox
+from bot.store import outbox, queueing
 from bot.store.engine import create_engine, reader, upgrade
 from bot.store.schema import chat_pages, chat_tags, chats
 from bot.util import utcnow
@@ -241,7 +241,7 @@ async def _record_and_read(
         await upgrade(engine)
         # Rolled back: each example starts with no rows.
         async with engine.connect() as conn, conn.begin() as transaction:
-            await outbox.record_planned(conn, planned, groups, at=at)
+            await queueing.record_planned(conn, planned, groups, at=at)
             found = {tuple(row) for row in await conn.execute(select(chat_pages))}
             await transaction.rollback()
         return found
@@ -284,7 +284,7 @@ async def test_a_claim_takes_due_rows_in_order_by_walking_the_ready_index(
     now = utcnow()
     # 6,000 messages, a hundred a chat, of three priorities and seven ages; ids in this order.
     rows = [
-        outbox.row_values(
+        queueing.row_values(
             chat_pk=pks[i % len(pks)],
             platform="telegram",
             kind=payloads.NOTICE,
@@ -296,7 +296,7 @@ async def test_a_claim_takes_due_rows_in_order_by_walking_the_ready_index(
     ]
     rows[0]["not_before"] = now + dt.timedelta(hours=1)  # not due yet
     async with engine.begin() as conn:
-        await outbox.enqueue(conn, rows)
+        await queueing.enqueue(conn, rows)
     if engine.dialect.name == "postgresql":
         claimed, plan = await _claim_explained_by_postgresql(engine, now=now)
         # The table has no statistics yet, as after a large insert: believing a few rows

@@ -24,16 +24,15 @@ from hypothesis import strategies as st
 import bot
 from bot.errors import SourceError
 from bot.models import Page, PageText, Skipped
+from bot.sources.entries import MAX_FEED_ENTRIES, parse_feed
 from bot.sources.feed import (
     FEED_TIMEOUT,
     MAX_ETAG_CHARS,
     MAX_FEED_BYTES,
-    MAX_FEED_ENTRIES,
     MAX_REDIRECTS,
     FeedResult,
     fetch_feed,
     make_feed_client,
-    parse_feed,
 )
 
 FEEDS = Path(__file__).parents[1] / "fixtures" / "feeds"

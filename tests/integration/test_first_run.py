@@ -15,7 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import TAGS_SHOWN, Caller, CommandCore, Defaults
 from bot.commands.operator import Admin
-from bot.matching.planner import WELCOME_MIN, Planner
+from bot.matching.offers import WELCOME_MIN
+from bot.matching.planner import Planner
 from bot.models import Platform, Reply
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client

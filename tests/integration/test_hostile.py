@@ -23,8 +23,9 @@ import pytest_asyncio
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from bot.sources.feed import MAX_FEED_ENTRIES, make_feed_client
-from bot.sources.pages import MAX_KEY_CHARS, MAX_PAGE_TAGS, MAX_TITLE_CHARS, MAX_TLDR_CHARS
+from bot.sources.bounds import MAX_KEY_CHARS, MAX_PAGE_TAGS, MAX_TITLE_CHARS, MAX_TLDR_CHARS
+from bot.sources.entries import MAX_FEED_ENTRIES
+from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
 from bot.store.schema import audit_log, chats, page_tags, page_texts, pages, sources
 from tests.cli import start_cli

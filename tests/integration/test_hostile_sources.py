@@ -29,8 +29,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.sources import directory
+from bot.sources.bounds import MAX_PATH_CHARS
 from bot.sources.feed import make_feed_client
-from bot.sources.pages import MAX_PATH_CHARS
 from bot.sources.poll import Poller
 from bot.store.engine import create_engine, upgrade
 from bot.store.schema import page_texts, pages

@@ -23,11 +23,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import i18n
 from bot.channels.slack import blocks as slack_render
+from bot.channels.slack.payload import payload as slack_payload
 from bot.channels.telegram import html as telegram_render
+from bot.channels.telegram.payload import payload as telegram_payload
 from bot.commands import Caller, CommandCore, Defaults, registry
 from bot.commands.operator import Admin
 from bot.matching.planner import Planner
-from bot.models import Digest, Platform, Reply, Toast
+from bot.models import Digest, Outgoing, Platform, Reply, Toast
 from bot.render import digest_messages, reply_messages
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
@@ -186,7 +188,7 @@ def check_telegram(reply: Reply, values: set[str]) -> None:
     for part in parts:
         text, _ = _parse_html(part.text)
         assert 0 < _utf16_len(text) <= telegram_render.MAX_MESSAGE_CHARS
-        _check_markup(part.markup)
+        _check_markup(telegram_payload(part).markup)
         plain.append(text)
     assert inline_words("\n".join(plain), values) == set(), plain
 
@@ -206,12 +208,12 @@ def slack_texts(node: object) -> Iterator[str]:
             yield from slack_texts(value)
 
 
-def check_slack(outgoing: list[object], values: set[str]) -> None:
+def check_slack(outgoing: list[Outgoing], values: set[str]) -> None:
     for message in outgoing:
-        blocks = list(message.blocks)  # type: ignore[attr-defined]
+        blocks = list(slack_payload(message).blocks)
         assert 0 < slack_render.block_count(blocks) <= slack_render.MAX_BLOCKS
         assert block_problems(blocks) == [], blocks
-        assert len(message.text) <= slack_render.MAX_FALLBACK_TEXT  # type: ignore[attr-defined]
+        assert len(message.text) <= slack_render.MAX_FALLBACK_TEXT
         assert inline_words("\n".join(slack_texts(blocks)), values) == set()
 
 

@@ -102,6 +102,65 @@ async def test_a_signed_push_brings_the_page_to_an_instant_chat_in_seconds(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_a_push_during_a_poll_brings_another_poll_after_it(
+    tg: FakeTelegram, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    """The poll under way read the source's refs before the push: the page pushed comes
+    with a poll right after it, not an hour later."""
+    root = tmp_path / "server"
+    root.mkdir()
+    wiki = Wiki(root, tmp_path / "work")
+    wiki.write("wiki/first.md", page("First"))
+    wiki.commit("first")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    async with GitServer(root) as git, httpx.AsyncClient(timeout=30) as client:
+        env = dict(
+            clean_env,
+            DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/data/db.sqlite",
+            WIKI_SOURCES=f"git+{git.base_url}/wiki.git@main#subdirectory=wiki",
+            POLL_INTERVAL_SECONDS="3600",
+            REFRESH_WEBHOOK_SECRET=SECRET,
+            HTTP_PORT=str(port),
+            PTB_TIMEDELTA="true",
+            **telegram_env(tg),
+        )
+        process = start_run(env, tmp_path)
+        try:
+            await wait_healthy(client, f"{base}/healthz", process)
+            tg.message(1001, "/subscribe rl")
+            tg.message(1001, "/mode instant")
+            await tg.wait_for(2, timeout=30)
+
+            release = git.hold_packs = asyncio.Event()
+            wiki.write("wiki/second.md", page("Second"))
+            wiki.commit("second")
+            body = b'{"ref": "refs/heads/main", "after": "second"}'
+            answer = await client.post(f"{base}/hooks/refresh", content=body, headers=signed(body))
+            assert answer.status_code == 202
+            await asyncio.wait_for(git.pack_held.wait(), timeout=20)  # the poll has the refs
+            wiki.write("wiki/third.md", page("Third"))
+            wiki.commit("third")
+            body = b'{"ref": "refs/heads/main", "after": "third"}'
+            answer = await client.post(f"{base}/hooks/refresh", content=body, headers=signed(body))
+            assert answer.status_code == 202
+            await asyncio.sleep(2)  # the push is taken while the poll waits
+            git.hold_packs = None
+            release.set()
+            await tg.wait_for(4, timeout=30)
+            texts = [m["text"] for m in tg.messages_to(1001)]
+            assert "Second" in texts[2] and "Third" not in texts[2]
+            assert "Third" in texts[3]
+        finally:
+            process.send_signal(signal.SIGTERM)
+            await asyncio.to_thread(process.wait, 60)
+    log = (tmp_path / "err.log").read_text()
+    assert process.returncode == 0, log[-2000:]
+    assert "Traceback" not in log and "maximum number of running instances" not in log
+
+
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 async def test_without_the_secret_there_is_no_hook(
     tmp_path: Path, clean_env: dict[str, str]

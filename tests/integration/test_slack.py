@@ -34,7 +34,10 @@ from bot import metrics, render
 from bot.channels.slack import client as slack_channel
 from bot.channels.slack.channel import SlackChannel
 from bot.channels.slack.client import make_client
+from bot.channels.slack.payload import SlackPayload
+from bot.channels.slack.payload import payload as slack_payload
 from bot.channels.slack.sender import SlackSender
+from bot.channels.slack.spec import EVENTS
 from bot.commands import CommandCore, Defaults, describe_filter
 from bot.delivery.engine import Delivery
 from bot.errors import (
@@ -215,7 +218,7 @@ async def running(
         auth=auth,
         ack_budget=ack_budget,
     )
-    hooks = WebHooks(slack=channel.handle_request)
+    hooks = WebHooks(routes={EVENTS: channel.handle_request})
     async with served(channel, engine, hooks) as (base, http):
         assert channel.running
         yield Bot(sl, engine, channel, f"{base}/slack/events", http, digests)
@@ -1043,7 +1046,7 @@ async def test_socket_mode_serves_no_http_and_a_rejected_app_token_stops_start(
     assert raised.value.variable == "SLACK_APP_TOKEN"
     assert APP_TOKEN not in str(raised.value)
 
-    app = make_app(engine=engine, hooks=WebHooks(slack=channel.handle_request))
+    app = make_app(engine=engine, hooks=WebHooks(routes={EVENTS: channel.handle_request}))
     runner, port = await start_web(app, host="127.0.0.1", port=0)
     try:
         body = slash_command_body(COMMAND, "help", response_url=sl.response_url("r"))
@@ -1163,7 +1166,9 @@ async def test_sender_posts_without_unfurling_and_plain_text_without_mrkdwn(
     sender: SlackSender, sl: FakeSlack
 ) -> None:
     blocks = ({"type": "section", "text": {"type": "mrkdwn", "text": "*hi*"}},)
-    ts = await sender.send("C1", Outgoing(text="hi", blocks=blocks), thread=None)
+    ts = await sender.send(
+        "C1", Outgoing(text="hi", payload=SlackPayload(blocks=blocks)), thread=None
+    )
     await sender.send("C1", Outgoing(text="a &lt;b&gt;", plain=True), thread=None)
     # in_thread is what makes a message a thread reply, not the thread alone.
     await sender.send("C1", Outgoing(text="top"), thread=ts)
@@ -1211,7 +1216,7 @@ async def test_a_workspace_that_refuses_containers_gets_todays_sections_logged_o
     sl.refuse_blocks("container")
     pages = [make_page(i, ("rl",), tldr="Evolution strategies " * 40) for i in range(30)]
     parts = render.digest_messages(Platform.SLACK, rl_digest(pages))
-    assert any(b["type"] == "container" for p in parts for b in p.blocks)
+    assert any(b["type"] == "container" for p in parts for b in slack_payload(p).blocks)
     with caplog.at_level(logging.WARNING, logger="bot.channels.slack"):
         for _delivery in range(2):
             thread: str | None = None
@@ -1232,7 +1237,7 @@ async def test_a_workspace_that_refuses_containers_gets_todays_sections_logged_o
 
     sl.unsupported_blocks.clear()  # remembered: still sections
     await sender.send("C1", parts[1], thread=None)
-    assert sl.messages_to("C1")[-1]["blocks"] == list(parts[1].fallback_blocks)
+    assert sl.messages_to("C1")[-1]["blocks"] == list(slack_payload(parts[1]).fallback_blocks)
 
 
 async def test_refused_blocks_without_fallback_or_with_refused_fallback_fail_for_good(
@@ -1245,12 +1250,18 @@ async def test_refused_blocks_without_fallback_or_with_refused_fallback_fail_for
     }
     sl.refuse_blocks("container")
     with pytest.raises(PermanentError, match="invalid_blocks"):
-        await sender.send("C1", Outgoing(text="x", blocks=(container,)), thread=None)
+        await sender.send(
+            "C1", Outgoing(text="x", payload=SlackPayload(blocks=(container,))), thread=None
+        )
     assert len(sl.calls("chat.postMessage")) == 1
     too_long = {"type": "header", "text": {"type": "plain_text", "text": "H" * 151}}
     with pytest.raises(PermanentError, match="invalid_blocks"):
         await sender.send(
-            "C1", Outgoing(text="x", blocks=(container,), fallback_blocks=(too_long,)), thread=None
+            "C1",
+            Outgoing(
+                text="x", payload=SlackPayload(blocks=(container,), fallback_blocks=(too_long,))
+            ),
+            thread=None,
         )
     assert len(sl.calls("chat.postMessage")) == 3
     assert sender.fallback_workspaces == set()  # the fallback did not help: not kept to it
@@ -1380,7 +1391,9 @@ async def test_a_message_slack_refuses_is_a_permanent_error(
 ) -> None:
     blocks = tuple({"type": "divider"} for _ in range(51))
     with pytest.raises(PermanentError) as raised:
-        await sender.send("C1", Outgoing(text="too many", blocks=blocks), thread=None)
+        await sender.send(
+            "C1", Outgoing(text="too many", payload=SlackPayload(blocks=blocks)), thread=None
+        )
     assert raised.value.reason == "invalid_blocks"
     assert not isinstance(raised.value, TransientError | ChatGone)
 

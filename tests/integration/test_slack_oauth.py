@@ -31,8 +31,11 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.app import App, open_app
+from bot.channels.platform import RequestHook, Route
 from bot.channels.slack.channel import SlackChannel
+from bot.channels.slack.connect import SlackConnection
 from bot.channels.slack.oauth import UNINSTALL_CODES, Workspaces
+from bot.channels.slack.spec import EVENTS, INSTALL, REDIRECT
 from bot.commands import Caller
 from bot.i18n import t
 from bot.matching.filters import parse_filter
@@ -41,6 +44,7 @@ from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
 from bot.settings import Settings
 from bot.store import chats as chat_store
+from bot.store import teams as team_store
 from bot.store.chats import ChatRecord
 from bot.store.installations import TokenCipher
 from bot.store.schema import broadcasts, chats, slack_installations
@@ -61,6 +65,22 @@ TOKEN_KEY = Fernet.generate_key().decode()
 TEAM_A, TEAM_B = "TA1", "TB2"
 CHANNEL_A, CHANNEL_B = "CA1", "CB2"
 INSTALLER_A, INSTALLER_B = "UADMINA", "UADMINB"
+
+
+def slack_of(app: App) -> SlackConnection:
+    """The app's Slack: its client, its installed workspaces and its OAuth states."""
+    slack = app.connected(SlackConnection)
+    assert slack is not None
+    return slack
+
+
+def slack_routes(channel: SlackChannel) -> dict[Route, RequestHook]:
+    """The channel's events and installation, on Slack's routes."""
+    return {
+        EVENTS: channel.handle_request,
+        INSTALL: channel.handle_install,
+        REDIRECT: channel.handle_install,
+    }
 
 
 def oauth_settings(sl: FakeSlack, database_url: str, wiki: Path, **extra: Any) -> Settings:
@@ -181,15 +201,15 @@ async def deployment(
     write(wiki, *page("p/baseline", tags="[rl]"))
     settings = oauth_settings(sl, database_url, wiki, **extra)
     async with open_app(settings) as app:
-        assert app.slack_client is not None
+        slack = slack_of(app)
         channel = SlackChannel(
             settings=settings,
             core=app.core,
-            client=app.slack_client,
-            workspaces=app.slack_workspaces,
-            state_store=app.slack_states,
+            client=slack.client,
+            workspaces=slack.workspaces,
+            state_store=slack.states,
         )
-        hooks = WebHooks(slack=channel.handle_request, slack_install=channel.handle_install)
+        hooks = WebHooks(routes=slack_routes(channel))
         jar = aiohttp.DummyCookieJar()
         async with served(channel, app.engine, hooks, cookie_jar=jar) as (base, browser):
             await app.poller.poll()  # the baseline scan
@@ -303,9 +323,10 @@ async def test_an_expired_state_is_refused(
 ) -> None:
     async with deployment(sl, database_url, tmp_path) as d:
         _, _, query = await d.install_page()
-        assert d.app.slack_states is not None
+        states = slack_of(d.app).states
+        assert states is not None
         later = time.time() + 11 * 60
-        d.app.slack_states.clock = lambda: later  # eleven minutes later
+        states.clock = lambda: later  # eleven minutes later
         status, text = await d.redirect(
             code=sl.authorize(TEAM_A, user_id=INSTALLER_A), state=query["state"][0]
         )
@@ -453,13 +474,13 @@ async def test_a_rotating_token_is_refreshed_before_it_expires(
         assert sl.calls(ok=False) == []  # nothing was ever sent with an expired token
 
         # Another replica on the same database finds the token fresh: no second refresh.
-        assert d.app.slack_workspaces is not None
+        assert slack_of(d.app).workspaces is not None
         other = Workspaces(
             engine=d.app.engine,
             cipher=TokenCipher(TOKEN_KEY),
             client_id=sl.client_id,
             client_secret=sl.client_secret,
-            client=d.app.slack_client,  # type: ignore[arg-type]
+            client=slack_of(d.app).client,
         )
         assert await other.token(team_id=TEAM_A) == new
         assert len([c for c in sl.calls("oauth.v2.access") if c.refreshed]) == 1
@@ -515,7 +536,7 @@ async def test_a_workspace_admins_stats_count_that_workspace_only(two: Deploymen
 
 
 async def test_a_workspace_broadcast_reaches_that_workspace_only(two: Deployment) -> None:
-    from bot.commands.operator import SEND
+    from bot.commands.broadcast import SEND
 
     async with two.app.engine.connect() as conn:
         assert await chat_store.get(conn, platform=Platform.SLACK, chat_id=f"{TEAM_A}/{CHANNEL_A}")
@@ -533,7 +554,7 @@ async def test_a_workspace_broadcast_reaches_that_workspace_only(two: Deployment
 
 
 async def test_another_workspaces_installer_cannot_send_a_broadcast(two: Deployment) -> None:
-    from bot.commands.operator import SEND
+    from bot.commands.broadcast import SEND
 
     await two.command("broadcast Only A", team=TEAM_A, channel=CHANNEL_A, user=INSTALLER_A)
     broadcast_id = await _last_broadcast(two)
@@ -625,7 +646,7 @@ async def test_chats_of_the_token_setup_move_to_their_workspace_on_install(
                     filter=parse_filter("rl"),
                 ),
             )
-            await chat_store.set_workspace(conn, pk=record.pk, team_id=TEAM_A, enterprise_id=None)
+            await team_store.set_workspace(conn, pk=record.pk, team_id=TEAM_A, enterprise_id=None)
         assert (await d.install(TEAM_A, installer=INSTALLER_A))[0] == 200
         moved = await d.chat(f"{TEAM_A}/{CHANNEL_A}")
         await d.publish("papers/2026/2611.00010-moved", tags="[rl]")

@@ -220,15 +220,15 @@ async def keyed_deployment(
         update={"slack_token_key": SecretStr(keys)}
     )
     async with open_app(settings) as app:
-        assert app.slack_client is not None
+        slack = oauth_test.slack_of(app)
         channel = SlackChannel(
             settings=settings,
             core=app.core,
-            client=app.slack_client,
-            workspaces=app.slack_workspaces,
-            state_store=app.slack_states,
+            client=slack.client,
+            workspaces=slack.workspaces,
+            state_store=slack.states,
         )
-        hooks = WebHooks(slack=channel.handle_request, slack_install=channel.handle_install)
+        hooks = WebHooks(routes=oauth_test.slack_routes(channel))
         jar = aiohttp.DummyCookieJar()
         async with served(channel, app.engine, hooks, cookie_jar=jar) as (base, browser):
             await app.poller.poll()
@@ -266,7 +266,8 @@ async def test_sends_to_a_workspace_no_key_opens_wait_and_its_chats_stay_active(
                     )
                 )
             ).all()
-        unreadable = d.app.slack_workspaces.unreadable() if d.app.slack_workspaces else {}
+        workspaces = oauth_test.slack_of(d.app).workspaces
+        unreadable = workspaces.unreadable() if workspaces else {}
     assert "after-the-key-change" in oauth_test.texts_to(slack, CHANNEL_B)
     assert "after-the-key-change" not in oauth_test.texts_to(slack, CHANNEL_A)
     assert chat_a is not None and chat_a.chat.state == ChatState.ACTIVE

@@ -28,6 +28,7 @@ from bot.channels.telegram.client import (
     close_bot,
     make_bot,
 )
+from bot.channels.telegram.payload import TelegramPayload
 from bot.channels.telegram.sender import TelegramSender
 from bot.commands import CommandCore, Defaults
 from bot.commands.operator import Admin
@@ -752,7 +753,9 @@ async def test_sender_sends_html_without_previews_and_returns_the_message_id(
 ) -> None:
     keyboard = {"inline_keyboard": [[{"text": "Send", "callback_data": "bc:1"}]]}
     first = await sender.send(
-        str(PRIVATE), Outgoing(text="<b>New</b> &amp; <i>hot</i>", markup=keyboard), thread=None
+        str(PRIVATE),
+        Outgoing(text="<b>New</b> &amp; <i>hot</i>", payload=TelegramPayload(markup=keyboard)),
+        thread=None,
     )
     second = await sender.send(
         str(PRIVATE), Outgoing(text="<b>not markup</b>", plain=True), thread=None

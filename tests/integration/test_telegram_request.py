@@ -16,6 +16,7 @@ from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, LinkPrevie
 from telegram.error import NetworkError, TimedOut
 
 from bot.channels.telegram.client import close_bot, make_bot, translate_error
+from bot.channels.telegram.payload import TelegramPayload
 from bot.channels.telegram.request import AiohttpRequest
 from bot.channels.telegram.sender import TelegramSender, post_message, send_outgoing
 from bot.delivery.pacing import PACE_WINDOW_MARGIN_SECONDS, Pace
@@ -100,7 +101,7 @@ async def test_sender_posts_the_parameters_send_message_posts(tg: FakeTelegram, 
     markup = {"inline_keyboard": [[{"text": "Stop", "callback_data": "stop"}]]}
     for message in (
         Outgoing(text="<b>Digest</b> &amp; more"),
-        Outgoing(text="<plain> & text", plain=True, markup=markup),
+        Outgoing(text="<plain> & text", plain=True, payload=TelegramPayload(markup=markup)),
     ):
         ref = await sender.send(str(PRIVATE), message, thread=None)
         via_bot = await send_outgoing(bot, chat_id=OTHER, message=message)

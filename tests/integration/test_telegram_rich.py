@@ -11,6 +11,7 @@ import pytest
 
 from bot import render
 from bot.channels.telegram.client import RICH_REFUSALS_FOR_ALL, close_bot, make_bot
+from bot.channels.telegram.payload import payload as telegram_payload
 from bot.channels.telegram.sender import TelegramSender
 from bot.errors import ChatGone
 from bot.models import Digest, DigestItem, Outgoing, Page, PageText, Platform
@@ -142,8 +143,8 @@ async def test_a_long_digest_refused_goes_as_all_its_html_messages(
     tg: FakeTelegram, sender: TelegramSender
 ) -> None:
     parts = digest(20, tldr="word " * 80)
-    assert len(parts) > 1 and parts[0].rich is not None
-    assert all(p.rich_covered for p in parts[1:])
+    assert len(parts) > 1 and telegram_payload(parts[0]).rich is not None
+    assert all(telegram_payload(p).rich_covered for p in parts[1:])
     tg.rich_refused_chats.add(CHATS[0])
     refs = await deliver(sender, CHATS[0], parts)
     assert None not in refs

@@ -28,8 +28,8 @@ from bot.i18n import t
 from bot.models import Page, PageText, Platform
 from bot.render import toggle
 from bot.render.text import language_note
-from bot.store import outbox
 from bot.store import pages as page_store
+from bot.store import queueing
 from bot.store.schema import audit_log, pages
 from bot.store.schema import outbox as outbox_table
 from bot.util import utcnow
@@ -90,14 +90,14 @@ async def queue(
 ) -> int:
     """An outbox row as planning writes it; its id."""
     async with engine.begin() as conn:
-        row = outbox.row_values(
+        row = queueing.row_values(
             chat_pk=chat_pk,
             platform=platform.value,
             kind=payload.kind,
             payload=payload,
             now=utcnow(),
         )
-        await outbox.enqueue(conn, [row])
+        await queueing.enqueue(conn, [row])
         return int((await conn.execute(select(func.max(outbox_table.c.id)))).scalar_one())
 
 

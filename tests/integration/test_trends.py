@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.commands.operator import Admin, Stats
+from bot.commands.operator import Admin
+from bot.commands.stats import Stats
 from bot.i18n import t
 from bot.settings import SAMPLE_WIKI, Settings
 from bot.store import trends

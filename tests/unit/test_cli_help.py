@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.__main__ import DESCRIPTIONS, HANDLERS, main
+from bot.__main__ import HANDLERS, main
+from bot.cli.parser import DESCRIPTIONS
 
 
 @pytest.mark.parametrize("command", sorted(HANDLERS))

@@ -18,7 +18,7 @@ from telegram import (
     BotCommandScopeAllPrivateChats,
 )
 
-from bot.channels.console import complete
+from bot.channels.console.chat import complete
 from bot.channels.telegram.channel import menu_scopes
 from bot.channels.telegram.client import COMMAND_NAME_RE
 from bot.commands import Caller, CommandCore, Defaults, help_text, registry, suggest_command

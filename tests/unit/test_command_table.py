@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.channels.console import complete
+from bot.channels.console.chat import complete
 from bot.channels.telegram.channel import menu_commands
 from bot.commands import help_text, registry
 from bot.i18n import t

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.channels.console import columns, indent_entries, numbered, wrap
+from bot.channels.console.chat import columns, indent_entries, numbered, wrap
 from bot.models import Button
 
 WORDS = st.text(
@@ -50,7 +50,7 @@ def test_buttons_are_numbered_across_rows() -> None:
 
 
 def test_headers_and_titles_are_bold_on_a_terminal() -> None:
-    from bot.channels.console import BOLD, NORMAL, embolden
+    from bot.channels.console.chat import BOLD, NORMAL, embolden
 
     digest = "Header\n\nTitle\n   #rl\n   TL;DR\n\nOther\n   tldr"
     assert embolden(digest, header=True) == (
@@ -78,6 +78,6 @@ def test_headers_and_titles_are_bold_on_a_terminal() -> None:
     ],
 )
 def test_completion_of_commands_and_tags(typed: str, expected: list[str]) -> None:
-    from bot.channels.console import complete
+    from bot.channels.console.chat import complete
 
     assert complete(typed, ["rl", "reasoning", "robotics", "vision"]) == expected

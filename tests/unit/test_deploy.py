@@ -26,8 +26,9 @@ import pytest
 import yaml
 from sqlalchemy.engine import make_url
 
-from bot.__main__ import HANDLERS, _parser
+from bot.__main__ import HANDLERS
 from bot.channels.slack import client as slack
+from bot.cli.parser import build_parser
 from bot.commands import registry
 from bot.settings import Settings
 from tests.conftest import ROOT
@@ -81,7 +82,7 @@ def _unknown_variables(names: set[str]) -> set[str]:
 def _assert_cli(argv: list[str]) -> None:
     """``argv`` (after ``trendbot``) is accepted by the real command-line parser."""
     try:
-        args = _parser().parse_args(argv)
+        args = build_parser().parse_args(argv)
     except SystemExit:
         pytest.fail(f"`trendbot {shlex.join(argv)}` is not a trendbot command")
     assert args.command in HANDLERS, argv

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from bot.__main__ import digest_summary
+from bot.cli.send import digest_summary
 from bot.store.outbox import Standing
 
 

@@ -12,17 +12,19 @@ from hypothesis import strategies as st
 
 from bot.errors import ParseError
 from bot.models import Page, PageText, normalize_lang
-from bot.sources.pages import (
+from bot.sources.bounds import (
     MAX_KEY_CHARS,
-    MAX_PAGE_BYTES,
     MAX_PAGE_TAGS,
     MAX_TITLE_CHARS,
     MAX_TLDR_CHARS,
     MAX_TYPE_CHARS,
     MAX_URL_CHARS,
-    PageFile,
     bound_key,
     bound_page,
+)
+from bot.sources.pages import (
+    MAX_PAGE_BYTES,
+    PageFile,
     merge_translations,
     normalize_tags,
     parse_page_file,
@@ -517,7 +519,7 @@ def test_merge_builds_urls(base_url: str | None, key: str, url: str | None) -> N
 
 
 def test_the_bounds_are_the_columns_sizes() -> None:
-    from bot.sources import pages as bounds
+    from bot.sources import bounds
     from bot.store import schema
 
     assert schema.pages.c.key.type.length == bounds.MAX_KEY_CHARS

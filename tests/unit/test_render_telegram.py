@@ -15,6 +15,7 @@ from bot import render as render_api
 from bot.channels.telegram import html as telegram
 from bot.channels.telegram import rich as telegram_rich
 from bot.channels.telegram.html import MAX_MESSAGE_CHARS, render_digest, render_reply, reply_markup
+from bot.channels.telegram.payload import payload as telegram_payload
 from bot.i18n import clean
 from bot.matching.digest import ELLIPSIS, TLDR_LIMIT
 from bot.models import Button, Digest, DigestItem, Page, PageText, Platform, Reply
@@ -403,9 +404,9 @@ def test_any_digest_renders_to_a_rich_message_within_every_limit(
     for part in parts:
         check_message(part.text)
     first, *rest = parts
-    assert first.rich is not None and not first.rich_covered
-    assert all(p.rich is None and p.rich_covered for p in rest)
-    rich = json.loads(first.rich)
+    assert telegram_payload(first).rich is not None and not telegram_payload(first).rich_covered
+    assert all(telegram_payload(p).rich is None and telegram_payload(p).rich_covered for p in rest)
+    rich = json.loads(telegram_payload(first).rich)
     check_rich_message(rich)
     chars, blocks, depth = telegram_rich.measure(rich["blocks"])
     assert chars <= telegram_rich.MAX_RICH_TEXT_CHARS and blocks <= telegram_rich.MAX_RICH_BLOCKS
@@ -429,4 +430,6 @@ def test_a_digest_past_the_rich_limits_has_no_rich_form() -> None:
     )
     many = tuple(replace(it, page_id=n) for n, it in enumerate(many, start=1))
     parts = render_api.digest_messages(Platform.TELEGRAM, digest_of(*many))
-    assert len(parts) > 1 and all(p.rich is None and not p.rich_covered for p in parts)
+    assert len(parts) > 1 and all(
+        telegram_payload(p).rich is None and not telegram_payload(p).rich_covered for p in parts
+    )

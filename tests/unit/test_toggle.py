@@ -8,7 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.channels.slack import blocks as slack
+from bot.channels.slack.payload import SlackPayload
+from bot.channels.slack.payload import payload as slack_payload
 from bot.channels.telegram import rich as telegram_rich
+from bot.channels.telegram.payload import TelegramPayload
+from bot.channels.telegram.payload import payload as telegram_payload
 from bot.models import Outgoing, Platform
 from bot.render import toggle
 
@@ -42,9 +46,12 @@ def test_label_is_in_the_language_offered() -> None:
 @given(rows=st.integers(min_value=0, max_value=20), row_id=st.integers(1, toggle.MAX_ROW_ID))
 def test_telegram_toggle_is_a_last_row_of_the_last_message(rows: int, row_id: int) -> None:
     keyboard = [[{"text": f"{i} 👍", "callback_data": f"vote:+:{i}"}] for i in range(rows)]
-    parts = [Outgoing(text="a"), Outgoing(text="b", markup={"inline_keyboard": keyboard})]
+    parts = [
+        Outgoing(text="a"),
+        Outgoing(text="b", payload=TelegramPayload(markup={"inline_keyboard": keyboard})),
+    ]
     out = toggle.with_toggle(Platform.TELEGRAM, parts, toggle.button("ko", row_id))
-    last = out[-1].markup
+    last = telegram_payload(out[-1]).markup
     assert last is not None
     assert last["inline_keyboard"][-1] == [  # type: ignore[index]
         {"text": "한국어", "callback_data": f"lang:ko:{row_id}"}
@@ -57,20 +64,24 @@ def test_telegram_toggle_is_a_last_row_of_the_last_message(rows: int, row_id: in
 def test_slack_toggle_keeps_within_the_block_limit(blocks: int) -> None:
     message = tuple({"type": "divider"} for _ in range(blocks))
     out = toggle.with_toggle(
-        Platform.SLACK, [Outgoing(text="x", blocks=message)], toggle.button("en", 9)
+        Platform.SLACK,
+        [Outgoing(text="x", payload=SlackPayload(blocks=message))],
+        toggle.button("en", 9),
     )
-    assert len(out[0].blocks) <= slack.MAX_BLOCKS
+    assert len(slack_payload(out[0]).blocks) <= slack.MAX_BLOCKS
     if blocks < slack.MAX_BLOCKS:
-        assert out[0].blocks[-1]["elements"][0]["value"] == "lang:en:9"  # type: ignore[index]
+        assert slack_payload(out[0]).blocks[-1]["elements"][0]["value"] == "lang:en:9"  # type: ignore[index]
 
 
 def test_rich_toggle_is_a_buttons_block_within_the_rich_limits() -> None:
     rich = json.dumps({"blocks": [{"type": "paragraph", "text": "x"}]})
     out = toggle.with_toggle(
-        Platform.TELEGRAM, [Outgoing(text="x", rich=rich)], toggle.button("ko", 5)
+        Platform.TELEGRAM,
+        [Outgoing(text="x", payload=TelegramPayload(rich=rich))],
+        toggle.button("ko", 5),
     )
-    assert out[0].rich is not None
-    blocks = json.loads(out[0].rich)["blocks"]
+    assert telegram_payload(out[0]).rich is not None
+    blocks = json.loads(telegram_payload(out[0]).rich)["blocks"]
     assert blocks[-1] == {
         "type": "buttons",
         "buttons": [{"text": "한국어", "callback_data": "lang:ko:5"}],

@@ -13,7 +13,9 @@ from dataclasses import replace
 
 from bot import render
 from bot.channels.slack import blocks as slack
-from bot.models import Button, Digest, Outgoing, Platform, Reply
+from bot.channels.slack.payload import SlackPayload, payload
+from bot.channels.slack.spec import PLATFORM as PLATFORM
+from bot.models import Button, Digest, Outgoing, Reply
 from bot.render import text
 from bot.render.toggle import ACTION_ID
 
@@ -22,14 +24,18 @@ def _digest(digest: Digest) -> list[Outgoing]:
     # Each page a collapsible container; today's sections where a workspace refuses it.
     summary, replies = slack.render_digest_containers(digest)
     return [
-        Outgoing(text=m.text, blocks=m.blocks, fallback_blocks=m.fallback_blocks, in_thread=t)
+        Outgoing(
+            text=m.text,
+            payload=SlackPayload(blocks=m.blocks, fallback_blocks=m.fallback_blocks),
+            in_thread=t,
+        )
         for m, t in [(summary, False), *((r, True) for r in replies)]
     ]
 
 
 def _reply(reply: Reply) -> list[Outgoing]:
     message = slack.render_reply(reply)
-    return [Outgoing(text=message.text, blocks=message.blocks)]
+    return [Outgoing(text=message.text, payload=SlackPayload(blocks=message.blocks))]
 
 
 def _text(body: str) -> list[Outgoing]:
@@ -38,11 +44,13 @@ def _text(body: str) -> list[Outgoing]:
 
 
 def _toggle(out: list[Outgoing], toggle: Button) -> list[Outgoing]:
-    first = out[0]
+    first = payload(out[0])
     out[0] = replace(
-        first,
-        blocks=_slack_with(first.blocks, toggle),
-        fallback_blocks=_slack_with(first.fallback_blocks, toggle),
+        out[0],
+        payload=SlackPayload(
+            blocks=_slack_with(first.blocks, toggle),
+            fallback_blocks=_slack_with(first.fallback_blocks, toggle),
+        ),
     )
     return out
 
@@ -62,6 +70,6 @@ def _slack_with(
 
 
 render.register(
-    Platform.SLACK,
+    PLATFORM.rules.name,
     render.PlatformRenderer(digest=_digest, reply=_reply, text=_text, toggle=_toggle),
 )

@@ -39,6 +39,7 @@ from bot.channels.slack.client import (
     log,
     translate_error,
 )
+from bot.channels.slack.payload import payload
 from bot.commands import Caller, ChatStatus, CommandCore
 from bot.delivery.pacing import Replies
 from bot.errors import (
@@ -475,7 +476,11 @@ def _message(reply: Reply) -> Outgoing:
 
 def _ephemeral(reply: Reply) -> dict[str, Any]:
     message = _message(reply)
-    return {"response_type": "ephemeral", "text": message.text, "blocks": list(message.blocks)}
+    return {
+        "response_type": "ephemeral",
+        "text": message.text,
+        "blocks": list(payload(message).blocks),
+    }
 
 
 __all__ = [

@@ -4,6 +4,7 @@ an uninstall or revoked tokens, the bot invited to a channel, a channel archived
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
@@ -30,6 +31,7 @@ from bot.channels.slack.client import (
     translate_error,
 )
 from bot.channels.slack.conversations import ChannelBase, _chat_ctx
+from bot.channels.slack.payload import payload
 from bot.commands import Caller
 from bot.i18n import LANGUAGES, t
 from bot.models import (
@@ -121,20 +123,16 @@ class EventHandlers(ChannelBase):
         )
         client = self._api()
         for part in parts:
+            post = functools.partial(
+                client.chat_postEphemeral, channel=channel_id, user=caller.user_id, text=part.text
+            )
             try:
                 try:
-                    await client.chat_postEphemeral(
-                        channel=channel_id, user=caller.user_id, text=part.text, blocks=part.blocks
-                    )
+                    await post(blocks=payload(part).blocks)
                 except SlackApiError as exc:
-                    if not part.fallback_blocks or _error_code(exc) != REFUSED_BLOCKS:
+                    if not payload(part).fallback_blocks or _error_code(exc) != REFUSED_BLOCKS:
                         raise
-                    await client.chat_postEphemeral(
-                        channel=channel_id,
-                        user=caller.user_id,
-                        text=part.text,
-                        blocks=part.fallback_blocks,
-                    )
+                    await post(blocks=payload(part).fallback_blocks)
             except _ERRORS as exc:
                 log.warning(
                     "slack: could not post a toggled digest: %s",

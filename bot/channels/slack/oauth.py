@@ -33,8 +33,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.keyed import KeyedLocks
 from bot.models import Platform
-from bot.store import chats as chat_store
 from bot.store import installations as store
+from bot.store import teams as team_store
 from bot.store.engine import reader
 from bot.store.installations import InstallationRecord, TokenCipher, TokenKeyError
 from bot.store.pages import utcnow
@@ -280,7 +280,7 @@ class Workspaces:
                 if enterprise_id is None and team_id:
                     # A workspace of an Enterprise Grid organisation may be served by the
                     # organisation's org-wide install; its chats know the organisation.
-                    enterprise_id = await chat_store.enterprise_of_team(
+                    enterprise_id = await team_store.enterprise_of_team(
                         conn, platform=Platform.SLACK, team_id=team_id
                     )
                 record = await store.find(
@@ -355,7 +355,7 @@ class Workspaces:
         uninstalled are active again (nothing missed is replayed), and chats of the
         single-token setup move to ``TEAM/CHANNEL``. How many became active."""
         team = record.team_id or ""
-        return await chat_store.team_installed(
+        return await team_store.team_installed(
             self._engine,
             platform=Platform.SLACK,
             team_id=team,

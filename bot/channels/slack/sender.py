@@ -16,6 +16,7 @@ from bot.channels.slack.client import (
     log,
     translate_error,
 )
+from bot.channels.slack.payload import payload
 from bot.delivery.pacing import Pacing
 from bot.delivery.sender import BaseSender
 from bot.errors import (
@@ -179,7 +180,7 @@ class SlackSender(BaseSender):
         keeps to them (logged once per workspace). Nothing was posted by the refused call,
         so nothing is posted twice; a refusal of the fallback blocks too is raised."""
         extra: dict[str, Any] = {} if token is None else {"token": token}
-        fallback = message.fallback_blocks
+        fallback = payload(message).fallback_blocks
         if fallback and workspace in self.fallback_workspaces:
             return await self._client.chat_postMessage(
                 **extra, **_post_args(message, channel=channel, thread=thread, blocks=fallback)
@@ -216,7 +217,7 @@ def _post_args(
     return {
         "channel": channel,
         "text": message.text,
-        "blocks": list(message.blocks if blocks is None else blocks) or None,
+        "blocks": list(payload(message).blocks if blocks is None else blocks) or None,
         "thread_ts": thread if message.in_thread and thread else None,
         "unfurl_links": False,
         "unfurl_media": False,

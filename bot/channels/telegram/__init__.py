@@ -16,17 +16,37 @@ from typing import Any
 
 from bot import render
 from bot.channels.telegram import html, rich
-from bot.models import Button, Digest, Outgoing, Platform, Reply
+from bot.channels.telegram.payload import TelegramPayload, payload
+from bot.channels.telegram.spec import PLATFORM as PLATFORM
+from bot.models import Button, Digest, Outgoing, Reply
 from bot.render import text
 
 
 def _digest(digest: Digest) -> list[Outgoing]:
-    parts = [Outgoing(text=h, markup=m) for h, m in html.render_digest_parts(digest)]
-    return render.with_rich(parts, rich.render_digest(digest))
+    parts = [
+        Outgoing(text=h, payload=TelegramPayload(markup=m))
+        for h, m in html.render_digest_parts(digest)
+    ]
+    return with_rich(parts, rich.render_digest(digest))
+
+
+def with_rich(parts: list[Outgoing], rich: str | None) -> list[Outgoing]:
+    """``parts`` with the rich message that says all of them: on the first, and the others
+    marked as covered by it (see :class:`TelegramPayload`)."""
+    if rich is None or not parts:
+        return parts
+    first, *rest = parts
+    return [
+        replace(first, payload=replace(payload(first), rich=rich)),
+        *(replace(p, payload=replace(payload(p), rich_covered=True)) for p in rest),
+    ]
 
 
 def _reply(reply: Reply) -> list[Outgoing]:
-    return [Outgoing(text=h, markup=m) for h, m in html.render_reply_parts(reply)]
+    return [
+        Outgoing(text=h, payload=TelegramPayload(markup=m))
+        for h, m in html.render_reply_parts(reply)
+    ]
 
 
 def _text(body: str) -> list[Outgoing]:
@@ -35,10 +55,11 @@ def _text(body: str) -> list[Outgoing]:
 
 
 def _toggle(out: list[Outgoing], toggle: Button) -> list[Outgoing]:
-    last = out[-1]
-    out[-1] = replace(last, markup=_telegram_markup(last.markup, toggle))
-    if out[0].rich is not None:
-        out[0] = replace(out[0], rich=_rich_with(out[0].rich, toggle))
+    last = payload(out[-1])
+    out[-1] = replace(out[-1], payload=replace(last, markup=_telegram_markup(last.markup, toggle)))
+    first = payload(out[0])
+    if first.rich is not None:
+        out[0] = replace(out[0], payload=replace(first, rich=_rich_with(first.rich, toggle)))
     return out
 
 
@@ -66,6 +87,6 @@ def _rich_with(message_json: str, toggle: Button) -> str:
 
 
 render.register(
-    Platform.TELEGRAM,
+    PLATFORM.rules.name,
     render.PlatformRenderer(digest=_digest, reply=_reply, text=_text, toggle=_toggle),
 )

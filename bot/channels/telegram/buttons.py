@@ -14,10 +14,11 @@ from telegram import (
 
 from bot import render
 from bot.channels.telegram.client import VOTE_TOAST_WAIT_SECONDS, _Context, _topic_of
+from bot.channels.telegram.payload import payload
 from bot.channels.telegram.replies import ChannelReplies, _caller
 from bot.commands import FEEDBACK_RESET, TOGGLE, Caller
-from bot.commands.operator import CANCEL as BROADCAST_CANCEL
-from bot.commands.operator import SEND as BROADCAST_SEND
+from bot.commands.broadcast import CANCEL as BROADCAST_CANCEL
+from bot.commands.broadcast import SEND as BROADCAST_SEND
 from bot.i18n import t
 from bot.models import (
     Platform,
@@ -134,7 +135,8 @@ class ButtonHandlers(ChannelReplies):
         parts = toggle.with_toggle(
             Platform.TELEGRAM, render.digest_messages(Platform.TELEGRAM, answer.digest), back
         )
-        rich = message.text is None and parts[0].rich is not None  # a rich message: all in one
+        # A rich message: all in one.
+        rich = message.text is None and payload(parts[0]).rich is not None
         if rich and await self._edit_rich(message, parts[0]):
             return
         if len(parts) == 1 and message.text is not None:
@@ -143,7 +145,7 @@ class ButtonHandlers(ChannelReplies):
         for part in parts:
             await self._send_reply(
                 message.chat.id,
-                replace(part, rich=None, rich_covered=False),
+                replace(part, payload=replace(payload(part), rich=None, rich_covered=False)),
                 thread_id=_topic_of(message),
             )
 

@@ -39,6 +39,7 @@ from bot.channels.telegram.client import (
     topic_chat_id,
     translate_error,
 )
+from bot.channels.telegram.payload import payload
 from bot.channels.telegram.sender import _markup, post_message
 from bot.commands import Caller, CommandCore
 from bot.delivery.pacing import Replies
@@ -152,7 +153,7 @@ class ChannelReplies:
         if not parts:
             return
         first, rest = parts[0], parts[1:]
-        markup = first.markup if not rest else None
+        markup = payload(first).markup if not rest else None
         try:
             await self._bot.edit_message_text(
                 first.text,
@@ -184,7 +185,7 @@ class ChannelReplies:
                 None,  # type: ignore[arg-type]
                 chat_id=message.chat.id,
                 message_id=message.message_id,
-                api_kwargs={"rich_message": part.rich},
+                api_kwargs={"rich_message": payload(part).rich},
             )
         except tg_error.BadRequest as exc:
             if _NOT_MODIFIED in str(exc).lower():
@@ -204,7 +205,7 @@ class ChannelReplies:
                 message_id=message.message_id,
                 parse_mode=None if first.plain else ParseMode.HTML,
                 link_preview_options=LinkPreviewOptions(is_disabled=True),
-                reply_markup=_markup(first.markup),
+                reply_markup=_markup(payload(first).markup),
             )
         except tg_error.BadRequest as exc:
             if _NOT_MODIFIED not in str(exc).lower():

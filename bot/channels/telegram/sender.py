@@ -29,6 +29,7 @@ from bot.channels.telegram.client import (
     split_chat_id,
     translate_error,
 )
+from bot.channels.telegram.payload import payload
 from bot.delivery.pacing import Pacing
 from bot.delivery.sender import BaseSender
 from bot.errors import (
@@ -90,7 +91,7 @@ class TelegramSender(BaseSender):
         """Send one message; return its message id. ``thread`` is Slack's: on Telegram a
         forum topic is part of the chat id (:func:`split_chat_id`).
 
-        A digest's first message may carry its rich form (``message.rich``): when the chat
+        A digest's first message may carry its rich form (its payload's ``rich``): when the chat
         may get rich messages (:meth:`rich_for`) that goes instead (``sendRichMessage``), and
         the digest's other messages (``rich_covered``) are then not sent (``None``). When
         the server refuses it -- 404, a server without the method, or 400 -- the HTML goes
@@ -105,16 +106,17 @@ class TelegramSender(BaseSender):
         chat_ref, topic = split_chat_id(chat_id)
         key = self.slot_key(chat_id)
         try:
-            if message.rich_covered:
+            rich = payload(message)
+            if rich.rich_covered:
                 # Covered by the digest's rich message if that went; when this process did
                 # not send the digest's first message (restarted since), as it would now.
                 went_rich = self._went_rich.get(key)
                 if went_rich if went_rich is not None else self.rich_for(chat_id):
                     return None
-            if message.rich is not None:
+            if rich.rich is not None:
                 self._went_rich[key] = False
                 if self.rich_for(chat_id):
-                    rich_id = await self._send_rich(chat_ref, message.rich, thread_id=topic)
+                    rich_id = await self._send_rich(chat_ref, rich.rich, thread_id=topic)
                     if rich_id is not None:
                         self._went_rich[key] = True
                         return str(rich_id)
@@ -214,12 +216,13 @@ async def post_message(
     # keyboard into an InlineKeyboardMarkup only to turn it back into a dict cost a third of
     # the CPU of a delivery (``bench/fanout.py``); ``RequestParameter.from_input`` checked
     # each value against a dozen types, and the body encoded the numbers once more.
+    markup = payload(message).markup
     parameters = {
         "chat_id": str(chat_id),
         "text": message.text,
         "parse_mode": None if message.plain else ParseMode.HTML.value,
         "link_preview_options": _NO_PREVIEW_JSON,
-        "reply_markup": orjson.dumps(message.markup).decode() if message.markup else None,
+        "reply_markup": orjson.dumps(markup).decode() if markup else None,
         "message_thread_id": None if thread_id is None else str(thread_id),
         "allow_paid_broadcast": "true" if paid else None,
     }
@@ -245,7 +248,7 @@ async def send_outgoing(
         message.text,
         parse_mode=None if message.plain else ParseMode.HTML,
         link_preview_options=_NO_PREVIEW,
-        reply_markup=_markup(message.markup),
+        reply_markup=_markup(payload(message).markup),
         message_thread_id=thread_id,
     )
 

@@ -11,34 +11,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import fcntl
 import logging
-import os
 import signal
 import sys
-import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from pathlib import Path
-from typing import IO, Protocol
 
 from aiohttp import web as web_
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from sqlalchemy.engine import make_url
 
 from bot import dberrors, metrics, version
 from bot.app import App
-from bot.channels.console import ConsoleChannel, logs_to_file
-from bot.delivery.claims import ONE_SHOT_OUTAGE_SECONDS
-from bot.delivery.recording import DB_RETRY_FIRST_SECONDS, DB_RETRY_MAX_SECONDS
-from bot.errors import BotError
+from bot.channels.console.chat import ConsoleChannel, logs_to_file
+from bot.channels.platform import Channel, PollingChannel
 from bot.ops import alert_service, web
 from bot.ops.feed_server import FeedServer
-from bot.ops.leader import RENEW_SECONDS, Leases, live_services, one_shots_sending
+from bot.ops.leader import RENEW_SECONDS, Leases, one_shots_sending
 from bot.ops.refresh import CHECK_SECONDS, SIGNATURE_HEADER, Refresh
 from bot.ops.refresh import MAX_BODY_BYTES as MAX_REFRESH_BODY
-from bot.store import outbox, trends
-from bot.store.engine import reader
+from bot.service.lock import AlreadyRunning, sqlite_run_lock
+from bot.service.once import send_once
+from bot.store import trends
 from bot.util import utcnow
+
+__all__ = ["AlreadyRunning", "Service", "send_once", "sqlite_run_lock", "stdin_is_terminal"]
 
 log = logging.getLogger("bot.service")
 
@@ -50,58 +44,6 @@ SHARE_POLL_SECONDS = 0.5
 SHARE_SETTLE_SECONDS = 1.0
 # Delivery that stopped on a bug is started again after this long.
 RESTART_DELIVERY_SECONDS = 1.0
-
-
-class Channel(Protocol):
-    async def start(self) -> None: ...
-
-    async def stop(self) -> None: ...
-
-
-class PollingChannel(Channel, Protocol):
-    @property
-    def polling(self) -> bool: ...
-
-    async def start(self, *, poll: bool = True) -> None: ...
-
-    async def start_polling(self) -> None: ...
-
-    async def stop_polling(self) -> None: ...
-
-
-class AlreadyRunning(BotError):
-    """Another ``trendbot run`` holds this SQLite database."""
-
-
-@contextlib.contextmanager
-def sqlite_run_lock(database_url: str) -> Iterator[None]:
-    """One ``run`` per SQLite file: a lock file beside it, held while the service runs.
-
-    The one-shot commands do not take it, so they keep working beside a running service.
-    """
-    url = make_url(database_url)
-    database = url.database or ""
-    if url.get_backend_name() != "sqlite" or database in ("", ":memory:"):
-        yield
-        return
-    path = Path(database).resolve()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle: IO[str] = open(f"{path}.run.lock", "a+")  # noqa: SIM115 - held for the whole run
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise AlreadyRunning(
-                f"another trendbot run is already using {path}; SQLite serves one run "
-                "process (use PostgreSQL for several replicas)"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
-        yield
-    finally:
-        handle.close()
 
 
 class Service:
@@ -116,6 +58,8 @@ class Service:
         self._polling_channel: PollingChannel | None = None
         self._jobs = asyncio.Lock()  # a stop waits for a running plan to finish
         self._first_poll = asyncio.Event()  # set once the first poll has run (or was skipped)
+        self._poll_idle = asyncio.Event()  # set while no poll runs
+        self._poll_idle.set()
         # The database's error of the last lease renewal and of the last planning run, None
         # once they succeed again: what /healthz reports as not ready.
         self._lease_problem: str | None = None
@@ -205,39 +149,36 @@ class Service:
             return
         self._followers_day = today
 
-    async def _poll_loop(self) -> None:
-        """Poll now, then every ``POLL_INTERVAL_SECONDS`` or as soon as a push asks
-        (``POST /hooks/refresh``), until the service stops."""
-        interval = self._app.settings.poll_interval_seconds
+    async def poll(self) -> None:
+        """The ``poll`` job: every ``POLL_INTERVAL_SECONDS``, from the start, and at once
+        when a push asks (:meth:`_bring_polls_forward`). A stop cancels it."""
+        self._poll_idle.clear()
+        try:
+            await self.poll_and_plan()
+        except asyncio.CancelledError:
+            if not self._stop.is_set():
+                raise
+            # The stop cancelled it: no error to report (the scheduler logs a job's
+            # exceptions with their traceback, and this one is expected).
+        finally:
+            self._poll_idle.set()
+            self._first_poll.set()
+
+    async def _bring_polls_forward(self, scheduler: AsyncIOScheduler) -> None:
+        """Run the ``poll`` job now when a push asks (``POST /hooks/refresh``) and this
+        replica leads. A push that comes during a poll brings the next one forward once
+        that poll is done: the pages pushed may have come after it read the source."""
+        assert self._refresh is not None
         while not self._stop.is_set():
             try:
-                await self.poll_and_plan()
-            finally:
-                self._first_poll.set()
-            await self._until_next_poll(interval)
-
-    async def _until_next_poll(self, interval: float) -> None:
-        stopping: asyncio.Future[object] = asyncio.ensure_future(self._stop.wait())
-        try:
-            waits: list[asyncio.Future[object]] = [stopping]
-            if self._refresh is not None:
-                waits.append(asyncio.ensure_future(self._refreshed(interval)))
-            await asyncio.wait(waits, timeout=interval, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in waits:
-                task.cancel()
-
-    async def _refreshed(self, interval: float) -> None:
-        """Return when a push asks for a poll that this replica, the leader, should make."""
-        assert self._refresh is not None
-        deadline = time.monotonic() + interval
-        while time.monotonic() < deadline:
-            try:
-                if self._leases.is_leader and await self._refresh.wait(deadline - time.monotonic()):
-                    return
+                pushed = self._leases.is_leader and await self._refresh.wait(CHECK_SECONDS)
             except Exception:  # the database may be briefly away: the schedule still polls
                 log.warning("could not look for a refresh request", exc_info=True)
-            if not self._leases.is_leader:
+                pushed = False
+            if pushed:
+                await self._poll_idle.wait()
+                scheduler.modify_job("poll", next_run_time=dt.datetime.now(dt.UTC))
+            elif not self._leases.is_leader:
                 await asyncio.sleep(CHECK_SECONDS)
 
     async def refresh_hook(self, request: web_.Request) -> web_.StreamResponse:
@@ -371,31 +312,32 @@ class Service:
         settings = self._app.settings
         scheduler = AsyncIOScheduler(timezone=dt.UTC)
         now = dt.datetime.now(dt.UTC)
-        scheduler.add_job(
-            self.lease,
-            "interval",
-            seconds=RENEW_SECONDS,
-            max_instances=1,
-            coalesce=True,
-            id="lease",
+        # Every periodic job, each every so many seconds from its first run. Polls run
+        # beside the rest: a slow source delays neither planning nor delivery nor lease
+        # renewal. A job is never run twice at once, and a late one still runs, once (the
+        # loop may have been busy).
+        periodic = (
+            ("lease", self.lease, RENEW_SECONDS, now + dt.timedelta(seconds=RENEW_SECONDS)),
+            ("plan", self.plan, PLAN_EVERY_SECONDS, now + dt.timedelta(seconds=PLAN_EVERY_SECONDS)),
+            ("poll", self.poll, settings.poll_interval_seconds, now),
+            (
+                "alerts",
+                self.check_alerts,
+                alert_service.CHECK_EVERY_SECONDS,
+                now + dt.timedelta(seconds=alert_service.CHECK_EVERY_SECONDS),
+            ),
         )
-        scheduler.add_job(
-            self.plan,
-            "interval",
-            seconds=PLAN_EVERY_SECONDS,
-            next_run_time=now + dt.timedelta(seconds=PLAN_EVERY_SECONDS),
-            max_instances=1,
-            coalesce=True,
-            id="plan",
-        )
-        scheduler.add_job(
-            self.check_alerts,
-            "interval",
-            seconds=alert_service.CHECK_EVERY_SECONDS,
-            max_instances=1,
-            coalesce=True,
-            id="alerts",
-        )
+        for name, job, seconds, first in periodic:
+            scheduler.add_job(
+                job,
+                "interval",
+                seconds=seconds,
+                next_run_time=first,
+                max_instances=1,
+                coalesce=True,
+                misfire_grace_time=None,
+                id=name,
+            )
         # The port first: one taken is a configuration error, said before anything starts.
         sockets = (
             await web.listen(settings.http_host, settings.http_port) if self._serve_http else []
@@ -445,11 +387,10 @@ class Service:
                     self.http_port,
                     server.limit,
                 )
-            # Polls run beside everything else: a slow source delays neither planning nor
-            # delivery nor lease renewal. The console opens after the first poll, so its
-            # first command sees the wiki.
+            # The console opens after the first poll, so its first command sees the wiki.
             scheduler.start()
-            tasks.append(asyncio.create_task(self._poll_loop()))
+            if self._refresh is not None:
+                tasks.append(asyncio.create_task(self._bring_polls_forward(scheduler)))
             if self._console:
                 console = self._app.console_channel(on_command=self._delivery.notify)
                 tasks.append(asyncio.create_task(self._run_console(console)))
@@ -465,7 +406,8 @@ class Service:
             if scheduler.running:
                 scheduler.pause()
                 async with self._jobs:
-                    scheduler.shutdown(wait=False)
+                    scheduler.shutdown(wait=False)  # cancels a running poll
+                await self._poll_idle.wait()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -492,26 +434,19 @@ class Service:
         channels: list[Channel] = []
         if not self._channels:
             return channels
-        app = self._app
-        if app.telegram_bot is not None:
-            telegram = app.telegram_channel()
-            if app.settings.telegram_webhook_url:
-                hooks.telegram = telegram.process_webhook
-            else:
-                self._polling_channel = telegram
-            hooks.channels["telegram"] = lambda: telegram.application.running
-            channels.append(telegram)
-        if app.slack_client is not None:
-            slack = app.slack_channel()
-            if app.settings.slack_signing_secret is not None:
-                hooks.slack = slack.handle_request
-            if slack.oauth:
-                hooks.slack_install = slack.handle_install
-            hooks.channels["slack"] = lambda: slack.running
-            hooks.auth_errors["slack"] = lambda: slack.auth.error
-            if app.slack_workspaces is not None:
-                hooks.workspace_errors["slack"] = app.slack_workspaces.unreadable
-            channels.append(slack)
+        for name, connection in self._app.platforms.items():
+            inbound = connection.inbound(self._app.core)
+            if inbound is None:
+                continue
+            hooks.routes.update(inbound.routes)
+            if inbound.polling is not None:
+                self._polling_channel = inbound.polling
+            hooks.channels[name.value] = inbound.running
+            if inbound.auth_error is not None:
+                hooks.auth_errors[name.value] = inbound.auth_error
+            if inbound.workspace_errors is not None:
+                hooks.workspace_errors[name.value] = inbound.workspace_errors
+            channels.append(inbound.channel)
         return channels
 
     async def _run_console(self, console: ConsoleChannel) -> None:
@@ -524,136 +459,3 @@ class Service:
 
 def stdin_is_terminal() -> bool:
     return sys.stdin.isatty()
-
-
-# A one-shot command looks this often whether a service runs on its database, and at the
-# outbox while it waits on one...
-HANDOFF_POLL_SECONDS = 0.5
-# ...and stops waiting when none of its messages has been sent for this long (longer than a
-# rate-limited message waits in a service's memory, MAX_INLINE_WAIT_SECONDS): the rest stays
-# queued, and the service sends it when it can.
-HANDOFF_STALL_SECONDS = 90.0
-
-
-async def send_once(
-    app: App,
-    *,
-    say: Callable[[str], None],
-    row_ids: Sequence[int] = (),
-    chat_pks: Sequence[int] | None = None,
-    broadcast: int | None = None,
-) -> None:
-    """Send what a one-shot command queued (``row_ids`` of these chats, or the rows of
-    ``broadcast``) within the platforms' caps, and return when it is sent or left queued
-    for a later retry.
-
-    With a service running on this database, its delivery sends them: one process paces
-    the caps, instead of two each at the full cap (a 429 for every message over, and
-    Telegram lengthens its waits for bots that keep going over). This process waits on the
-    outbox. With no service running, it sends them itself, as the service would, until
-    one starts; a service that stops leaves the rest to this process again.
-    """
-    up_to_id = max(row_ids) if row_ids else None
-    if broadcast is None and up_to_id is None:
-        return  # nothing is due
-
-    async def count_due() -> int:
-        async with reader(app.engine).connect() as conn:
-            return await outbox.due_count(
-                conn, now=utcnow(), up_to_id=up_to_id, chat_pks=chat_pks, broadcast=broadcast
-            )
-
-    async def due() -> int:
-        return await _riding_out(count_due)
-
-    async def services() -> int:
-        return await _riding_out(lambda: live_services(app.engine))
-
-    while True:
-        if not await services():
-            if await _send_here(app, chat_pks=chat_pks, broadcast=broadcast):
-                return
-            say("A trendbot run started on this database; it sends the rest.")
-        left = await due()
-        if not left:
-            return
-        say(
-            "A trendbot run is sending on this database: it sends these messages within "
-            f"its rate limits ({left} to send); waiting for them."
-        )
-        moved_at = time.monotonic()
-        while left:
-            await asyncio.sleep(HANDOFF_POLL_SECONDS)
-            now_left = await due()
-            if now_left != left:
-                left, moved_at = now_left, time.monotonic()
-            if not left:
-                return
-            if not await services():
-                say("The trendbot run stopped; sending the rest from here.")
-                break
-            if time.monotonic() - moved_at > HANDOFF_STALL_SECONDS:
-                say(
-                    f"Nothing was sent for {HANDOFF_STALL_SECONDS:.0f} s; the rest stays "
-                    "queued for the running trendbot run."
-                )
-                return
-        else:
-            return
-
-
-async def _riding_out(read: Callable[[], Awaitable[int]]) -> int:
-    """``read()``, tried again while the database is away, for ``ONE_SHOT_OUTAGE_SECONDS``
-    at the most: a one-shot command waiting on a service rides out a brief outage (a
-    restart of the server) and still reports; a longer one raises the database's error."""
-    deadline = time.monotonic() + ONE_SHOT_OUTAGE_SECONDS
-    delay = DB_RETRY_FIRST_SECONDS
-    while True:
-        try:
-            return await read()
-        except Exception as exc:
-            if not dberrors.is_outage(exc) or time.monotonic() > deadline:
-                raise
-            log.warning("database unavailable, waiting: %s", dberrors.reason(exc))
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, DB_RETRY_MAX_SECONDS)
-
-
-async def _send_here(app: App, *, chat_pks: Sequence[int] | None, broadcast: int | None) -> bool:
-    """Send from this process what is due (of these chats, or of this broadcast): True
-    when that is done, False when a service started on the database meanwhile (this
-    process then stops sending, and gives back what it had not begun; the service sends
-    nothing until this process has let go of its ``oneshot:`` lease)."""
-    delivery = app.delivery()
-    lease = Leases(engine=app.engine, holder=delivery.worker_id)
-    # The lease first, then the look: a service starting meanwhile registers its presence
-    # first, then looks for this lease, so at least one of the two sees the other.
-    await lease.hold_one_shot()
-    renewed = time.monotonic()
-    if await live_services(app.engine):
-        await lease.release_one_shot()
-        return False
-    stop = asyncio.Event()
-    drain = asyncio.create_task(delivery.drain(chat_pks=chat_pks, broadcast=broadcast, stop=stop))
-    try:
-        while not drain.done():
-            await asyncio.wait({drain}, timeout=HANDOFF_POLL_SECONDS)
-            if drain.done():
-                break
-            if time.monotonic() - renewed > RENEW_SECONDS:
-                with contextlib.suppress(Exception):  # the next turn renews it, in time
-                    await lease.hold_one_shot()
-                    renewed = time.monotonic()
-            if await _riding_out(lambda: live_services(app.engine)):
-                stop.set()
-                await drain
-                return False
-        await drain
-        return True
-    finally:
-        if not drain.done():
-            drain.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await drain
-        with contextlib.suppress(Exception):  # else it expires
-            await lease.release_one_shot()

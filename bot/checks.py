@@ -1,0 +1,78 @@
+"""The checks of one setting's value, and the one line a bad value is told in.
+
+Pure: :mod:`bot.settings` applies them to its variables, and the commands take a chat's
+own values (a digest time) by the same rules.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import ValidationError
+
+from bot.errors import ConfigError
+
+
+def split_csv(value: Any) -> Any:
+    """A comma-separated variable as a tuple of its non-blank parts; any other value as is."""
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
+def check_http_url(value: str) -> str:
+    """``value`` when it is an http(s) URL with a host; raises ValueError otherwise."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("must be an http:// or https:// URL")
+    return value
+
+
+# Hosts a development deployment may serve plain http:// on (the URL leaves no machine).
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def check_public_base_url(value: str) -> str:
+    """The bot's public base: ``https://host[:port][/path]``, or ``http://`` on localhost for
+    development; no query or fragment. Returned without a trailing slash."""
+    try:
+        parts = urlsplit(value.strip())
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        host = None
+    if not host or parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError("must be an https:// URL such as https://bot.example.com")
+    if parts.scheme != "https" and not (parts.scheme == "http" and host in LOCAL_HOSTS):
+        raise ValueError("must be https:// (http:// only for localhost, in development)")
+    return value.strip().rstrip("/")
+
+
+def parse_hhmm(value: str) -> dt.time:
+    """``HH:MM`` (24-hour) to a time; raises ValueError otherwise."""
+    match = re.fullmatch(r"(\d{1,2}):(\d{2})", value.strip())
+    if not match or int(match[1]) > 23 or int(match[2]) > 59:
+        raise ValueError("must be a 24-hour time HH:MM, e.g. 09:00")
+    return dt.time(int(match[1]), int(match[2]))
+
+
+def config_error(exc: ValidationError) -> ConfigError:
+    """The first error of ``exc`` as one line: the variable as the operator spells it, and
+    what is wrong with it."""
+    error = exc.errors(include_url=False, include_input=False)[0]
+    message = str(error.get("msg", "is not valid"))
+    message = message.removeprefix("Value error, ")
+    if error["loc"]:
+        variable = str(error["loc"][0]).upper()
+    else:  # model-level check: the message starts with the variable's name
+        variable, _, message = message.partition(": ")
+    if error["type"] == "literal_error":
+        message = "must be " + message.removeprefix("Input should be ")
+    elif error["type"] in ("int_parsing", "float_parsing"):
+        message = "must be a number"
+    elif message.startswith("Input should be"):
+        message = "must be" + message.removeprefix("Input should be")
+    return ConfigError(variable, message)

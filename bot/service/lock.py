@@ -1,0 +1,49 @@
+"""One ``trendbot run`` per SQLite database: the lock file held while the service runs."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from sqlalchemy.engine import make_url
+
+from bot.errors import BotError
+
+
+class AlreadyRunning(BotError):
+    """Another ``trendbot run`` holds this SQLite database."""
+
+
+@contextlib.contextmanager
+def sqlite_run_lock(database_url: str) -> Iterator[None]:
+    """One ``run`` per SQLite file: a lock file beside it, held while the service runs.
+
+    The one-shot commands do not take it, so they keep working beside a running service.
+    """
+    url = make_url(database_url)
+    database = url.database or ""
+    if url.get_backend_name() != "sqlite" or database in ("", ":memory:"):
+        yield
+        return
+    path = Path(database).resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle: IO[str] = open(f"{path}.run.lock", "a+")  # noqa: SIM115 - held for the whole run
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise AlreadyRunning(
+                f"another trendbot run is already using {path}; SQLite serves one run "
+                "process (use PostgreSQL for several replicas)"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield
+    finally:
+        handle.close()
