@@ -375,22 +375,25 @@ class Delivery(Claiming, Failures):
         """Wait for the platform's turn and send ``part``, the chat's slot taken; return
         when it left and the platform's reference, or None if the engine stopped first."""
         chat = queue.record.chat
+        pace = self._pace_of(sender, chat)
         started: float | None = None
+        begun = False
         try:
-            started = await self._pace_of(sender, chat).acquire()
+            # Held until the answer: a request written late still counts where it lands.
+            started = await pace.acquire(hold=True)
             if self._stopping:
-                started = None
                 return None
             queue.started = started
+            begun = True
             ref = await sender.send(
                 chat.chat_id, part, thread=queue.thread if part.in_thread else None
             )
-            started = written_at(started)  # the chat's next message keeps its distance
-            return started, ref
+            return written_at(started), ref  # the chat's next message keeps its distance
         finally:
             if started is not None:
-                started = written_at(started)
-            self._pacing[chat.platform].chats.left(slot, at=started, interval=interval)
+                pace.release()
+            at = written_at(started) if begun and started is not None else None
+            self._pacing[chat.platform].chats.left(slot, at=at, interval=interval)
 
     def _pace_of(self, sender: Sender, chat: ChatSettings) -> Pace:
         """The platform's pace, or that of the chat's workspace when the sender has one."""

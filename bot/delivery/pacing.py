@@ -8,9 +8,13 @@ hold for all of it together, and a reply goes ahead of queued deliveries.
 The platforms count a message when it arrives, over an exact window (the Bot API FAQ: about
 one message a second in a chat, 20 a minute in a group, 30 a second in all; Slack's
 chat.postMessage: one a second per channel). So a :class:`Pace` stamps a send when it is
-let go, right before it is handed to the transport, and keeps a log of those stamps: no
-more sends than the cap in any window of its span and a margin, however late the event loop
-wakes. No credit piles up while nothing is sent, as it would in a token bucket.
+let go, moves the stamp on to when the transport says the request was written, and keeps a
+log of those stamps: no more sends than the cap in any window of its span and a margin,
+however late the event loop wakes. A send let go and not yet over counts as in every
+window until it is (``acquire(hold=True)`` ... :meth:`Pace.release`): a request may be
+written long after its turn (waiting for a connection, or for a busy event loop to come
+round to the task that writes its body), and it must not then land among sends let go
+after it. No credit piles up while nothing is sent, as it would in a token bucket.
 
 Both :class:`Pace` and :class:`ChatSlots` take the clock and the sleep they use, so their
 tests run on a fake clock.
@@ -19,9 +23,11 @@ tests run on a fake clock.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import contextvars
 import logging
+import math
 import random
 import time
 from collections import deque
@@ -62,10 +68,10 @@ Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 T = TypeVar("T")
 
-# The stamp of the send this task was last let go for, and the clock of the pace that let it
-# go; the transport moves the stamp on to when the request was written
+# The stamp of the send this task was last let go for, and the pace that let it go (whose
+# clock reads it); the transport moves the stamp on to when the request was written
 # (:func:`request_written`).
-_LEAVING: contextvars.ContextVar[tuple[list[float], Clock] | None] = contextvars.ContextVar(
+_LEAVING: contextvars.ContextVar[tuple[list[float], Pace] | None] = contextvars.ContextVar(
     "pacing_leaving", default=None
 )
 
@@ -81,6 +87,12 @@ class Pace:
     second and ``PACE_WINDOW_MARGIN_SECONDS`` (for a rate under one a second, in
     ``1 / rate`` seconds and the margin). Callers that ask with ``first`` (replies to
     commands) go before every caller waiting without it; each kind in its turn.
+
+    A send acquired with ``hold`` counts as in every window until :meth:`release`, then
+    from the moment its request was last written: so the stamps the transport reports,
+    however late after the turn, never put more than ``rate`` sends in a window (a send
+    let go while others are still on their way is counted with them, wherever their
+    writes land).
     """
 
     def __init__(
@@ -95,9 +107,15 @@ class Pace:
         self._interval = 0.0
         self._window = 0.0
         self._next = float("-inf")  # the even schedule's next slot
-        # The last stamps, as many as the window allows; each in a cell of its own, which
-        # the caller moves on to when it really went (see :meth:`acquire`).
-        self._log: deque[list[float]] = deque(maxlen=1)
+        self._cap = 1  # sends a window holds
+        # The stamps of the last sends that are over (as many as the window holds), in
+        # order; each in a cell of its own, which the transport moves on to when the request
+        # was written (see :func:`request_written`), so after a move it is sorted again.
+        self._log: list[list[float]] = []
+        self._unsorted = False
+        self._held = 0  # sends let go with ``hold`` and not yet released
+        self._released = asyncio.Event()
+        self._holds: dict[asyncio.Future[list[float]], bool] = {}  # waiting: with ``hold``?
         self._first: deque[asyncio.Future[list[float]]] = deque()
         self._rest: deque[asyncio.Future[list[float]]] = deque()
         self._driver: asyncio.Task[None] | None = None
@@ -109,30 +127,34 @@ class Pace:
         if rate:
             span = max(1.0, 1.0 / rate)
             self._window = span + PACE_WINDOW_MARGIN_SECONDS
-            self._log = deque(self._log, maxlen=max(1, int(rate * span + 1e-9)))
+            self._cap = max(1, int(rate * span + 1e-9))
+            self._trim()
 
     @property
     def rate(self) -> float | None:
         """Sends per second this pace lets go on average (None: unpaced)."""
         return 1.0 / self._interval if self._interval else None
 
-    async def acquire(self, *, first: bool = False) -> float:
+    async def acquire(self, *, first: bool = False, hold: bool = False) -> float:
         """Wait for this send's turn; return its stamp: the clock's time when the caller
         resumed with its turn (a caller let go while the event loop was busy resumes late,
         and its send counts from then, so the sends after it keep their distance).
 
         Args:
             first: go before every caller waiting without it (a reply to a command).
+            hold: the send counts as in every window until the caller's :meth:`release`
+                (which it must call, however the send ends).
         """
         if not self._interval:
             return self._clock()
         if self._driver is None and not self._first and not self._rest:
             now = self._clock()
             if self._due() <= now:
-                stamp = self._let_go(now)
-                _LEAVING.set((stamp, self._clock))
+                stamp = self._let_go(now, hold=hold)
+                _LEAVING.set((stamp, self))
                 return stamp[0]
         ticket: asyncio.Future[list[float]] = asyncio.get_running_loop().create_future()
+        self._holds[ticket] = hold
         queue = self._first if first else self._rest
         queue.append(ticket)
         if self._driver is None:
@@ -140,27 +162,71 @@ class Pace:
         try:
             stamp = await ticket
         except asyncio.CancelledError:
+            self._holds.pop(ticket, None)
+            if ticket.done() and not ticket.cancelled() and len(ticket.result()) == 2:
+                self._close(ticket.result())  # let go, then cancelled: it never went
             with contextlib.suppress(ValueError):
                 queue.remove(ticket)
             if not self._first and not self._rest and self._driver is not None:
                 self._driver.cancel()
                 self._driver = None
             raise
-        stamp[0] = max(stamp[0], self._clock())
-        _LEAVING.set((stamp, self._clock))
+        now = self._clock()
+        if now > stamp[0]:
+            stamp[0] = now
+            if len(stamp) == 1:  # over at once: its stamp moved, the log is sorted again
+                self._unsorted = True
+        _LEAVING.set((stamp, self))
         return stamp[0]
 
+    def release(self) -> None:
+        """The send this task acquired with ``hold`` is over (answered, failed, or never
+        begun): from now on it counts from when its request was last written."""
+        leaving = _LEAVING.get()
+        if leaving is None or leaving[1] is not self or len(leaving[0]) != 2:
+            return
+        self._close(leaving[0])
+
+    def _close(self, stamp: list[float]) -> None:
+        del stamp[1]  # over: a cell of the log
+        self._held -= 1
+        if self._unsorted:
+            self._log.sort()
+            self._unsorted = False
+        bisect.insort(self._log, stamp)
+        self._trim()
+        self._released.set()
+
+    def _trim(self) -> None:
+        if len(self._log) > self._cap:
+            if self._unsorted:
+                self._log.sort()
+                self._unsorted = False
+            del self._log[: len(self._log) - self._cap]
+
     def _due(self) -> float:
+        """When the next send may go: the even schedule's slot, and a window after the
+        stamp that leaves room for it beside the sends still on their way."""
         due = self._next
+        room = self._cap - self._held  # sends over that a window may hold, and this one
+        if room <= 0:
+            return math.inf  # until one on its way is over
         log_ = self._log
-        if len(log_) == log_.maxlen:
-            due = max(due, log_[0][0] + self._window)
+        if len(log_) >= room:
+            if self._unsorted:
+                log_.sort()
+                self._unsorted = False
+            due = max(due, log_[-room][0] + self._window)
         return due
 
-    def _let_go(self, now: float) -> list[float]:
+    def _let_go(self, now: float, *, hold: bool) -> list[float]:
         self._next = max(self._next, now - PACE_CATCH_UP_SECONDS) + self._interval
+        if hold:
+            self._held += 1
+            return [now, 0.0]  # a second item: on its way, not in the log yet
         stamp = [now]
-        self._log.append(stamp)
+        self._log.append(stamp)  # the latest stamp: the log stays in order
+        self._trim()
         return stamp
 
     def _head(self) -> deque[asyncio.Future[list[float]]] | None:
@@ -178,10 +244,15 @@ class Pace:
             while (queue := self._head()) is not None:
                 now = self._clock()
                 due = self._due()
+                if due == math.inf:  # the window is full of sends on their way
+                    self._released.clear()
+                    await self._released.wait()
+                    continue
                 if due > now:
                     await self._sleep(due - now)
                     continue  # a caller with ``first`` may have come meanwhile
-                queue.popleft().set_result(self._let_go(now))
+                ticket = queue.popleft()
+                ticket.set_result(self._let_go(now, hold=self._holds.pop(ticket, False)))
         finally:
             if self._driver is me:
                 self._driver = None
@@ -197,11 +268,13 @@ def request_written(at: float | None = None) -> None:
     leaving = _LEAVING.get()
     if leaving is None:
         return
-    stamp, clock = leaving
+    stamp, pace = leaving
     if at is None:
-        at = clock()
+        at = pace._clock()
     if at > stamp[0]:
         stamp[0] = at
+        if len(stamp) == 1:  # a send already over (not held): the log is sorted again
+            pace._unsorted = True
 
 
 def written_at(stamp: float) -> float:
@@ -375,7 +448,7 @@ class Replies:
             await chats.take_first(chat)
             at: float | None = None
             try:
-                at = await pace.acquire(first=True)
+                at = await pace.acquire(first=True, hold=True)
                 result = await send()
             except DeliveryError as exc:
                 error = exc
@@ -383,6 +456,8 @@ class Replies:
                 metrics.REPLIES.labels(self._platform, "sent").inc()
                 return result
             finally:
+                if at is not None:
+                    pace.release()
                 chats.left(chat, at=None if at is None else written_at(at), interval=interval)
             wait = self._retry_wait(error, attempt)
             if wait is None:

@@ -23,15 +23,15 @@ from bot.store import pages as page_store
 log = logging.getLogger("bot.delivery")
 
 # While other sends are in flight, a send's record waits up to this long for theirs, to share
-# one transaction with them (group commit): a transaction cost more CPU than a send, and at
-# low rates, where few records are under way, 50 ms made one for every two sends. A worker
-# still takes its next message only once the record is durable.
-RECORD_WINDOW_SECONDS = 0.25
+# one transaction with them (group commit): a transaction costs more CPU than a send. A
+# worker still takes its next message only once the record is durable. Every answered send
+# waiting here is one a crash sends twice (neither platform has an idempotency key): at
+# 200/s, 250 ms let a batch fill to RECORD_BATCH, and 23-38 chats of a 300-chat fan-out
+# killed midway got the message twice, of which the 19-20 in flight (``bench/crash.py``).
+RECORD_WINDOW_SECONDS = 0.01
 # ... or until this many records are waiting: at high rates the window is not waited out.
-# It bounds what a crash sends twice: the sends in flight (about cap x round trip) and at
-# most this many answered sends not yet recorded. At 200/s and 50 ms, 64 let 57 chats of a
-# 300-chat fan-out killed midway get the message twice, 16 let 16 (``bench/crash.py``); at
-# 1,000/s it costs about 0.06-0.1 ms of CPU a message more (more transactions).
+# At 1,000/s a batch of 16 fills in 16 ms; smaller batches cost about 0.06-0.1 ms of CPU a
+# message more (more transactions).
 RECORD_BATCH = 16
 
 # The database away (stopped, restarted, its connections cut, its disk full): what failed is
