@@ -317,9 +317,9 @@ class Delivery(Claiming, Failures):
         except Exception as exc:  # a bug must not stop deliveries to everyone else
             if dberrors.is_outage(exc):
                 raise
-                log.exception("unexpected error while delivering", extra=ctx(queue.record))
-                if queue.rows:
-                    await self._failed(queue, TransientError("internal error", code="internal"))
+            log.exception("unexpected error while delivering", extra=ctx(queue.record))
+            if queue.rows:
+                await self._failed(queue, TransientError("internal error", code="internal"))
 
     async def _send_one(self, queue: ChatQueue) -> None:
         row = queue.rows[0]

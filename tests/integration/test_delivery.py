@@ -284,6 +284,46 @@ class SleepingSender(BaseSender):
         return None
 
 
+class BuggySender(SleepingSender):
+    """Raises an error no send should raise (a bug) for one chat; sends to the others."""
+
+    def __init__(self, broken: str) -> None:
+        super().__init__(latency=0.01)
+        self.broken = broken
+        self.tries = 0
+
+    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+        if chat_id == self.broken:
+            self.tries += 1
+            raise KeyError("a bug in the sender")
+        return await super().send(chat_id, message, thread=thread)
+
+
+async def test_a_bug_in_a_send_fails_that_message_after_its_retries_and_is_logged(
+    engine: AsyncEngine, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A send that raises what no platform error is (a bug) counts as a failed attempt of
+    that message alone: retried with back-off, then failed with the reason, logged with
+    its traceback; the other chats get theirs."""
+    await one_digest(engine, tmp_path, "1001", "1002")
+    sender = BuggySender(broken="1001")
+    for _ in range(40):
+        await Delivery(
+            engine=engine, senders={Platform.TELEGRAM: sender}, concurrency=4, backoff_base=0.01
+        ).drain()
+        if (await statuses(engine))[0][0] == "failed":
+            break
+        await asyncio.sleep(0.05)
+    assert await statuses(engine) == [
+        ("failed", f"gave up after {sender.tries} attempts: internal error"),
+        ("sent", None),
+    ]
+    assert sender.chats == ["1002"]
+    assert 1 < sender.tries <= 10  # retried with back-off, not spun on
+    logged = [r for r in caplog.records if r.getMessage() == "unexpected error while delivering"]
+    assert logged and logged[0].exc_info is not None
+
+
 async def test_records_of_sends_in_flight_share_transactions(
     engine: AsyncEngine, tmp_path: Path
 ) -> None:
