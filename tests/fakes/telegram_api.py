@@ -98,6 +98,8 @@ DEFAULT_LIMIT_TOLERANCE = 0.0
 # handler comes to run. On the shared 2-core machine the handler ran up to 1.4 s after the
 # bot wrote the request (p99 370 ms, the fake in the bot's process; 230 ms in a process of
 # its own): a queue of the fake's own, which Telegram's servers do not count against a bot.
+# The FAQ's limits are on what "the API will allow" a bot to send (page cited above):
+# the requests as they reach it.
 # Against handler times, 500 replies paced at most 30 in any second by their write times drew
 # 1-2 429s in two runs of three (tests/integration/test_reply_pacing.py).
 _SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux
