@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import payloads, render
 from bot.matching import digest as digest_stage
-from bot.models import Outgoing, Page, Platform
+from bot.models import Outgoing, Page
 from bot.render import toggle
 from bot.store import pages as page_store
 from bot.store.chats import ChatRecord
@@ -110,7 +110,7 @@ class Renderer:
             if len(self._rendered) > RENDERED_KEPT:
                 self._rendered.popitem(last=False)
         shown = [claimed.pages[pid] for pid, _ in entries if pid in claimed.pages]
-        if parts and chat.platform != Platform.CONSOLE and toggle.offered(shown, chat.lang):
+        if parts and toggle.offered(shown, chat.lang):
             # Per row, after the (shared) rendering: the toggle names this row.
             back = toggle.button(toggle.other(chat.lang), row.id)
             return toggle.with_toggle(chat.platform, parts, back)

@@ -410,7 +410,9 @@ def describe_error(exc: TransferError) -> str:
         REASON_MISSING: f"{exc.field} is missing",
         REASON_VALUE: f"{exc.field}={exc.value!r}: {exc.detail}",
         REASON_JSON: "not a JSON object",
-        REASON_CHAT: f"chat {exc.value!r} is not PLATFORM:CHAT_ID (telegram, slack or console)",
+        REASON_CHAT: f"chat {exc.value!r} is not PLATFORM:CHAT_ID ("
+        + ", ".join(p.value for p in Platform)
+        + ")",
         REASON_KIND: f"kind {exc.value!r} is not one of " + ", ".join(k.value for k in ChatKind),
         REASON_STATE: f"state {exc.value!r} is not one of " + ", ".join(s.value for s in ChatState),
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import io
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,14 +21,17 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import payloads
+from bot.channels.console.chat import ConsoleSender
 from bot.channels.telegram.client import close_bot, make_bot
 from bot.channels.telegram.sender import TelegramSender
 from bot.commands.operator import Admin
 from bot.delivery.engine import Delivery
-from bot.i18n import t
-from bot.models import Page, PageText, Platform
+from bot.i18n import LANGUAGES, t
+from bot.matching.filters import parse_filter
+from bot.models import Button, ChatSettings, Page, PageText, Platform
 from bot.render import toggle
 from bot.render.text import language_note
+from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store import queueing
 from bot.store.schema import audit_log, pages
@@ -207,9 +211,7 @@ async def test_telegram_a_press_edits_the_digest_into_the_other_language_and_bac
     assert [json.loads(detail)["lang"] for detail in await presses(engine)] == [other, lang]
     # ``stats`` (and ``trendbot stats --json``) counts them, by chat and language.
     async with engine.connect() as conn:
-        figures = await Admin(engine=engine, settings=make_settings(tg, database_url)).figures(
-            conn
-        )
+        figures = await Admin(engine=engine, settings=make_settings(tg, database_url)).figures(conn)
     assert sorted(figures.as_json()["language_toggles"]["presses"], key=str) == sorted(
         [
             {"chat": f"telegram:{PRIVATE}", "lang": other, "presses": 1},
@@ -437,3 +439,30 @@ async def test_slack_a_forged_toggle_is_answered_to_the_presser_and_changes_noth
     assert sl.ephemerals == []
     assert sl.messages_to(CHANNEL) == before
     assert await presses(engine) == []
+
+
+# ----------------------------------------------------------------------------- Console
+
+
+async def test_console_a_digest_in_both_languages_carries_no_toggle(engine: AsyncEngine) -> None:
+    """The console prints a digest once and edits nothing: its renderer puts no language
+    toggle under a digest (the chat's ``/lang`` sets its language), so the digest has the
+    vote buttons alone, where Telegram's has the toggle too (the tests above)."""
+    ids = await seed(engine)
+    async with engine.begin() as conn:
+        record = await chat_store.ensure(
+            conn,
+            defaults=ChatSettings(
+                platform=Platform.CONSOLE, chat_id="local", filter=parse_filter("rl")
+            ),
+        )
+    await queue(engine, record.pk, Platform.CONSOLE, digest_of(ids))
+    out = io.StringIO()
+    sender = ConsoleSender(out=out)
+    pressed: list[Button] = []
+    sender.on_buttons = pressed.extend
+    await Delivery(engine=engine, senders={Platform.CONSOLE: sender}).drain()
+    assert f"Title {BOTH}" in out.getvalue()
+    assert pressed  # the votes
+    assert not [b for b in pressed if b.action.startswith("lang:")]
+    assert not [b for b in pressed for lang in LANGUAGES if b.label == t(lang, "render.toggle")]
