@@ -1223,10 +1223,15 @@ async def beside_round(
             )
             output = asyncio.create_task(command.communicate())
             samples: list[tuple[float, int]] = []
+            cpus: list[tuple[float, float]] = []  # the command's and the runs' CPU seconds
             async with httpx.AsyncClient() as client:
                 while not output.done():
                     response = await client.get(f"http://127.0.0.1:{port}/_stats")
                     samples.append((time.monotonic(), int(response.json()["delivered"])))
+                    with contextlib.suppress(OSError):
+                        cpus.append(
+                            (cpu_seconds(command.pid), sum(cpu_seconds(p.pid) for p in runs))
+                        )
                     await asyncio.sleep(0.1)
             out, _ = await output
             wall = time.monotonic() - started
@@ -1251,6 +1256,8 @@ async def beside_round(
         else 0.0
     )
     first = next((t for t, n in samples if n > 0), started)
+    if args.timeline:
+        print_timeline(samples, cpus, started=started, cap=cap)
     run = (
         f"digest --now beside {args.replicas} run(s), {combo_label(cap, latency)} "
         f"[{databases.backend}]{tag}"
@@ -1290,6 +1297,27 @@ async def beside_round(
         Row(part, run, "run CPU per message", f"{1000 * cpu / max(1, delivered):.3f} ms"),
     ]
     shutil.rmtree(work, ignore_errors=True)
+
+
+def print_timeline(
+    samples: list[tuple[float, int]],
+    cpus: list[tuple[float, float]],
+    *,
+    started: float,
+    cap: int,
+) -> None:
+    """Messages delivered in each second after the command started, as a share of the cap,
+    with the CPU the command and the runs used in it."""
+    print("[timeline] second: delivered (share of cap), CPU: command, runs", file=sys.stderr)
+    mark, count, at = started, 0, 0
+    for i, (t, n) in enumerate(samples[: len(cpus)]):
+        if t - mark >= float(os.environ.get("TIMELINE_STEP", "1.0")):
+            rate = (n - count) / (t - mark)
+            command = cpus[i][0] - cpus[at][0]
+            run = cpus[i][1] - cpus[at][1]
+            print(f"[timeline] {mark - started:5.1f}: {n - count:5d} ({rate / cap:.3f}), "
+                  f"CPU {command:.2f} s, {run:.2f} s", file=sys.stderr)  # fmt: skip
+            mark, count, at = t, n, i
 
 
 def slack_digests(count: int, *, pages: int, rng: random.Random) -> list[Digest]:
@@ -1444,6 +1472,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--replicas", type=int, default=1, help="part 3: trendbot run replicas (PostgreSQL)"
+    )
+    parser.add_argument(
+        "--timeline", action="store_true", help="part 3: print the messages of each second"
     )
     # A measured run in a child process (internal).
     parser.add_argument(

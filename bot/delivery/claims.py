@@ -123,9 +123,8 @@ class Claiming(EngineState):
             async with self._engine.begin() as conn:
                 await outbox.touch_claims(conn, worker=self.worker_id, now=page_store.utcnow())
             return None
-        # Enough rows in memory to keep every worker of the window busy.
-        low_water = self._low_water = max(self._claim_batch // 2, self.window * 2)
-        if self._held < low_water:
+        self._mark_low_water()
+        if self._held < self._low_water:
             return await self._claim(only_chats=only_chats)
         return 0
 

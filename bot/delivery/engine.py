@@ -229,10 +229,14 @@ class Delivery(Claiming, Failures):
             raise failure
 
     def _grow(self, size: int) -> None:
-        while len(self._workers) < size and not self._stopping:
+        size = min(size, self._max_in_flight)
+        if len(self._workers) >= size or self._stopping:
+            return
+        while len(self._workers) < size:
             task = asyncio.create_task(self._worker())
             task.add_done_callback(self._worker_ended)
             self._workers.add(task)
+        self._mark_low_water()
 
     def _worker_ended(self, task: asyncio.Task[None]) -> None:
         """A worker that failed is replaced at once: the window never shrinks behind a
@@ -383,6 +387,11 @@ class Delivery(Claiming, Failures):
             started = await pace.acquire(hold=True)
             if self._stopping:
                 return None
+            if pace.rate and not pace.waiting and self._heap and self._heap[0][0] <= started:
+                # A cap to keep, messages ready, and no worker left for the next turn: every
+                # other one is on its way. Before the first answers size the window, this
+                # keeps the window from deciding the rate (two more, so one soon waits).
+                self._grow(len(self._workers) + 2)
             queue.started = started
             begun = True
             ref = await sender.send(

@@ -135,6 +135,11 @@ class Pace:
         """Sends per second this pace lets go on average (None: unpaced)."""
         return 1.0 / self._interval if self._interval else None
 
+    @property
+    def waiting(self) -> int:
+        """Callers waiting for their turn."""
+        return len(self._first) + len(self._rest)
+
     async def acquire(self, *, first: bool = False, hold: bool = False) -> float:
         """Wait for this send's turn; return its stamp: the clock's time when the caller
         resumed with its turn (a caller let go while the event loop was busy resumes late,

@@ -77,6 +77,14 @@ class EngineState:
         """Sends that may be under way at once now (the number of workers)."""
         return len(self._workers)
 
+    def _mark_low_water(self) -> None:
+        """Keep enough rows in memory for every worker of the window to have one ready and
+        another behind it; a window that grew past the rows held wakes the claimer now, not
+        once the rows held have run down to the old mark."""
+        self._low_water = max(self._claim_batch // 2, self.window * 2)
+        if self._held < self._low_water:
+            self._claim_wake.set()
+
     def _schedule(self, queue: ChatQueue, at: float) -> None:
         queue.ready_at = at
         heapq.heappush(self._heap, (at, next(self._seq), queue.record.pk))

@@ -389,6 +389,49 @@ async def test_window_follows_cap_times_latency_up_to_its_ceiling(
     assert sender.most_under_way <= ceiling
 
 
+class FirstAnswerSender(CappedSleepingSender):
+    """Also notes how many sends were under way when the first of them was answered."""
+
+    def __init__(self, latency: float, *, rate: float) -> None:
+        super().__init__(latency, rate=rate)
+        self.under_way_at_first_answer: int | None = None
+
+    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+        self.under_way += 1
+        self.most_under_way = max(self.most_under_way, self.under_way)
+        try:
+            await asyncio.sleep(self.latency)
+            if self.under_way_at_first_answer is None:
+                self.under_way_at_first_answer = self.under_way
+            self.chats.append(chat_id)
+            return None
+        finally:
+            self.under_way -= 1
+
+
+async def test_window_and_rows_in_memory_keep_up_before_the_first_answer(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    """Before any send has been answered (nothing measured yet), the window grows as the
+    pace lets sends go, and the claimer fetches rows for the grown window at once: the
+    cap, not the window's floor or the first claim, decides how many go in the first round
+    trip. (With the floor of 16 and claims of 16 rows, 32 at most went before.)"""
+    world = await started(engine, tmp_path)
+    for i in range(400):
+        await world.chat(str(7000 + i), "rl")
+    await world.publish("p/a", tags="[rl]")
+    assert await world.plan() == 400
+    # 500 a second for the 0.5 s before the first answer: about 245 sends under way.
+    sender = FirstAnswerSender(latency=0.5, rate=500)
+    engine_ = Delivery(
+        engine=engine, senders={Platform.TELEGRAM: sender}, concurrency=16, claim_batch=16
+    )
+    await engine_.drain()
+    assert sorted(sender.chats) == sorted(str(7000 + i) for i in range(400))
+    assert sender.under_way_at_first_answer is not None
+    assert sender.under_way_at_first_answer >= 100
+
+
 async def test_window_stays_at_its_floor_without_a_platform_cap(
     engine: AsyncEngine, tmp_path: Path
 ) -> None:
