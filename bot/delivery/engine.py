@@ -366,12 +366,18 @@ class Delivery(Claiming, Failures):
             queue.thread = ref
         queue.next_part += 1
         self._sent_counter(chat.platform, row.kind).inc()
-        if queue.next_part >= len(queue.parts):
-            await self._finish(queue)
-        else:
-            await self._records.part_sent(
-                row.id, parts_sent=queue.next_part, thread_ref=queue.thread
-            )
+        try:
+            if queue.next_part >= len(queue.parts):
+                await self._finish(queue)
+            else:
+                await self._records.part_sent(
+                    row.id, parts_sent=queue.next_part, thread_ref=queue.thread
+                )
+        finally:
+            # Recorded (or given up): the send stops counting as under way. Until then it
+            # did, so at most the cap's worth of sends are ever sent and not yet recorded
+            # (what a crash can send twice), however slow or away the database is.
+            self._pace_of(sender, chat).release()
 
     async def _paced_send(
         self, sender: Sender, queue: ChatQueue, part: Outgoing, *, slot: str, interval: float
@@ -381,25 +387,34 @@ class Delivery(Claiming, Failures):
         chat = queue.record.chat
         pace = self._pace_of(sender, chat)
         started: float | None = None
-        begun = False
+        begun = sent = False
         try:
-            # Held until the answer: a request written late still counts where it lands.
+            # Held until the answer and its record (the caller releases it then): a request
+            # written late still counts where it lands.
             started = await pace.acquire(hold=True)
             if self._stopping:
                 return None
-            if pace.rate and not pace.waiting and self._heap and self._heap[0][0] <= started:
-                # A cap to keep, messages ready, and no worker left for the next turn: every
-                # other one is on its way. Before the first answers size the window, this
-                # keeps the window from deciding the rate (two more, so one soon waits).
+            if (
+                pace.rate
+                and chat.platform not in self._send_seconds
+                and not pace.waiting
+                and self._heap
+                and self._heap[0][0] <= started
+            ):
+                # A cap to keep, messages ready, no send measured yet to size the window,
+                # and no worker left for the next turn: every other one is on its way. So
+                # the window does not decide the rate of the first round trip (two more,
+                # so that one soon waits).
                 self._grow(len(self._workers) + 2)
             queue.started = started
             begun = True
             ref = await sender.send(
                 chat.chat_id, part, thread=queue.thread if part.in_thread else None
             )
+            sent = True
             return written_at(started), ref  # the chat's next message keeps its distance
         finally:
-            if started is not None:
+            if started is not None and not sent:
                 pace.release()
             at = written_at(started) if begun and started is not None else None
             self._pacing[chat.platform].chats.left(slot, at=at, interval=interval)

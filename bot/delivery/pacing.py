@@ -185,8 +185,9 @@ class Pace:
         return stamp[0]
 
     def release(self) -> None:
-        """The send this task acquired with ``hold`` is over (answered, failed, or never
-        begun): from now on it counts from when its request was last written."""
+        """The send this task acquired with ``hold`` is over (for the delivery engine: its
+        record committed; else answered, failed, or never begun): from now on it counts
+        from when its request was last written."""
         leaving = _LEAVING.get()
         if leaving is None or leaving[1] is not self or len(leaving[0]) != 2:
             return

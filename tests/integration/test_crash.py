@@ -24,7 +24,9 @@ from tests.run_env import telegram_env
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 CHATS = 500
-# The service's delivery concurrency: no more sends than this can be in flight at once.
+# What a crash can send twice is what was sent and not yet recorded: at most one message per
+# worker, and at most the cap's second (the pace counts a send until its record). At these
+# tests' rate (100 a second, 50 ms) the window stays at its floor, the service's concurrency.
 IN_FLIGHT_BOUND = Delivery.__init__.__kwdefaults__["concurrency"]  # type: ignore[index]
 
 

@@ -185,6 +185,53 @@ async def test_sends_made_while_the_database_is_away_are_recorded_when_it_is_bac
     assert set(per_chat.values()) == {1}  # nothing sent twice: the records were kept
 
 
+@pytest.mark.slow
+async def test_while_the_database_is_away_no_more_than_the_cap_of_sends_await_their_records(
+    engine: AsyncEngine, outage: Outage
+) -> None:
+    """What a crash could send twice is what was sent and not yet recorded. However long
+    the database is away, that stays within the platform's cap in a second (a send counts
+    as under way in the pace until its record), not one send per worker: here 64 workers,
+    20 a second, and 4 s away (the workers alone would have let about 64 pile up)."""
+    cap = 20
+    chats = await subscribers(engine, 160)
+    assert await broadcast(engine, "Outage", tag="rl") == len(chats)
+    assert outage.engine is not None
+    async with FakeTelegram(token=TOKEN) as tg:
+        tg.latency = 0.05
+        bot = make_bot(Settings(telegram_bot_token=TOKEN, telegram_api_base_url=tg.base_url))
+        delivery = Delivery(
+            engine=outage.engine,
+            senders={Platform.TELEGRAM: TelegramSender(bot, rate_per_second=cap)},
+            concurrency=64,
+        )
+        stop = asyncio.Event()
+        task = asyncio.create_task(delivery.run(stop))
+
+        def delivered() -> int:
+            return len(tg.calls("sendMessage", ok=True))
+
+        try:
+            await wait_until(lambda: delivered() >= 10, seconds=60)
+            await outage.begin()
+            await asyncio.sleep(4.0)
+            unrecorded = delivered() - (await counts(engine)).get("sent", 0)
+            assert 0 < unrecorded <= cap
+            await outage.end()
+            await wait_until(lambda: delivered() >= len(chats), seconds=RECOVERY_SECONDS + 60)
+            for _ in range(int(RECOVERY_SECONDS * 10)):
+                if (await counts(engine)).get("sent", 0) == len(chats):
+                    break
+                await asyncio.sleep(0.1)
+            assert await counts(engine) == {"sent": len(chats)}
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, SHUTDOWN_GRACE_SECONDS + 10)
+            await close_bot(bot)
+    per_chat = collections.Counter(c.chat_id for c in tg.calls("sendMessage", ok=True))
+    assert set(per_chat.values()) == {1}
+
+
 def _healthz(port: int) -> tuple[int, str]:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
