@@ -361,12 +361,12 @@ class Delivery(Claiming, Failures):
         if went is None:  # not begun (stopping): it stays queued for later
             return
         started, ref = went
-        queue.ready_at = max(started + interval + PER_CHAT_MARGIN_SECONDS, time.monotonic())
-        if queue.next_part == 0 and ref:
-            queue.thread = ref
-        queue.next_part += 1
-        self._sent_counter(chat.platform, row.kind).inc()
         try:
+            queue.ready_at = max(started + interval + PER_CHAT_MARGIN_SECONDS, time.monotonic())
+            if queue.next_part == 0 and ref:
+                queue.thread = ref
+            queue.next_part += 1
+            self._sent_counter(chat.platform, row.kind).inc()
             if queue.next_part >= len(queue.parts):
                 await self._finish(queue)
             else:
