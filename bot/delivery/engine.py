@@ -374,10 +374,10 @@ class Delivery(Claiming, Failures):
                     row.id, parts_sent=queue.next_part, thread_ref=queue.thread
                 )
         finally:
-            # Recorded (or given up): the send stops counting as under way. Until then it
-            # did, so at most the cap's worth of sends are ever sent and not yet recorded
-            # (what a crash can send twice), however slow or away the database is.
-            self._pace_of(sender, chat).release()
+            # Recorded (or given up): settled. Until then the send counted against the cap,
+            # so at most the cap's second of sends is ever sent and not yet recorded (what
+            # a crash can send twice), however slow or away the database is.
+            self._pace_of(sender, chat).settle()
 
     async def _paced_send(
         self, sender: Sender, queue: ChatQueue, part: Outgoing, *, slot: str, interval: float
@@ -389,9 +389,9 @@ class Delivery(Claiming, Failures):
         started: float | None = None
         begun = sent = False
         try:
-            # Held until the answer and its record (the caller releases it then): a request
-            # written late still counts where it lands.
-            started = await pace.acquire(hold=True)
+            # Held until the answer: a request written late still counts where it lands.
+            # Unsettled until its record (the caller settles it once the send was made).
+            started = await pace.acquire(hold=True, settle=True)
             if self._stopping:
                 return None
             if (
@@ -414,8 +414,10 @@ class Delivery(Claiming, Failures):
             sent = True
             return written_at(started), ref  # the chat's next message keeps its distance
         finally:
-            if started is not None and not sent:
+            if started is not None:
                 pace.release()
+                if not sent:
+                    pace.settle()
             at = written_at(started) if begun and started is not None else None
             self._pacing[chat.platform].chats.left(slot, at=at, interval=interval)
 

@@ -92,7 +92,8 @@ class Pace:
     from the moment its request was last written: so the stamps the transport reports,
     however late after the turn, never put more than ``rate`` sends in a window (a send
     let go while others are still on their way is counted with them, wherever their
-    writes land).
+    writes land). One acquired with ``settle`` is also counted until :meth:`settle`, and
+    no more than a window's worth (``rate``) are unsettled at once.
     """
 
     def __init__(
@@ -114,8 +115,10 @@ class Pace:
         self._log: list[list[float]] = []
         self._unsorted = False
         self._held = 0  # sends let go with ``hold`` and not yet released
+        self._unsettled = 0  # sends let go with ``settle`` and not yet settled
         self._released = asyncio.Event()
-        self._holds: dict[asyncio.Future[list[float]], bool] = {}  # waiting: with ``hold``?
+        # Waiting: with ``hold``? with ``settle``?
+        self._holds: dict[asyncio.Future[list[float]], tuple[bool, bool]] = {}
         self._first: deque[asyncio.Future[list[float]]] = deque()
         self._rest: deque[asyncio.Future[list[float]]] = deque()
         self._driver: asyncio.Task[None] | None = None
@@ -140,7 +143,9 @@ class Pace:
         """Callers waiting for their turn."""
         return len(self._first) + len(self._rest)
 
-    async def acquire(self, *, first: bool = False, hold: bool = False) -> float:
+    async def acquire(
+        self, *, first: bool = False, hold: bool = False, settle: bool = False
+    ) -> float:
         """Wait for this send's turn; return its stamp: the clock's time when the caller
         resumed with its turn (a caller let go while the event loop was busy resumes late,
         and its send counts from then, so the sends after it keep their distance).
@@ -149,17 +154,22 @@ class Pace:
             first: go before every caller waiting without it (a reply to a command).
             hold: the send counts as in every window until the caller's :meth:`release`
                 (which it must call, however the send ends).
+            settle: the send counts against the cap until the caller's :meth:`settle`
+                (which it must call, however the send ends): no more than the cap's
+                window of such sends are ever unsettled at once. The delivery engine
+                settles a send once its record is committed, so at most that many are
+                ever sent and not yet recorded (what a crash can send twice).
         """
         if not self._interval:
             return self._clock()
         if self._driver is None and not self._first and not self._rest:
             now = self._clock()
             if self._due() <= now:
-                stamp = self._let_go(now, hold=hold)
+                stamp = self._let_go(now, hold=hold, settle=settle)
                 _LEAVING.set((stamp, self))
                 return stamp[0]
         ticket: asyncio.Future[list[float]] = asyncio.get_running_loop().create_future()
-        self._holds[ticket] = hold
+        self._holds[ticket] = (hold, settle)
         queue = self._first if first else self._rest
         queue.append(ticket)
         if self._driver is None:
@@ -168,8 +178,11 @@ class Pace:
             stamp = await ticket
         except asyncio.CancelledError:
             self._holds.pop(ticket, None)
-            if ticket.done() and not ticket.cancelled() and len(ticket.result()) == 2:
-                self._close(ticket.result())  # let go, then cancelled: it never went
+            if ticket.done() and not ticket.cancelled():  # let go, then cancelled: never went
+                if len(ticket.result()) == 2:
+                    self._close(ticket.result())
+                if settle:
+                    self.settle()
             with contextlib.suppress(ValueError):
                 queue.remove(ticket)
             if not self._first and not self._rest and self._driver is not None:
@@ -185,13 +198,17 @@ class Pace:
         return stamp[0]
 
     def release(self) -> None:
-        """The send this task acquired with ``hold`` is over (for the delivery engine: its
-        record committed; else answered, failed, or never begun): from now on it counts
-        from when its request was last written."""
+        """The send this task acquired with ``hold`` is over (answered, failed, or never
+        begun): from now on it counts from when its request was last written."""
         leaving = _LEAVING.get()
         if leaving is None or leaving[1] is not self or len(leaving[0]) != 2:
             return
         self._close(leaving[0])
+
+    def settle(self) -> None:
+        """A send acquired with ``settle`` is settled (recorded, failed, or never begun)."""
+        self._unsettled -= 1
+        self._released.set()
 
     def _close(self, stamp: list[float]) -> None:
         del stamp[1]  # over: a cell of the log
@@ -215,8 +232,8 @@ class Pace:
         stamp that leaves room for it beside the sends still on their way."""
         due = self._next
         room = self._cap - self._held  # sends over that a window may hold, and this one
-        if room <= 0:
-            return math.inf  # until one on its way is over
+        if room <= 0 or self._unsettled >= self._cap:
+            return math.inf  # until one on its way is over, or one unsettled is settled
         log_ = self._log
         if len(log_) >= room:
             if self._unsorted:
@@ -225,8 +242,10 @@ class Pace:
             due = max(due, log_[-room][0] + self._window)
         return due
 
-    def _let_go(self, now: float, *, hold: bool) -> list[float]:
+    def _let_go(self, now: float, *, hold: bool, settle: bool) -> list[float]:
         self._next = max(self._next, now - PACE_CATCH_UP_SECONDS) + self._interval
+        if settle:
+            self._unsettled += 1
         if hold:
             self._held += 1
             return [now, 0.0]  # a second item: on its way, not in the log yet
@@ -258,7 +277,8 @@ class Pace:
                     await self._sleep(due - now)
                     continue  # a caller with ``first`` may have come meanwhile
                 ticket = queue.popleft()
-                ticket.set_result(self._let_go(now, hold=self._holds.pop(ticket, False)))
+                hold, settle = self._holds.pop(ticket, (False, False))
+                ticket.set_result(self._let_go(now, hold=hold, settle=settle))
         finally:
             if self._driver is me:
                 self._driver = None

@@ -214,6 +214,34 @@ async def test_a_held_send_counts_in_every_window_until_it_is_over() -> None:
     assert stamps == [0.0, pytest.approx(2.9 + 1.0 + PACE_WINDOW_MARGIN_SECONDS)]
 
 
+async def test_no_more_than_the_cap_of_sends_are_unsettled_at_once() -> None:
+    """Answered sends whose records are slow (a database away) stop new sends once a
+    window's worth is unsettled, and those go as records settle: what a crash can send
+    twice stays within the cap. Answered and settled at once, the next ones go on the
+    even schedule."""
+    clock = FakeClock()
+    pace = Pace(3, clock=clock, sleep=clock.sleep)
+    stamps: list[float] = []
+
+    async def send(*, recorded: float) -> None:
+        stamps.append(await pace.acquire(hold=True, settle=True))
+        try:
+            await clock.sleep(0.1)  # the answer
+        finally:
+            pace.release()
+        try:
+            await clock.sleep(recorded)  # the record's commit
+        finally:
+            pace.settle()
+
+    # Three records take 10 s: the fourth send waits for the first of them.
+    await clock.run(*(send(recorded=10.0 if n < 3 else 0.0) for n in range(5)))
+    spacing = 1 / (3 * PACE_HEADROOM)
+    assert stamps[2] < 1.0
+    assert stamps[3] == pytest.approx(0.1 + 10.0)
+    assert stamps[3] < stamps[4] <= stamps[3] + spacing
+
+
 # (rate, how long after its turn each request is written, in the order the sends are let
 # go: one waited for a connection, or for a busy event loop to come round to the task that
 # writes its body; bench/fanout.py's runs on a loaded machine measured lags up to 1.7 s)

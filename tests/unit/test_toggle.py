@@ -87,3 +87,40 @@ def test_rich_toggle_is_a_buttons_block_within_the_rich_limits() -> None:
         "buttons": [{"text": "한국어", "callback_data": "lang:ko:5"}],
     }
     assert telegram_rich.fits(blocks)
+
+
+_PARAGRAPH = st.fixed_dictionaries(
+    {"type": st.just("paragraph"), "text": st.text(min_size=0, max_size=300)}
+)
+
+
+@given(
+    blocks=st.lists(_PARAGRAPH, min_size=1, max_size=12),
+    filler=st.integers(min_value=0, max_value=telegram_rich.MAX_RICH_BLOCKS),
+    extra=st.booleans(),
+    row_id=st.integers(1, toggle.MAX_ROW_ID),
+)
+def test_rich_toggle_is_the_digest_and_one_block_or_nothing(
+    blocks: list[dict[str, str]], filler: int, extra: bool, row_id: int
+) -> None:
+    """Whatever the digest: the toggled rich message parses, keeps within the limits, and
+    is the digest's blocks with the toggle's block after them, or the digest unchanged
+    when no block fits (at the block limit, or over the characters)."""
+    blocks = blocks + [{"type": "footer", "text": "·"}] * filler
+    message: dict[str, object] = {"blocks": blocks}
+    if extra:
+        message = {"blocks": blocks, "version": 1}
+    rich = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    button = toggle.button("ko", row_id)
+    out = toggle.with_toggle(
+        Platform.TELEGRAM, [Outgoing(text="x", payload=TelegramPayload(rich=rich))], button
+    )
+    toggled = telegram_payload(out[0]).rich
+    assert toggled is not None
+    parsed = json.loads(toggled)
+    block = {"type": "buttons", "buttons": [{"text": button.label, "callback_data": button.action}]}
+    if telegram_rich.fits([*blocks, block]):
+        assert parsed == {**message, "blocks": [*blocks, block]}
+        assert telegram_rich.fits(parsed["blocks"])
+    else:
+        assert toggled == rich

@@ -10,9 +10,10 @@ transport).
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from bot import render
 from bot.channels.telegram import html, rich
@@ -73,17 +74,44 @@ def _telegram_markup(markup: dict[str, object] | None, toggle: Button) -> dict[s
 
 def _rich_with(message_json: str, toggle: Button) -> str:
     """The rich message with a buttons block at its end (InputRichBlockButtons, Bot API
-    10.3), when it still fits the rich limits; else as it was."""
-    message: dict[str, Any] = json.loads(message_json)
-    blocks = message.get("blocks")
-    if not isinstance(blocks, list):
+    10.3), when it still fits the rich limits; else as it was. Every row of a shared digest
+    gets its own toggle (the action names the row): whether one fits is worked out once
+    per digest and label, and the block is added to the text without parsing it again."""
+    way = _toggle_room(message_json, toggle.label)
+    if way is None:
         return message_json
     block = {"type": "buttons", "buttons": [{"text": toggle.label, "callback_data": toggle.action}]}
-    if not rich.fits([*blocks, block]):
-        return message_json
+    if way == "append":
+        added = json.dumps(block, ensure_ascii=False, separators=_SEPARATORS)
+        return f"{message_json[: -len(_BLOCKS_END)]},{added}{_BLOCKS_END}"
+    message = json.loads(message_json)
     return json.dumps(
-        {**message, "blocks": [*blocks, block]}, ensure_ascii=False, separators=(",", ":")
+        {**message, "blocks": [*message["blocks"], block]},
+        ensure_ascii=False,
+        separators=_SEPARATORS,
     )
+
+
+_SEPARATORS = (",", ":")
+_BLOCKS_END = "]}"  # of ``{"blocks":[...]}``, as rich.render_digest writes it
+
+
+@functools.lru_cache(maxsize=256)
+def _toggle_room(message_json: str, label: str) -> Literal["append", "rebuild"] | None:
+    """Whether a toggle labelled ``label`` fits under this rich message (only its label
+    counts towards the limits, not its action): None if not; ``append`` when the message
+    is just ``{"blocks": [...]}`` and the block can be added to its text, else
+    ``rebuild``."""
+    message: Any = json.loads(message_json)
+    blocks = message.get("blocks") if isinstance(message, dict) else None
+    if not isinstance(blocks, list):
+        return None
+    block = {"type": "buttons", "buttons": [{"text": label, "callback_data": ""}]}
+    if not rich.fits([*blocks, block]):
+        return None
+    if blocks and list(message) == ["blocks"] and message_json.endswith(_BLOCKS_END):
+        return "append"
+    return "rebuild"
 
 
 render.register(
