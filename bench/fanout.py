@@ -46,7 +46,10 @@ rounds of each; then ``trendbot digest --now`` plans every digest and, seeing th
 the sending to it.
 Figures: 429s answered, limit violations, the rate from the first message to the last (the
 server's count polled every 100 ms; the rate between the first poll that saw a message and
-the last before the end), the command's wall time, and the CPU of the run processes.
+the last before the end), the command's wall time, and the CPU of the run processes. With
+``--timeline [SECONDS]``, each round also prints the messages the server counted in every
+second (or SECONDS) after the command started, with the CPU the command and the runs used
+in it: where a round's rate went (the start of the fan-out, a stall, the end).
 
 Part 4, ``--part slack``: Slack digests as each page's collapsible container with its
 feedback buttons, against today's sections and buttons: ``--slack-digests`` (2,000) digests
@@ -68,6 +71,7 @@ the machine being otherwise idle: the table's first line gives its load average.
         [--plan-stores sqlite,postgresql] [--profile DIR]
     .venv/bin/python bench/fanout.py --beside-run [--database-url URL] [--replicas N]
         [--beside-chats 2000] [--beside-cap 30,200,1000] [--latencies 100,300] [--repeat 3]
+        [--timeline [SECONDS]]
 
 ``--database-url`` (a PostgreSQL server URL, e.g. postgresql+asyncpg://postgres@127.0.0.1/test)
 runs part 1 on PostgreSQL instead of SQLite and part 2 on both; scratch databases are created
@@ -1256,8 +1260,8 @@ async def beside_round(
         else 0.0
     )
     first = next((t for t, n in samples if n > 0), started)
-    if args.timeline:
-        print_timeline(samples, cpus, started=started, cap=cap)
+    if args.timeline is not None:
+        print_timeline(samples, cpus, started=started, cap=cap, step=args.timeline)
     run = (
         f"digest --now beside {args.replicas} run(s), {combo_label(cap, latency)} "
         f"[{databases.backend}]{tag}"
@@ -1305,13 +1309,14 @@ def print_timeline(
     *,
     started: float,
     cap: int,
+    step: float,
 ) -> None:
-    """Messages delivered in each second after the command started, as a share of the cap,
-    with the CPU the command and the runs used in it."""
+    """Messages delivered in each ``step`` seconds after the command started, as a share of
+    the cap, with the CPU the command and the runs used in it."""
     print("[timeline] second: delivered (share of cap), CPU: command, runs", file=sys.stderr)
     mark, count, at = started, 0, 0
     for i, (t, n) in enumerate(samples[: len(cpus)]):
-        if t - mark >= float(os.environ.get("TIMELINE_STEP", "1.0")):
+        if t - mark >= step:
             rate = (n - count) / (t - mark)
             command = cpus[i][0] - cpus[at][0]
             run = cpus[i][1] - cpus[at][1]
@@ -1474,7 +1479,13 @@ def main() -> None:
         "--replicas", type=int, default=1, help="part 3: trendbot run replicas (PostgreSQL)"
     )
     parser.add_argument(
-        "--timeline", action="store_true", help="part 3: print the messages of each second"
+        "--timeline",
+        nargs="?",
+        type=float,
+        const=1.0,
+        default=None,
+        metavar="SECONDS",
+        help="part 3: print the messages of each second (or SECONDS) of a round",
     )
     # A measured run in a child process (internal).
     parser.add_argument(
