@@ -223,13 +223,16 @@ def _retry_after_seconds(exc: tg_error.RetryAfter) -> float:
 
 
 def _not_found(exc: tg_error.TelegramError) -> bool:
-    """A 404 ``Not Found``: a method the Bot API server does not have. python-telegram-bot
-    raises ``EndPointNotFound`` for it once the bot is initialised, and before that an
-    ``InvalidToken`` chained to one whose text is the server's (a 401 says ``Unauthorized``)."""
+    """A 404 ``Not Found``: a method the Bot API server does not have. Posted through the
+    bot's request object, python-telegram-bot raises ``InvalidToken`` with the server's
+    text (a 401 says ``Unauthorized``); through ``Bot.do_api_request``, ``EndPointNotFound``
+    once the bot is initialised, and before that an ``InvalidToken`` chained to the first."""
     if isinstance(exc, tg_error.EndPointNotFound):
         return True
-    cause = exc.__cause__
-    return isinstance(cause, tg_error.InvalidToken) and "not found" in str(cause).lower()
+    return any(
+        isinstance(error, tg_error.InvalidToken) and "not found" in str(error).lower()
+        for error in (exc, exc.__cause__)
+    )
 
 
 def _is_gone(message: str) -> bool:
