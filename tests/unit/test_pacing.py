@@ -21,13 +21,12 @@ from bot.delivery.pacing import (
     PACE_HEADROOM,
     PACE_WINDOW_MARGIN_SECONDS,
     PER_CHAT_MARGIN_SECONDS,
-    REPLY_ATTEMPTS,
     ChatSlots,
     Pace,
     Pacing,
-    Replies,
     request_written,
 )
+from bot.delivery.replies import REPLY_ATTEMPTS, Replies
 from bot.errors import PermanentError, RateLimited, TransientError
 
 

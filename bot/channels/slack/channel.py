@@ -39,7 +39,8 @@ from bot.channels.slack.conversations import Conversation, Where, _ephemeral, _r
 from bot.channels.slack.handlers import EventHandlers
 from bot.channels.slack.verify import _unreadable, malformed_body, verify_signature
 from bot.commands import Caller, CommandCore, registry, split_command
-from bot.delivery.pacing import Pacing, Replies
+from bot.delivery.pacing import Pacing
+from bot.delivery.replies import Replies
 from bot.errors import (
     ConfigError,
     PlatformAuthFailed,

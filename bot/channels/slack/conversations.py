@@ -41,7 +41,7 @@ from bot.channels.slack.client import (
 )
 from bot.channels.slack.payload import payload
 from bot.commands import Caller, ChatStatus, CommandCore
-from bot.delivery.pacing import Replies
+from bot.delivery.replies import Replies
 from bot.errors import (
     PermanentError,
     RateLimited,

@@ -49,7 +49,8 @@ from bot.channels.telegram.client import (
 )
 from bot.channels.telegram.replies import _caller
 from bot.commands import Caller, CommandCore, registry
-from bot.delivery.pacing import Pacing, Replies
+from bot.delivery.pacing import Pacing
+from bot.delivery.replies import Replies
 from bot.errors import (
     ConfigError,
 )

@@ -42,7 +42,7 @@ from bot.channels.telegram.client import (
 from bot.channels.telegram.payload import payload
 from bot.channels.telegram.sender import _markup, post_message
 from bot.commands import Caller, CommandCore
-from bot.delivery.pacing import Replies
+from bot.delivery.replies import Replies
 from bot.i18n import negotiate
 from bot.models import (
     Chart,
