@@ -32,9 +32,9 @@ lint: $(STAMP)
 mypy: $(STAMP)
 	$(BIN)/mypy
 
-# The suite in three lanes at once (tests/lanes.py): the end-to-end tests, which mostly
-# wait on real processes and clocks, one lane per store; everything else beside them at
-# the lowest CPU priority.
+# The suite in lanes at once (tests/lanes.py): the end-to-end tests, which mostly wait on
+# real processes and clocks, one lane per store; everything else beside them in four lanes
+# at the lowest CPU priority.
 pytest: $(STAMP)
 	$(BIN)/python -m tests.lanes
 

@@ -1,4 +1,4 @@
-"""The whole suite in three lanes at once: ``python -m tests.lanes [PYTEST ARGS]``.
+"""The whole suite in lanes at once: ``python -m tests.lanes [PYTEST OPTIONS]``.
 
 Most of the suite's time is spent waiting, not computing: the end-to-end tests (marked
 ``slow``) run real ``trendbot`` processes against the local platform servers, paced by the
@@ -6,11 +6,14 @@ platforms' caps and bounded by leases and grace periods, and leave the machine's
 mostly idle. So they run in two lanes of their own, one per store, at normal priority,
 while everything else runs beside them at the lowest CPU priority (``nice 19``): it gets
 the time the end-to-end lanes leave, and never delays the processes whose timing they
-check.
+check. Everything else waits too (local servers, scratch databases, clocks), a quarter of
+a core on average in one process: so it runs as ``SHARDS`` lanes, its test files dealt
+out among them, largest first, each to the lane with the fewest bytes of tests so far.
+The options (``-x``, ``-k EXPR``...) go to every lane; each lane chooses its own files.
 
 Each lane's output is printed whole once it ends, then one line with the totals of all
-three. The exit code is the first failing lane's (a lane that selected no test counts as
-passing).
+of them. The exit code is the first failing lane's (a lane that selected no test counts
+as passing).
 """
 
 from __future__ import annotations
@@ -35,11 +38,31 @@ class Lane:
     niceness: int
 
 
-LANES = (
-    Lane("end-to-end, SQLite", ("-m", "slow", "-k", "not postgresql"), 0),
-    Lane("end-to-end, PostgreSQL", ("-m", "slow", "-k", "postgresql"), 0),
-    Lane("everything else (nice 19)", ("-m", "not slow"), 19),
-)
+# Lanes the tests that are not end-to-end are dealt out among.
+SHARDS = 4
+
+
+def lanes() -> list[Lane]:
+    """The end-to-end lanes, then the shards of everything else."""
+    shards: list[list[Path]] = [[] for _ in range(SHARDS)]
+    sizes = [0] * SHARDS
+    files = sorted(ROOT.glob("tests/**/test_*.py"), key=lambda f: (-f.stat().st_size, f))
+    for path in files:
+        lightest = sizes.index(min(sizes))
+        shards[lightest].append(path)
+        sizes[lightest] += path.stat().st_size
+    return [
+        Lane("end-to-end, SQLite", ("-m", "slow", "-k", "not postgresql"), 0),
+        Lane("end-to-end, PostgreSQL", ("-m", "slow", "-k", "postgresql"), 0),
+        *(
+            Lane(
+                f"everything else, {number} of {SHARDS} (nice 19)",
+                ("-m", "not slow", *(str(f.relative_to(ROOT)) for f in sorted(chosen))),
+                19,
+            )
+            for number, chosen in enumerate(shards, start=1)
+        ),
+    ]
 
 
 @dataclass
@@ -64,7 +87,7 @@ def main(extra: list[str]) -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="trendbot-lanes-") as tmp:
         running = []
-        for number, lane in enumerate(LANES):
+        for number, lane in enumerate(lanes()):
             log = Path(tmp, f"lane{number}.log")
             report = Path(tmp, f"lane{number}.xml")
             command = [
