@@ -145,6 +145,8 @@ class Pace:
                 ever sent and not yet recorded (what a crash can send twice).
         """
         if not self._interval:
+            if settle:  # counted all the same, should a cap come (see :meth:`set_rate`)
+                self._unsettled += 1
             return self._clock()
         if self._driver is None and not self._first and not self._rest:
             now = self._clock()

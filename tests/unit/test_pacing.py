@@ -241,6 +241,28 @@ async def test_no_more_than_the_cap_of_sends_are_unsettled_at_once() -> None:
     assert stamps[3] < stamps[4] <= stamps[3] + spacing
 
 
+async def test_sends_unsettled_while_unpaced_count_once_a_cap_comes() -> None:
+    """A pace with no cap lets every send go at once, but still counts those unsettled:
+    given a cap of one a second, a new send waits for both that are not yet recorded."""
+    clock = FakeClock()
+    pace = Pace(None, clock=clock, sleep=clock.sleep)
+    await pace.acquire(settle=True)
+    await pace.acquire(settle=True)
+    pace.set_rate(1)
+    stamps: list[float] = []
+
+    async def later() -> None:
+        stamps.append(await pace.acquire(settle=True))
+
+    async def records() -> None:
+        for _ in range(2):
+            await clock.sleep(5.0)
+            pace.settle()
+
+    await clock.run(later(), records())
+    assert stamps == [pytest.approx(10.0)]
+
+
 # (rate, how long after its turn each request is written, in the order the sends are let
 # go: one waited for a connection, or for a busy event loop to come round to the task that
 # writes its body; bench/fanout.py's runs on a loaded machine measured lags up to 1.7 s)
