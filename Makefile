@@ -33,8 +33,8 @@ mypy: $(STAMP)
 	$(BIN)/mypy
 
 # The suite in lanes at once (tests/lanes.py): the end-to-end tests, which mostly wait on
-# real processes and clocks, one lane per store; everything else beside them in four lanes
-# at the lowest CPU priority.
+# real processes and clocks, one lane per store; everything else beside them, dealt out
+# test by test among four lanes at the lowest CPU priority.
 pytest: $(STAMP)
 	$(BIN)/python -m tests.lanes
 

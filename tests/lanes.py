@@ -7,9 +7,10 @@ mostly idle. So they run in two lanes of their own, one per store, at normal pri
 while everything else runs beside them at the lowest CPU priority (``nice 19``): it gets
 the time the end-to-end lanes leave, and never delays the processes whose timing they
 check. Everything else waits too (local servers, scratch databases, clocks), a quarter of
-a core on average in one process: so it runs as ``SHARDS`` lanes, its test files dealt
-out among them, largest first, each to the lane with the fewest bytes of tests so far.
-The options (``-x``, ``-k EXPR``...) go to every lane; each lane chooses its own files.
+a core on average in one process: so it runs as ``SHARDS`` lanes, its tests dealt out
+among them one by one in the order pytest collects them (``--shard K/N``, this module
+loaded as a plugin), so each lane gets its share of every file, the slow files and the
+quick ones alike. The options (``-x``, ``-k EXPR``...) go to every lane.
 
 Each lane's output is printed whole once it ends, then one line with the totals of all
 of them. The exit code is the first failing lane's (a lane that selected no test counts
@@ -26,6 +27,8 @@ import time
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_TESTS_COLLECTED = 5  # pytest's exit code when a lane's selection is empty
@@ -44,25 +47,49 @@ SHARDS = 4
 
 def lanes() -> list[Lane]:
     """The end-to-end lanes, then the shards of everything else."""
-    shards: list[list[Path]] = [[] for _ in range(SHARDS)]
-    sizes = [0] * SHARDS
-    files = sorted(ROOT.glob("tests/**/test_*.py"), key=lambda f: (-f.stat().st_size, f))
-    for path in files:
-        lightest = sizes.index(min(sizes))
-        shards[lightest].append(path)
-        sizes[lightest] += path.stat().st_size
     return [
         Lane("end-to-end, SQLite", ("-m", "slow", "-k", "not postgresql"), 0),
         Lane("end-to-end, PostgreSQL", ("-m", "slow", "-k", "postgresql"), 0),
         *(
             Lane(
                 f"everything else, {number} of {SHARDS} (nice 19)",
-                ("-m", "not slow", *(str(f.relative_to(ROOT)) for f in sorted(chosen))),
+                ("-m", "not slow", "-p", "tests.lanes", "--shard", f"{number}/{SHARDS}"),
                 19,
             )
-            for number, chosen in enumerate(shards, start=1)
+            for number in range(1, SHARDS + 1)
         ),
     ]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--shard",
+        metavar="K/N",
+        help="of the tests selected, run the K-th of every N, in the order collected",
+    )
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected theirs
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    shard = config.getoption("--shard")
+    if not shard:
+        return
+    number, count = parse_shard(shard)
+    dropped = [item for n, item in enumerate(items) if n % count != number - 1]
+    items[:] = items[number - 1 :: count]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``K/N`` as (K, N), 1 <= K <= N."""
+    try:
+        number, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise pytest.UsageError(f"--shard takes K/N, such as 2/4, not {text!r}") from None
+    if not 1 <= number <= count:
+        raise pytest.UsageError(f"--shard {text}: K must be from 1 to N")
+    return number, count
 
 
 @dataclass
