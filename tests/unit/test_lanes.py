@@ -36,7 +36,8 @@ def test_the_shards_together_are_the_whole_selection_each_test_once() -> None:
 
 def test_every_shard_is_a_lane_at_the_lowest_priority() -> None:
     shards = [lane for lane in lanes() if "--shard" in lane.selection]
-    assert [lane.selection[-1] for lane in shards] == [f"{n}/{SHARDS}" for n in range(1, SHARDS + 1)]
+    numbers = [f"{n}/{SHARDS}" for n in range(1, SHARDS + 1)]
+    assert [lane.selection[-1] for lane in shards] == numbers
     assert all(lane.niceness == 19 and "not slow" in lane.selection for lane in shards)
 
 
