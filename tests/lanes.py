@@ -45,20 +45,19 @@ class Lane:
 SHARDS = 4
 
 
-def lanes() -> list[Lane]:
-    """The end-to-end lanes, then the shards of everything else."""
-    return [
-        Lane("end-to-end, SQLite", ("-m", "slow", "-k", "not postgresql"), 0),
-        Lane("end-to-end, PostgreSQL", ("-m", "slow", "-k", "postgresql"), 0),
-        *(
-            Lane(
-                f"everything else, {number} of {SHARDS} (nice 19)",
-                ("-m", "not slow", "-p", "tests.lanes", "--shard", f"{number}/{SHARDS}"),
-                19,
-            )
-            for number in range(1, SHARDS + 1)
-        ),
-    ]
+# The end-to-end lanes, then the shards of everything else.
+LANES = (
+    Lane("end-to-end, SQLite", ("-m", "slow", "-k", "not postgresql"), 0),
+    Lane("end-to-end, PostgreSQL", ("-m", "slow", "-k", "postgresql"), 0),
+    *(
+        Lane(
+            f"everything else, {number} of {SHARDS} (nice 19)",
+            ("-m", "not slow", "-p", "tests.lanes", "--shard", f"{number}/{SHARDS}"),
+            19,
+        )
+        for number in range(1, SHARDS + 1)
+    ),
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -114,7 +113,7 @@ def main(extra: list[str]) -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="trendbot-lanes-") as tmp:
         running = []
-        for number, lane in enumerate(lanes()):
+        for number, lane in enumerate(LANES):
             log = Path(tmp, f"lane{number}.log")
             report = Path(tmp, f"lane{number}.xml")
             command = [

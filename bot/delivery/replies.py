@@ -54,7 +54,7 @@ class Replies:
 
         Args:
             send: makes the request; called once per try.
-            chat: the key of the chat's slot (see :class:`ChatSlots`).
+            chat: the key of the chat's slot (see :class:`~bot.delivery.pacing.ChatSlots`).
             interval: the least spacing between two messages to the chat.
             pace_key: the key of the platform's pace, where it has several.
         """

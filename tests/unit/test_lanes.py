@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.lanes import ROOT, SHARDS, lanes, parse_shard
+from tests.lanes import LANES, ROOT, SHARDS, parse_shard
 
 
 def _collected(*args: str) -> list[str]:
@@ -35,14 +35,14 @@ def test_the_shards_together_are_the_whole_selection_each_test_once() -> None:
 
 
 def test_every_shard_is_a_lane_at_the_lowest_priority() -> None:
-    shards = [lane for lane in lanes() if "--shard" in lane.selection]
+    shards = [lane for lane in LANES if "--shard" in lane.selection]
     numbers = [f"{n}/{SHARDS}" for n in range(1, SHARDS + 1)]
     assert [lane.selection[-1] for lane in shards] == numbers
     assert all(lane.niceness == 19 and "not slow" in lane.selection for lane in shards)
 
 
 def test_the_end_to_end_tests_run_once_per_store_at_normal_priority() -> None:
-    end_to_end = [lane for lane in lanes() if "slow" in lane.selection]
+    end_to_end = [lane for lane in LANES if "slow" in lane.selection]
     assert [lane.selection[-1] for lane in end_to_end] == ["not postgresql", "postgresql"]
     assert all(lane.niceness == 0 for lane in end_to_end)
 
