@@ -14,6 +14,9 @@ runs it through ``tests/unit/test_docs.py``).
 - ``digests.md``: one digest of the sample wiki as each platform receives it, rendered by
   the bot's own renderers (so the payloads shown are the payloads posted).
 
+The pages name the languages whose catalogues are complete: a partial translation
+(``bot/i18n``) is spoken by the bot with English for the rest, and appears here once whole.
+
 It also keeps the ``usage_hint`` of the slash command in ``deploy/slack-app-manifest.yml``
 as the command registry declares it (the rest of the manifest is written by hand).
 """
@@ -21,9 +24,10 @@ as the command registry declares it (the rest of the manifest is written by hand
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -310,13 +314,33 @@ def _outputs() -> dict[Path, Callable[[], str]]:
     return outputs
 
 
+@contextlib.contextmanager
+def _complete_languages() -> Iterator[None]:
+    """The bot speaking only its complete languages while the pages are built."""
+    from bot import i18n
+
+    partial = {lang: i18n.CATALOGUE[lang] for lang in i18n.LANGUAGES if not i18n.complete(lang)}
+    for lang in partial:
+        i18n.remove_language(lang)
+    try:
+        yield
+    finally:
+        for lang, messages in partial.items():
+            i18n.add_language(lang, messages)
+
+
+def _generated() -> dict[Path, str]:
+    with _complete_languages():
+        return {path: build() for path, build in _outputs().items()}
+
+
 def stale_pages() -> list[str]:
     """The generated files (a reference page's name, else the path from the checkout's
     root) that differ from what the code generates now."""
     return [
         path.name if path.parent == REFERENCE else str(path.relative_to(ROOT))
-        for path, build in _outputs().items()
-        if not path.exists() or path.read_text(encoding="utf-8") != build()
+        for path, text in _generated().items()
+        if not path.exists() or path.read_text(encoding="utf-8") != text
     ]
 
 
@@ -331,8 +355,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{where} is stale: run python scripts/gen_docs.py")
         return 1 if stale else 0
     REFERENCE.mkdir(parents=True, exist_ok=True)
-    for path, build in _outputs().items():
-        path.write_text(build(), encoding="utf-8")
+    for path, text in _generated().items():
+        path.write_text(text, encoding="utf-8")
     return 0
 
 

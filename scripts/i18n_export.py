@@ -3,8 +3,9 @@
 ``python scripts/i18n_export.py --check`` exits 1 naming every problem (``make test`` runs
 the same check through ``tests/unit/test_i18n.py``):
 
-- every language has the keys of the source language (English), and no other; keys under
-  ``cli.`` and ``log.`` are the operator's, in English only;
+- every language has only keys of the source language (English); keys under ``cli.`` and
+  ``log.`` are the operator's, in English only, and asked of no other. A language may lack
+  keys (a translation under way): the bot shows those in English, ``--coverage`` lists them;
 - a message has the same ``{placeholders}`` in every language (each plural form those of
   the source language's ``other`` form, less ``count`` where a form spells the number out);
 - a plural message has exactly the categories CLDR gives its language (Babel's
@@ -106,13 +107,10 @@ def problems(catalogues: Mapping[str, Mapping[str, Message]]) -> list[str]:
     if SOURCE not in catalogues:
         return [f"no {SOURCE}.json: the source language's catalogue is missing"]
     source = catalogues[SOURCE]
-    shared = {key for key in source if not key.startswith(OPERATOR_ONLY)}
     out: list[str] = []
     for lang, messages in catalogues.items():
         categories = plural_categories(lang)
         if lang != SOURCE:
-            for key in sorted(shared - messages.keys()):
-                out.append(f"{lang}.json: {key} is missing")
             for key in sorted(messages.keys() - source.keys()):
                 out.append(f"{lang}.json: {key} is not in {SOURCE}.json")
         for key, message in messages.items():
@@ -121,15 +119,46 @@ def problems(catalogues: Mapping[str, Mapping[str, Message]]) -> list[str]:
     return out
 
 
+def missing(catalogues: Mapping[str, Mapping[str, Message]]) -> dict[str, list[str]]:
+    """The keys of the source language each other language does not have yet (shown in
+    English until it does), by language; the operator's keys are not asked of any."""
+    source = catalogues.get(SOURCE, {})
+    shared = {key for key in source if not key.startswith(OPERATOR_ONLY)}
+    return {
+        lang: sorted(shared - messages.keys())
+        for lang, messages in catalogues.items()
+        if lang != SOURCE
+    }
+
+
+def coverage_lines(catalogues: Mapping[str, Mapping[str, Message]], *, keys: bool) -> list[str]:
+    """One line a language: how many of the source language's messages it has, then (with
+    ``keys``) the missing keys, one an indented line."""
+    source = catalogues.get(SOURCE, {})
+    total = sum(1 for key in source if not key.startswith(OPERATOR_ONLY))
+    out: list[str] = []
+    for lang, lacking in missing(catalogues).items():
+        out.append(f"{lang}: {total - len(lacking)} of {total} messages")
+        if keys:
+            out += [f"  {key}" for key in lacking]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--check", action="store_true", help="check the catalogues (default)")
-    parser.parse_args(argv)
-    found = problems(read())
+    parser.add_argument(
+        "--coverage", action="store_true", help="list the messages each language lacks"
+    )
+    args = parser.parse_args(argv)
+    catalogues = read()
+    found = problems(catalogues)
     for problem in found:
         print(problem, file=sys.stderr)
     if not found:
-        print(f"{len(read())} catalogues agree: {', '.join(read())}")
+        print(f"{len(catalogues)} catalogues agree: {', '.join(catalogues)}")
+        for line in coverage_lines(catalogues, keys=args.coverage):
+            print(line)
     return 1 if found else 0
 
 

@@ -110,10 +110,10 @@ class Renderer:
             if len(self._rendered) > RENDERED_KEPT:
                 self._rendered.popitem(last=False)
         shown = [claimed.pages[pid] for pid, _ in entries if pid in claimed.pages]
-        if parts and toggle.offered(shown, chat.lang):
+        to = toggle.target(shown, chat.lang) if parts else None
+        if to is not None:
             # Per row, after the (shared) rendering: the toggle names this row.
-            back = toggle.button(toggle.other(chat.lang), row.id)
-            return toggle.with_toggle(chat.platform, parts, back)
+            return toggle.with_toggle(chat.platform, parts, toggle.button(to, row.id))
         return list(parts)
 
 

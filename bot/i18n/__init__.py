@@ -14,7 +14,9 @@ Why JSON rather than gettext: the keys are already stable identifiers (gettext k
 English text), a plural object maps directly to CLDR's categories, there is no compile step
 between editing a file and running the bot, and tests read the files with the standard
 library. ``python scripts/i18n_export.py --check`` (and a unit test) holds every file to the
-same keys, placeholders and the plural categories CLDR gives its language.
+source language's keys, placeholders and the plural categories CLDR gives its language. A
+catalogue may be partial: a language is one file, however few of the messages it has yet,
+and ``python scripts/i18n_export.py --coverage`` lists what each one still lacks.
 
 Korean glossary: one term per concept across every catalogue (a test holds every Korean
 message to it, and to the particle rules: a particle attaches to the word before it, and a
@@ -55,6 +57,9 @@ SOURCE = "en"  # the language the messages are written in first; every other fal
 # A placeholder any message may use without its caller passing it: the languages the bot
 # speaks (``en | ko``), so that no message lists them and a new file needs no edit of another.
 LANGS_FIELD = "{langs}"
+
+# Messages for the operator's terminal and logs, in the source language only.
+OPERATOR_ONLY = ("cli.", "log.")
 
 # A message: its text, or its plural forms by CLDR category ("one", "other") and exact
 # value ("=1").
@@ -231,9 +236,19 @@ def tn(lang: str, key: str, count: int, /, **params: Any) -> str:
     return _format(message, {"count": count, **params})
 
 
+def complete(lang: str) -> bool:
+    """Whether ``lang`` has every message of the source language (the operator's own,
+    ``cli.`` and ``log.``, aside): a partial catalogue is spoken with English for the rest."""
+    messages = CATALOGUE.get(lang, {})
+    return all(
+        key in messages for key in CATALOGUE[SOURCE] if not key.startswith(OPERATOR_ONLY)
+    )
+
+
 def has(key: str) -> bool:
-    """Whether every language has a message ``key``."""
-    return all(key in messages for messages in CATALOGUE.values())
+    """Whether there is a message ``key``: the source language has it, and every other
+    language either has it or falls back to it."""
+    return key in CATALOGUE[SOURCE]
 
 
 def language_name(code: str, lang: str) -> str:

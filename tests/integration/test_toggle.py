@@ -156,7 +156,7 @@ async def test_telegram_a_press_edits_the_digest_into_the_other_language_and_bac
     tg: FakeTelegram, running: Running, engine: AsyncEngine, database_url: str, lang: str
 ) -> None:
     ids = await seed(engine)
-    other = toggle.other(lang)
+    other = {"en": "ko", "ko": "en"}[lang]
     async with running():
         await reply_to(tg, PRIVATE, "/subscribe rl")
         if lang == "ko":
@@ -362,7 +362,7 @@ async def test_slack_a_press_shows_the_other_language_to_the_presser_only(
     bot: Bot, sender: Any, sl: FakeSlack, engine: AsyncEngine, lang: str
 ) -> None:
     ids = await seed(engine)
-    other = toggle.other(lang)
+    other = {"en": "ko", "ko": "en"}[lang]
     await bot.command("subscribe rl")
     if lang == "ko":
         await bot.command("lang ko")

@@ -125,7 +125,6 @@ def test_the_languages_are_the_files() -> None:
 @pytest.mark.parametrize(
     ("change", "problem"),
     [
-        (lambda ko: ko.pop("cmd.help"), "ko.json: cmd.help is missing"),
         (lambda ko: ko.update({"cmd.nothing": "x"}), "ko.json: cmd.nothing is not in en.json"),
         (
             lambda ko: ko.update({"time.set": "{time}"}),
@@ -155,6 +154,36 @@ def test_the_check_catches_what_it_is_for(change: object, problem: str) -> None:
 
 def test_the_check_script_passes() -> None:
     assert i18n_export.main(["--check"]) == 0
+
+
+def test_korean_is_complete() -> None:
+    """Korean is a language the project maintains whole: every message of English's."""
+    assert i18n_export.missing(i18n_export.read(LOCALES))["ko"] == []
+
+
+def test_a_partial_catalogue_is_a_language_with_its_gaps_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A language is one file, however few messages it has yet: the check passes, the
+    coverage report lists what it lacks, and the bot speaks it with English for the rest."""
+    catalogues = i18n_export.read(LOCALES)
+    catalogues["xx"] = {"cmd.help": "XX:"}
+    catalogues["ko"].pop("cmd.help")
+    assert i18n_export.problems(catalogues) == []
+    lacking = i18n_export.missing(catalogues)
+    assert lacking["ko"] == ["cmd.help"]
+    assert "cmd.help" not in lacking["xx"] and "cmd.greeting" in lacking["xx"]
+    assert not any(key.startswith(("cli.", "log.")) for key in lacking["xx"])
+    lines = i18n_export.coverage_lines(catalogues, keys=True)
+    total = len(lacking["xx"]) + 1
+    assert f"xx: 1 of {total} messages" in lines and "  cmd.greeting" in lines
+    i18n.add_language("xx", {"cmd.help": "XX:"})
+    try:
+        assert t("xx", "cmd.help") == "XX:"
+        assert t("xx", "cmd.greeting") == t("en", "cmd.greeting")
+        assert i18n.has("cmd.greeting") and not i18n.has("cmd.nothing")
+    finally:
+        i18n.remove_language("xx")
 
 
 @pytest.mark.parametrize("key", sorted(KOREAN))
@@ -282,17 +311,19 @@ def test_negotiate(locale: str | None, default: str | None, lang: str) -> None:
 def test_a_language_added_is_spoken_everywhere_at_once() -> None:
     from bot.models import LANGUAGES
 
+    before = " | ".join(i18n.LANGUAGES)  # en | ko, and any other catalogue shipped
+    assert before.startswith("en | ") and "ko" in i18n.LANGUAGES
     i18n.add_language("xx-test", {"cmd.help": "XX:"})
     try:
         assert "xx-test" in LANGUAGES and "xx-test" in i18n.LANGUAGES
         assert negotiate("XX_test") == "xx-test"
         assert t("xx-test", "cmd.help") == "XX:"
         assert t("xx-test", "cmd.admins_only") == t("en", "cmd.admins_only")  # falls back
-        assert "/lang en | ko | xx-test" in t("en", "lang.usage", value="q", p="/")
+        assert f"/lang {before} | xx-test" in t("en", "lang.usage", value="q", p="/")
     finally:
         i18n.remove_language("xx-test")
     assert "xx-test" not in LANGUAGES
-    assert t("en", "line.lang", p="/").startswith("/lang en | ko — ")
+    assert t("en", "line.lang", p="/").startswith(f"/lang {before} — ")
 
 
 @pytest.mark.parametrize(

@@ -91,7 +91,7 @@ def page_file(key: str, lang: str, *, path: str | None = None, **fields: object)
         ("papers/2026/x.md", ("papers/2026/x", None)),
         ("papers/2026/2608.27351-evolution.md", ("papers/2026/2608.27351-evolution", None)),
         ("papers/2026/2608.27351-evolution.ko.md", ("papers/2026/2608.27351-evolution", "ko")),
-        ("papers/2026/x.ja.md", ("papers/2026/x.ja", None)),  # not one of our languages
+        ("papers/2026/x.xx.md", ("papers/2026/x.xx", None)),  # not one of our languages
         ("papers/2026/x.KO.md", ("papers/2026/x.KO", None)),
         ("ko.md", ("ko", None)),
         ("papers/ko.md", ("papers/ko", None)),
@@ -290,7 +290,7 @@ def test_arxiv_and_type(front: str, arxiv: str | None, type_: str | None) -> Non
         ("a/x.md", "lang: ko", "en", "ko"),
         ("a/x.md", "lang: ko-KR", "en", "ko"),
         ("a/x.md", "lang: EN", "ko", "en"),
-        ("a/x.md", "lang: ja", "ko", "ko"),  # not ours: the default
+        ("a/x.md", "lang: xx", "ko", "ko"),  # not ours: the default
         ("a/x.md", "lang: [ko]", "en", "en"),
         ("a/x.md", "title: T", "ko", "ko"),
     ],
@@ -414,7 +414,7 @@ def test_any_front_matter_raises_nothing_but_parse_error(front: str, body: str) 
 
 @pytest.mark.parametrize(
     ("value", "lang"),
-    [("ko", "ko"), ("ko-KR", "ko"), ("en_GB", "en"), (" EN-us ", "en"), ("ja", None), (1, None)],
+    [("ko", "ko"), ("ko-KR", "ko"), ("en_GB", "en"), (" EN-us ", "en"), ("xx", None), (1, None)],
 )
 def test_normalize_lang(value: object, lang: str | None) -> None:
     assert normalize_lang(value) == lang

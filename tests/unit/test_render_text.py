@@ -87,7 +87,7 @@ def test_reply() -> None:
         ("en", dt.date(2026, 1, 5), "5 Jan 2026"),
         ("en", dt.date(2026, 12, 31), "31 Dec 2026"),
         ("ko", dt.date(2026, 1, 5), "2026년 1월 5일"),
-        ("ja", dt.date(2026, 1, 5), "5 Jan 2026"),  # unknown language: English
+        ("xx", dt.date(2026, 1, 5), "5 Jan 2026"),  # unknown language: English
     ],
 )
 def test_format_date(lang: str, date: dt.date, expected: str) -> None:
@@ -101,7 +101,7 @@ def test_format_date(lang: str, date: dt.date, expected: str) -> None:
         ("en", "ko", "(in Korean)"),
         ("ko", "en", "(영어)"),
         ("ko", "ko", ""),
-        ("en", "ja", "(in ja)"),
+        ("en", "xx", "(in xx)"),
     ],
 )
 def test_language_note(lang: str, page_lang: str, expected: str) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.errors import ConfigError
+from bot.i18n import LANGUAGES
 from bot.settings import SAMPLE_WIKI, load_settings
 from tests.cli import refusal, run_cli
 
@@ -67,7 +68,7 @@ def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
         ("DEFAULT_TIMEZONE", "posix/Asia/Seoul", "IANA time zone of a place"),
         ("DEFAULT_TIMEZONE", "EST5EDT", "IANA time zone of a place"),
         ("DEFAULT_TIMEZONE", "GMT", "did you mean UTC?"),
-        ("DEFAULT_LANGUAGE", "fr", "'en' or 'ko'"),
+        ("DEFAULT_LANGUAGE", "xx", " or ".join(repr(lang) for lang in LANGUAGES)),
         ("TELEGRAM_BOT_TOKEN", "not-a-token", "bot token"),
         ("TELEGRAM_API_BASE_URL", "api.telegram.org", "http:// or https:// URL"),
         ("TELEGRAM_WEBHOOK_SECRET", "has spaces in it", "A-Z, a-z, 0-9"),

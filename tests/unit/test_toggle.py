@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot import i18n
 from bot.channels.slack import blocks as slack
 from bot.channels.slack.payload import SlackPayload
 from bot.channels.slack.payload import payload as slack_payload
 from bot.channels.telegram import rich as telegram_rich
 from bot.channels.telegram.payload import TelegramPayload
 from bot.channels.telegram.payload import payload as telegram_payload
-from bot.models import Outgoing, Platform
+from bot.models import Digest, DigestItem, Outgoing, Page, PageText, Platform
 from bot.render import toggle
 
 
@@ -40,7 +43,55 @@ def test_malformed_actions_are_refused() -> None:
 def test_label_is_in_the_language_offered() -> None:
     assert toggle.button("ko", 3).label == "한국어"
     assert toggle.button("en", 3).label == "English"
-    assert toggle.other("en") == "ko" and toggle.other("ko") == "en"
+
+
+def _page(*langs: str) -> Page:
+    return Page(
+        source="wiki",
+        key="k",
+        texts=tuple(PageText(lang=lang, title="t", tldr="x") for lang in langs),
+    )
+
+
+@pytest.mark.parametrize(
+    ("langs", "reader", "offered"),
+    [
+        ((("en", "ko"),), "en", "ko"),
+        ((("en", "ko"),), "ko", "en"),
+        ((("en",), ("ko",)), "en", "ko"),  # one page each: still another language
+        ((("en",),), "en", None),  # nothing to switch to
+        ((("ko",),), "ko", None),
+        ((("ko",),), "en", "ko"),  # the page is only in Korean: its language is offered
+        ((), "en", None),
+    ],
+)
+def test_the_toggle_names_a_language_the_digest_has(
+    langs: tuple[tuple[str, ...], ...], reader: str, offered: str | None
+) -> None:
+    assert toggle.target([_page(*page) for page in langs], reader) == offered
+
+
+def test_a_language_the_bot_speaks_but_no_page_has_is_never_offered() -> None:
+    i18n.add_language("xx", {"render.toggle": "XX"})
+    try:
+        pages = [_page("en", "ko")]
+        assert toggle.target(pages, "en") == "ko" and toggle.target(pages, "ko") == "en"
+        assert toggle.target([_page("en", "xx")], "en") == "xx"
+        assert toggle.target([_page("en", "xx")], "xx") == "en"
+    finally:
+        i18n.remove_language("xx")
+
+
+def test_the_toggle_back_names_the_language_the_digest_came_from() -> None:
+    digest = Digest(
+        lang="ko",
+        date=dt.date(2026, 1, 5),
+        items=(DigestItem(page=_page("en", "ko"), matched=("rl",)),),
+    )
+    back = toggle.back(digest, 7)
+    assert back is not None and toggle.parse(back.action) == ("en", 7)
+    alone = Digest(lang="en", date=dt.date(2026, 1, 5), items=(DigestItem(_page("en"), ()),))
+    assert toggle.back(alone, 7) is None
 
 
 @given(rows=st.integers(min_value=0, max_value=20), row_id=st.integers(1, toggle.MAX_ROW_ID))

@@ -117,7 +117,7 @@ class EventHandlers(ChannelBase):
                 await self._respond(respond, answer.reply, chat_id=caller.chat_id)
             return
         done = toggled[0]
-        back = toggle.button(toggle.other(done.digest.lang), done.row_id)
+        back = toggle.back(done.digest, done.row_id)
         parts = toggle.with_toggle(
             Platform.SLACK, render.digest_messages(Platform.SLACK, done.digest), back
         )

@@ -131,7 +131,7 @@ class ButtonHandlers(ChannelReplies):
         if isinstance(answer, Reply):
             await self._reply(message.chat.id, answer, thread_id=_topic_of(message))
             return
-        back = toggle.button(toggle.other(answer.digest.lang), answer.row_id)
+        back = toggle.back(answer.digest, answer.row_id)
         parts = toggle.with_toggle(
             Platform.TELEGRAM, render.digest_messages(Platform.TELEGRAM, answer.digest), back
         )
