@@ -8,6 +8,7 @@ import pytest
 from bot.channels.console.chat import complete
 from bot.channels.telegram.channel import menu_commands
 from bot.commands import help_text, registry
+from bot.commands.registry import BOT_ADMINS, EVERYONE, Menu
 from bot.i18n import t
 
 
@@ -33,10 +34,16 @@ def test_help_lists_every_command_once_in_the_table_order(lang: str) -> None:
 def test_menus_follow_the_same_table(lang: str) -> None:
     names = [c.command for c in menu_commands(lang)]
     assert names == [n for n in help_names(lang, bot_admin=False) if n != "start"]
-    for command in ("limit", "quiet", "feedback", "why"):
-        assert command in names
+    declared = registry.commands()
+    assert names == [c.name for c in declared if c.menu != Menu.NONE and c.audience != BOT_ADMINS]
     members = [c.command for c in menu_commands(lang, group_member=True)]
-    assert members == ["help", "tags", "settings", "latest"]
+    assert members == [c.name for c in declared if c.menu == Menu.GROUP]
+
+
+def test_a_group_s_members_see_only_commands_that_change_nothing() -> None:
+    """A group's members may use what its menu shows them: reading, never writing."""
+    readers = [c for c in registry.commands() if c.menu == Menu.GROUP]
+    assert readers and all(not c.writes and c.audience == EVERYONE for c in readers)
 
 
 def test_console_completion_offers_every_command_in_order() -> None:

@@ -105,3 +105,22 @@ def test_the_readme_is_short_and_its_links_lead_somewhere() -> None:
     assert targets
     for target in targets:
         assert (ROOT / target).exists(), target
+
+
+COMMANDS_PAGES = (ROOT / "docs" / "commands.md", ROOT / "docs" / "ko" / "commands.md")
+FIRST_CELL = re.compile(r"^\| (`[^|]+) \|", re.MULTILINE)
+
+
+@pytest.mark.parametrize("page", COMMANDS_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_commands_pages_table_every_command_of_the_registry(page: Path) -> None:
+    """The hand-written commands pages cannot drift from the registry: their table has a
+    row for every command, and names no command the bot does not have."""
+    from bot.commands import registry
+
+    named = {
+        item.strip("` ").split()[0]
+        for cell in FIRST_CELL.findall(page.read_text(encoding="utf-8"))
+        for item in cell.split(",")
+        for item in item.split(" / ")
+    }
+    assert named == set(registry.NAMES)
