@@ -188,9 +188,12 @@ async def test_credentials_reach_the_server_and_no_error_shows_them(tmp_path: Pa
         bad = repository(server, tmp_path / "bad", credentials="bot:WRONG-secret@")
         with pytest.raises(SourceError) as refused:
             await scan(bad)
-        # The reason is what the poller shows (beside the source's redacted name).
-        assert "WRONG-secret" not in refused.value.reason
-        assert "Authentication failed" in refused.value.reason
+        # The reason is what /healthz shows (beside the source's redacted name): a public
+        # word; git's own text is the detail the log shows, without the credentials.
+        assert refused.value.reason == "git fetch: authentication failed"
+        assert refused.value.detail is not None
+        assert "WRONG-secret" not in refused.value.detail
+        assert "Authentication failed" in refused.value.detail
 
 
 @pytest.mark.slow
