@@ -81,6 +81,16 @@ _REASONS = (
 )
 
 
+# What git says after every failure to read a remote, whatever the cause.
+_BOILERPLATE = frozenset(
+    {
+        "Could not read from remote repository.",
+        "Please make sure you have the correct access rights",
+        "and the repository exists.",
+    }
+)
+
+
 def public_reason(stderr: str) -> str:
     """The public word for what git's error output says (``failed`` for anything else)."""
     folded = stderr.lower()
@@ -213,12 +223,15 @@ class GitRunner:
             raise SourceError(
                 self.source,
                 f"git {args[0]}: {public_reason(stderr)}",
-                detail=f"git {args[0]}: {self._detail(stderr)}",
+                detail=self._detail(stderr),
             )
 
     def _detail(self, stderr: str) -> str:
+        """git's error output as one line: its own words, without the advice it adds to
+        every failure of a remote, and without the source's credentials."""
         lines = [line.strip() for line in stderr.splitlines() if line.strip()]
         lines = [line.removeprefix("fatal: ").removeprefix("error: ") for line in lines]
+        lines = [line for line in lines if line not in _BOILERPLATE] or lines
         text = scrub("; ".join(lines) or "failed", self.source)
         return text if len(text) <= MAX_DETAIL_CHARS else text[: MAX_DETAIL_CHARS - 1] + "…"
 

@@ -184,7 +184,10 @@ class Poller:
                 return await self._poll_directory(source, identity)
         except SourceError as exc:
             reason = scrub(exc.reason, name)  # public: /healthz shows it
-            log.warning("source failed: %s: %s", shown, scrub(exc.detail or exc.reason, name))
+            # The outside's own words (git's) go to the log alone: they may name hosts
+            # and addresses that /healthz would show to anyone.
+            said = f"{reason} ({scrub(exc.detail, name)})" if exc.detail else reason
+            log.warning("source failed: %s: %s", shown, said)
         except TimeoutError:
             reason = f"took longer than {self._source_deadline:g} s"
             log.warning("source failed: %s: %s", shown, reason)
