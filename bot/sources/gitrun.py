@@ -45,7 +45,14 @@ BASE_ENV = {
 }
 # Every command: redirects are never followed by git itself; the source follows one that
 # the redirect policy allows (bot/sources/git.py), so each hop is checked as a feed's is.
-BASE_CONFIG = ("-c", "http.followRedirects=false")
+# A blob over a megabyte (no page is) is streamed to disk by the fetch, never held whole in
+# git's memory (core.bigFileThreshold, git-config(1); 512 MB by default).
+BASE_CONFIG = (
+    "-c",
+    "http.followRedirects=false",
+    "-c",
+    "core.bigFileThreshold=1m",
+)
 
 # git's messages (LC_ALL=C) -> the public reason, the first that matches; git's own words
 # never reach /healthz, where they would tell anyone what the bot's network can reach.

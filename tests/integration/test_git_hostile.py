@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import sys
 import time
 import tracemalloc
 from collections.abc import AsyncIterator
@@ -319,3 +320,55 @@ async def test_trendbot_poll_on_a_tree_bomb_records_the_cap_and_moves_on(
         # The commit was recorded as scanned: the next poll costs one fetch.
         second = await run_cli_async("poll", env=env, cwd=tmp_path, seconds=120)
         assert second.stdout.strip().splitlines()[-1] == "0 new, 0 updated, 0 skipped"
+
+
+# What `trendbot poll` and the git commands it ran held at their peak, printed last.
+MEASURED_POLL = """
+import resource, runpy, sys
+sys.argv = ["trendbot", "poll"]
+try:
+    runpy.run_module("bot", run_name="__main__")
+finally:
+    self_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    git_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+    print(f"peak {self_mb} {git_mb}")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_trendbot_poll_past_a_large_blob_stays_small(
+    wiki: Wiki, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    huge = 128 * 1024 * 1024  # a repeated pattern: a pack of a megabyte or two
+    (wiki.work / "wiki" / "papers").mkdir(parents=True)
+    with (wiki.work / "wiki" / "papers" / "huge.md").open("wb") as file:
+        chunk = bytes(range(256)) * 4096
+        for _ in range(huge // len(chunk)):
+            file.write(chunk)
+    wiki.write("wiki/papers/small.md", page("Small"))
+    wiki.commit("a page and a blob of 128 MB")
+    async with GitServer(wiki.bare.parent) as server:
+        env = dict(
+            clean_env,
+            DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/data/trendbot.db",
+            WIKI_SOURCES=f"git+{server.base_url}/wiki.git@main#subdirectory=wiki",
+        )
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            MEASURED_POLL,
+            env=env,
+            cwd=tmp_path,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(process.communicate(), timeout=150)
+    lines = out.decode().strip().splitlines()
+    assert lines[-2] == "1 new, 0 updated, 1 skipped (baseline: nothing queued)", err.decode()
+    _, self_mb, git_mb = lines[-1].split()
+    # Neither the bot nor git ever holds the blob: git streams a blob over a megabyte
+    # (core.bigFileThreshold) and the bot reads only its size. (A child's peak counts the
+    # parent's pages it was spawned with: git's own growth is what exceeds the bot's.)
+    assert int(self_mb) < 160, lines[-1]  # before this build: 347 MB
+    assert int(git_mb) < int(self_mb) + 30, lines[-1]  # git alone: 132 MB before
