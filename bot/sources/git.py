@@ -18,7 +18,14 @@ The git command does the work (not a library such as dulwich): it is the referen
 every transport the URL form allows (smart HTTP, SSH, local), for shallow fetches and for
 rename detection, and operators already know how to give it credentials. Credentials in
 the URL (``https://token@host/…``) go only into the clone's own config file (mode 0600),
-never onto a command line that ``ps`` shows, and every error is scrubbed of them.
+and every error is scrubbed of them.
+
+A hostile repository costs no more than a wiki: the tree is listed with each blob's size
+(``ls-tree -l``), so a file over the page cap is skipped by its size and never read; the
+listing stops at :data:`MAX_GIT_PAGE_FILES` page files (a tree bomb), and the source goes on
+from that commit; a blob shared by many paths is read once. Each git command runs in a
+process group of its own, ended whole on its deadline or when the poll stops waiting
+(bot/sources/gitrun.py). Redirects follow the feeds' policy (:meth:`GitRepository.fetch`).
 """
 
 from __future__ import annotations
