@@ -17,12 +17,18 @@ class ConfigError(BotError):
 
 
 class SourceError(BotError):
-    """A whole source failed: a missing directory, an unreachable or unparsable feed."""
+    """A whole source failed: a missing directory, an unreachable or unparsable feed.
 
-    def __init__(self, source: str, reason: str) -> None:
+    ``reason`` is public (``/healthz`` shows it); ``detail``, when set, is what the log
+    shows instead: the outside's own words (git's error output), which may name what the
+    bot's network can reach.
+    """
+
+    def __init__(self, source: str, reason: str, *, detail: str | None = None) -> None:
         super().__init__(f"{source}: {reason}")
         self.source = source
         self.reason = reason
+        self.detail = detail
 
 
 class ParseError(BotError):

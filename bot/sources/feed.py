@@ -37,7 +37,7 @@ INFLATE_PIECE = 64 * 1024  # most bytes one step of decompression may produce
 MAX_ETAG_CHARS = 1000
 MAX_LAST_MODIFIED_CHARS = 200
 
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,8 +154,8 @@ async def _get(
         request = client.build_request("GET", target, headers=headers)
         response = await client.send(request, stream=True, follow_redirects=False)
         try:
-            if response.status_code in _REDIRECTS and "Location" in response.headers:
-                target = await _redirect_target(
+            if response.status_code in REDIRECT_STATUSES and "Location" in response.headers:
+                target = await redirect_target(
                     url, origin, response, allow_cross_host=allow_cross_host
                 )
                 continue
@@ -170,10 +170,15 @@ async def _get(
     raise SourceError(url, f"more than {MAX_REDIRECTS} redirects")
 
 
-async def _redirect_target(
+async def redirect_target(
     url: str, origin: httpx.URL, response: httpx.Response, *, allow_cross_host: bool
 ) -> httpx.URL:
-    """Where a redirect leads, once it is allowed; a SourceError says why it is not."""
+    """Where a redirect leads, once it is allowed; a SourceError says why it is not.
+
+    The one redirect policy of every source fetched over HTTP (feeds here, git
+    repositories in bot/sources/git.py): the configured host, or with ``allow_cross_host``
+    another host, never from a public host to a loopback, link-local or private address.
+    """
     try:
         target = response.url.join(response.headers["Location"])
     except (httpx.InvalidURL, ValueError):

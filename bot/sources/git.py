@@ -18,24 +18,36 @@ The git command does the work (not a library such as dulwich): it is the referen
 every transport the URL form allows (smart HTTP, SSH, local), for shallow fetches and for
 rename detection, and operators already know how to give it credentials. Credentials in
 the URL (``https://token@host/…``) go only into the clone's own config file (mode 0600),
-never onto a command line that ``ps`` shows, and every error is scrubbed of them.
+and every error is scrubbed of them.
+
+A hostile repository costs no more than a wiki: the tree is listed with each blob's size
+(``ls-tree -l``), so a file over the page cap is skipped by its size and never read; the
+listing stops at :data:`MAX_GIT_PAGE_FILES` page files (a tree bomb), and the source goes on
+from that commit; a blob shared by many paths is read once. Each git command runs in a
+process group of its own, ended whole on its deadline or when the poll stops waiting
+(bot/sources/gitrun.py). Redirects follow the feeds' policy (:meth:`GitRepository.fetch`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import hashlib
 import logging
 import os
-import subprocess
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlsplit, urlunsplit
+
+import httpx
 
 from bot.errors import ParseError, SourceError
 from bot.models import Page, Skipped
 from bot.sources.bounds import MAX_PATH_CHARS, bound_page, too_many_tags
+from bot.sources.feed import MAX_REDIRECTS, REDIRECT_STATUSES, make_feed_client, redirect_target
+from bot.sources.gitrun import GitRunner, redirected
+from bot.sources.giturl import SCHEMES, GitUrl, is_git, parse_git_url, valid_ref
 from bot.sources.pages import (
     MAX_PAGE_BYTES,
     PageFile,
@@ -45,65 +57,40 @@ from bot.sources.pages import (
 )
 from bot.sources.urls import redact_url, scrub
 
+__all__ = [
+    "SCHEMES",
+    "GitRepository",
+    "GitScan",
+    "GitUrl",
+    "clone_directory",
+    "is_git",
+    "parse_git_url",
+    "valid_ref",
+]
+
 log = logging.getLogger("bot.sources")
 
-SCHEMES = ("git+https", "git+http", "git+ssh", "git+file")
 PAGE_SUFFIX = ".md"
-GIT_TIMEOUT_SECONDS = 50.0  # below the poller's 60 s a source: a hung fetch fails alone
 SCANNED_REF = "refs/trendbot/scanned"
 FETCHED_REF = "refs/trendbot/fetched"
 REGULAR_FILE_MODES = ("100644", "100755")  # not symlinks (120000) nor submodules (160000)
-BLOB_BATCH = 500  # blobs read by one `git cat-file --batch`: bounds the bytes held at once
-
-
-def is_git(source: str) -> bool:
-    """Whether a ``WIKI_SOURCES`` entry names a git repository (``git+…://``)."""
-    return source.strip().lower().startswith(tuple(f"{scheme}://" for scheme in SCHEMES))
+BLOB_BATCH = 500  # blobs read by one `git cat-file --batch`
+BATCH_BYTES = 8 * 1024 * 1024  # and at most this many bytes of them: what is held at once
+# A wiki of 20,000 page files scans in 5 s (docs/benchmarks.md); a tree of more is no wiki
+# a chat can follow (a few hundred bytes of shared subtrees make 400,000 paths): the first
+# page files by path are kept, with one log line, and the source goes on from that commit.
+MAX_GIT_PAGE_FILES = 25_000
+MAX_TREE_ENTRIES = 8 * MAX_GIT_PAGE_FILES  # files of any kind listed before the listing stops
+PROBE_SECONDS = 20.0  # learning where a redirect leads, every hop included
+INFO_REFS = "/info/refs?service=git-upload-pack"  # what git asks first (gitprotocol-http(5))
 
 
 @dataclass(frozen=True, slots=True)
-class GitUrl:
-    """A repository in pip's form, taken apart."""
+class TreeFile:
+    """A page file of the tree: its blob and the blob's size (known before it is read)."""
 
-    remote: str  # what git fetches from: the URL without ``git+``, ``@REF`` and fragment
-    ref: str | None  # a branch or tag; None for the remote's default branch
-    subdirectory: str  # the wiki's folder inside the repository, "" for its root
-
-    @property
-    def shown(self) -> str:
-        """The repository without its credentials, for logs, replies and errors."""
-        return redact_url(self.remote)
-
-
-def parse_git_url(source: str) -> GitUrl:
-    """``git+https://host/org/wiki.git@main#subdirectory=wiki`` -> its parts.
-
-    Raises:
-        ValueError: not a git URL of an accepted scheme, an empty path, or a
-            subdirectory that climbs out of the repository.
-    """
-    text = source.strip()
-    scheme, sep, rest = text.partition("://")
-    if not sep or scheme.lower() not in SCHEMES:
-        raise ValueError("must be git+https://, git+ssh:// or git+file:// (pip's form)")
-    parts = urlsplit(f"{scheme[4:].lower()}://{rest}")
-    path, ref = parts.path, None
-    at = path.rfind("@")
-    if at > path.rfind("/") or (at >= 0 and "/" not in path[at:]):
-        path, ref = path[:at], unquote(path[at + 1 :]) or None
-    if not path.strip("/") and parts.scheme != "file":
-        raise ValueError("names no repository path")
-    subdirectory = ""
-    for field in parts.fragment.split("&"):
-        name, _, value = field.partition("=")
-        if name == "subdirectory":
-            subdirectory = unquote(value).strip("/")
-    if subdirectory and any(part in ("", ".", "..") for part in subdirectory.split("/")):
-        raise ValueError("#subdirectory= must be a folder inside the repository")
-    if ref is not None and (ref.startswith("-") or ".." in ref or any(c.isspace() for c in ref)):
-        raise ValueError("@REF must be a branch or tag name")
-    remote = urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
-    return GitUrl(remote=remote, ref=ref, subdirectory=subdirectory)
+    blob: str
+    size: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,55 +118,53 @@ class GitScan:
 
 
 class GitRepository:
-    """The bot's own bare clone of one source repository, under ``directory``."""
+    """The bot's own bare clone of one source repository, under ``directory``.
 
-    def __init__(self, source: str, *, directory: Path) -> None:
+    Args:
+        source: The source as configured (credentials included: for git alone).
+        directory: Where the clone is kept (see :func:`clone_directory`).
+        stop: Set by a caller that no longer waits (its poll timed out or was cancelled,
+            the service is stopping): the git command running is ended with its helpers
+            and the scan stops at the next file.
+        allow_cross_host: A redirect to another host is followed
+            (``FEED_ALLOW_CROSS_HOST_REDIRECTS``); see :meth:`fetch`.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        *,
+        directory: Path,
+        stop: threading.Event | None = None,
+        allow_cross_host: bool = False,
+    ) -> None:
         self.source = source
         self.url = parse_git_url(source)
         self.shown = redact_url(source)  # how logs, replies and errors name it
         self.directory = directory
+        self.allow_cross_host = allow_cross_host
+        self._runner = GitRunner(source, directory=directory, stop=stop)
 
     # ------------------------------------------------------------------ git itself
 
     def _git(self, *args: str, stdin: bytes | None = None) -> bytes:
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(self.directory),  # no user's config or credentials leak in
-            "GIT_TERMINAL_PROMPT": "0",  # a missing credential fails, never waits
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
-            "LC_ALL": "C",
-        }
-        try:
-            # The arguments are this module's own and the repository's ids: no shell, and the
-            # source URL is never among them (it is in the clone's config).
-            done = subprocess.run(  # noqa: S603
-                ["git", "--git-dir", str(self.directory), *args],  # noqa: S607 - git on PATH
-                input=stdin,
-                capture_output=True,
-                env=env,
-                timeout=GIT_TIMEOUT_SECONDS,
-                check=False,
-            )
-        except FileNotFoundError:
-            raise SourceError(self.source, "the git command is not installed") from None
-        except subprocess.TimeoutExpired:
-            raise SourceError(
-                self.source, f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS:g} s"
-            ) from None
-        if done.returncode != 0:
-            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            reason = next((line for line in reversed(message) if line.strip()), "failed")
-            reason = scrub(reason.removeprefix("fatal: ").removeprefix("error: "), self.source)
-            raise SourceError(self.source, f"git {args[0]}: {scrub(reason, self.url.remote)}")
-        return done.stdout
+        return self._runner.run(*args, stdin=stdin)
+
+    def _check_stop(self) -> None:
+        if self._runner.stop.is_set():
+            log.info("%s: scan stopped: its poll was cancelled or ran out of time", self.shown)
+            raise SourceError(self.source, "stopped")
 
     def _ensure_clone(self) -> None:
-        """A bare repository whose ``origin`` is the source, its config readable by the
-        bot alone (the URL may carry a token)."""
+        """A bare repository whose ``origin`` is the source."""
         if not (self.directory / "HEAD").exists():
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._git("init", "--quiet", "--bare")
+        self._write_origin(self.url.remote)
+
+    def _write_origin(self, remote: str) -> None:
+        """``origin`` fetches from ``remote``, written in the clone's config, readable by
+        the bot alone (the URL may carry a token)."""
         config = self.directory / "config"
         lines = config.read_text(encoding="utf-8").splitlines()
         kept: list[str] = []
@@ -189,8 +174,8 @@ class GitRepository:
                 skipping = line.strip() == '[remote "origin"]'
             if not skipping:
                 kept.append(line)
-        remote = self.url.remote.replace("\\", "\\\\").replace('"', '\\"')
-        kept += ['[remote "origin"]', f'\turl = "{remote}"']
+        quoted = remote.replace("\\", "\\\\").replace('"', '\\"')
+        kept += ['[remote "origin"]', f'\turl = "{quoted}"']
         fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as file:
             file.write("\n".join(kept) + "\n")
@@ -202,13 +187,35 @@ class GitRepository:
                 self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").decode().strip()
             )
         except SourceError:
+            self._check_stop()
             return None
 
     # ------------------------------------------------------------------ a poll
 
     def fetch(self) -> tuple[str, dt.datetime]:
-        """Fetch the branch's tip shallowly; returns it and its commit time."""
+        """Fetch the branch's tip shallowly; returns it and its commit time.
+
+        git never follows a redirect itself. When the server answers one, where it leads
+        is learnt hop by hop under the feeds' policy (:func:`bot.sources.feed.redirect_target`:
+        the same host, or another only with ``allow_cross_host``, never from a public host
+        to an internal address), and the fetch is made once more from there.
+        """
         self._ensure_clone()
+        try:
+            self._fetch()
+        except SourceError as exc:
+            http = self.url.remote.lower().startswith(("http://", "https://"))
+            if not (http and exc.detail and redirected(exc.detail)):
+                raise
+            self._write_origin(self._follow_redirects())
+            self._fetch()  # from where the redirects led; one more redirect is refused
+        commit = self._rev(FETCHED_REF)
+        if commit is None:  # pragma: no cover - a successful fetch writes the ref
+            raise SourceError(self.source, "git fetch: no commit fetched")
+        seconds = int(self._git("show", "-s", "--format=%ct", commit).decode().strip() or 0)
+        return commit, dt.datetime.fromtimestamp(seconds, dt.UTC)
+
+    def _fetch(self) -> None:
         wanted = self.url.ref or "HEAD"
         self._git(
             "fetch",
@@ -219,11 +226,51 @@ class GitRepository:
             "origin",
             f"+{wanted}:{FETCHED_REF}",
         )
-        commit = self._rev(FETCHED_REF)
-        if commit is None:  # pragma: no cover - a successful fetch writes the ref
-            raise SourceError(self.source, "git fetch: no commit fetched")
-        seconds = int(self._git("show", "-s", "--format=%ct", commit).decode().strip() or 0)
-        return commit, dt.datetime.fromtimestamp(seconds, dt.UTC)
+
+    def _follow_redirects(self) -> str:
+        """The repository's URL where the redirects lead, each hop allowed by the policy."""
+
+        async def stoppable() -> str:
+            task = asyncio.ensure_future(self._probe())
+            while not task.done():
+                if self._runner.stop.is_set():
+                    task.cancel()
+                await asyncio.wait({task}, timeout=0.05)
+            return task.result()
+
+        try:
+            return asyncio.run(stoppable())
+        except asyncio.CancelledError:
+            raise SourceError(self.source, "stopped") from None
+        except (TimeoutError, httpx.HTTPError) as exc:
+            detail = f"following a redirect: {type(exc).__name__}"
+            raise SourceError(self.source, "git fetch: unreachable", detail=detail) from None
+
+    async def _probe(self) -> str:
+        remote = self.url.remote.rstrip("/")
+        origin = httpx.URL(remote)
+        target = httpx.URL(remote + INFO_REFS)
+        async with asyncio.timeout(PROBE_SECONDS), make_feed_client() as client:
+            for _hop in range(MAX_REDIRECTS + 1):
+                request = client.build_request("GET", target)
+                response = await client.send(request, stream=True)
+                await response.aclose()
+                if response.status_code not in REDIRECT_STATUSES:
+                    if not str(target).endswith(INFO_REFS):  # git's own condition (http.c)
+                        raise self._refused("redirect to a URL that is no git repository's")
+                    return str(target).removesuffix(INFO_REFS)
+                try:
+                    target = await redirect_target(
+                        remote, origin, response, allow_cross_host=self.allow_cross_host
+                    )
+                except SourceError as exc:
+                    raise self._refused(exc.reason) from None
+        raise self._refused(f"more than {MAX_REDIRECTS} redirects")
+
+    def _refused(self, why: str) -> SourceError:
+        return SourceError(
+            self.source, "git fetch: redirect refused", detail=scrub(why, self.source)
+        )
 
     def mark_scanned(self, commit: str) -> None:
         """Remember ``commit`` as scanned: the next poll diffs against it (and keeps its
@@ -239,14 +286,17 @@ class GitRepository:
             return GitScan(commit=commit, commit_time=commit_time, unchanged=True)
         tree = self._tree(commit)
         files_by_key: dict[str, list[str]] = {}
-        too_long: list[Skipped] = []
-        for rel in tree:
+        skipped: list[Skipped] = []
+        for rel, file in tree.items():
             if len(rel) > MAX_PATH_CHARS:
                 reason = f"path longer than {MAX_PATH_CHARS} characters"
                 log.warning("%s: skipped %s…: %s", self.shown, rel[:80], reason)
-                too_long.append(
-                    Skipped(source=self.shown, path=rel[:MAX_PATH_CHARS], reason=reason)
-                )
+                skipped.append(Skipped(source=self.shown, path=rel[:MAX_PATH_CHARS], reason=reason))
+                continue
+            if file.size > MAX_PAGE_BYTES:  # never read: its size is all that is learnt
+                reason = f"file larger than {MAX_PAGE_BYTES // 1_000_000} MB ({file.size} bytes)"
+                log.warning("%s: skipped %s: %s, not read", self.shown, rel, reason)
+                skipped.append(Skipped(source=self.shown, path=rel, reason=reason))
                 continue
             files_by_key.setdefault(split_path(rel)[0], []).append(rel)
         renames: list[tuple[str, str]] = []
@@ -255,9 +305,9 @@ class GitRepository:
         else:
             changed_keys, renames = self._changes(scanned, commit, files_by_key)
         parsed: list[PageFile] = []
-        skipped = list(too_long)
         wanted = [rel for key in sorted(changed_keys) for rel in files_by_key.get(key, [])]
         for rel, data in self._files(wanted, tree):
+            self._check_stop()
             try:
                 parsed.append(parse_page_file(data, path=rel, default_lang=default_lang))
             except ParseError as exc:
@@ -285,68 +335,86 @@ class GitRepository:
             skipped=tuple(skipped),
         )
 
-    def _tree(self, commit: str) -> dict[str, str]:
-        """Every page file under the subdirectory: relative path -> blob id."""
+    def _tree(self, commit: str) -> dict[str, TreeFile]:
+        """Every page file under the subdirectory, with its blob's size, in path order: at
+        most :data:`MAX_GIT_PAGE_FILES` of them (the listing stops there)."""
         prefix = f"{self.url.subdirectory}/" if self.url.subdirectory else ""
-        args = ["ls-tree", "-r", "-z", "--full-tree", commit]
+        args = ["ls-tree", "-r", "-l", "-z", "--full-tree", commit]
         if prefix:
             args += ["--", prefix]
-        out: dict[str, str] = {}
-        for entry in self._git(*args).split(b"\0"):
-            if not entry:
-                continue
-            meta, _, raw_path = entry.partition(b"\t")
-            mode, kind, blob = meta.decode().split()
-            path = raw_path.decode("utf-8", "surrogateescape")
-            if kind != "blob" or mode not in REGULAR_FILE_MODES:
-                continue
-            rel = path[len(prefix) :]
-            if not rel.endswith(PAGE_SUFFIX) or any(p.startswith(".") for p in rel.split("/")):
-                continue
-            try:
-                rel.encode("utf-8")
-            except UnicodeEncodeError:
-                log.warning("%s: skipped a file whose name is not UTF-8", self.shown)
-                continue
-            out[rel] = blob
+        out: dict[str, TreeFile] = {}
+        entries = 0
+        with self._runner.open(*args) as listing:
+            for entry in listing.records():
+                entries += 1
+                meta, _, raw_path = entry.partition(b"\t")
+                mode, kind, blob, size = meta.decode().split()
+                path = raw_path.decode("utf-8", "surrogateescape")
+                if kind != "blob" or mode not in REGULAR_FILE_MODES:
+                    continue
+                rel = path[len(prefix) :]
+                if not rel.endswith(PAGE_SUFFIX) or any(p.startswith(".") for p in rel.split("/")):
+                    if entries <= MAX_TREE_ENTRIES:
+                        continue
+                elif len(out) < MAX_GIT_PAGE_FILES and entries <= MAX_TREE_ENTRIES:
+                    try:
+                        rel.encode("utf-8")
+                    except UnicodeEncodeError:
+                        log.warning("%s: skipped a file whose name is not UTF-8", self.shown)
+                        continue
+                    out[rel] = TreeFile(blob=blob, size=int(size))
+                    continue
+                listing.close_early()
+                log.warning(
+                    "%s: more than %d page files (or %d files) in the tree: the first %d by "
+                    "path are kept, the rest left out",
+                    self.shown,
+                    MAX_GIT_PAGE_FILES,
+                    MAX_TREE_ENTRIES,
+                    len(out),
+                )
+                break
         return out
 
     def _changes(
         self, old: str, new: str, files_by_key: dict[str, list[str]]
     ) -> tuple[set[str], list[tuple[str, str]]]:
-        """The keys whose files changed between two commits, and the pages renamed."""
+        """The keys whose files changed between two commits, and the pages renamed (every
+        key, no rename, when more files changed than a tree may hold)."""
         prefix = f"{self.url.subdirectory}/" if self.url.subdirectory else ""
         args = ["diff-tree", "-r", "-z", "-M", "--name-status", "--no-commit-id", old, new]
         if prefix:
             args += ["--", prefix]
-        fields = self._git(*args).split(b"\0")
         changed: set[str] = set()
         moved: dict[str, set[str]] = {}  # old key -> the new keys its files went to
         stayed: set[str] = set()  # old keys some file of which did not move away
-        i = 0
-        while i < len(fields) and fields[i]:
-            status = fields[i].decode()
-            if status.startswith(("R", "C")):
-                old_path, new_path = (
-                    f.decode("utf-8", "surrogateescape") for f in fields[i + 1 : i + 3]
-                )
-                i += 3
-            else:
-                old_path = new_path = fields[i + 1].decode("utf-8", "surrogateescape")
-                i += 2
-            old_rel, new_rel = old_path[len(prefix) :], new_path[len(prefix) :]
-            if status.startswith("R") and old_rel.endswith(PAGE_SUFFIX):
-                old_key, new_key = split_path(old_rel)[0], split_path(new_rel)[0]
-                if old_key != new_key:
-                    moved.setdefault(old_key, set()).add(new_key)
-                if status != "R100" or old_key != new_key:
-                    changed.add(new_key)
-                continue
-            if new_rel.endswith(PAGE_SUFFIX):
-                key = split_path(new_rel)[0]
-                changed.add(key)
-                if status.startswith("D"):
-                    stayed.add(key)
+        with self._runner.open(*args) as diff:
+            fields = diff.records()
+            for count, raw in enumerate(fields):
+                if count > MAX_TREE_ENTRIES:
+                    diff.close_early()
+                    return set(files_by_key), []
+                status = raw.decode()
+                if not status:
+                    break
+                if status.startswith(("R", "C")):
+                    old_path = next(fields).decode("utf-8", "surrogateescape")
+                    new_path = next(fields).decode("utf-8", "surrogateescape")
+                else:
+                    old_path = new_path = next(fields).decode("utf-8", "surrogateescape")
+                old_rel, new_rel = old_path[len(prefix) :], new_path[len(prefix) :]
+                if status.startswith("R") and old_rel.endswith(PAGE_SUFFIX):
+                    old_key, new_key = split_path(old_rel)[0], split_path(new_rel)[0]
+                    if old_key != new_key:
+                        moved.setdefault(old_key, set()).add(new_key)
+                    if status != "R100" or old_key != new_key:
+                        changed.add(new_key)
+                    continue
+                if new_rel.endswith(PAGE_SUFFIX):
+                    key = split_path(new_rel)[0]
+                    changed.add(key)
+                    if status.startswith("D"):
+                        stayed.add(key)
         renames = []
         for old_key, new_keys in moved.items():
             # A page moved when all of its files went to one new key and none is left.
@@ -354,13 +422,25 @@ class GitRepository:
                 renames.append((old_key, next(iter(new_keys))))
         return {key for key in changed if key in files_by_key}, renames
 
-    def _files(self, rels: list[str], tree: dict[str, str]) -> Iterator[tuple[str, bytes]]:
-        """``(path, bytes)`` of each file, in order (at most one byte past the page cap
-        each: the parser refuses a larger file), read a batch at a time so that only one
-        batch's bytes are held at once."""
-        for start in range(0, len(rels), BLOB_BATCH):
-            batch = rels[start : start + BLOB_BATCH]
-            yield from zip(batch, self._blob_batch([tree[rel] for rel in batch]), strict=True)
+    def _files(self, rels: list[str], tree: dict[str, TreeFile]) -> Iterator[tuple[str, bytes]]:
+        """``(path, bytes)`` of each file (none over the page cap: the tree gave the sizes),
+        each blob read once however many paths share it, a batch at a time so that at most
+        :data:`BATCH_BYTES` are held at once."""
+        by_blob: dict[str, list[str]] = {}
+        for rel in rels:
+            by_blob.setdefault(tree[rel].blob, []).append(rel)
+        batch: list[str] = []
+        held = 0
+        for blob in [*by_blob, None]:
+            size = tree[by_blob[blob][0]].size if blob is not None else 0
+            if batch and (blob is None or len(batch) >= BLOB_BATCH or held + size > BATCH_BYTES):
+                for done, data in zip(batch, self._blob_batch(batch), strict=True):
+                    for rel in by_blob[done]:
+                        yield rel, data
+                batch, held = [], 0
+            if blob is not None:
+                batch.append(blob)
+                held += size
 
     def _blob_batch(self, blobs: list[str]) -> list[bytes]:
         out = self._git("cat-file", "--batch", stdin=("\n".join(blobs) + "\n").encode())

@@ -183,8 +183,11 @@ class Poller:
                     return await self._poll_git(source, identity)
                 return await self._poll_directory(source, identity)
         except SourceError as exc:
-            reason = scrub(exc.reason, name)
-            log.warning("source failed: %s: %s", shown, reason)
+            reason = scrub(exc.reason, name)  # public: /healthz shows it
+            # The outside's own words (git's) go to the log alone: they may name hosts
+            # and addresses that /healthz would show to anyone.
+            said = f"{reason} ({scrub(exc.detail, name)})" if exc.detail else reason
+            log.warning("source failed: %s: %s", shown, said)
         except TimeoutError:
             reason = f"took longer than {self._source_deadline:g} s"
             log.warning("source failed: %s: %s", shown, reason)
@@ -238,8 +241,23 @@ class Poller:
         """Fetch the repository; record the pages that changed since the commit the last
         scan recorded. A new page is first seen when its commit was made, where that is
         after the last poll (a page pushed a minute ago is a minute old, not older)."""
+        # A cancelled or timed-out poll ends the git command under way, with every helper
+        # it started (its process group), and the scan stops: no thread or process of it
+        # outlives the poll (shutdown waits for the threads).
+        stop = threading.Event()
+        try:
+            return await self._scan_git(source, identity, stop)
+        finally:
+            stop.set()
+
+    async def _scan_git(
+        self, source: store.SourceRow, identity: Source, stop: threading.Event
+    ) -> SourceOutcome:
         repository = GitRepository(
-            source.name, directory=clone_directory(self._data_dir, source.name)
+            source.name,
+            directory=clone_directory(self._data_dir, source.name),
+            stop=stop,
+            allow_cross_host=self._allow_cross_host,
         )
         scan = await asyncio.to_thread(
             repository.scan, base_url=self._base_url, default_lang=self._default_lang
@@ -266,9 +284,7 @@ class Poller:
             )
         await asyncio.to_thread(repository.mark_scanned, scan.commit)
         for skipped in scan.skipped:
-            log.warning(
-                "file skipped: %s: %s: %s", identity.name, skipped.path, skipped.reason
-            )
+            log.warning("file skipped: %s: %s: %s", identity.name, skipped.path, skipped.reason)
         return _outcome(source, identity=identity, recorded=recorded, skipped=len(scan.skipped))
 
     async def _poll_feed(self, source: store.SourceRow, identity: Source) -> SourceOutcome:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
 import subprocess
 from pathlib import Path
@@ -32,9 +33,22 @@ GIT_ENV = {
 class GitServer:
     """Serves every bare repository under ``root`` at ``/NAME.git``."""
 
-    def __init__(self, root: Path, *, credentials: tuple[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        credentials: tuple[str, str] | None = None,
+        host: str = "127.0.0.1",
+        redirects: dict[str, str] | None = None,
+    ) -> None:
         self.root = root
         self.credentials = credentials
+        self.host = host
+        # A request under a key (``/moved.git``) is answered 302 to the value (a base URL)
+        # with the rest of the path and the query, as a host that moved a repository does;
+        # git's client follows such a redirect of its first request unless told not to
+        # (git-config(1), http.followRedirects; gitprotocol-http(5)).
+        self.redirects = redirects or {}
         self.requests: list[str] = []
         # While set to an unset event, a fetch's pack request waits for it: the fetch has
         # read the refs and not yet the objects, as a slow remote holds it. (In git's
@@ -47,14 +61,14 @@ class GitServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     async def __aenter__(self) -> GitServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{path:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, self.host, 0)
         await site.start()
         server = site._server
         assert server is not None
@@ -72,6 +86,10 @@ class GitServer:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         self.requests.append(f"{request.method} {request.path_qs}")
+        for prefix, target in self.redirects.items():
+            if request.path.startswith(prefix + "/"):
+                location = target + request.path_qs[len(prefix) :]
+                return web.Response(status=302, headers={"Location": location})
         if self.credentials is not None:
             expected = base64.b64encode(":".join(self.credentials).encode()).decode()
             if request.headers.get("Authorization") != f"Basic {expected}":
@@ -123,6 +141,45 @@ class GitServer:
         return web.Response(status=status, body=payload, headers=headers)
 
 
+class SilentServer:
+    """A TCP server on 127.0.0.1 that accepts every connection, reads what comes, and never
+    answers: a Git host that hangs. ``accepted`` is set at the first connection."""
+
+    def __init__(self) -> None:
+        self.accepted = asyncio.Event()
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._writers: list[asyncio.StreamWriter] = []
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def __aenter__(self) -> SilentServer:
+        self._server = await asyncio.start_server(self._hold, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._server is not None
+        self._server.close()
+        for writer in self._writers:
+            writer.close()
+        await self._server.wait_closed()
+
+    async def _hold(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.append(writer)
+        self.accepted.set()
+        with contextlib.suppress(ConnectionError):  # the client gave up: that is all
+            while await reader.read(65536):
+                pass
+
+
 class Wiki:
     """A repository on the server, and a working copy to commit pages to it."""
 
@@ -138,6 +195,26 @@ class Wiki:
         path = self.work / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        path = self.work / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    def tree_bomb(self, *, folders: int, pages: int, text: str) -> str:
+        """Commit (and push as ``main``) a tree of ``folders`` folders under ``wiki/`` that
+        all share one subtree of ``pages`` page files, all one blob: ``folders`` x
+        ``pages`` paths from a few kilobytes of objects."""
+        work = str(self.work)
+        blob = git("-C", work, "hash-object", "-w", "--stdin", stdin=text).strip()
+        entries = "".join(f"100644 blob {blob}\tp{n:05d}.md\n" for n in range(pages))
+        shared = git("-C", work, "mktree", stdin=entries).strip()
+        folders_tree = "".join(f"040000 tree {shared}\td{n:05d}\n" for n in range(folders))
+        wiki = git("-C", work, "mktree", stdin=folders_tree).strip()
+        root = git("-C", work, "mktree", stdin=f"040000 tree {wiki}\twiki\n").strip()
+        commit = git("-C", work, "commit-tree", root, "-m", "a tree bomb").strip()
+        git("-C", work, "push", "--quiet", "--force", "origin", f"{commit}:refs/heads/main")
+        return commit
 
     def remove(self, rel: str) -> None:
         git("-C", str(self.work), "rm", "--quiet", rel)
@@ -164,9 +241,10 @@ class Wiki:
         return git("-C", str(self.work), "rev-parse", "HEAD").strip()
 
 
-def git(*args: str, env: dict[str, str] | None = None) -> str:
+def git(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> str:
     done = subprocess.run(
         ["git", *args],
+        input=stdin,
         capture_output=True,
         text=True,
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **GIT_ENV, **(env or {})},

@@ -61,6 +61,25 @@ async def scan(repo: GitRepository):  # type: ignore[no-untyped-def]
         ),
         ("git+file:///srv/wiki.git@main", "file:///srv/wiki.git", "main", ""),
         ("GIT+HTTPS://host/wiki.git", "https://host/wiki.git", None, ""),
+        # pip's rule: the revision is all that follows the path's last @, slashes included.
+        (
+            "git+https://host/org/wiki.git@feature/x#subdirectory=wiki",
+            "https://host/org/wiki.git",
+            "feature/x",
+            "wiki",
+        ),
+        (
+            "git+ssh://git@host/wiki.git@release/2026/12",
+            "ssh://git@host/wiki.git",
+            "release/2026/12",
+            "",
+        ),
+        (
+            "git+https://host/wiki.git#subdirectory=my%20pages",
+            "https://host/wiki.git",
+            None,
+            "my pages",
+        ),
     ],
 )
 def test_pips_url_form_is_taken_apart(
@@ -79,11 +98,57 @@ def test_pips_url_form_is_taken_apart(
         "git+https://host/wiki.git#subdirectory=../etc",
         "git+https://host/wiki.git@--upload-pack=evil",
         "git+https://host",
+        "git+https://host/wiki.git@",  # pip: an empty revision is an error
+        "git+https://host/wiki.git@a..b",
+        "git+https://host/wiki.git@a:b",
+        "git+https://host/wiki.git@x.lock",
+        "git+https://host/wiki.git@feature/",
+        "git+https://host/wiki.git@.hidden",
+        "git+https://host/wiki.git@main~1",
+        "git+https://host/wiki.git@main^",
+        "git+https://host/wiki.git#subdirectory=pa%00pers",
+        "git+https://host/wiki.git#subdirectory=pa%0Apers",
+        "git+https://host/wiki.git#subdirectory=:(top)",
+        "git+https://host/wiki.git#subdirectory=:/",
+        "git+https://host/wiki.git#subdirectory=*",
+        "git+https://host/wiki.git#subdirectory=pa?ers",
+        "git+https://host/wiki.git#subdirectory=a%5Cb",
+        "git+https://host/wiki.git#subdirectory=a/%2E%2E/b",
+        "git+https://host/wiki.git\n[core]\n\tsshCommand=touch /tmp/x",
+        "git+https://host:99999/wiki.git",
     ],
 )
 def test_malformed_git_urls_are_refused(source: str) -> None:
     with pytest.raises(ValueError):
         parse_git_url(source)
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ("git+https://host/wiki.git#subdirectory=pa%00pers", "holds a control character"),
+        ("git+https://host/wiki.git#subdirectory=:(top)", "must be a folder path"),
+        ("git+https://host/wiki.git#subdirectory=*", "must be a folder path"),
+        ("git+https://host/wiki.git@", "has an @ with no branch or tag after it"),
+        ("git+https://host/wiki.git@a..b", "@a..b is not a valid branch or tag name"),
+    ],
+)
+def test_a_malformed_git_source_stops_start_up_with_one_line(
+    source: str, said: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    from tests.cli import run_cli
+
+    env = dict(
+        clean_env,
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/db.sqlite",
+        WIKI_SOURCES=f"{tmp_path},{source}",
+    )
+    done = run_cli("poll", env=env, cwd=tmp_path, timeout=60)
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("configuration error: WIKI_SOURCES: ")
+    assert said in line
+    assert not (tmp_path / "db.sqlite").exists()  # refused before anything was done
 
 
 @pytest.mark.parametrize(
@@ -188,18 +253,61 @@ async def test_credentials_reach_the_server_and_no_error_shows_them(tmp_path: Pa
         bad = repository(server, tmp_path / "bad", credentials="bot:WRONG-secret@")
         with pytest.raises(SourceError) as refused:
             await scan(bad)
-        # The reason is what the poller shows (beside the source's redacted name).
-        assert "WRONG-secret" not in refused.value.reason
-        assert "Authentication failed" in refused.value.reason
+        # The reason is what /healthz shows (beside the source's redacted name): a public
+        # word; git's own text is the detail the log shows, without the credentials.
+        assert refused.value.reason == "git fetch: authentication failed"
+        assert refused.value.detail is not None
+        assert "WRONG-secret" not in refused.value.detail
+        assert "Authentication failed" in refused.value.detail
 
 
 @pytest.mark.slow
-async def test_an_unreachable_server_is_a_failed_source(tmp_path: Path) -> None:
-    source = "git+http://127.0.0.1:9/wiki.git@main"
+@pytest.mark.parametrize(
+    ("source", "reason", "detail"),
+    [
+        (
+            "git+http://127.0.0.1:9/wiki.git@main",
+            "git fetch: unreachable",
+            "unable to access 'http://127.0.0.1:9/wiki.git/': Failed to connect to 127.0.0.1 "
+            "port 9",
+        ),
+        (
+            "git+ssh://git@127.0.0.1:9/org/wiki.git@main",
+            "git fetch: unreachable",
+            "ssh: connect to host 127.0.0.1 port 9: Connection refused",
+        ),
+        (
+            "git+file:///nonexistent/wiki.git@main",
+            "git fetch: repository not found",
+            "'/nonexistent/wiki.git' does not appear to be a git repository",
+        ),
+    ],
+)
+async def test_a_failed_fetch_says_why_in_one_public_word_and_one_line(
+    source: str, reason: str, detail: str, tmp_path: Path
+) -> None:
     repo = GitRepository(source, directory=clone_directory(tmp_path, source))
     with pytest.raises(SourceError) as failed:
         await scan(repo)
-    assert "git fetch" in failed.value.reason
+    assert failed.value.reason == reason
+    assert failed.value.detail is not None
+    assert failed.value.detail.startswith(detail)
+    assert "\n" not in failed.value.detail
+    assert "and the repository exists" not in failed.value.detail  # git's advice, not why
+
+
+@pytest.mark.slow
+async def test_a_branch_with_a_slash_is_fetched(
+    served: tuple[GitServer, Wiki], tmp_path: Path
+) -> None:
+    server, wiki = served
+    from tests.fakes.git_server import git
+
+    git("-C", str(wiki.work), "push", "--quiet", "origin", "HEAD:refs/heads/feature/x")
+    source = f"git+{server.base_url}/wiki.git@feature/x#subdirectory=wiki/papers"
+    repo = GitRepository(source, directory=clone_directory(tmp_path, source))
+    found = await scan(repo)
+    assert {p.key for p in found.pages} == {"2026/2608.1-a", "2026/2608.2-b"}
 
 
 @pytest.mark.slow
