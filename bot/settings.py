@@ -80,8 +80,8 @@ class Settings(BaseSettings):
     default_digest_time: str = "09:00"
     default_timezone: str = "UTC"
     default_language: str = "en"  # one of the languages of bot/i18n/locales/
-    # A chat's first digest brings matching pages up to this many days old (at least the
-    # newest few, whatever their age).
+    # A chat's first digest brings matching pages up to this many days old (at most 10, at
+    # least the newest 5 whatever their age: bot/matching/offers.py).
     welcome_digest_days: int = Field(default=30, ge=0, le=3650)
 
     telegram_bot_token: SecretStr | None = None

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import TAGS_SHOWN, Caller, CommandCore, Defaults
 from bot.commands.operator import Admin
-from bot.matching.offers import WELCOME_MIN
+from bot.matching.offers import WELCOME_MAX, WELCOME_MIN
 from bot.matching.planner import Planner
 from bot.models import Platform, Reply
 from bot.settings import Settings
@@ -119,6 +119,48 @@ async def test_with_no_page_that_recent_the_welcome_takes_the_newest_few(
         dates = {page_id: updated or created for page_id, created, updated in rows}
     chosen = [dates[int(page_id)] for page_id, _ in row["pages"]]  # type: ignore[union-attr]
     assert min(chosen) >= sorted(dates.values(), reverse=True)[WELCOME_MIN - 1]
+
+
+async def test_a_few_recent_pages_are_topped_up_to_the_newest_few(engine: AsyncEngine) -> None:
+    """Fewer than WELCOME_MIN matching pages in the window: older ones make up the number,
+    as .env.example and the configuration and commands pages say."""
+    probe = await newcomer(engine, chat_id="probe")
+    async with engine.connect() as conn:
+        rows = await conn.execute(select(pages.c.created, pages.c.updated))
+        dates = sorted({updated or created for created, updated in rows}, reverse=True)
+    # A window that holds the pages of the newest two dates only: fewer than WELCOME_MIN.
+    today = utcnow().date()
+    days = (today - dates[1]).days
+    user = Newcomer(
+        probe.engine,
+        probe.core,
+        Planner(engine=engine, welcome_days=days),
+        Caller(platform=Platform.CONSOLE, chat_id="late", user_id="late"),
+    )
+    await user.say("/subscribe *")
+    await user.say("/digest")
+    [row] = await user.digests()
+    async with engine.connect() as conn:
+        rows = await conn.execute(select(pages.c.id, pages.c.created, pages.c.updated))
+        by_id = {page_id: updated or created for page_id, created, updated in rows}
+    chosen = sorted((by_id[int(page_id)] for page_id, _ in row["pages"]), reverse=True)  # type: ignore[union-attr]
+    recent = [day for day in chosen if day >= dates[1]]
+    assert 0 < len(recent) < WELCOME_MIN
+    assert len(chosen) == WELCOME_MIN
+    assert chosen[len(recent)] < dates[1]  # older pages, the newest of them
+    assert min(chosen) >= sorted(by_id.values(), reverse=True)[WELCOME_MIN - 1]
+
+
+@pytest.mark.parametrize(
+    "page",
+    [".env.example", "docs/configuration.md", "docs/commands.md", "docs/reference/environment.md"],
+)
+def test_every_page_states_the_welcome_rule_the_code_follows(page: str) -> None:
+    text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+    text = text.replace("# ", "")
+    assert f"at most {WELCOME_MAX}" in text
+    assert f"at least the newest {WELCOME_MIN}" in text
+    assert "when none is that recent" not in text
 
 
 async def test_the_scheduled_first_digest_is_the_welcome(engine: AsyncEngine) -> None:
