@@ -285,6 +285,30 @@ async def test_timezone_takes_aliases_and_offsets(user: Newcomer, typed: str, zo
 
 
 @pytest.mark.parametrize(
+    ("page", "lang"), [("docs/commands.md", "en"), ("docs/ko/commands.md", "ko")]
+)
+async def test_the_commands_page_shows_offsets_as_the_reply_does(
+    engine: AsyncEngine, page: str, lang: str
+) -> None:
+    """The timezone row's offsets (`UTC+9`, `+09:00`, `GMT-5`) are shown in the reply as the
+    page says they are."""
+    [row] = [
+        line
+        for line in (ROOT / page).read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `timezone ")
+    ]
+    offsets = re.search(r"\(`UTC\+9`, `\+09:00`, `GMT-5`: ([^)]*)\)", row)
+    assert offsets is not None, row
+    shown = re.findall(r"`(UTC[+-]\d+)`", offsets[1])
+    assert shown == ["UTC+9", "UTC-5"]
+    user = await newcomer(engine, lang=lang)
+    for typed, label in (("UTC+9", "UTC+9"), ("+09:00", "UTC+9"), ("GMT-5", "UTC-5")):
+        reply = await user.say(f"/timezone {typed}")
+        assert label in reply and (typed == label or typed not in reply)
+        assert f"({label})" in await user.say("/settings")
+
+
+@pytest.mark.parametrize(
     "typed",
     # IST names three zones: it is answered as ambiguous (tests/integration/test_replies.py)
     ["localtime", "Factory", "posixrules", "posix/Asia/Seoul", "Mars/Olympus", "UTC+15"],
