@@ -1,0 +1,54 @@
+"""What the pages of docs/ and the README say about the bot's output, read against the
+renderers and settings that make it (the reference pages are checked in test_docs.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+
+
+def _read(page: str) -> str:
+    return (ROOT / page).read_text(encoding="utf-8")
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[start : end if end != -1 else len(text)]
+
+
+def _console_digest() -> str:
+    """The console's rendering of the reference digest (docs/reference/digests.md, English),
+    which test_docs.py checks is what the renderers print."""
+    english = _section(_read("docs/reference/digests.md"), "## English")
+    console = english[english.index("### Console") :]
+    return console.split("```text\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_commands_page_shows_the_console_votes_as_printed() -> None:
+    said = " ".join(_read("docs/commands.md").split())
+    shown = re.search(r"the console prints them as `([^`]+)`", said)
+    assert shown is not None
+    assert shown[1] == "[+1 👍] [-1 👎]"
+    assert shown[1] in _console_digest().splitlines()
+    # and it says how to vote there, as the console's prompt does
+    assert "typing `+1` or `-1`" in said
+
+
+def test_the_readme_digest_has_the_telegram_keyboard_rows() -> None:
+    readme = _read("README.md")
+    block = readme.split("A digest as a Telegram chat shows it", 1)[1].split("```", 2)[1]
+    english = _section(_read("docs/reference/digests.md"), "## English")
+    markup = english.split("`reply_markup`:", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    rows = [
+        " ".join(f"[{button['text']}]" for button in row)
+        for row in json.loads(markup)["inline_keyboard"]
+    ]
+    lines = block.splitlines()
+    assert [line for line in lines if "👍" in line] == rows
+    titles = [line for line in lines if re.match(r"\d+\. ", line)]
+    assert [t.split(". ", 1)[0] for t in titles] == ["1", "2"]
