@@ -28,7 +28,8 @@ from bot.ops.alert_service import AlertService
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
-from bot.store.engine import create_engine, upgrade
+from bot.store import backup
+from bot.store.engine import create_engine
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -97,12 +98,10 @@ async def open_app(
     http = make_feed_client(transport=transport)
     opening = Opening(settings=settings, engine=engine, console_out=console_out)
     connections: dict[Platform, Connection] = {
-        spec.rules.name: spec.connect(opening)
-        for spec in PLATFORMS
-        if spec.rules.enabled(settings)
+        spec.rules.name: spec.connect(opening) for spec in PLATFORMS if spec.rules.enabled(settings)
     }
     try:
-        migrated = await upgrade(engine)
+        migrated = await backup.migrate(engine, settings.database_url, tell=backup.to_log)
         planner = Planner(engine=engine, welcome_days=settings.welcome_digest_days)
         admin = Admin(engine=engine, settings=settings)
         app = App(
