@@ -7,6 +7,13 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
+from bot.commands.stats import TREND_DAYS
+from bot.i18n import t
+from bot.matching import schedule
+from bot.store import trends
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
@@ -52,3 +59,38 @@ def test_the_readme_digest_has_the_telegram_keyboard_rows() -> None:
     assert [line for line in lines if "👍" in line] == rows
     titles = [line for line in lines if re.match(r"\d+\. ", line)]
     assert [t.split(". ", 1)[0] for t in titles] == ["1", "2"]
+
+
+CITIES = ("Seoul", "서울", "New York")
+
+
+def _timezone_row(page: str) -> str:
+    [row] = [line for line in _read(page).splitlines() if line.startswith("| `timezone ")]
+    return row
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_help_timezone_names_cities_that_work(lang: str) -> None:
+    text = t(lang, "help.timezone", p="/")
+    for city in CITIES:
+        assert f"/timezone {city}" in text
+    # Every example of the list ("• /timezone Seoul, /timezone 서울 — a city") works.
+    for typed in re.findall(r"/timezone ([^,\n—]+?)(?:,| —)", text.split("\n", 1)[1]):
+        assert schedule.resolve_zone(typed.strip()) is not None, typed
+
+
+@pytest.mark.parametrize("page", ["docs/commands.md", "docs/ko/commands.md"])
+def test_the_commands_pages_name_cities_that_work(page: str) -> None:
+    row = _timezone_row(page)
+    for city in CITIES:
+        assert f"`{city}`" in row
+        assert schedule.resolve_zone(city) is not None
+
+
+def test_the_korean_commands_page_has_the_followers_chart() -> None:
+    """As the English page does: the stats chart's followers of the top tags by day."""
+    english = " ".join(_read("docs/commands.md").split())
+    korean = " ".join(_read("docs/ko/commands.md").split())
+    assert f"the last {TREND_DAYS} days" in english
+    assert f"최근 {TREND_DAYS}일" in korean and "상위 태그 다섯 개" in korean
+    assert f"{trends.KEEP_DAYS}일" in korean and f"{trends.KEEP_DAYS} days" in english
