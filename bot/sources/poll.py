@@ -266,7 +266,9 @@ class Poller:
             )
         await asyncio.to_thread(repository.mark_scanned, scan.commit)
         for skipped in scan.skipped:
-            log.warning("file skipped: %s: %s: %s", identity.name, skipped.path, skipped.reason)
+            log.warning(
+                "file skipped: %s: %s: %s", identity.name, skipped.path, skipped.reason
+            )
         return _outcome(source, identity=identity, recorded=recorded, skipped=len(scan.skipped))
 
     async def _poll_feed(self, source: store.SourceRow, identity: Source) -> SourceOutcome:

@@ -261,8 +261,7 @@ async def window(conn: AsyncConnection, after: int) -> Window:
     events = [Event(id=i, page_id=p, new=k == "new", fingerprint=f) for i, p, k, f in rows]
     papers = await papers_of(conn, sorted({e.page_id for e in events}))
     events = [
-        e
-        if papers.page_of.get(e.page_id, e.page_id) == e.page_id
+        e if papers.page_of.get(e.page_id, e.page_id) == e.page_id
         else Event(
             id=e.id,
             page_id=papers.page_of[e.page_id],
@@ -309,7 +308,9 @@ async def papers_of(conn: AsyncConnection, page_ids: Sequence[int]) -> Papers:
             .where(pages.c.paper.in_(paper_part))
         )
         for paper, removed, feed, page_id, fingerprint in rows:
-            members.setdefault(paper, []).append((bool(removed), bool(feed), page_id, fingerprint))
+            members.setdefault(paper, []).append(
+                (bool(removed), bool(feed), page_id, fingerprint)
+            )
     page_of: dict[int, int] = {}
     fingerprints: dict[int, str] = {}
     copies: dict[int, tuple[int, ...]] = {}

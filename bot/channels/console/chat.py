@@ -292,7 +292,9 @@ class ConsoleChannel:
             return
         index = int(number)
         if self._replies_since_buttons:
-            self._say(tn(lang, "console.buttons_gone", self._replies_since_buttons, number=index))
+            self._say(
+                tn(lang, "console.buttons_gone", self._replies_since_buttons, number=index)
+            )
             return
         if not 1 <= index <= len(self._buttons):
             self._say(t(lang, "console.no_such_button", number=index, last=len(self._buttons)))
@@ -412,7 +414,9 @@ def logs_to_file(path: Path = LOG_FILE) -> Iterator[bool]:
     before the prompt); the prompt moves them again, which then changes nothing."""
     root = logging.getLogger()
     target = str(path.resolve())
-    if any(isinstance(h, logging.FileHandler) and h.baseFilename == target for h in root.handlers):
+    if any(
+        isinstance(h, logging.FileHandler) and h.baseFilename == target for h in root.handlers
+    ):
         yield True
         return
     screen = [
