@@ -94,3 +94,49 @@ def test_the_korean_commands_page_has_the_followers_chart() -> None:
     assert f"the last {TREND_DAYS} days" in english
     assert f"최근 {TREND_DAYS}일" in korean and "상위 태그 다섯 개" in korean
     assert f"{trends.KEEP_DAYS}일" in korean and f"{trends.KEEP_DAYS} days" in english
+
+
+# The widest code line the site shows whole on a laptop: Material's content column fits
+# about 80 monospace characters at its default size; a margin for the copy button.
+MAX_DIAGRAM_COLUMNS = 72
+
+
+def test_the_home_page_diagram_fits_the_page() -> None:
+    import unicodedata
+
+    def columns(line: str) -> int:
+        return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+    for page in ("docs/index.md", "docs/ko/index.md"):
+        blocks = _read(page).split("```")[1::2]
+        for block in blocks:
+            widest = max(block.splitlines(), key=columns)
+            assert columns(widest) <= MAX_DIAGRAM_COLUMNS, (page, widest)
+
+
+def test_the_configuration_table_has_every_variable() -> None:
+    from bot.channels.registry import settings_class
+
+    rows = [line for line in _read("docs/configuration.md").splitlines() if line.startswith("| `")]
+    named = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", " ".join(r.split("|")[1] for r in rows)))
+    assert {name.upper() for name in settings_class().model_fields} - named == set()
+
+
+def test_the_caddyfile_variables_are_documented_with_their_defaults() -> None:
+    used = dict(re.findall(r"\{\$([A-Z_]+):([^}]+)\}", _read("deploy/Caddyfile")))
+    assert set(used) == {"TRENDBOT_HOST", "TRENDBOT_PORT"}
+    telegram = " ".join(_read("docs/telegram.md").split())
+    for name, default in used.items():
+        assert f"`{name}`" in telegram
+        assert f"`{name}` (default `{default}`)" in telegram, name
+
+
+def test_the_operating_page_shows_how_to_use_the_grafana_dashboard() -> None:
+    dashboard = json.loads(_read("deploy/grafana/trendbot.json"))
+    operating = " ".join(_read("docs/operating.md").split())
+    assert "`deploy/grafana/trendbot.json`" in operating and "Import" in operating
+    [variable] = dashboard["templating"]["list"]
+    assert f"`{variable['name']}` variable" in operating
+    for panel in dashboard["panels"]:
+        first = panel["title"].split("(")[0].split(":")[0].strip().lower()
+        assert first.split()[0] in operating.lower(), panel["title"]
