@@ -140,3 +140,37 @@ def test_the_operating_page_shows_how_to_use_the_grafana_dashboard() -> None:
     for panel in dashboard["panels"]:
         first = panel["title"].split("(")[0].split(":")[0].strip().lower()
         assert first.split()[0] in operating.lower(), panel["title"]
+
+
+def test_the_classes_and_functions_the_pages_name_exist() -> None:
+    """`bot.errors.X`, `module.Class.method(...)`: every dotted name of the bot a page
+    gives in code exists."""
+    import importlib
+    import importlib.util
+
+    for page in [*sorted(DOCS.glob("*.md")), ROOT / "README.md"]:
+        for dotted in re.findall(r"`(bot(?:\.[A-Za-z_]+)+)`", page.read_text(encoding="utf-8")):
+            parts = dotted.split(".")
+            if importlib.util.find_spec(f"bot.{parts[1]}") is None:
+                continue  # not a name of the bot's (bot.example.org)
+            for cut in range(len(parts), 0, -1):
+                try:
+                    found: object = importlib.import_module(".".join(parts[:cut]))
+                except ImportError:
+                    continue
+                for attribute in parts[cut:]:
+                    assert hasattr(found, attribute), (page.name, dotted)
+                    found = getattr(found, attribute)
+                break
+
+
+PATH_IN_CODE = re.compile(r"`((?:bot|deploy|scripts|tests|bench|docs)/[A-Za-z0-9_./-]+)`")
+
+
+def test_the_files_the_pages_name_exist() -> None:
+    for page in [*sorted(DOCS.rglob("*.md")), ROOT / "README.md"]:
+        for named in PATH_IN_CODE.findall(page.read_text(encoding="utf-8")):
+            if any(mark in named for mark in ("*", "…", "LANG", "NAME", "PLATFORM", "ID")):
+                continue
+            path = ROOT / named.rstrip("/.")
+            assert path.exists() or path.with_suffix(".py").exists(), (page.name, named)
