@@ -174,3 +174,11 @@ def test_the_files_the_pages_name_exist() -> None:
                 continue
             path = ROOT / named.rstrip("/.")
             assert path.exists() or path.with_suffix(".py").exists(), (page.name, named)
+
+
+@pytest.mark.parametrize(
+    ("page", "lang"), [("docs/commands.md", "en"), ("docs/ko/commands.md", "ko")]
+)
+def test_the_limit_row_quotes_the_digests_last_line(page: str, lang: str) -> None:
+    [row] = [line for line in _read(page).splitlines() if line.startswith("| `limit N`")]
+    assert f"`{t(lang, 'digestq.more', count=7, p='/')}`" in row
