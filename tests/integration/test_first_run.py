@@ -306,6 +306,7 @@ async def test_the_commands_page_shows_offsets_as_the_reply_does(
         reply = await user.say(f"/timezone {typed}")
         assert label in reply and (typed == label or typed not in reply)
         assert f"({label})" in await user.say("/settings")
+        assert f" tz={label} " in await user.say("/export")
 
 
 @pytest.mark.parametrize(
