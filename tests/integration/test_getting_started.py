@@ -8,6 +8,7 @@ import re
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from tests.cli import CREATED
 from tests.conftest import ROOT
 from tests.integration.test_first_run import newcomer
 
@@ -19,7 +20,8 @@ CLOCK = [
     (re.compile(r"(오늘|내일) "), "DAY "),
     (re.compile(r"\d+시간 \d+분 후"), "H 후"),
 ]
-LOG_LINE = re.compile(r"\b(DEBUG|INFO|WARNING|ERROR)\s+bot\.")
+# Log lines below WARNING go to data/trendbot.log while the console is open.
+LOG_LINE = re.compile(r"\b(DEBUG|INFO)\s+bot\.")
 
 
 def _session(page: str) -> list[str]:
@@ -65,3 +67,8 @@ async def test_the_quoted_replies_are_the_bots(engine: AsyncEngine, page: str) -
 def test_the_console_session_shows_no_log_line(page: str) -> None:
     """Log lines below WARNING go to data/trendbot.log while the console is open."""
     assert [line for line in _session(page) if LOG_LINE.search(line)] == []
+
+
+def test_the_first_start_warning_is_the_one_the_bot_writes() -> None:
+    [warning] = [line for line in _session(PAGES[0]) if " WARNING " in line]
+    assert warning.split(" WARNING ", 1)[1].startswith(f"bot.store: {CREATED}")
