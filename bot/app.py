@@ -28,7 +28,8 @@ from bot.ops.alert_service import AlertService
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
-from bot.store.engine import create_engine, upgrade
+from bot.store import backup
+from bot.store.engine import create_engine
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -102,7 +103,7 @@ async def open_app(
         if spec.rules.enabled(settings)
     }
     try:
-        migrated = await upgrade(engine)
+        migrated = await backup.migrate(engine, settings.database_url, tell=backup.to_log)
         planner = Planner(engine=engine, welcome_days=settings.welcome_digest_days)
         admin = Admin(engine=engine, settings=settings)
         app = App(

@@ -32,7 +32,16 @@ SAMPLE_WIKI = Path(__file__).resolve().parent / "sample_wiki"
 SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
 # A database host: a name or an IPv4 address (RFC 1123), or an IPv6 address (with a zone).
 DATABASE_HOST_RE = re.compile(r"[A-Za-z0-9._-]{1,253}|[0-9A-Fa-f:.]{2,45}(%[A-Za-z0-9_.-]{1,64})?")
+# A bot token from @BotFather: the bot's numeric id, a colon, then its secret (35 characters
+# today; 20 or more of A-Z, a-z, 0-9, _ and - accepted). The refusal says this rule, with an
+# example that passes it: the Bot API page's own (https://core.telegram.org/bots/api,
+# "Authorizing your bot"), no one's token.
 TELEGRAM_TOKEN_RE = re.compile(r"^\d{1,20}:[A-Za-z0-9_-]{20,}$")
+TELEGRAM_TOKEN_EXAMPLE = "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11"  # noqa: S105 - an example
+TELEGRAM_TOKEN_RULE = (
+    "is not a bot token from @BotFather: the bot's numeric id, a colon, then 20 or more "
+    f"letters, digits, _ or - (e.g. {TELEGRAM_TOKEN_EXAMPLE})"
+)
 # Bot API setWebhook: secret_token is 1-256 characters of A-Z, a-z, 0-9, _ and -.
 TELEGRAM_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 # Bot API FAQ: about 30 messages a second in all; more only with paid broadcasts
@@ -80,8 +89,8 @@ class Settings(BaseSettings):
     default_digest_time: str = "09:00"
     default_timezone: str = "UTC"
     default_language: str = "en"  # one of the languages of bot/i18n/locales/
-    # A chat's first digest brings matching pages up to this many days old (at least the
-    # newest few, whatever their age).
+    # A chat's first digest brings matching pages up to this many days old (at most 10, at
+    # least the newest 5 whatever their age: bot/matching/offers.py).
     welcome_digest_days: int = Field(default=30, ge=0, le=3650)
 
     telegram_bot_token: SecretStr | None = None
@@ -241,7 +250,7 @@ class Settings(BaseSettings):
     @classmethod
     def _telegram_token(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and not TELEGRAM_TOKEN_RE.match(value.get_secret_value()):
-            raise ValueError("is not a bot token of the form 123456:ABC... (from @BotFather)")
+            raise ValueError(TELEGRAM_TOKEN_RULE)
         return value
 
     @field_validator("telegram_webhook_secret")

@@ -44,27 +44,57 @@ def _cell(text: str) -> str:
     return " ".join(text.replace("|", "\\|").split())
 
 
-def env_meanings(text: str) -> dict[str, str]:
-    """Each variable of ``.env.example`` with the comment lines just above it.
+def env_comments(text: str) -> dict[str, list[str]]:
+    """Each variable of ``.env.example`` with the comment lines just above it, as written
+    (indented lines kept indented: they are a list).
 
     Variables listed one after another under one comment (``SLACK_CLIENT_ID``,
     ``SLACK_CLIENT_SECRET``) share it.
     """
-    meanings: dict[str, str] = {}
+    comments: dict[str, list[str]] = {}
     comment: list[str] = []
-    shared = ""
+    shared: list[str] = []
     for line in text.splitlines():
         match = VARIABLE_LINE.match(line)
         if match:
             if comment:
-                shared = " ".join(comment)
-                comment = []
-            meanings[match[1]] = shared
+                shared, comment = comment, []
+            comments[match[1]] = shared
         elif line.startswith("#"):
-            comment.append(line.lstrip("#").strip())
+            comment.append(line[1:].removeprefix(" ").rstrip())
         else:
-            comment, shared = [], ""
-    return meanings
+            comment, shared = [], []
+    return comments
+
+
+def env_meanings(text: str) -> dict[str, str]:
+    """Each variable's comment as one line of text (a list in it run together)."""
+    return {name: " ".join(" ".join(lines).split()) for name, lines in env_comments(text).items()}
+
+
+# A list item of a comment in .env.example: indented, its label, then its example after
+# two or more spaces ("#   an Atom feed     https://wiki.example.org/feed.atom").
+LIST_ITEM = re.compile(r"^( +)(\S.*?)(?: {2,}(\S+))?$")
+
+
+def _meaning_and_list(lines: list[str], variable: str) -> tuple[str, list[str]]:
+    """The table cell of a variable, and the Markdown list its comment holds (none when it
+    holds none): the cell then points at the list, shown under the table."""
+    prose = [line for line in lines if not line.startswith(" ")]
+    items = [LIST_ITEM.match(line) for line in lines if line.startswith(" ")]
+    if not any(items):
+        return " ".join(prose), []
+    markdown: list[str] = []
+    base = min(len(m[1]) for m in items if m)
+    for m in items:
+        if m is None:
+            continue
+        depth = (len(m[1]) - base) // 2
+        example = f": `{m[3]}`" if m[3] else ""
+        markdown.append(f"{'    ' * depth}- {m[2]}{example}")
+    anchor = variable.lower()
+    cell = f"{prose[0].rstrip(':')} the kinds [listed below](#{anchor}). {' '.join(prose[1:])}"
+    return cell, [f"## `{variable}` {{#{anchor}}}", "", prose[0], "", *markdown, ""]
 
 
 def _in_package(value: str) -> str:
@@ -79,8 +109,9 @@ def environment_page() -> str:
 
     from bot.channels.registry import settings_class
 
-    meanings = env_meanings(ENV_EXAMPLE.read_text(encoding="utf-8"))
+    comments = env_comments(ENV_EXAMPLE.read_text(encoding="utf-8"))
     rows = ["| variable | default | meaning |", "| --- | --- | --- |"]
+    lists: list[str] = []
     # Each platform's own variables included, described by their fields where .env.example
     # does not list them.
     for name, field in settings_class().model_fields.items():
@@ -97,8 +128,9 @@ def environment_page() -> str:
             shown = f"`{int(default)}`"
         else:
             shown = f"`{default}`"
-        meaning = meanings.get(variable) or field.description or ""
-        rows.append(f"| `{variable}` | {shown} | {_cell(meaning)} |")
+        meaning, listed = _meaning_and_list(comments.get(variable, []), variable)
+        lists += listed
+        rows.append(f"| `{variable}` | {shown} | {_cell(meaning or field.description or '')} |")
     return "\n".join(
         [
             GENERATED,
@@ -112,6 +144,7 @@ def environment_page() -> str:
             "",
             *rows,
             "",
+            *lists,
         ]
     )
 

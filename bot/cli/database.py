@@ -24,23 +24,12 @@ async def db(settings: Settings, args: argparse.Namespace) -> int:
 
 async def _db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
     from bot.store import backup
-    from bot.store.engine import (
-        create_engine,
-        head_revision,
-        schema_verdict,
-        stamped_revision,
-        upgrade,
-    )
+    from bot.store.engine import create_engine
 
     engine = create_engine(settings.database_url)
     try:
-        stamped = await stamped_revision(engine)
-        source = backup.sqlite_file(settings.database_url)
-        known = schema_verdict(stamped) is None  # a newer build's is refused, not copied
-        if stamped is not None and stamped != head_revision() and known and source is not None:
-            kept = await asyncio.to_thread(backup.keep_before_upgrade, source, revision=stamped)
-            print(f"backup of the database before the upgrade: {kept}")
-        done = await upgrade(engine)
+        # Its report on stdout: the copy kept, the database created, the revisions.
+        done = await backup.migrate(engine, settings.database_url, tell=print)
     finally:
         await engine.dispose()
     print(done.line())

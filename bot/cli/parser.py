@@ -49,7 +49,10 @@ DESCRIPTIONS = {
         "sending unless --yes; exit 1 when no chat would receive it."
     ),
     "audit": "List admin actions and refused attempts, oldest first.",
-    "subscribers": "One line per chat: state, mode, digest time, zone, language and filter.",
+    "subscribers": (
+        "One line per chat: state (and, for a chat that is not active, reason=why), mode, "
+        "digest time, zone, language and filter."
+    ),
     "stats": (
         "The figures of the chat command 'stats' for the whole deployment: chats by platform "
         "and state, the most followed tags, pages, deliveries of the last 24 hours and what "

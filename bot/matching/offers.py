@@ -24,7 +24,8 @@ from bot.store.planning import Window as _Window
 _INSTANT = Mode.INSTANT.value  # read for every chat planned: an enum member's value is slow
 
 # The welcome digest (a chat's first): matching pages of the last ``welcome_days`` days, at
-# most WELCOME_MAX of them; when none is that recent, the newest WELCOME_MIN matching pages.
+# most WELCOME_MAX of them, and at least WELCOME_MIN whatever their age: when fewer are that
+# recent, the newest older matching pages make up the difference.
 WELCOME_MAX = 10
 WELCOME_MIN = 5
 # Pages looked through for a welcome digest, newest first: a filter that matches none of
@@ -129,8 +130,9 @@ class Welcome:
             if before is not None and seen <= before and filters.matches_normalized(f, tags)
         ]
         recent = [(page_id, fp) for page_id, fp, day in matching if day >= cutoff][:WELCOME_MAX]
-        if not recent:
-            recent = [(page_id, fp) for page_id, fp, _ in matching[:WELCOME_MIN]]
+        if len(recent) < WELCOME_MIN:  # topped up with the newest older ones
+            older = [(page_id, fp) for page_id, fp, day in matching if day < cutoff]
+            recent += older[: WELCOME_MIN - len(recent)]
         found = self._by_filter[(f, known)] = tuple(
             Offer(page_id, False, fp) for page_id, fp in recent
         )

@@ -2,24 +2,46 @@
 
 SQLite's online backup API copies the database as one snapshot: in WAL mode it reads
 beside the writers and holds none of them up, and the copy is a database of its own (no
-``-wal`` file to carry along). PostgreSQL has ``pg_dump`` for the same (see the README).
+``-wal`` file to carry along). PostgreSQL has ``pg_dump`` for the same (docs/operating.md,
+"Backups").
+
+:func:`migrate` is how every command opens its database: it takes the copy before a
+SQLite database of an older revision is migrated, and says what it did.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import logging
 import os
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import make_url
 
 from bot.errors import BotError
 
+log = logging.getLogger("bot.store")
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from bot.store.engine import Upgrade
+
+# Where the operator reads how to back up PostgreSQL (pg_dump, pg_restore).
+PG_BACKUP_DOCS = "docs/operating.md#backups"
 NOT_SQLITE = (
     "DATABASE_URL is not a SQLite file; for PostgreSQL use pg_dump "
-    "(e.g. pg_dump --format=custom --file trendbot.dump DATABASE; see the README)"
+    f"(e.g. pg_dump --format=custom --file trendbot.dump DATABASE; see {PG_BACKUP_DOCS})"
+)
+# Told before a PostgreSQL database of an older revision is migrated: no copy is taken.
+PG_NO_COPY = (
+    "migrating the PostgreSQL database from {before} to {after} without a copy: back up "
+    f"with pg_dump before trendbot db upgrade (see {PG_BACKUP_DOCS})"
 )
 # How long the copy waits for a writer's lock before it gives up, as the store does.
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -70,3 +92,39 @@ def keep_before_upgrade(source: Path, *, revision: str) -> Path:
     destination = source.with_name(f"{source.name}.before-{revision}-{stamp}")
     copy(source, destination)
     return destination
+
+
+async def migrate(engine: AsyncEngine, url: str, *, tell: Callable[[str], None]) -> Upgrade:
+    """Bring the database at ``url`` (``engine``'s, not yet connected) to this build's
+    schema, as every command does before anything else, and ``tell`` what that did: a
+    SQLite database of an older revision is first copied beside itself, as ``db upgrade``
+    does (the copy named); on PostgreSQL, where no copy is taken, the operator is told to
+    back up with pg_dump; a SQLite file that did not exist is named once created.
+
+    Raises:
+        SchemaError: as :func:`bot.store.engine.upgrade` (a newer build's database is
+            neither copied nor changed).
+    """
+    from bot.store.engine import head_revision, schema_verdict, stamped_revision, upgrade
+
+    source = sqlite_file(url)
+    new = source is not None and not source.exists()
+    stamped = await stamped_revision(engine)
+    head = head_revision()
+    if stamped is not None and stamped != head and schema_verdict(stamped) is None:
+        if source is not None:
+            kept = await asyncio.to_thread(keep_before_upgrade, source, revision=stamped)
+            tell(f"backup of the database before the upgrade: {kept}")
+        else:
+            tell(PG_NO_COPY.format(before=stamped, after=head))
+    done = await upgrade(engine)
+    if new and source is not None:
+        tell(f"created a new database: {source.resolve()}")
+    return done
+
+
+def to_log(line: str) -> None:
+    """What opening the database did, as a WARNING: the one line on stderr (text or JSON, as
+    LOG_FORMAT says) that is shown at any LOG_LEVEL and beside the console; a command's
+    stdout is its output."""
+    log.warning("%s", line)

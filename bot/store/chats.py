@@ -406,10 +406,51 @@ def of_workspace(workspace: str) -> Any:
     )
 
 
+# ``trendbot subscribers``' ``reason=``: a stopped chat's stored code as one stable word an
+# operator can search for. A code not named here is shown as it is stored.
+STOP_REASONS = {
+    "blocked": "blocked",  # Telegram 403: the user blocked the bot
+    "removed": "removed",  # Telegram: the bot left or was removed (my_chat_member)
+    "not_in_channel": "removed",  # Slack: the app is not a member of the channel
+    "is_archived": "archived",  # Slack channel_archive, chat.postMessage is_archived
+    "channel_is_archived": "archived",
+    "channel_not_found": "unknown_channel",
+    "channel_deleted": "unknown_channel",
+    "gone": "unknown_chat",  # Telegram 400 "chat not found", "group chat was deactivated"...
+    "user_not_found": "unknown_user",
+    "topic_closed": "topic_closed",  # Telegram forum topics
+    "topic_deleted": "topic_deleted",
+    "awaiting_invite": "awaiting_invite",  # Slack: asked for in a channel the app is not in
+    "app_uninstalled": "app_uninstalled",
+    "tokens_revoked": "tokens_revoked",
+    "no_installation": "app_uninstalled",
+}
+# Telegram's 403 texts that mean the bot is out of the group rather than blocked by a user.
+_REMOVED_MARKERS = ("kicked", "not a member", "deleted")
+# A chat paused with the pause command has no code.
+PAUSED_IN_CHAT = "paused_in_chat"
+UNKNOWN_REASON = "unknown"
+
+
+def stop_reason(record: ChatRecord) -> str | None:
+    """Why a chat that is not active is stopped, as one word (None: it is active)."""
+    if record.chat.state == ChatState.ACTIVE:
+        return None
+    code = record.inactive_code
+    if not code:
+        return PAUSED_IN_CHAT if record.chat.state == ChatState.PAUSED else UNKNOWN_REASON
+    word = STOP_REASONS.get(code, code)
+    text = (record.inactive_reason or "").lower()
+    if word == "blocked" and any(marker in text for marker in _REMOVED_MARKERS):
+        return "removed"
+    return word
+
+
 def describe(record: ChatRecord) -> dict[str, str]:
-    """The keys of ``trendbot subscribers``: one chat's line, as data."""
+    """The keys of ``trendbot subscribers``: one chat's line, as data (``reason`` only for
+    a chat that is not active)."""
     chat = record.chat
-    return {
+    fields = {
         "chat": chat.address,
         "state": chat.state.value,
         "mode": chat.mode.value,
@@ -418,6 +459,15 @@ def describe(record: ChatRecord) -> dict[str, str]:
         "lang": chat.lang,
         "filter": filters.format_filter(chat.filter),
     }
+    reason = stop_reason(record)
+    if reason is not None:
+        fields = {
+            "chat": fields.pop("chat"),
+            "state": fields.pop("state"),
+            "reason": reason,
+            **fields,
+        }
+    return fields
 
 
 async def had_pages(conn: AsyncConnection, chat_pk: int) -> bool:

@@ -410,10 +410,13 @@ def _upgrade_locked(sync: Connection) -> Upgrade:
 
 @asynccontextmanager
 async def open_store(url: str) -> AsyncIterator[AsyncEngine]:
-    """The database at ``url``, migrated to the latest schema, for commands that only need it."""
+    """The database at ``url``, migrated to the latest schema, for commands that only need
+    it; what that did is logged (:func:`bot.store.backup.migrate`)."""
+    from bot.store import backup
+
     engine = create_engine(url)
     try:
-        await upgrade(engine)
+        await backup.migrate(engine, url, tell=backup.to_log)
         yield engine
     finally:
         await engine.dispose()

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.settings import SAMPLE_WIKI
 from bot.store.engine import head_revision
 from tests.cli import run_cli_async, start_cli
+from tests.conftest import ROOT
 
 
 @pytest.mark.slow
@@ -33,6 +34,12 @@ async def test_a_backup_while_run_writes_is_a_whole_database(
         refused = await run_cli_async("db", "backup", str(copy), env=env, cwd=tmp_path)
         assert refused.returncode == 2 and "pg_dump" in refused.stderr
         assert refused.stderr.count("\n") == 1 and not copy.exists()
+        # It points at the operating page's section that shows pg_dump and pg_restore.
+        page, anchor = "docs/operating.md", "#backups"
+        assert f"see {page}{anchor}" in refused.stderr and "README" not in refused.stderr
+        operating = (ROOT / page).read_text(encoding="utf-8")
+        section = operating.split("\n## Backups\n", 1)[1].split("\n## ", 1)[0]
+        assert "pg_dump" in section and "pg_restore" in section
         return
 
     log = tmp_path / "run.log"

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import TAGS_SHOWN, Caller, CommandCore, Defaults
 from bot.commands.operator import Admin
-from bot.matching.offers import WELCOME_MIN
+from bot.matching.offers import WELCOME_MAX, WELCOME_MIN
 from bot.matching.planner import Planner
 from bot.models import Platform, Reply
 from bot.settings import Settings
@@ -119,6 +119,48 @@ async def test_with_no_page_that_recent_the_welcome_takes_the_newest_few(
         dates = {page_id: updated or created for page_id, created, updated in rows}
     chosen = [dates[int(page_id)] for page_id, _ in row["pages"]]  # type: ignore[union-attr]
     assert min(chosen) >= sorted(dates.values(), reverse=True)[WELCOME_MIN - 1]
+
+
+async def test_a_few_recent_pages_are_topped_up_to_the_newest_few(engine: AsyncEngine) -> None:
+    """Fewer than WELCOME_MIN matching pages in the window: older ones make up the number,
+    as .env.example and the configuration and commands pages say."""
+    probe = await newcomer(engine, chat_id="probe")
+    async with engine.connect() as conn:
+        rows = await conn.execute(select(pages.c.created, pages.c.updated))
+        dates = sorted({updated or created for created, updated in rows}, reverse=True)
+    # A window that holds the pages of the newest two dates only: fewer than WELCOME_MIN.
+    today = utcnow().date()
+    days = (today - dates[1]).days
+    user = Newcomer(
+        probe.engine,
+        probe.core,
+        Planner(engine=engine, welcome_days=days),
+        Caller(platform=Platform.CONSOLE, chat_id="late", user_id="late"),
+    )
+    await user.say("/subscribe *")
+    await user.say("/digest")
+    [row] = await user.digests()
+    async with engine.connect() as conn:
+        rows = await conn.execute(select(pages.c.id, pages.c.created, pages.c.updated))
+        by_id = {page_id: updated or created for page_id, created, updated in rows}
+    chosen = sorted((by_id[int(page_id)] for page_id, _ in row["pages"]), reverse=True)  # type: ignore[union-attr]
+    recent = [day for day in chosen if day >= dates[1]]
+    assert 0 < len(recent) < WELCOME_MIN
+    assert len(chosen) == WELCOME_MIN
+    assert chosen[len(recent)] < dates[1]  # older pages, the newest of them
+    assert min(chosen) >= sorted(by_id.values(), reverse=True)[WELCOME_MIN - 1]
+
+
+@pytest.mark.parametrize(
+    "page",
+    [".env.example", "docs/configuration.md", "docs/commands.md", "docs/reference/environment.md"],
+)
+def test_every_page_states_the_welcome_rule_the_code_follows(page: str) -> None:
+    text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+    text = text.replace("# ", "")
+    assert f"at most {WELCOME_MAX}" in text
+    assert f"at least the newest {WELCOME_MIN}" in text
+    assert "when none is that recent" not in text
 
 
 async def test_the_scheduled_first_digest_is_the_welcome(engine: AsyncEngine) -> None:
@@ -240,6 +282,31 @@ async def test_settings_shows_the_next_digest_and_none_in_instant_mode(
 )
 async def test_timezone_takes_aliases_and_offsets(user: Newcomer, typed: str, zone: str) -> None:
     assert (await user.say(f"/timezone {typed}")).startswith(f"Time zone set to {zone};")
+
+
+@pytest.mark.parametrize(
+    ("page", "lang"), [("docs/commands.md", "en"), ("docs/ko/commands.md", "ko")]
+)
+async def test_the_commands_page_shows_offsets_as_the_reply_does(
+    engine: AsyncEngine, page: str, lang: str
+) -> None:
+    """The timezone row's offsets (`UTC+9`, `+09:00`, `GMT-5`) are shown in the reply as the
+    page says they are."""
+    [row] = [
+        line
+        for line in (ROOT / page).read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `timezone ")
+    ]
+    offsets = re.search(r"\(`UTC\+9`, `\+09:00`, `GMT-5`: ([^)]*)\)", row)
+    assert offsets is not None, row
+    shown = re.findall(r"`(UTC[+-]\d+)`", offsets[1])
+    assert shown == ["UTC+9", "UTC-5"]
+    user = await newcomer(engine, lang=lang)
+    for typed, label in (("UTC+9", "UTC+9"), ("+09:00", "UTC+9"), ("GMT-5", "UTC-5")):
+        reply = await user.say(f"/timezone {typed}")
+        assert label in reply and (typed == label or typed not in reply)
+        assert f"({label})" in await user.say("/settings")
+        assert f" tz={label} " in await user.say("/export")
 
 
 @pytest.mark.parametrize(

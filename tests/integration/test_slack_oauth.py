@@ -12,6 +12,7 @@ import asyncio
 import datetime as dt
 import html
 import json
+import logging
 import re
 import time
 from collections.abc import AsyncIterator
@@ -588,24 +589,57 @@ async def _last_broadcast(d: Deployment) -> int:
 # ---------------------------------------------------------------------- edges
 
 
-async def test_a_workspace_without_the_app_is_told_and_nothing_changes(two: Deployment) -> None:
-    two.sl.add_workspace("TC3")
-    two.sl.add_channel("CC3", team_id="TC3")
-    name = "not-installed"
+async def _from_elsewhere(d: Deployment, line: str, *, name: str) -> str:
+    """``line`` typed in workspace TC3, which never installed the app: what it is shown."""
     body = slash_command_body(
         "/trend",
-        "subscribe rl",
+        line,
         user_id="UC1",
         channel_id="CC3",
         team_id="TC3",
-        response_url=two.sl.response_url(name),
+        response_url=d.sl.response_url(name),
     )
-    status, ack = await two.post(body)
-    shown = ack or json.dumps(await two.sl.wait_for_response(name))
-
+    status, ack = await d.post(body)
     assert status == 200
-    assert t("en", "slack.oauth.not_installed") in shown
-    assert await two.chat("TC3/CC3") is None
+    return ack or json.dumps(await d.sl.wait_for_response(name), ensure_ascii=False)
+
+
+@pytest.mark.parametrize("base", [None, "https://bot.example.org"])
+async def test_a_workspace_without_the_app_is_told_and_nothing_changes(
+    sl: FakeSlack,
+    database_url: str,
+    tmp_path: Path,
+    base: str | None,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Told in both languages that the app is not installed there (not "any more"), with
+    the install page that preselects the workspace where there is one; logged at INFO once
+    an hour for the workspace, never as an ERROR."""
+    sl.add_workspace("TC3")
+    sl.add_channel("CC3", team_id="TC3")
+    async with deployment(sl, database_url, tmp_path, public_base_url=base) as d:
+        assert (await d.install(TEAM_A, installer=INSTALLER_A))[0] == 200
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            shown = [
+                await _from_elsewhere(d, line, name=f"elsewhere{n}")
+                for n, line in enumerate(["subscribe rl", "settings", "help"])
+            ]
+        assert await d.chat("TC3/CC3") is None
+    for said in shown:
+        if base is None:
+            expected = [t(lang, "slack.oauth.not_installed") for lang in ("en", "ko")]
+        else:
+            link = f"{base}/slack/install?team=TC3"
+            expected = [
+                t(lang, "slack.oauth.not_installed_link", url=link) for lang in ("en", "ko")
+            ]
+        assert all(text in said for text in expected), said
+        assert "any more" not in said and "더 이상" not in said
+    told = [r for r in caplog.records if "not installed" in r.getMessage()]
+    assert [(r.levelname, r.name) for r in told] == [("INFO", "bot.channels.slack")]
+    assert "TC3" in told[0].getMessage()
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 async def test_each_workspace_is_paced_on_its_own(

@@ -41,7 +41,10 @@ DUMPS = Path(__file__).resolve().parents[1] / "data" / "upgrade"
 # f76b35d: before inactive_code; 831c0a4: before the new ix_outbox_ready.
 BUILDS = ("1a7c8e9", "f76b35d", "831c0a4")
 SAMPLE_WIKI = Path(__file__).resolve().parents[2] / "bot" / "sample_wiki"
+OPERATING = Path(__file__).resolve().parents[2] / "docs" / "operating.md"
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
+# What opening an older database says first: the copy kept (SQLite), or to use pg_dump.
+NOTICES = ("backup of the database before the upgrade: ", "migrating the PostgreSQL database")
 CHATS = {"telegram:1001", "telegram:1002", "telegram:1003", "telegram:1004", "telegram:1005"}
 
 
@@ -212,10 +215,16 @@ async def test_a_database_that_cannot_be_adopted_is_refused_unchanged(
     for args in (("db", "upgrade"), ("subscribers",)):
         refused = await run_cli_async(*args, env=env, cwd=tmp_path)
         assert refused.returncode == 2
-        # The copy ``db upgrade`` keeps on SQLite is made before the refusal.
-        assert all(line.startswith("backup of") for line in refused.stdout.splitlines())
-        assert refused.stderr.count("\n") == 1, refused.stderr
-        assert "chats.nickname" in refused.stderr and "Upgrading" in refused.stderr
+        # The copy ``db upgrade`` keeps on SQLite is made before the refusal (its line on
+        # stdout for ``db upgrade``, on stderr for the others); on PostgreSQL, the advice.
+        told = [
+            line
+            for line in [*refused.stdout.splitlines(), *refused.stderr.splitlines()]
+            if any(notice in line for notice in NOTICES)
+        ]
+        assert len(told) == 1, (refused.stdout, refused.stderr)
+        [refusal] = [line for line in refused.stderr.splitlines() if line not in told]
+        assert "chats.nickname" in refusal and "Upgrading" in refusal
     assert await row_counts(late_build) == before
     engine = create_engine(late_build)
     try:
@@ -225,6 +234,57 @@ async def test_a_database_that_cannot_be_adopted_is_refused_unchanged(
         assert any(d[:2] == ("index defined otherwise", "ix_outbox_ready") for d in differences)
     finally:
         await engine.dispose()
+
+
+@pytest.mark.parametrize("args", [("subscribers",), ("poll",)])
+async def test_every_command_keeps_a_copy_before_it_migrates(
+    late_build: str, tmp_path: Path, clean_env: dict[str, str], args: tuple[str, ...]
+) -> None:
+    """Not only ``db upgrade``: any command that migrates an older SQLite database copies it
+    first and names the copy on stderr; on PostgreSQL it says to back up with pg_dump."""
+    done = await run_cli_async(*args, env=env_for(clean_env, late_build), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    told = [line for line in done.stderr.splitlines() if any(n in line for n in NOTICES)]
+    assert len(told) == 1, done.stderr
+    assert " WARNING " in told[0] and "bot.store" in told[0]
+    if late_build.startswith("sqlite"):
+        kept = Path(told[0].split(NOTICES[0], 1)[1])
+        with sqlite3.connect(kept) as conn:
+            assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [
+                (PRERELEASE,)
+            ]
+        conn.close()
+        assert kept.name.startswith(f"831c0a4.db.before-{PRERELEASE}-")
+    else:
+        assert told[0].endswith(
+            f"migrating the PostgreSQL database from {PRERELEASE} to "
+            f"{head_revision()} without a copy: back up with pg_dump before trendbot db "
+            "upgrade (see docs/operating.md#backups)"
+        )
+        assert "#backups" in told[0] and "## Backups" in OPERATING.read_text(encoding="utf-8")
+    again = await run_cli_async(*args, env=env_for(clean_env, late_build), cwd=tmp_path)
+    assert not [line for line in again.stderr.splitlines() if any(n in line for n in NOTICES)]
+
+
+@pytest.mark.parametrize("args", [("subscribers",), ("export",), ("db", "upgrade")])
+async def test_a_command_that_creates_the_database_names_it(
+    tmp_path: Path, clean_env: dict[str, str], args: tuple[str, ...]
+) -> None:
+    """In a directory without a database (DATABASE_URL unset: ./data/trendbot.db) the new
+    file is named in one line, once; on stderr, but in the report of ``db upgrade``."""
+    env = {k: v for k, v in clean_env.items() if k != "DATABASE_URL"}
+    done = await run_cli_async(*args, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    created = tmp_path / "data" / "trendbot.db"
+    assert created.is_file()
+    line = f"created a new database: {created.resolve()}"
+    if args == ("db", "upgrade"):
+        assert done.stdout.splitlines() == [line, f"from an empty database to {head_revision()}"]
+    else:
+        [told] = done.stderr.splitlines()
+        assert told.endswith(f" WARNING bot.store: {line}")
+    again = await run_cli_async(*args, env=env, cwd=tmp_path)
+    assert again.stderr == "" and line not in again.stdout
 
 
 async def test_a_newer_builds_database_is_refused_with_one_line(

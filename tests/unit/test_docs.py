@@ -61,6 +61,21 @@ def test_env_meanings_reads_the_comment_above_each_variable(
     assert gen_docs.env_meanings(text) == expected
 
 
+def test_a_list_in_a_comment_is_a_list_in_the_reference() -> None:
+    """WIKI_SOURCES' kinds of source: a Markdown list under the table, one item a kind with
+    its example, nested where .env.example indents; the table cell points at it."""
+    page = gen_docs.environment_page()
+    [row] = [line for line in page.splitlines() if line.startswith("| `WIKI_SOURCES` |")]
+    assert "[listed below](#wiki_sources)" in row and "/srv/wiki" not in row
+    section = page.split("## `WIKI_SOURCES` {#wiki_sources}", 1)[1]
+    items = [line for line in section.splitlines() if line.lstrip().startswith("- ")]
+    assert "- a directory of pages: `/srv/wiki`" in items
+    assert (
+        "    - in a folder of it: `git+https://host/org/wiki.git@main#subdirectory=wiki`" in items
+    )
+    assert len(items) == 9
+
+
 def test_the_commands_page_has_every_command_in_both_languages() -> None:
     from bot.commands import COMMAND_ORDER
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,23 @@ def test_bad_value_names_the_variable(
         load_settings(_env_file=None)
     assert info.value.variable == variable
     assert expected in info.value.message
+
+
+@pytest.mark.parametrize(
+    "token", ["123456:ABCdef", "123456:ABC...", "12345:" + "a" * 19, "x:" + "a" * 35]
+)
+def test_a_refused_telegram_token_is_told_the_rule_with_an_example_that_passes(
+    monkeypatch: pytest.MonkeyPatch, token: str
+) -> None:
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", token)
+    with pytest.raises(ConfigError) as info:
+        load_settings(_env_file=None)
+    message = info.value.message
+    assert info.value.variable == "TELEGRAM_BOT_TOKEN" and token not in str(info.value)
+    assert "20 or more" in message and "colon" in message
+    [example] = re.findall(r"e\.g\. (\S+?)\)", message)
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", example)  # the example passes its own check
+    assert load_settings(_env_file=None).telegram_bot_token is not None
 
 
 def test_slack_token_without_signing_secret(monkeypatch: pytest.MonkeyPatch) -> None:

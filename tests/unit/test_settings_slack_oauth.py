@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from cryptography.fernet import Fernet
 from bot.errors import ConfigError
 from bot.settings import load_settings
 from tests.cli import refusal, run_cli
+from tests.conftest import ROOT
 
 CLIENT_ID = "1234567890.1234567890"
 CLIENT_SECRET = "client-secret-value-0123456789"
@@ -122,3 +124,37 @@ def test_cli_says_which_setup_to_choose_in_one_line_exit_2(
     output = result.stderr + result.stdout
     for secret in ("very-secret", CLIENT_SECRET, SIGNING_SECRET, STATE_SECRET, KEY):
         assert secret not in output
+
+
+def _slack_page_oauth_steps() -> str:
+    text = (ROOT / "docs" / "slack.md").read_text(encoding="utf-8")
+    return " ".join(text.split("Moving from one workspace's token to OAuth", 1)[1].split())
+
+
+def test_the_slack_page_says_what_moving_to_oauth_takes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The OAuth steps name the two changes start-up asks for, with an admin entry that passes."""
+    steps = _slack_page_oauth_steps()
+    assert "take `SLACK_BOT_TOKEN`" in steps
+    [example] = re.findall(r"`(T\w+:U\w+)`", steps)[:1]
+    _set(monkeypatch, {**OAUTH, "SLACK_ADMIN_IDS": example})
+    assert load_settings(_env_file=None).slack_admins == (tuple(example.split(":")),)
+    bare = example.split(":")[1]
+    monkeypatch.setenv("SLACK_ADMIN_IDS", bare)
+    with pytest.raises(ConfigError) as info:
+        load_settings(_env_file=None)
+    assert info.value.variable == "SLACK_ADMIN_IDS" and "TEAM:USER" in info.value.message
+    monkeypatch.setenv("SLACK_ADMIN_IDS", example)
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1-2-secretvalue")
+    with pytest.raises(ConfigError) as info:
+        load_settings(_env_file=None)
+    assert info.value.variable == "SLACK_BOT_TOKEN"
+
+
+@pytest.mark.parametrize("page", [".env.example", "docs/reference/environment.md"])
+def test_the_admin_ids_entry_says_team_user(page: str) -> None:
+    text = " ".join((ROOT / page).read_text(encoding="utf-8").replace("# ", " ").split())
+    entry = text.split("SLACK_ADMIN_IDS", 1)[0] if page == ".env.example" else text
+    assert "TEAM:USER" in entry and "refuses" in entry
+    assert "Slack user ids (U...) allowed" not in text
+    # The install states are signed, never kept (bot/channels/slack/oauth.py).
+    assert "kept in the database" not in text and "signed, not stored" in text

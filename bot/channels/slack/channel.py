@@ -27,8 +27,10 @@ from bot.channels.slack.client import (
     BOT_SCOPES,
     EVENT_RETRY_WINDOW_SECONDS,
     MAX_OAUTH_QUERY_CHARS,
+    MAX_REMEMBERED_CONVERSATIONS,
     MAX_REMEMBERED_EVENTS,
     MAX_REMEMBERED_REQUESTS,
+    NOT_INSTALLED_LOG_SECONDS,
     SHUTDOWN_GRACE_SECONDS,
     SIGNATURE_MAX_AGE_SECONDS,
     SlackAuth,
@@ -133,6 +135,10 @@ class SlackChannel(EventHandlers):
         )
         self._conversations: OrderedDict[str, Conversation] = OrderedDict()
         self._scope_warned: set[str] = set()
+        # Workspaces without the app whose requests were logged within the hour (INFO).
+        self._not_installed_seen: SeenKeys[str] = SeenKeys(
+            ttl=NOT_INSTALLED_LOG_SECONDS, limit=MAX_REMEMBERED_CONVERSATIONS
+        )
         secret = settings.slack_signing_secret
         self._http_mode = secret is not None
         if workspaces is not None:

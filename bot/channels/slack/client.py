@@ -80,6 +80,9 @@ GROUP_DM_NAME_PREFIX = "mpdm-"
 CONVERSATION_TIMEOUT_SECONDS = 1.0
 # Conversations known to be postable are remembered, so that each costs one lookup.
 MAX_REMEMBERED_CONVERSATIONS = 10_000
+# A request from a workspace where the app is not installed is logged (INFO) once in this
+# long per workspace: each is answered, but a stray workspace's users should not flood the log.
+NOT_INSTALLED_LOG_SECONDS = 3600
 # GET /slack/install and /slack/oauth_redirect: Slack's redirect carries a code and a state
 # of a few dozen characters each; a longer query is not Slack's.
 MAX_OAUTH_QUERY_CHARS = 2000

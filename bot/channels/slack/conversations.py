@@ -125,6 +125,7 @@ class ChannelBase:
     _events: SeenKeys[str]
     _conversations: OrderedDict[str, Conversation]
     _scope_warned: set[str]
+    _not_installed_seen: SeenKeys[str]
     _http_mode: bool
 
     @property

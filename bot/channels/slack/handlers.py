@@ -280,32 +280,59 @@ class EventHandlers(ChannelBase):
     async def _reachable(
         self, req: AsyncBoltRequest, next: Callable[[], Awaitable[None]]
     ) -> BoltResponse | None:
-        """Bolt middleware before authorization (installed by OAuth): a command or button of
-        a workspace whose stored token no key of ``SLACK_TOKEN_KEY`` opens is told that the
-        bot cannot reach the workspace and that its operator knows (logged at ERROR, shown
-        in ``/healthz``), not that the app is not installed. Any other request goes on."""
+        """Bolt middleware before authorization (installed by OAuth), for a command or a
+        button: a workspace where the app is not installed is told so (with the install
+        page's link when ``PUBLIC_BASE_URL`` is set), logged at INFO once an hour per
+        workspace; one whose stored token no key of ``SLACK_TOKEN_KEY`` opens is told that
+        the bot cannot reach it and that its operator knows (logged at ERROR, shown in
+        ``/healthz``). Any other request goes on."""
         from bot.store.installations import TokenKeyError
 
         context = req.context
-        if self._workspaces is None or not context.team_id or context.response_url is None:
+        team = context.team_id
+        if self._workspaces is None or not team or context.response_url is None:
             await next()
             return None
         try:
-            await self._workspaces.token(
-                team_id=context.team_id, enterprise_id=context.enterprise_id
-            )
+            token = await self._workspaces.token(team_id=team, enterprise_id=context.enterprise_id)
         except TokenKeyError:
-            text = "\n".join(t(lang, "slack.oauth.unreachable") for lang in LANGUAGES)
-            try:
-                await context.respond(text)  # type: ignore[misc]
-            except _ERRORS as exc:
-                log.warning(
-                    "slack: could not answer through response_url: %s",
-                    translate_error(exc).reason,
+            await self._tell(
+                context, "\n".join(t(lang, "slack.oauth.unreachable") for lang in LANGUAGES)
+            )
+            return BoltResponse(status=200, body="")
+        except Exception:  # authorization asks again and answers for itself
+            token = ""
+        if token is None:
+            if self._not_installed_seen.add(team, now=time.monotonic()):
+                log.info(
+                    "slack: a request from workspace %s, where the app is not installed",
+                    team,
                     extra={"platform": "slack"},
                 )
+            await self._tell(context, self._not_installed_text(team))
             return BoltResponse(status=200, body="")
-        except Exception:  # noqa: S110 - authorization asks again and answers for itself
-            pass
         await next()
         return None
+
+    def _not_installed_text(self, team: str) -> str:
+        """ "Not installed in this workspace" in both languages (the workspace's is not known
+        before it installs the app), with the link that preselects it on Slack's page."""
+        from bot.channels.slack.oauth import INSTALL_PATH, TEAM_PARAM_RE
+
+        base = self._settings.public_base_url
+        if base and TEAM_PARAM_RE.match(team):
+            link = f"{base}{INSTALL_PATH}?team={team}"
+            said = [t(lang, "slack.oauth.not_installed_link", url=link) for lang in LANGUAGES]
+        else:
+            said = [t(lang, "slack.oauth.not_installed") for lang in LANGUAGES]
+        return "\n".join(said)
+
+    async def _tell(self, context: Any, text: str) -> None:
+        try:
+            await context.respond(text)
+        except _ERRORS as exc:
+            log.warning(
+                "slack: could not answer through response_url: %s",
+                translate_error(exc).reason,
+                extra={"platform": "slack"},
+            )
