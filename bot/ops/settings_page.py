@@ -32,7 +32,7 @@ from aiohttp import web
 
 from bot import platforms
 from bot.channels.telegram import webapp
-from bot.commands import CommandCore
+from bot.commands import CommandCore, echo
 from bot.commands import settings_page as page
 from bot.commands.schedule import weekday_name
 from bot.i18n import LANGUAGES, language_name, negotiate, t, tn
@@ -41,6 +41,7 @@ from bot.matching.schedule import zone_label
 from bot.models import ChatState, Mode, Platform
 from bot.settings import Settings
 from bot.store import settings_links as link_store
+from bot.tags import normalize_tag
 from bot.util import utcnow
 
 log = logging.getLogger("bot.settings_page")
@@ -140,7 +141,8 @@ class SettingsPage:
         if isinstance(opened, link_store.Refusal):
             log.info("settings page: a link refused (%s)", opened.value)
             return self._refusal(lang, opened.value)
-        response = web.HTTPSeeOther("../../", headers=HEADERS)
+        # Relative, so the page's address stays under PUBLIC_BASE_URL's path.
+        response = web.Response(status=303, headers={**HEADERS, "Location": "../../"})
         self._set_cookie(response, opened)
         return response
 
@@ -249,6 +251,13 @@ class SettingsPage:
         if view is None:
             return self._refusal(lang, "session")
         values = _values_from(form)
+        if values["bad_tags"]:
+            chat_lang = view.record.chat.lang
+            wrong = t(chat_lang, "page.bad_tag", tag=echo(values["bad_tags"][0]))
+            message = wrong + "\n" + t(chat_lang, "dest.import.nothing_changed")
+            return await self._form(
+                view, session=session, status=400, values=values, message=message
+            )
         fields = {
             "filter": values["filter"],
             "mode": values["mode"],
@@ -369,16 +378,20 @@ def _values_of(view: page.PageView) -> dict[str, Any]:
 def _values_from(form: dict[str, str]) -> dict[str, Any]:
     """The form's values as posted: each tag's choice (``tag:NAME`` = off, any, required or
     excluded), ``every`` for ``*``, and the rest by the settings line's names."""
-    tags = {
+    chosen = {
         name.removeprefix("tag:"): choice
         for name, choice in form.items()
         if name.startswith("tag:") and choice in TAG_CHOICES and choice != "off"
     }
+    # A tag's name goes into the filter as one word: anything that is not one tag (a
+    # space, a sign, a star) is named back rather than read as several.
+    tags = {tag: choice for tag, choice in chosen.items() if normalize_tag(tag) == tag}
     sign = {"any": "", "required": "+", "excluded": "-"}
     every = form.get("every") == "on"
     words = (["*"] if every else []) + [f"{sign[c]}{tag}" for tag, c in tags.items()]
     return {
         "tags": tags,
+        "bad_tags": [tag for tag in chosen if tag not in tags],
         "every": every,
         "filter": " ".join(words),
         "mode": form.get("mode", ""),

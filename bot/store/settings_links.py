@@ -22,6 +22,7 @@ from bot.store.schema import settings_links
 TOKEN_BYTES = 32  # 256 bits: a link's token and a session's
 LINK_LIFETIME = dt.timedelta(minutes=15)  # from the reply to the first opening
 SESSION_LIFETIME = dt.timedelta(hours=1)  # from the opening to the last save
+KEPT_AFTER_EXPIRY = dt.timedelta(days=1)  # an expired link still says "expired", not "unknown"
 
 
 class Refusal(enum.StrEnum):
@@ -49,12 +50,14 @@ def digest(token: str) -> str:
 
 
 async def issue(conn: AsyncConnection, *, chat_pk: int, now: dt.datetime) -> str:
-    """A new link's token for the chat's settings page (links expired by now go)."""
+    """A new link's token for the chat's settings page. Links whose sessions ended a day
+    ago go (until then an old link is told apart from a forged one: "expired")."""
+    gone = now - KEPT_AFTER_EXPIRY
     await conn.execute(
         delete(settings_links).where(
-            settings_links.c.expires_at <= now,
+            settings_links.c.expires_at <= gone,
             (settings_links.c.session_expires_at.is_(None))
-            | (settings_links.c.session_expires_at <= now),
+            | (settings_links.c.session_expires_at <= gone),
         )
     )
     token = new_token()
