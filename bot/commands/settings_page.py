@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot import payloads
 from bot.commands.base import Caller
 from bot.commands.destinations import transfer_error_text
+from bot.commands.feedback import votes_chart
 from bot.commands.help import HelpCommands
 from bot.commands.registry import EVERYONE, Menu, command
 from bot.errors import FilterError, TransferError
@@ -24,6 +25,7 @@ from bot.i18n import t
 from bot.matching import filters, transfer
 from bot.models import (
     Button,
+    Chart,
     ChatKind,
     ChatSettings,
     ChatState,
@@ -54,6 +56,7 @@ class PageView:
     record: chat_store.ChatRecord
     tags: tuple[tuple[str, int], ...]  # every tag of a present page, with its page count
     line: str  # the chat's settings as ``export`` writes them
+    votes: Chart | None  # what the chat's votes taught, as ``feedback`` draws it
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +142,12 @@ class SettingsPageCommands(HelpCommands):
             if record is None:
                 return None
             counts = await page_store.tag_counts(conn)
+            chart = await votes_chart(conn, chat_pk=chat_pk, lang=record.chat.lang)
         return PageView(
-            record=record, tags=tuple(counts), line=transfer.export_line(record.chat)
+            record=record,
+            tags=tuple(counts),
+            line=transfer.export_line(record.chat),
+            votes=chart,
         )
 
     async def page_preview(self, filter_text: str, *, today: dt.date) -> Preview | FilterError:

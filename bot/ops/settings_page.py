@@ -18,6 +18,7 @@ does not answer 503; never 500.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import logging
@@ -39,6 +40,7 @@ from bot.i18n import LANGUAGES, language_name, negotiate, t, tn
 from bot.matching import filters, schedule, transfer
 from bot.matching.schedule import zone_label
 from bot.models import ChatState, Mode, Platform
+from bot.render import charts
 from bot.settings import Settings
 from bot.store import settings_links as link_store
 from bot.tags import normalize_tag
@@ -142,7 +144,7 @@ class SettingsPage:
             log.info("settings page: a link refused (%s)", opened.value)
             return self._refusal(lang, opened.value)
         # Relative, so the page's address stays under PUBLIC_BASE_URL's path.
-        response = web.Response(status=303, headers={**HEADERS, "Location": "../../"})
+        response = web.Response(status=303, headers={**HEADERS, "Location": "../"})
         self._set_cookie(response, opened)
         return response
 
@@ -210,6 +212,7 @@ class SettingsPage:
         tags += [(tag, 0, kind) for tag, kind in chosen.items() if tag not in dict(view.tags)]
         preview = await self._core.page_preview(current["filter"], today=utcnow().date())
         zones = sorted(z for z in schedule.ZONE_NAMES_KO) if lang == "ko" else []
+        votes = await charts.picture(view.votes) if view.votes is not None else None
         return self._html(
             "page.html",
             lang=lang,
@@ -231,6 +234,8 @@ class SettingsPage:
             modes=[(m.value, t(lang, f"cmd.mode.{m.value}")) for m in Mode],
             languages=[(code, language_name(code, lang)) for code in LANGUAGES],
             paused=chat.state == ChatState.PAUSED,
+            votes=base64.b64encode(votes).decode() if votes is not None else None,
+            votes_alt=view.votes.alt if view.votes is not None else "",
             t=lambda key, **kw: t(lang, key, **kw),
             tn=lambda key, count, **kw: tn(lang, key, count, **kw),
         )

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 import bot.channels.registry  # noqa: F401  (the platforms' rules: their command prefixes)
-from bot import payloads
+from bot import payloads, render
 from bot.channels.telegram import webapp
 from bot.commands import Caller, CommandCore, Defaults
 from bot.i18n import t
@@ -28,6 +28,7 @@ from bot.models import ChatKind, ChatState, Mode, Page, PageText, Platform
 from bot.ops.settings_page import COOKIE, SettingsPage, mini_app_check
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
+from bot.render import charts, votes
 from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
@@ -116,7 +117,7 @@ async def opened(site: Site, link: str) -> str:
     """Open ``link`` as a browser would: the session cookie it sets."""
     async with site.http.get(site.url(link), allow_redirects=False) as answer:
         assert answer.status == 303, await answer.text()
-        assert answer.headers["Location"] == "../../"
+        assert answer.headers["Location"] == "../"
         morsel = answer.cookies[COOKIE]
         assert morsel["httponly"] and morsel["samesite"] == "Lax" and morsel["secure"]
         assert morsel["path"] == "/trend/settings/"
@@ -373,6 +374,21 @@ async def test_a_korean_chat_gets_a_korean_page(site: Site) -> None:
     assert '<html lang="ko">' in body
     assert t("ko", "page.tags") in body and t("ko", "page.save") in body
     assert "서울" in body  # the zone picker knows Korean city names
+
+
+async def test_the_page_shows_the_chart_of_the_chat_s_votes(site: Site) -> None:
+    cookie = await opened(site, await link_for(site))
+    async with site.http.get(site.origin + "/settings/", headers=session(cookie)) as answer:
+        assert 'id="votes"' not in await answer.text()  # no vote yet: no chart
+    await site.core.handle(telegram(), "/subscribe rl")
+    shown = await site.core.handle(telegram(), "/latest")
+    up = next(b for b in render.vote_buttons(shown.items) if b.label.endswith(votes.UP_MARK))
+    await site.core.handle_action(telegram(), up.action)
+    async with site.http.get(site.origin + "/settings/", headers=session(cookie)) as answer:
+        body = await answer.text()
+    if not charts.available():
+        pytest.skip("matplotlib is not installed: no chart to show")
+    assert re.search(r'<figure id="votes"><img src="data:image/png;base64,iVBOR', body)
 
 
 # ---------------------------------------------------------------------------- Mini App
