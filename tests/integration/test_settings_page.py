@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import io
 import json
 import re
 import time
@@ -21,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 import bot.channels.registry  # noqa: F401  (the platforms' rules: their command prefixes)
 from bot import payloads, render
+from bot.channels.console.chat import ConsoleChannel
 from bot.channels.telegram import webapp
 from bot.commands import Caller, CommandCore, Defaults
 from bot.i18n import t
@@ -199,6 +201,18 @@ async def test_the_link_is_a_button_of_the_reply_and_a_mini_app_in_a_private_cha
     group = telegram("-100200", kind=ChatKind.GROUP, can_manage=_yes)
     [[in_group]] = (await site.core.handle(group, "/settings")).buttons
     assert in_group.app is None and in_group.url is not None  # a link: no Mini App in groups
+
+
+async def test_the_console_prints_the_link(site: Site) -> None:
+    out = io.StringIO()
+    console = ConsoleChannel(
+        core=site.core, stdin=io.StringIO("/settings\n/quit\n"), out=out, interactive=False
+    )
+    await console.run()
+    printed = out.getvalue()
+    found = re.search(r"^Open settings: (\S+)$", printed, re.MULTILINE)
+    assert found and re.fullmatch(LINK.pattern.strip("^$"), found[1]), printed
+    assert "[1 Open settings]" not in printed  # a link, not a button pressed by number
 
 
 async def _yes() -> bool:

@@ -221,9 +221,4 @@ def reply_markup(r: Reply) -> dict[str, Any] | None:
 
     ``callback_data`` is the button's ``action`` as is (at most 64 bytes, the callers' duty).
     """
-    rows = [
-        [{"text": button.label, "callback_data": button.action} for button in row]
-        for row in r.buttons
-        if row
-    ]
-    return {"inline_keyboard": rows} if rows else None
+    return _keyboard(r.buttons)
