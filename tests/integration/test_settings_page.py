@@ -4,6 +4,7 @@ the page, its preview, saving through the command core, and the Telegram Mini Ap
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import html
 import io
@@ -37,6 +38,8 @@ from bot.store import pages as page_store
 from bot.store import settings_links as link_store
 from bot.store.schema import outbox, settings_links
 from bot.util import utcnow
+from tests.fakes.slack_api import FakeSlack
+from tests.integration import test_slack as slack_test
 
 BASE = "https://bot.example.com/trend"
 TG_TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
@@ -437,3 +440,34 @@ async def test_a_mini_app_signs_in_with_telegram_s_init_data(site: Site) -> None
         async with site.http.post(site.origin + "/settings/app", data=data) as answer:
             assert answer.status == 403, data
             assert COOKIE not in answer.cookies
+
+
+# ---------------------------------------------------------------------------- Slack Home
+
+
+async def test_slack_s_home_tab_shows_the_dm_s_settings_with_the_page_s_button(
+    engine: AsyncEngine,
+) -> None:
+    async with FakeSlack(token=slack_test.TOKEN) as sl:
+        sl.add_channel("D1", user="U7")  # the user's DM with the app: the event's channel
+        core = CommandCore(engine=engine, defaults=Defaults(), public_base_url=BASE)
+        async with slack_test.running(sl, engine, core=core) as bot_:
+            # Fields as in https://api.slack.com/events/app_home_opened.
+            opened_event = {"type": "app_home_opened", "user": "U7", "channel": "D1", "tab": "home"}
+            assert await slack_test.post_event(bot_, opened_event, event_id="EvHome1") == 200
+            for _ in range(100):
+                if "U7" in sl.home_views:
+                    break
+                await asyncio.sleep(0.05)
+            view = sl.home_views["U7"]
+            # The Messages tab opening changes nothing.
+            messages = dict(opened_event, tab="messages", user="U8")
+            assert await slack_test.post_event(bot_, messages, event_id="EvHome2") == 200
+    assert view["type"] == "home"
+    texts = " ".join(slack_test.block_texts(view["blocks"]))
+    assert "Settings for this chat" in texts
+    [button] = [
+        e for b in view["blocks"] if b["type"] == "actions" for e in b["elements"] if "url" in e
+    ]
+    assert LINK.match(button["url"]) and button["text"]["text"] == "Open settings"
+    assert "U8" not in sl.home_views

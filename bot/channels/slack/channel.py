@@ -154,6 +154,7 @@ class SlackChannel(EventHandlers):
         self.app.event("app_uninstalled")(self._on_uninstalled)
         self.app.event("tokens_revoked")(self._on_tokens_revoked)
         self.app.event("member_joined_channel")(self._on_member_joined)
+        self.app.event("app_home_opened")(self._on_home_opened)
         for name in ("channel_archive", "group_archive"):
             self.app.event(name)(self._on_archived)
         for name in ("channel_deleted", "group_deleted"):
