@@ -253,10 +253,16 @@ class Digest:
 
 @dataclass(frozen=True, slots=True)
 class Button:
-    """An inline button. ``action`` is opaque callback data, at most 64 bytes (Telegram)."""
+    """An inline button. ``action`` is opaque callback data, at most 64 bytes (Telegram).
+
+    A link button has a ``url`` instead (and no action); ``app`` is the same page as an
+    in-app view, where the platform has one (a Telegram Mini App in a private chat).
+    """
 
     label: str
-    action: str
+    action: str = ""
+    url: str | None = None
+    app: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

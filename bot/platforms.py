@@ -63,6 +63,8 @@ class PlatformRules:
             configured opens the console.
         redact: text the logs never print (its tokens), however it turns up.
         loggers: its libraries' loggers, quiet below WARNING (they log request URLs).
+        prefix: how its people type a command, as replies spell it (``/``; Slack's
+            ``/trend ``), for a message the bot sends outside a command's reply.
     """
 
     name: Platform
@@ -74,6 +76,7 @@ class PlatformRules:
     workspace_admins: bool = False
     operator: bool = False
     remote: bool = True
+    prefix: Callable[[Settings], str] = lambda _settings: "/"
     redact: tuple[re.Pattern[str], ...] = ()
     loggers: tuple[str, ...] = ()
 

@@ -36,6 +36,7 @@ from bot.commands.digests import DigestCommands
 from bot.commands.feedback import FEEDBACK_RESET, FeedbackCommands
 from bot.commands.help import HelpCommands
 from bot.commands.schedule import ScheduleCommands
+from bot.commands.settings_page import SettingsPageCommands
 from bot.commands.subscription import TOGGLE, SubscriptionCommands
 from bot.errors import NotInChannel
 from bot.i18n import clean, t
@@ -64,6 +65,7 @@ class CommandCore(
     DigestCommands,
     FeedbackCommands,
     DestinationCommands,  # before HelpCommands: it builds on its settings text
+    SettingsPageCommands,
     HelpCommands,
     AdminCommands,
 ):

@@ -57,22 +57,7 @@ class FeedbackCommands(CommandBase):
         if disliked:
             lines.append(t(lang, "digestq.feedback.disliked", tags=_weights_text(disliked)))
         lines.append(t(lang, "digestq.feedback.rule", p=ctx.prefix))
-        chart = None
-        if liked or disliked:
-            weights = [*liked, *disliked]
-            chart = Chart(
-                alt=t(lang, "charts.feedback.alt"),
-                panels=(
-                    ChartPanel(
-                        kind="bars",
-                        title=t(lang, "charts.feedback.title"),
-                        fallback_title=t("en", "charts.feedback.title"),
-                        labels=tuple(tag for tag, _ in weights),
-                        values=tuple(round(w, 1) for _, w in weights),
-                    ),
-                ),
-            )
-        return Reply(lang, "\n".join(lines), chart=chart)
+        return Reply(lang, "\n".join(lines), chart=feedback_chart(lang, liked, disliked))
 
     async def _feedback_reset(self, caller: Caller, action: str, *, prefix: str) -> Reply:
         choice = action.removeprefix(FEEDBACK_RESET)
@@ -120,3 +105,31 @@ class FeedbackCommands(CommandBase):
 
 def _weights_text(found: Sequence[tuple[str, float]]) -> str:
     return ", ".join(f"{tag} {weight:+.1f}" for tag, weight in found)
+
+
+async def votes_chart(conn: AsyncConnection, *, chat_pk: int, lang: str) -> Chart | None:
+    """The chart ``feedback`` draws of the chat's votes; None while they taught nothing."""
+    found = await feedback_store.weights_of(conn, chat_pk=chat_pk)
+    shown = {tag: w for tag, w in found.items() if round(abs(w), 1) >= FEEDBACK_SHOWN_MIN}
+    return feedback_chart(lang, *ranking.top_tags(shown, count=FEEDBACK_TOP))
+
+
+def feedback_chart(
+    lang: str, liked: Sequence[tuple[str, float]], disliked: Sequence[tuple[str, float]]
+) -> Chart | None:
+    """The tags' weights as bars, the liked ones first; None when there is none."""
+    weights = [*liked, *disliked]
+    if not weights:
+        return None
+    return Chart(
+        alt=t(lang, "charts.feedback.alt"),
+        panels=(
+            ChartPanel(
+                kind="bars",
+                title=t(lang, "charts.feedback.title"),
+                fallback_title=t("en", "charts.feedback.title"),
+                labels=tuple(tag for tag, _ in weights),
+                values=tuple(round(w, 1) for _, w in weights),
+            ),
+        ),
+    )

@@ -41,10 +41,6 @@ class HelpCommands(CommandBase):
         parts.append(self._describe_settings(record, prefix=ctx.prefix))
         return Reply(lang, "\n\n".join(parts))
 
-    @command("settings", order=60, audience=EVERYONE, menu=Menu.GROUP, usage="")
-    async def _settings(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
-        return Reply(record.chat.lang, self._describe_settings(record, prefix=ctx.prefix))
-
     def _describe_settings(self, record: chat_store.ChatRecord, *, prefix: str) -> str:
         chat = record.chat
         lang = chat.lang

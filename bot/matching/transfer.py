@@ -24,7 +24,7 @@ import datetime as dt
 import json
 import re
 import zoneinfo
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any, TypeVar
@@ -219,6 +219,18 @@ def export_line(chat: ChatSettings) -> str:
         value = spec.read(chat)
         if value is not None:
             words.append(f"{spec.name}={_quote(spec.write(value))}")
+    return " ".join(words)
+
+
+def line_of(values: Mapping[str, str]) -> str:
+    """The line of settings given as text by field name (a form's fields): read back by
+    :func:`import_line` with every check a typed line gets. An empty value of a field that
+    may be unset leaves it out."""
+    words = [HEADER]
+    for spec in FIELDS:
+        value = values.get(spec.name, "").strip()
+        if value or spec.required:
+            words.append(f"{spec.name}={_quote(value)}")
     return " ".join(words)
 
 

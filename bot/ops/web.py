@@ -53,6 +53,7 @@ class WebHooks:
     routes: dict[Route, RequestHook] = field(default_factory=dict)
     channels: dict[str, Callable[[], bool]] = field(default_factory=dict)
     feeds: FeedHook | None = None
+    settings_page: RequestHook | None = None  # /settings/..., with PUBLIC_BASE_URL
     refresh: RefreshHook | None = None  # POST /hooks/refresh, with REFRESH_WEBHOOK_SECRET
     # Failed polls of each source in this process, by source id (the poller's counters).
     source_failures: Mapping[str, int] = field(default_factory=dict)
@@ -179,6 +180,7 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
     for route in platform_routes():
         app.router.add_route(route.method, route.path, _forward(_route_hook(hooks, route)))
     app.router.add_get("/feeds/{name}", _forward(lambda: hooks.feeds))
+    app.router.add_route("*", "/settings/{tail:.*}", _forward(lambda: hooks.settings_page))
     app.router.add_post("/hooks/refresh", _forward(lambda: hooks.refresh))
     return app
 

@@ -27,6 +27,7 @@ from bot.ops.feed_server import FeedServer
 from bot.ops.leader import RENEW_SECONDS, Leases, one_shots_sending
 from bot.ops.refresh import CHECK_SECONDS, SIGNATURE_HEADER, Refresh
 from bot.ops.refresh import MAX_BODY_BYTES as MAX_REFRESH_BODY
+from bot.ops.settings_page import SettingsPage, mini_app_check
 from bot.service.lock import AlreadyRunning, sqlite_run_lock
 from bot.service.once import send_once
 from bot.store import trends
@@ -370,6 +371,10 @@ class Service:
             hooks.feeds = FeedServer(
                 engine=self._app.engine, public_base_url=settings.public_base_url
             ).handle
+            if settings.public_base_url is not None:
+                hooks.settings_page = SettingsPage(
+                    core=self._app.core, settings=settings, mini_app=mini_app_check(settings)
+                ).handle
             for channel in self._make_channels(hooks):
                 if channel is self._polling_channel:
                     await self._polling_channel.start(poll=self._leases.is_leader)

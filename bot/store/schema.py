@@ -322,6 +322,20 @@ chat_feeds = Table(
     Column("created_at", DateTime, nullable=False),
 )
 
+# Links to a chat's settings page (``settings``): only hashes are kept, of the link's
+# token and of the browser session that opened it. A link opens once, before
+# ``expires_at``; its session works until ``session_expires_at``.
+settings_links = Table(
+    "settings_links",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),  # sha256, hex
+    Column("chat_pk", ForeignKey("chats.id", ondelete="CASCADE"), nullable=False),
+    Column("expires_at", DateTime, nullable=False),
+    Column("session_hash", String(64), nullable=True, unique=True),  # sha256, hex
+    Column("session_expires_at", DateTime, nullable=True),
+    Index("ix_settings_links_expires", "expires_at"),
+)
+
 # Operator alerts: each admin's choice (``alerts on|off``) and private chat with the bot.
 alert_admins = Table(
     "alert_admins",

@@ -118,7 +118,10 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
 # longer than the limit of 1000 character".
 MAX_ALT_TXT_CHARS = 1000
 
-_JSON_PARAMS = frozenset({"blocks", "attachments", "metadata"})  # JSON strings in a form
+_JSON_PARAMS = frozenset({"blocks", "attachments", "metadata", "view"})  # JSON strings in a form
+# https://api.slack.com/reference/surfaces/views: "blocks: An array of blocks ... Maximum of
+# 100 blocks"; views.publish takes a view of type "home" (https://api.slack.com/methods/views.publish).
+MAX_VIEW_BLOCKS = 100
 
 _log = logging.getLogger(__name__)
 
@@ -289,6 +292,7 @@ class FakeSlack(LocalApiServer[SlackCall]):
         self.users: dict[str, dict[str, Any]] = {}
         self.user_locales: dict[str, str] = {}
         self.user_timezones: dict[str, str] = {}
+        self.home_views: dict[str, dict[str, Any]] = {}  # views.publish, by user
 
         self._last_post: dict[str, float] = {}
         self._workspace_posts: dict[str, deque[float]] = {}  # by workspace
@@ -304,6 +308,7 @@ class FakeSlack(LocalApiServer[SlackCall]):
             "conversations.info": self._conversations_info,
             "conversations.open": self._conversations_open,
             "users.info": self._users_info,
+            "views.publish": self._views_publish,
             "oauth.v2.access": self._oauth_access,
             "files.getUploadURLExternal": self._get_upload_url,
             "files.completeUploadExternal": self._complete_upload,
@@ -973,6 +978,19 @@ class FakeSlack(LocalApiServer[SlackCall]):
         if already_open:
             body.update(no_op=True, already_open=True)
         return body
+
+    def _views_publish(self, params: dict[str, Any]) -> dict[str, Any]:
+        """https://api.slack.com/methods/views.publish: ``user_id`` and a ``view`` of type
+        ``home`` with at most 100 blocks; anything else is ``invalid_arguments``."""
+        user_id = str(params.get("user_id") or "")
+        view = params.get("view")
+        if not user_id or not isinstance(view, dict) or view.get("type") != "home":
+            raise _ApiError("invalid_arguments")
+        blocks = view.get("blocks")
+        if not isinstance(blocks, list) or len(blocks) > MAX_VIEW_BLOCKS:
+            raise _ApiError("invalid_arguments")
+        self.home_views[user_id] = view
+        return {"view": {"id": f"V{len(self.home_views)}", "type": "home", **view}}
 
     def _users_info(self, params: dict[str, Any]) -> dict[str, Any]:
         user_id = str(params.get("user") or "")

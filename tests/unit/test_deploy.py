@@ -66,6 +66,7 @@ SLACK_EVENT_SCOPES = {
     "group_archive": "groups:read",
     "group_deleted": "groups:read",
     "group_unarchive": "groups:read",
+    "app_home_opened": None,  # https://api.slack.com/events/app_home_opened: no scope
 }
 
 YAML_FILES = sorted(DEPLOY.rglob("*.yml")) + sorted(DEPLOY.rglob("*.yaml"))

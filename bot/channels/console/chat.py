@@ -11,6 +11,7 @@ import sys
 import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -315,6 +316,11 @@ class ConsoleChannel:
 
     def _show(self, reply: Reply) -> None:
         self._lang = reply.lang
+        # A link button is its address, printed for the terminal to open; the rest are
+        # pressed by number.
+        links = [b for row in reply.buttons for b in row if b.url is not None]
+        pressable = tuple(tuple(b for b in row if b.url is None) for row in reply.buttons)
+        reply = replace(reply, buttons=tuple(row for row in pressable if row))
         buttons = [b for row in reply.buttons for b in row]
         if buttons:
             self._buttons = buttons
@@ -332,6 +338,9 @@ class ConsoleChannel:
                     n += len(row)
                 keys = "\n".join(rows)
                 body = f"{body}\n\n{keys}" if body else keys
+            if links:
+                shown = "\n".join(f"{b.label}: {b.url}" for b in links)
+                body = f"{body}\n\n{shown}" if body else shown
             self._say(indent_entries(body) if reply.items else body, entries=bool(reply.items))
 
     def _say(self, text: str, *, entries: bool = False) -> None:

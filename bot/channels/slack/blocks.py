@@ -24,6 +24,8 @@ MAX_CONTEXT_TEXT = 3000  # characters of a context element's text
 MAX_FALLBACK_TEXT = 4000  # top-level text: Slack cuts long ones; a notification needs little
 MAX_BUTTON_TEXT = 75  # characters of a button's label
 MAX_ACTION_ID = 255  # characters of an action_id
+MAX_BUTTON_URL = 3000  # characters of a button's url (Block Kit button element)
+LINK_ACTION_ID = "trend:link"  # a link button's presses, which change nothing
 MAX_BUTTON_VALUE = 2000  # characters of a button's value
 MAX_ACTIONS_ELEMENTS = 25  # elements of one actions block
 # The container block (https://docs.slack.dev/reference/block-kit/blocks/container-block):
@@ -377,12 +379,19 @@ def _render_digest(
 
 def _button(button: Button, index: int | str) -> dict[str, Any]:
     label = digest.truncate(button.label, MAX_BUTTON_TEXT, cost=_u16_cost) or digest.ELLIPSIS
-    return {
+    element: dict[str, Any] = {
         "type": "button",
         "text": {"type": "plain_text", "text": label, "emoji": True},
         "action_id": f"trend:{index}"[:MAX_ACTION_ID],
-        "value": button.action[:MAX_BUTTON_VALUE],
     }
+    if button.url is not None and len(button.url) <= MAX_BUTTON_URL:
+        # A link button opens its url; Slack still sends the press, which the channel
+        # acknowledges and leaves (https://api.slack.com/reference/block-kit/block-elements#button).
+        element["url"] = button.url
+        element["action_id"] = LINK_ACTION_ID
+    else:
+        element["value"] = button.action[:MAX_BUTTON_VALUE]
+    return element
 
 
 def _actions(rows: Sequence[Sequence[Button]]) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.channels.slack.blocks import LINK_ACTION_ID
 from bot.channels.slack.client import (
     _APP_TOKEN_REJECTED,
     _ERRORS,
@@ -155,9 +156,11 @@ class SlackChannel(EventHandlers):
         self.app.middleware(self._once_per_event)
         self.app.command(settings.slack_command)(self._on_command)
         self.app.action(ACTION_ID_RE)(self._on_action)
+        self.app.action(LINK_ACTION_ID)(_acknowledge)
         self.app.event("app_uninstalled")(self._on_uninstalled)
         self.app.event("tokens_revoked")(self._on_tokens_revoked)
         self.app.event("member_joined_channel")(self._on_member_joined)
+        self.app.event("app_home_opened")(self._on_home_opened)
         for name in ("channel_archive", "group_archive"):
             self.app.event(name)(self._on_archived)
         for name in ("channel_deleted", "group_deleted"):
@@ -479,3 +482,8 @@ class SlackChannel(EventHandlers):
 
 
 __all__ = ["SlackChannel"]
+
+
+async def _acknowledge(ack: Any) -> None:
+    """A link button's press: the browser opens its page; Slack waits for the ack alone."""
+    await ack()

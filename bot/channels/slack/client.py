@@ -97,6 +97,7 @@ BOT_EVENTS = (
     "group_deleted",
     "channel_unarchive",
     "group_unarchive",
+    "app_home_opened",
 )
 NOT_IN_CHANNEL = "not_in_channel"
 CHANNEL_NOT_FOUND = "channel_not_found"
@@ -165,6 +166,8 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     "chat.postMessage": frozenset({"chat:write", "chat:write.public"}),
     "conversations.info": frozenset({"channels:read", "groups:read", "im:read"}),
     "users.info": frozenset({"users:read"}),
+    # The Home tab (https://api.slack.com/methods/views.publish: no scope).
+    "views.publish": frozenset(),
     # A reply's chart, uploaded into the DM with the app (files_upload_v2).
     "files.getUploadURLExternal": frozenset({"files:write"}),
     "files.completeUploadExternal": frozenset({"files:write"}),

@@ -44,6 +44,9 @@ from bot.models import (
 from bot.render import toggle
 from bot.util import utcnow
 
+# views.publish: a view holds at most 100 blocks (https://api.slack.com/reference/surfaces/views).
+MAX_VIEW_BLOCKS = 100
+
 
 class EventHandlers(ChannelBase):
     """Buttons and events of :class:`~bot.channels.slack.channel.SlackChannel`."""
@@ -243,6 +246,34 @@ class EventHandlers(ChannelBase):
             log.info(
                 "slack: invited to the channel; its subscription starts", extra=_chat_ctx(channel)
             )
+
+    async def _on_home_opened(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
+        """https://api.slack.com/events/app_home_opened: the Home tab shows the settings of
+        the user's DM with the app, as ``settings`` there answers them, with the button to
+        the settings page (https://api.slack.com/methods/views.publish)."""
+        self._enter(context, None)
+        user_id = str(event.get("user") or "")
+        channel_id = str(event.get("channel") or "")
+        if event.get("tab") != "home" or not user_id or not channel_id:
+            return
+        conversation, refusal = await self._where_from(
+            channel_id=channel_id, channel_name=None, user_id=user_id
+        )
+        if refusal is not None:
+            return
+        caller = await self._caller(conversation, channel_name=None, user_id=user_id)
+        reply = await self._core.handle(caller, "settings", prefix=self._prefix)
+        blocks = [
+            block
+            for message in render.reply_messages(Platform.SLACK, reply)
+            for block in payload(message).blocks
+        ]
+        view = {"type": "home", "blocks": blocks[:MAX_VIEW_BLOCKS]}
+        api_client = self._api()
+        try:
+            await api_client.views_publish(user_id=user_id, view=view)
+        except SlackApiError as exc:
+            log.warning("slack: the Home tab could not be shown: %s", _error_code(exc))
 
     async def _on_archived(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """https://api.slack.com/events/channel_archive, .../group_archive."""

@@ -143,12 +143,19 @@ def _keyboard(rows: Sequence[Sequence[Button]]) -> dict[str, Any] | None:
 
     ``callback_data`` is the button's ``action`` as is (at most 64 bytes, the callers' duty).
     """
-    keyboard = [
-        [{"text": button.label, "callback_data": button.action} for button in row]
-        for row in rows
-        if row
-    ]
+    keyboard = [[_inline_button(button) for button in row] for row in rows if row]
     return {"inline_keyboard": keyboard} if keyboard else None
+
+
+def _inline_button(button: Button) -> dict[str, Any]:
+    """An InlineKeyboardButton (https://core.telegram.org/bots/api#inlinekeyboardbutton):
+    a callback, a link, or a Mini App (``web_app``, "only in private chats between a user
+    and the bot")."""
+    if button.app is not None:
+        return {"text": button.label, "web_app": {"url": button.app}}
+    if button.url is not None:
+        return {"text": button.label, "url": button.url}
+    return {"text": button.label, "callback_data": button.action}
 
 
 def more_line(lang: str, more: int) -> list[str]:
@@ -214,9 +221,4 @@ def reply_markup(r: Reply) -> dict[str, Any] | None:
 
     ``callback_data`` is the button's ``action`` as is (at most 64 bytes, the callers' duty).
     """
-    rows = [
-        [{"text": button.label, "callback_data": button.action} for button in row]
-        for row in r.buttons
-        if row
-    ]
-    return {"inline_keyboard": rows} if rows else None
+    return _keyboard(r.buttons)
