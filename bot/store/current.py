@@ -1,0 +1,238 @@
+"""The current papers: one page per paper, of the configured sources. Every reader of the
+wiki goes through here, so a paper is one paper on every surface.
+
+A paper (``pages.paper``, see :mod:`bot.papers`) may come through several sources: the
+sample wiki and one's own, a directory and its git mirror, a wiki page and a feed entry that
+links to arXiv. Of the pages of one paper, its *current page* is the first in this order
+(:func:`_order`):
+
+1. a page of a configured source (``sources.active``: in ``WIKI_SOURCES`` at the last start
+   or poll) before one of a source taken out;
+2. a present page before a removed one;
+3. a wiki page (a directory or git source) before a feed entry;
+4. the first seen (the lowest id).
+
+The wiki shows a paper when its current page is of a configured source and present:
+``latest``, ``tags`` and their counts, the private feed, ``stats``, backfills and welcome
+digests read :func:`current_ids`. Planning delivers each event as its paper's current page
+and drops the events of a paper no configured source carries (:func:`papers_of`); ``why``
+answers for that page. What a chat had of any page of a paper stays in the ledger, so a
+source taken out and put back sends nothing again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from sqlalchemy import (
+    ColumnElement,
+    FromClause,
+    Select,
+    and_,
+    case,
+    func,
+    select,
+    tuple_,
+    update,
+)
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.store.schema import page_events, page_tags, pages, sources
+from bot.util import chunks
+
+_Row = TypeVar("_Row", bound=tuple[Any, ...])
+
+
+def _order(page: FromClause, source: FromClause) -> tuple[ColumnElement[int], ...]:
+    """The order of a paper's pages, first the current one (see the module's docstring)."""
+    return (
+        case((source.c.active, 0), else_=1),
+        case((page.c.removed_at.is_(None), 0), else_=1),
+        case((source.c.kind == "feed", 1), else_=0),
+        page.c.id,
+    )
+
+
+def _shown() -> ColumnElement[bool]:
+    """Whether a row of ``pages`` (joined with its ``sources`` row) is its paper's current
+    page, present and of a configured source."""
+    rival, rival_source = pages.alias("rival"), sources.alias("rival_source")
+    outranked = (
+        select(rival.c.id)
+        .select_from(rival.join(rival_source, rival_source.c.id == rival.c.source_id))
+        .where(
+            rival.c.paper == pages.c.paper,
+            tuple_(*_order(rival, rival_source)) < tuple_(*_order(pages, sources)),
+        )
+        .exists()
+    )
+    return and_(sources.c.active, pages.c.removed_at.is_(None), ~outranked)
+
+
+def current_ids() -> Select[tuple[int]]:
+    """The ids of the current pages: one per paper the wiki shows."""
+    return (
+        select(pages.c.id)
+        .select_from(pages.join(sources, sources.c.id == pages.c.source_id))
+        .where(_shown())
+    )
+
+
+def newest_first(query: Select[_Row]) -> Select[_Row]:
+    """``query`` over ``pages`` in the order of ``latest``: wiki date, then first seen."""
+    date = func.coalesce(pages.c.updated, pages.c.created)
+    return query.order_by(
+        date.desc().nulls_last(), pages.c.first_seen_at.desc(), pages.c.id.desc()
+    )
+
+
+async def newest_page_ids(conn: AsyncConnection, *, limit: int, offset: int = 0) -> list[int]:
+    """Current pages, newest first (by wiki date, then first seen)."""
+    query = newest_first(select(pages.c.id).where(pages.c.id.in_(current_ids())))
+    rows = await conn.execute(query.offset(offset).limit(limit))
+    return [page_id for (page_id,) in rows]
+
+
+async def tag_counts(conn: AsyncConnection) -> list[tuple[str, int]]:
+    """Every tag of a current page with its papers, most used first."""
+    count = func.count(page_tags.c.page_id)
+    rows = await conn.execute(
+        select(page_tags.c.tag, count)
+        .where(page_tags.c.page_id.in_(current_ids()))
+        .group_by(page_tags.c.tag)
+        .order_by(count.desc(), page_tags.c.tag)
+    )
+    return [(tag, n) for tag, n in rows]
+
+
+async def known_tags(conn: AsyncConnection, tags: Iterable[str]) -> set[str]:
+    """Which of ``tags`` some current page carries (the ``tag_counts`` tags, asked of a few)."""
+    wanted = sorted(set(tags))
+    if not wanted:
+        return set()
+    rows = await conn.execute(
+        select(page_tags.c.tag)
+        .where(page_tags.c.tag.in_(wanted), page_tags.c.page_id.in_(current_ids()))
+        .distinct()
+    )
+    return {tag for (tag,) in rows}
+
+
+async def paper_count(conn: AsyncConnection) -> int:
+    """The papers the wiki shows."""
+    shown = current_ids().subquery()
+    return int((await conn.execute(select(func.count()).select_from(shown))).scalar_one())
+
+
+async def papers_new_since(
+    conn: AsyncConnection, since: dt.datetime, *, baseline: bool = True
+) -> int:
+    """Papers shown whose pages were all first seen at or after ``since``; without
+    ``baseline``, only those a scan found new (a "new" event of one of their pages), not
+    those a source's first scan recorded."""
+    older = pages.alias("older")
+    query = select(func.count()).where(
+        pages.c.id.in_(current_ids()),
+        ~select(older.c.id)
+        .where(older.c.paper == pages.c.paper, older.c.first_seen_at < since)
+        .exists(),
+    )
+    if not baseline:
+        fresh = pages.alias("fresh")
+        query = query.where(
+            select(page_events.c.id)
+            .select_from(page_events.join(fresh, fresh.c.id == page_events.c.page_id))
+            .where(fresh.c.paper == pages.c.paper, page_events.c.kind == "new")
+            .exists()
+        )
+    return int((await conn.execute(query)).scalar_one())
+
+
+@dataclass(frozen=True, slots=True)
+class Papers:
+    """The paper of each page asked about, as its current page: the page a chat gets."""
+
+    page_of: dict[int, int]  # page -> its paper's current page (pages with copies only)
+    fingerprints: dict[int, str]  # that page -> its fingerprint now
+    copies: dict[int, tuple[int, ...]]  # that page -> the other pages of its paper
+    # Pages asked about whose paper no configured source carries: nothing to deliver.
+    unconfigured: frozenset[int] = frozenset()
+    # Of the pages above (current or copy), those of sources no longer configured.
+    taken_out: frozenset[int] = frozenset()
+
+
+async def papers_of(conn: AsyncConnection, page_ids: Sequence[int]) -> Papers:
+    """Which page each of ``page_ids`` is delivered as: its paper's current page (the
+    order of :func:`_order`). A page without a copy maps to itself and is left out of
+    ``page_of``; one whose paper is of no configured source is in ``unconfigured``.
+    """
+    asked = set(page_ids)
+    wanted: set[str] = set()
+    for part in chunks(sorted(asked)):
+        rows = await conn.execute(
+            select(pages.c.paper).where(pages.c.id.in_(part), pages.c.paper.is_not(None))
+        )
+        wanted.update(paper for (paper,) in rows)
+    members: dict[str, list[tuple[int, str, bool]]] = {}
+    for paper_part in chunks(sorted(wanted)):
+        rows = await conn.execute(
+            select(pages.c.paper, pages.c.id, pages.c.fingerprint, sources.c.active)
+            .select_from(pages.join(sources, sources.c.id == pages.c.source_id))
+            .where(pages.c.paper.in_(paper_part))
+            .order_by(pages.c.paper, *_order(pages, sources))
+        )
+        for paper, page_id, fingerprint, active in rows:
+            members.setdefault(paper, []).append((page_id, fingerprint, bool(active)))
+    page_of: dict[int, int] = {}
+    fingerprints: dict[int, str] = {}
+    copies: dict[int, tuple[int, ...]] = {}
+    unconfigured: set[int] = set()
+    taken_out: set[int] = set()
+    for found in members.values():
+        chosen, fingerprint, active = found[0]
+        taken_out.update(page_id for page_id, _, on in found if not on)
+        if not active:  # the first is of a configured source, if any is
+            unconfigured.update(page_id for page_id, _, _ in found if page_id in asked)
+        if len(found) < 2:
+            continue
+        fingerprints[chosen] = fingerprint
+        copies[chosen] = tuple(page_id for page_id, _, _ in found[1:])
+        for page_id, _, _ in found:
+            page_of[page_id] = chosen
+    return Papers(
+        page_of=page_of,
+        fingerprints=fingerprints,
+        copies=copies,
+        unconfigured=frozenset(unconfigured),
+        taken_out=frozenset(taken_out),
+    )
+
+
+async def configure(
+    conn: AsyncConnection, source_ids: Iterable[int], *, now: dt.datetime
+) -> None:
+    """Record the configured sources: these ids are active, every other source is not;
+    a source whose state changes records when (a private feed changed then)."""
+    ids = sorted(set(source_ids))
+    await conn.execute(
+        update(sources)
+        .where(sources.c.id.in_(ids), ~sources.c.active)
+        .values(active=True, active_changed_at=now)
+    )
+    await conn.execute(
+        update(sources)
+        .where(sources.c.id.not_in(ids), sources.c.active)
+        .values(active=False, active_changed_at=now)
+    )
+
+
+async def last_change(conn: AsyncConnection) -> dt.datetime:
+    """The latest time the pages shown can have changed: a page seen to change or removed,
+    a source taken out or put back."""
+    page_change = select(func.max(func.coalesce(pages.c.removed_at, pages.c.changed_at)))
+    source_change = select(func.max(sources.c.active_changed_at))
+    found = [(await conn.execute(q)).scalar_one() for q in (page_change, source_change)]
+    return max([when for when in found if when is not None], default=dt.datetime(1970, 1, 1))
