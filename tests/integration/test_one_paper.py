@@ -262,3 +262,21 @@ async def test_a_paper_through_two_sources_is_one_paper_on_every_surface(
         assert await w.latest() == ALL
         assert await w.feed_titles(path) == ALL
         assert len(await w.healthz_sources()) == 2
+
+
+async def test_a_page_new_in_a_source_taken_out_before_planning_is_not_delivered(
+    engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    async with world("directory", engine, database_url, tmp_path, clean_env) as w:
+        await w.poll()
+        await w.say("/subscribe rl")
+        await w.say("/mode instant")
+        write_wiki(Path(w.second), [("2608.10005", "Found While Configured", "2026-11-05")])
+        await w.poll()  # its "new" event is queued
+        await w.poll(second=False)  # then its source is taken out
+        planner = Planner(engine=engine, welcome=False)
+        assert await planner.plan_due(now=dt.datetime.now(dt.UTC).replace(tzinfo=None)) == 0
+        assert "Found While Configured" not in await w.latest()
+        # Put back, the page is shown again; it was never sent, and no new event says so.
+        await w.poll()
+        assert (await w.latest())[0] == "Found While Configured"
