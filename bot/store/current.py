@@ -31,9 +31,7 @@ from sqlalchemy import (
     ColumnElement,
     FromClause,
     Select,
-    String,
     case,
-    cast,
     func,
     select,
     update,
@@ -56,36 +54,68 @@ def _order(page: FromClause, source: FromClause) -> tuple[ColumnElement[int], ..
     )
 
 
-def current_ids() -> Select[tuple[int]]:
-    """The ids of the current pages: one per paper the wiki shows.
+def current_ids(*, among: Select[tuple[str]] | None = None) -> Select[tuple[int]]:
+    """The ids of the current pages: one per paper the wiki shows; ``among``: of the
+    papers it selects only (built on an alias of ``pages``), so that a few papers' pages
+    are ranked, not every page.
 
     Each page is ranked among its paper's by :func:`_order` (a window, one pass over the
-    pages: an anti-join per page took PostgreSQL six times as long at 30,000 pages).
+    pages: an anti-join per page took PostgreSQL six times as long at 30,000 pages). Every
+    page has a paper (``record_pages`` gives it; revision 0003 filled the older ones).
     """
-    # Every page has a paper (revision 0003 filled the older ones); one without would be
-    # a paper of its own, not one with every other such page.
-    paper = func.coalesce(pages.c.paper, cast(pages.c.id, String))
     place = (
-        func.row_number().over(partition_by=paper, order_by=_order(pages, sources)).label("place")
+        func.row_number()
+        .over(partition_by=pages.c.paper, order_by=_order(pages, sources))
+        .label("place")
     )
-    ranked = (
-        select(pages.c.id, pages.c.removed_at, sources.c.active, place)
-        .select_from(pages.join(sources, sources.c.id == pages.c.source_id))
-        .subquery("ranked")
+    ranked = select(pages.c.id, pages.c.removed_at, sources.c.active, place).select_from(
+        pages.join(sources, sources.c.id == pages.c.source_id)
     )
-    return select(ranked.c.id).where(
-        ranked.c.place == 1, ranked.c.active, ranked.c.removed_at.is_(None)
-    )
+    if among is not None:
+        ranked = ranked.where(pages.c.paper.in_(among))
+    table = ranked.subquery("ranked")
+    shown = (table.c.place == 1, table.c.active, table.c.removed_at.is_(None))
+    return select(table.c.id).where(*shown)
 
 
-def newest_first(query: Select[_Row]) -> Select[_Row]:
-    """``query`` over ``pages`` in the order of ``latest``: wiki date, then first seen."""
-    date = func.coalesce(pages.c.updated, pages.c.created)
-    return query.order_by(date.desc().nulls_last(), pages.c.first_seen_at.desc(), pages.c.id.desc())
+def newest_first(query: Select[_Row], page: FromClause = pages) -> Select[_Row]:
+    """``query`` over ``page`` in the order of ``latest``: wiki date, then first seen."""
+    date = func.coalesce(page.c.updated, page.c.created)
+    return query.order_by(date.desc().nulls_last(), page.c.first_seen_at.desc(), page.c.id.desc())
+
+
+# Pages ``newest_page_ids`` ranks at first, per page wanted; past MAX_WINDOW it ranks all.
+WINDOW_FACTOR = 2
+MAX_WINDOW = 4000
 
 
 async def newest_page_ids(conn: AsyncConnection, *, limit: int, offset: int = 0) -> list[int]:
-    """Current pages, newest first (by wiki date, then first seen)."""
+    """Current pages, newest first (by wiki date, then first seen), ``limit`` of them from
+    the ``offset``-th.
+
+    Only a page that can be shown (present, of a configured source) can be a current page,
+    so the current pages among the newest such pages are the first current pages: the
+    papers of the newest few are ranked (:func:`current_ids` ``among``), more each round
+    while too few of them are current, rather than every page of the wiki each time.
+    """
+    wanted = offset + limit
+    window = max(wanted * WINDOW_FACTOR, 50)
+    candidate, source = pages.alias("candidate"), sources.alias("candidate_source")
+    while window <= MAX_WINDOW:
+        showable = (
+            select(candidate.c.id)
+            .select_from(candidate.join(source, source.c.id == candidate.c.source_id))
+            .where(candidate.c.removed_at.is_(None), source.c.active)
+        )
+        newest = [i for (i,) in await conn.execute(newest_first(showable, candidate).limit(window))]
+        if not newest:
+            return []
+        among = select(candidate.c.paper).where(candidate.c.id.in_(newest))
+        shown = set((await conn.execute(current_ids(among=among))).scalars())
+        found = [page_id for page_id in newest if page_id in shown]
+        if len(found) >= wanted or len(newest) < window:
+            return found[offset:wanted]
+        window *= 4
     query = newest_first(select(pages.c.id).where(pages.c.id.in_(current_ids())))
     rows = await conn.execute(query.offset(offset).limit(limit))
     return [page_id for (page_id,) in rows]
@@ -103,17 +133,52 @@ async def tag_counts(conn: AsyncConnection) -> list[tuple[str, int]]:
     return [(tag, n) for tag, n in rows]
 
 
+# Pages carrying a tag that ``known_tags`` looks at first: one of them is nearly always the
+# current page of its paper, and a tag every page carries costs no more than a rare one.
+KNOWN_SAMPLE = 20
+
+
 async def known_tags(conn: AsyncConnection, tags: Iterable[str]) -> set[str]:
     """Which of ``tags`` some current page carries (the ``tag_counts`` tags, asked of a few)."""
-    wanted = sorted(set(tags))
-    if not wanted:
-        return set()
-    rows = await conn.execute(
-        select(page_tags.c.tag)
-        .where(page_tags.c.tag.in_(wanted), page_tags.c.page_id.in_(current_ids()))
-        .distinct()
+    found: set[str] = set()
+    for tag in sorted(set(tags)):
+        # Only a page that can be shown (present, of a configured source) can be current.
+        sample = list(
+            await conn.scalars(
+                select(pages.c.id)
+                .join(page_tags, page_tags.c.page_id == pages.c.id)
+                .join(sources, sources.c.id == pages.c.source_id)
+                .where(page_tags.c.tag == tag, pages.c.removed_at.is_(None), sources.c.active)
+                .limit(KNOWN_SAMPLE)
+            )
+        )
+        tagged = pages.alias("tagged")
+        if sample and await _any_current(
+            conn, sample, among=select(tagged.c.paper).where(tagged.c.id.in_(sample))
+        ):
+            found.add(tag)
+        elif len(sample) == KNOWN_SAMPLE:  # every one looked at is another page's copy
+            tag_rows = page_tags.alias("tag_rows")
+            carrying = select(tag_rows.c.page_id).where(tag_rows.c.tag == tag)
+            among = select(tagged.c.paper).where(tagged.c.id.in_(carrying))
+            if await _any_current(
+                conn, select(page_tags.c.page_id).where(page_tags.c.tag == tag), among=among
+            ):
+                found.add(tag)
+    return found
+
+
+async def _any_current(
+    conn: AsyncConnection,
+    page_ids: Sequence[int] | Select[tuple[int]],
+    *,
+    among: Select[tuple[str]],
+) -> bool:
+    """Whether one of ``page_ids`` is current, ranked among the papers ``among`` selects."""
+    query = select(pages.c.id).where(
+        pages.c.id.in_(page_ids), pages.c.id.in_(current_ids(among=among))
     )
-    return {tag for (tag,) in rows}
+    return (await conn.execute(query.limit(1))).first() is not None
 
 
 async def paper_count(conn: AsyncConnection) -> int:

@@ -91,13 +91,16 @@ async def entries(
         return []
     found: list[feeds.FeedEntry] = []
     offset, limit = 0, count * SCAN_FACTOR
-    shown = select(pages.c.id, pages.c.changed_at).where(pages.c.id.in_(current.current_ids()))
     while True:
-        rows = (
-            await conn.execute(current.newest_first(shown).offset(offset).limit(limit))
-        ).all()
-        loaded = await load_pages(conn, [page_id for page_id, _ in rows])
-        for page_id, changed_at in rows:
+        ids = await current.newest_page_ids(conn, limit=limit, offset=offset)
+        changed = dict(
+            (await conn.execute(select(pages.c.id, pages.c.changed_at).where(pages.c.id.in_(ids))))
+            .tuples()
+            .all()
+        )
+        loaded = await load_pages(conn, ids)
+        for page_id in ids:
+            changed_at = changed[page_id]
             page = loaded.get(page_id)
             if page is None or not filters.matches(chat_filter, page.tags):
                 continue
@@ -108,7 +111,7 @@ async def entries(
             found.append(feeds.FeedEntry(item=item, updated=updated))
             if len(found) == count:
                 return found
-        if len(rows) < limit:
+        if len(ids) < limit:
             return found
         offset += limit
         limit *= 2

@@ -291,10 +291,16 @@ async def newest_pages(
     """The newest current pages, one a paper (by wiki date, else when first seen): id,
     fingerprint, date, when first seen and tags."""
     date = func.coalesce(pages.c.updated, pages.c.created)
-    query = select(pages.c.id, pages.c.fingerprint, date, pages.c.first_seen_at).where(
-        pages.c.id.in_(current.current_ids())
-    )
-    rows = (await conn.execute(current.newest_first(query).limit(limit))).all()
+    newest = await current.newest_page_ids(conn, limit=limit)
+    found = {
+        row[0]: row
+        for row in await conn.execute(
+            select(pages.c.id, pages.c.fingerprint, date, pages.c.first_seen_at).where(
+                pages.c.id.in_(newest)
+            )
+        )
+    }
+    rows = [found[page_id] for page_id in newest if page_id in found]
     tags: dict[int, list[str]] = {}
     for part in chunks([row[0] for row in rows]):
         for page_id, tag in await conn.execute(

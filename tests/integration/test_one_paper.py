@@ -18,12 +18,13 @@ from pathlib import Path
 import aiohttp
 import feedparser
 import pytest
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import Caller, CommandCore, Defaults
 from bot.commands.operator import Admin
 from bot.matching.planner import Planner
-from bot.models import ChatKind, Platform
+from bot.models import ChatKind, Page, PageText, Platform
 from bot.ops.feed_server import FeedServer as AtomServer
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
@@ -31,6 +32,10 @@ from bot.settings import Settings
 from bot.sources import SourceSet
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
+from bot.store import current
+from bot.store import pages as page_store
+from bot.store.schema import pages
+from bot.util import utcnow
 from tests.cli import run_cli_async
 from tests.fakes.feed_server import FeedServer, Served
 from tests.fakes.git_server import git_commit_all
@@ -280,3 +285,54 @@ async def test_a_page_new_in_a_source_taken_out_before_planning_is_not_delivered
         # Put back, the page is shown again; it was never sent, and no new event says so.
         await w.poll()
         assert (await w.latest())[0] == "Found While Configured"
+
+
+async def record(engine: AsyncEngine, name: str, kind: str, found: list[Page]) -> None:
+    async with engine.begin() as conn:
+        source = await page_store.source(conn, name=name, kind=kind)
+        await page_store.record_pages(
+            conn, source=source, found=found, present_keys=None, now=utcnow()
+        )
+
+
+def paper(source: str, n: int, *, day: int, tags: tuple[str, ...]) -> Page:
+    return Page(
+        source=source,
+        key=f"papers/{n}" if source == "wiki" else f"http://arxiv.org/abs/2608.{n:05d}v1",
+        texts=(PageText("en", f"Paper {n}", "A finding."),),
+        tags=tags,
+        arxiv=f"2608.{n:05d}",
+        updated=dt.date(2026, 1, 1) + dt.timedelta(days=day),
+    )
+
+
+async def test_the_newest_papers_and_known_tags_when_the_newest_pages_are_all_copies(
+    engine: AsyncEngine,
+) -> None:
+    """Newer feed copies of every wiki page: the shortcuts of ``newest_page_ids`` (the
+    newest pages ranked first) and of ``known_tags`` (a few pages of a tag looked at first)
+    still give what ranking every page gives."""
+    count = current.KNOWN_SAMPLE * 5
+    await record(
+        engine, "wiki", "directory", [paper("wiki", n, day=n, tags=("rl",)) for n in range(count)]
+    )
+    await record(
+        engine,
+        "feed",
+        "feed",
+        [paper("feed", n, day=n + 200, tags=("rl", "copy-only", "late")) for n in range(count)],
+    )
+    # A wiki paper recorded after them, the one current page that carries "late".
+    await record(engine, "wiki", "directory", [paper("wiki", count, day=0, tags=("late",))])
+    async with engine.connect() as conn:
+        everything = current.newest_first(
+            select(pages.c.id).where(pages.c.id.in_(current.current_ids()))
+        )
+        expected = list((await conn.execute(everything)).scalars())
+        assert len(expected) == count + 1
+        for limit, offset in [(5, 0), (20, 0), (20, 40), (50, 60), (count + 1, 0)]:
+            found = await current.newest_page_ids(conn, limit=limit, offset=offset)
+            assert found == expected[offset : offset + limit], (limit, offset)
+        tags = ["rl", "copy-only", "late", "unknown"]
+        assert await current.known_tags(conn, tags) == {"rl", "late"}
+        assert dict(await current.tag_counts(conn)) == {"rl": count, "late": 1}
