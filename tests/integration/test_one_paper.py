@@ -259,6 +259,10 @@ async def test_a_paper_through_two_sources_is_one_paper_on_every_surface(
         assert "Sent " in why or "Queued" in why  # what was delivered stays in the history
         why = await w.say(f"/why {SHARED[0][0]}")
         assert "The same paper is also in" not in why  # a source taken out is no copy
+        await w.say("/lang ko")
+        why = await w.say(f"/why {ONLY_SECOND[0]}")
+        assert "출처가 더 이상 WIKI_SOURCES에 없어서 보여 주지도 보내지도 않습니다." in why, why
+        await w.say("/lang en")
 
         # Put back: its paper is shown again, and nothing it had is sent again.
         assert await w.cli("poll", "--backfill", "40") == (
