@@ -51,7 +51,7 @@ from bot import logs
 from bot.app import App, open_app
 from bot.channels.telegram.connect import TelegramConnection
 from bot.settings import Settings
-from bot.store import pages as page_store
+from bot.store import current
 from tests import scratch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -313,7 +313,7 @@ def _transport(bot: telegram.Bot) -> str:
 
 async def _known_tags(app: App) -> list[str]:
     async with app.engine.connect() as conn:
-        return [tag for tag, _ in await page_store.tag_counts(conn)]
+        return [tag for tag, _ in await current.tag_counts(conn)]
 
 
 async def run(args: argparse.Namespace) -> bool:

@@ -27,7 +27,7 @@ from bot.models import (
     Reply,
 )
 from bot.store import chats as chat_store
-from bot.store import pages as page_store
+from bot.store import current
 from bot.store.engine import reader
 
 T = TypeVar("T")
@@ -211,7 +211,7 @@ class CommandBase:
         saved = record
         if after != record.chat:
             saved = await chat_store.save(conn, before=record, after=after)
-        known = await page_store.known_tags(conn, check_tags) if check_tags else set()
+        known = await current.known_tags(conn, check_tags) if check_tags else set()
         return saved, tuple(dict.fromkeys(tag for tag in check_tags if tag not in known))
 
 

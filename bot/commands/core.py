@@ -52,8 +52,8 @@ from bot.models import (
 from bot.render import toggle, votes
 from bot.store import admin as admin_store
 from bot.store import chats as chat_store
+from bot.store import current, outbox
 from bot.store import merges as merge_store
-from bot.store import outbox
 from bot.store import pages as page_store
 from bot.store import teams as team_store
 from bot.store import topics as topic_store
@@ -309,5 +309,5 @@ class CommandCore(
     async def tag_names(self, *, limit: int) -> list[str]:
         """The ``limit`` most used tags of present pages (the console completes them)."""
         async with self._reader.connect() as conn:
-            counts = await page_store.tag_counts(conn)
+            counts = await current.tag_counts(conn)
         return [clean(tag) for tag, _ in counts[:limit]]

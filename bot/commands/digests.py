@@ -18,6 +18,7 @@ from bot.models import (
     Reply,
 )
 from bot.store import chats as chat_store
+from bot.store import current
 from bot.store import feedback as feedback_store
 from bot.store import pages as page_store
 
@@ -68,7 +69,7 @@ class DigestCommands(CommandBase):
         seen: set[int] = set()
         limit = count * LATEST_SCAN_FACTOR
         while True:
-            ids = await page_store.newest_page_ids(conn, limit=limit)
+            ids = await current.newest_page_ids(conn, limit=limit)
             fresh = [i for i in ids if i not in seen]
             seen.update(fresh)
             loaded = await page_store.load_pages(conn, fresh) if fresh else {}

@@ -35,8 +35,8 @@ from bot.models import (
     Reply,
 )
 from bot.store import chats as chat_store
+from bot.store import current, queueing
 from bot.store import pages as page_store
-from bot.store import queueing
 from bot.store import settings_links as link_store
 from bot.util import utcnow
 
@@ -141,7 +141,7 @@ class SettingsPageCommands(HelpCommands):
             record = await chat_store.get_by_pk(conn, chat_pk)
             if record is None:
                 return None
-            counts = await page_store.tag_counts(conn)
+            counts = await current.tag_counts(conn)
             chart = await votes_chart(conn, chat_pk=chat_pk, lang=record.chat.lang)
         return PageView(
             record=record,
@@ -160,7 +160,7 @@ class SettingsPageCommands(HelpCommands):
         since = today - dt.timedelta(days=PREVIEW_DAYS)
         found: list[DigestItem] = []
         async with self._reader.connect() as conn:
-            ids = await page_store.newest_page_ids(conn, limit=PREVIEW_SCAN)
+            ids = await current.newest_page_ids(conn, limit=PREVIEW_SCAN)
             loaded = await page_store.load_pages(conn, ids) if ids else {}
         for page_id in ids:
             page = loaded.get(page_id)

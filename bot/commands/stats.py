@@ -21,8 +21,8 @@ from bot.render import toggle
 from bot.sources.urls import scrub
 from bot.store import admin as store
 from bot.store import chats as chat_store
+from bot.store import current, trends
 from bot.store import pages as page_store
-from bot.store import trends
 from bot.util import utcnow
 
 TOP_TAGS = 10
@@ -60,8 +60,8 @@ class StatsCommands(AdminBase):
         scope = chat_store.of_workspace(workspace) if workspace else None
         chat_rows = await store.chat_counts(conn, workspace=workspace)
         tags = await chat_store.subscriber_counts(conn, workspace=workspace)
-        page_total = await page_store.page_count(conn)
-        new_today = await store.pages_new_since(
+        page_total = await current.paper_count(conn)
+        new_today = await current.papers_new_since(
             conn, now.replace(hour=0, minute=0, second=0, microsecond=0), baseline=False
         )
         deliveries = await store.counts_since(conn, since=day_ago, chat_pks=scope)
@@ -82,7 +82,7 @@ class StatsCommands(AdminBase):
             )
         sources: list[SourceFigure] = []
         if not workspace:  # the deployment's, not a workspace's
-            for source in await page_store.all_sources(conn):
+            for source in await page_store.all_sources(conn, configured=True):
                 if source.name not in self._sources:
                     continue  # no longer configured: nothing is polled there any more
                 sources.append(

@@ -23,7 +23,7 @@ from bot.models import (
     Reply,
 )
 from bot.store import chats as chat_store
-from bot.store import pages as page_store
+from bot.store import current
 from bot.util import utcnow
 
 # Inline keyboard of `subscribe` with no argument: enough to choose from, few enough to read.
@@ -144,10 +144,10 @@ class SubscriptionCommands(CommandBase):
         note: str = "",
     ) -> Reply:
         lang = record.chat.lang
-        counts = await page_store.tag_counts(conn)
+        counts = await current.tag_counts(conn)
         if not counts:
             return Reply(lang, t(lang, "subscribe.no_tags", p=prefix))
-        current = record.chat.filter
+        chosen = record.chat.filter
         buttons: list[Button] = []
         for tag, count in counts:
             action = TOGGLE + tag
@@ -156,11 +156,11 @@ class SubscriptionCommands(CommandBase):
             # A required or excluded tag shows as such, not as followed or unselected.
             mark = (
                 PICKER_REQUIRED
-                if tag in current.required
+                if tag in chosen.required
                 else PICKER_EXCLUDED
-                if tag in current.excluded
+                if tag in chosen.excluded
                 else PICKER_FOLLOWED
-                if tag in current.any_of
+                if tag in chosen.any_of
                 else ""
             )
             buttons.append(Button(label=f"{mark}{tag} ({count})", action=action))
@@ -169,9 +169,9 @@ class SubscriptionCommands(CommandBase):
         rows = tuple(tuple(buttons[i : i + 3]) for i in range(0, len(buttons), 3))
         parts = [
             t(lang, "subscribe.pick"),
-            t(lang, "filter.now", filter=describe_filter(current, lang=lang, prefix=prefix)),
+            t(lang, "filter.now", filter=describe_filter(chosen, lang=lang, prefix=prefix)),
         ]
-        if current.required or current.excluded:
+        if chosen.required or chosen.excluded:
             parts[0] += "\n" + t(lang, "subscribe.pick_marks", p=prefix)
         if note:
             parts.insert(0, note)
@@ -215,7 +215,7 @@ class SubscriptionCommands(CommandBase):
     @command("tags", order=50, audience=EVERYONE, slow=True, menu=Menu.GROUP)
     async def _tags(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
-        counts = await page_store.tag_counts(ctx.conn)
+        counts = await current.tag_counts(ctx.conn)
         if not counts:
             return Reply(lang, t(lang, "tags.none"))
         shown = [(clean(tag), count) for tag, count in counts[:TAGS_SHOWN]]

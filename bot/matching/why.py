@@ -21,7 +21,7 @@ from bot.matching.schedule import zone_label
 from bot.models import ChatState, Filter, Mode, Page, Reply
 from bot.sources.urls import redact_url
 from bot.store import chats as chat_store
-from bot.store import history, planning
+from bot.store import current, history
 from bot.store import pages as page_store
 
 MAX_REF_CHARS = 500  # longer than any wiki path or link a chat would paste
@@ -214,7 +214,7 @@ async def answer(
     asked = found[0]
     # The paper goes to chats as one of its pages (its wiki page before a feed entry):
     # what happened to it in this chat is what happened to that page.
-    paper = await planning.papers_of(conn, [asked])
+    paper = await current.papers_of(conn, [asked])
     page_id = paper.page_of.get(asked, asked)
     if ref.url is None and ref.key is None:  # an arXiv id names the paper, not a copy
         asked = page_id
@@ -238,13 +238,19 @@ async def answer(
     others = [i for i in found if i not in copies]  # copies of the paper are one page here
     if others:
         lines.append(t(lang, "why.several", count=len(others) + 1))
-    if facts.removed_at is not None:
+    if page_id in paper.taken_out:
+        lines.append(t(lang, "why.taken_out"))
+    elif facts.removed_at is not None:
         lines.append(t(lang, "why.removed"))
     lines += source_lines(
         lang,
         asked=asked_page,
         sent_as=page,
-        others=[loaded[i] for i in copies if i not in (asked, page_id) and i in loaded],
+        others=[
+            loaded[i]
+            for i in copies
+            if i not in (asked, page_id) and i in loaded and i not in paper.taken_out
+        ],
     )
     lines += match_lines(lang, record.chat.filter, page.tags)
     lines += outcome_lines(lang, facts=facts, chat=chat, matches=matches, prefix=prefix)

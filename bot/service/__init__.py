@@ -355,6 +355,8 @@ class Service:
             for sock in sockets:
                 sock.close()
             raise
+        # The sources configured now are the ones shown, before the first poll is done.
+        await self._app.poller.record_configured()
         delivery = asyncio.create_task(self._deliver())
         server: web.HttpServer | None = None
         http_stopped: asyncio.Task[None] | None = None

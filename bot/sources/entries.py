@@ -176,15 +176,25 @@ def _xml_entry(entry: object, index: int, *, source: str, default_lang: str) -> 
     title_detail = _mapping(_field(entry, "title_detail"))
     summary_detail = _mapping(_field(entry, "summary_detail"))
     title = _detail_text(_field(entry, "title"), title_detail.get("type"))
-    tldr = _detail_text(_field(entry, "summary"), summary_detail.get("type"), paragraphs=True)
+    # An entry with content only (Atom 0.3 ``content``, RSS ``xhtml:body``) has its content
+    # copied into ``summary`` by feedparser, without the ``summary_detail`` that says it is
+    # markup: the content is read from ``content``, with its type, instead.
+    tldr = (
+        _detail_text(_field(entry, "summary"), summary_detail.get("type"), paragraphs=True)
+        if summary_detail
+        else ""
+    )
+    text_detail = summary_detail
     if not tldr:
         for content in _list(_field(entry, "content")):
             detail = _mapping(content)
-            tldr = _first_paragraph(_detail_text(detail.get("value"), detail.get("type")))
+            text = _detail_text(detail.get("value"), detail.get("type"), paragraphs=True)
+            tldr = _first_paragraph(text)
             if tldr:
+                text_detail = detail
                 break
     lang = (
-        normalize_lang(summary_detail.get("language"))
+        normalize_lang(text_detail.get("language"))
         or normalize_lang(title_detail.get("language"))
         or default_lang
     )
@@ -297,8 +307,10 @@ def _feed_tags(terms: list[Any]) -> tuple[str, ...]:
 
 
 def _detail_text(value: object, media_type: object, *, paragraphs: bool = False) -> str:
+    """The text of a feed's text construct: markup (HTML or XHTML, as feedparser names
+    either) made text; plain text as it is."""
     text = _text(value) or ""
-    if media_type in ("text/html", "application/xhtml+xml"):
+    if isinstance(media_type, str) and "html" in media_type.lower():
         text = html_to_text(text)
     text = normalize_paragraphs(text)
     return text if paragraphs else " ".join(text.split())

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import dberrors
 from bot.errors import SourceError
@@ -28,8 +28,8 @@ from bot.sources.directory import scan_directory
 from bot.sources.feed import fetch_feed
 from bot.sources.git import GitRepository, clone_directory, is_git
 from bot.sources.urls import is_feed_url, scrub
+from bot.store import current, planning
 from bot.store import pages as store
-from bot.store import planning
 from bot.store.engine import reader
 
 log = logging.getLogger("bot.poll")
@@ -143,6 +143,7 @@ class Poller:
         """Scan every source once. ``log_summary`` false: the caller shows the summary
         itself (``trendbot poll`` prints it), so it is not said twice."""
         async with self._lock:
+            await self.record_configured()
             async with asyncio.TaskGroup() as group:
                 tasks = [group.create_task(self._timed(source)) for source in self.sources]
             outcomes = [task.result() for task in tasks]
@@ -158,6 +159,24 @@ class Poller:
                 log.info("poll finished: %s", summary.line())
             return summary
 
+    async def record_configured(self) -> None:
+        """Record which sources are configured: the pages of any other source the store
+        holds leave every surface (``bot.store.current``) until it is configured again.
+        Done at the start of ``run`` and of every poll; a database error is logged (each
+        source's poll then says it too)."""
+        try:
+            async with self._engine.begin() as conn:
+                rows = [await self._row(conn, source) for source in self.sources]
+                await current.configure(conn, [row.id for row in rows], now=store.utcnow())
+        except Exception as exc:
+            reason = dberrors.reason(exc) if dberrors.is_outage(exc) else type(exc).__name__
+            log.warning("could not record the configured sources: %s", reason)
+
+    @staticmethod
+    async def _row(conn: AsyncConnection, identity: Source) -> store.SourceRow:
+        """The store's row of a configured source, created on first use."""
+        return await store.source(conn, name=identity.configured, kind=_kind(identity))
+
     async def _timed(self, source: Source) -> SourceOutcome:
         async with self._limit:
             started = time.perf_counter()
@@ -169,13 +188,13 @@ class Poller:
 
     async def _poll_one(self, identity: Source) -> SourceOutcome:
         name = identity.configured
-        kind = "git" if is_git(name) else "feed" if is_feed(name) else "directory"
+        kind = _kind(identity)
         shown = identity.name
         source_id: int | None = None
         try:
             async with asyncio.timeout(self._source_deadline):
                 async with self._engine.begin() as conn:
-                    source = await store.source(conn, name=name, kind=kind)
+                    source = await self._row(conn, identity)
                 source_id = source.id
                 if kind == "feed":
                     return await self._poll_feed(source, identity)
@@ -310,6 +329,11 @@ class Poller:
         for skipped in result.skipped:
             log.warning("entry skipped: %s: %s: %s", identity.name, skipped.path, skipped.reason)
         return _outcome(source, identity=identity, recorded=recorded, skipped=len(result.skipped))
+
+
+def _kind(identity: Source) -> str:
+    name = identity.configured
+    return "git" if is_git(name) else "feed" if is_feed(name) else "directory"
 
 
 def _outcome(

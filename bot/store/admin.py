@@ -14,7 +14,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from bot import payloads
 from bot.store import outbox, queueing
-from bot.store.schema import audit_log, broadcasts, chat_tags, chats, page_events, pages
+from bot.store.schema import audit_log, broadcasts, chat_tags, chats
 from bot.store.schema import outbox as outbox_table
 from bot.util import utcnow
 
@@ -332,23 +332,6 @@ async def chat_counts(
         query.group_by(chats.c.platform, chats.c.state).order_by(chats.c.platform, chats.c.state)
     )
     return [(platform, state, int(n)) for platform, state, n in rows]
-
-
-async def pages_new_since(
-    conn: AsyncConnection, since: dt.datetime, *, baseline: bool = True
-) -> int:
-    """Present pages first seen at or after ``since``; without ``baseline``, only those a
-    scan found new (with a "new" event), not those a source's first scan recorded."""
-    query = select(func.count()).where(
-        and_(pages.c.first_seen_at >= since, pages.c.removed_at.is_(None))
-    )
-    if not baseline:
-        query = query.where(
-            select(page_events.c.id)
-            .where(page_events.c.page_id == pages.c.id, page_events.c.kind == "new")
-            .exists()
-        )
-    return int((await conn.execute(query)).scalar_one())
 
 
 async def counts_since(

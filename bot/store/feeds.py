@@ -6,13 +6,14 @@ import datetime as dt
 import hmac
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.matching import filters
 from bot.models import DigestItem, Filter
 from bot.render import atom as feeds
 from bot.store import chats as chat_store
+from bot.store import current
 from bot.store.chats import ChatRecord
 from bot.store.engine import reader
 from bot.store.pages import load_pages
@@ -83,25 +84,23 @@ async def owner(conn: AsyncConnection, token: str) -> FeedOwner | None:
 async def entries(
     conn: AsyncConnection, chat_filter: Filter, *, count: int = feeds.MAX_ENTRIES
 ) -> list[feeds.FeedEntry]:
-    """The ``count`` newest present pages ``chat_filter`` matches, newest first (the order of
-    ``latest``: wiki date, then first seen)."""
+    """The ``count`` newest current pages (one a paper, see :mod:`bot.store.current`)
+    ``chat_filter`` matches, newest first (the order of ``latest``: wiki date, then first
+    seen)."""
     if chat_filter.is_empty:
         return []
-    date = func.coalesce(pages.c.updated, pages.c.created)
     found: list[feeds.FeedEntry] = []
     offset, limit = 0, count * SCAN_FACTOR
     while True:
-        rows = (
-            await conn.execute(
-                select(pages.c.id, pages.c.changed_at)
-                .where(pages.c.removed_at.is_(None))
-                .order_by(date.desc().nulls_last(), pages.c.first_seen_at.desc(), pages.c.id.desc())
-                .offset(offset)
-                .limit(limit)
-            )
-        ).all()
-        loaded = await load_pages(conn, [page_id for page_id, _ in rows])
-        for page_id, changed_at in rows:
+        ids = await current.newest_page_ids(conn, limit=limit, offset=offset)
+        changed = dict(
+            (await conn.execute(select(pages.c.id, pages.c.changed_at).where(pages.c.id.in_(ids))))
+            .tuples()
+            .all()
+        )
+        loaded = await load_pages(conn, ids)
+        for page_id in ids:
+            changed_at = changed[page_id]
             page = loaded.get(page_id)
             if page is None or not filters.matches(chat_filter, page.tags):
                 continue
@@ -112,19 +111,10 @@ async def entries(
             found.append(feeds.FeedEntry(item=item, updated=updated))
             if len(found) == count:
                 return found
-        if len(rows) < limit:
+        if len(ids) < limit:
             return found
         offset += limit
         limit *= 2
-
-
-async def last_change(conn: AsyncConnection) -> dt.datetime:
-    """The latest time a page was seen to change or was removed: a feed's content can have
-    changed no later than this."""
-    newest = (
-        await conn.execute(select(func.max(func.coalesce(pages.c.removed_at, pages.c.changed_at))))
-    ).scalar_one()
-    return newest or dt.datetime(1970, 1, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +123,7 @@ class FeedDocument:
 
     owner: FeedOwner
     entries: list[feeds.FeedEntry]
-    changed: dt.datetime  # the latest change of any page (see :func:`last_change`)
+    changed: dt.datetime  # the latest change of the pages shown (``current.last_change``)
 
 
 async def document(engine: AsyncEngine, token: str) -> FeedDocument | None:
@@ -145,5 +135,5 @@ async def document(engine: AsyncEngine, token: str) -> FeedDocument | None:
         return FeedDocument(
             owner=found,
             entries=await entries(conn, found.record.chat.filter),
-            changed=await last_change(conn),
+            changed=await current.last_change(conn),
         )

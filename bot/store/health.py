@@ -23,7 +23,7 @@ class Queue:
 @dataclass(frozen=True, slots=True)
 class Health:
     queue: Queue
-    sources: list[page_store.SourceRow]
+    sources: list[page_store.SourceRow]  # those in WIKI_SOURCES (``bot.store.current``)
     revision: str | None  # the schema's, as stamped
 
 
@@ -44,7 +44,7 @@ async def check(engine: AsyncEngine, *, now: dt.datetime) -> Health:
     async with reader(engine).connect() as conn:
         await conn.execute(text("SELECT 1"))
         depth, _ = await outbox.pending(conn)
-        sources = await page_store.all_sources(conn)
+        sources = await page_store.all_sources(conn, configured=True)
         oldest = await outbox.oldest_queued_age(conn, now=now)
     revision = await stamped_revision(engine)
     return Health(

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import and_, delete, func, insert, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot import papers
@@ -37,6 +37,7 @@ class SourceRow:
     last_error: str | None
     etag: str | None
     last_modified: str | None
+    active: bool = True  # in WIKI_SOURCES at the last start or poll (``bot.store.current``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +58,12 @@ async def source(conn: AsyncConnection, *, name: str, kind: str) -> SourceRow:
     return SourceRow(**{k: row[k] for k in SourceRow.__slots__})
 
 
-async def all_sources(conn: AsyncConnection) -> list[SourceRow]:
-    rows = (await conn.execute(select(sources).order_by(sources.c.name))).mappings()
+async def all_sources(conn: AsyncConnection, *, configured: bool = False) -> list[SourceRow]:
+    """The sources the store holds; ``configured``: those in ``WIKI_SOURCES`` only."""
+    query = select(sources).order_by(sources.c.name)
+    if configured:
+        query = query.where(sources.c.active)
+    rows = (await conn.execute(query)).mappings()
     return [SourceRow(**{k: r[k] for k in SourceRow.__slots__}) for r in rows]
 
 
@@ -385,47 +390,3 @@ async def load_pages(conn: AsyncConnection, page_ids: Sequence[int]) -> dict[int
                 updated=h["updated"],
             )
     return result
-
-
-async def tag_counts(conn: AsyncConnection) -> list[tuple[str, int]]:
-    """Every tag of a present page with its page count, most used first."""
-    count = func.count(page_tags.c.page_id)
-    rows = await conn.execute(
-        select(page_tags.c.tag, count)
-        .join(pages, and_(pages.c.id == page_tags.c.page_id, pages.c.removed_at.is_(None)))
-        .group_by(page_tags.c.tag)
-        .order_by(count.desc(), page_tags.c.tag)
-    )
-    return [(tag, n) for tag, n in rows]
-
-
-async def known_tags(conn: AsyncConnection, tags: Iterable[str]) -> set[str]:
-    """Which of ``tags`` some present page carries (the ``tag_counts`` tags, asked of a few)."""
-    wanted = sorted(set(tags))
-    if not wanted:
-        return set()
-    rows = await conn.execute(
-        select(page_tags.c.tag)
-        .join(pages, and_(pages.c.id == page_tags.c.page_id, pages.c.removed_at.is_(None)))
-        .where(page_tags.c.tag.in_(wanted))
-        .distinct()
-    )
-    return {tag for (tag,) in rows}
-
-
-async def page_count(conn: AsyncConnection) -> int:
-    return int(
-        (await conn.execute(select(func.count()).where(pages.c.removed_at.is_(None)))).scalar_one()
-    )
-
-
-async def newest_page_ids(conn: AsyncConnection, *, limit: int) -> list[int]:
-    """Present pages, newest first (by wiki date, then first seen)."""
-    date = func.coalesce(pages.c.updated, pages.c.created)
-    rows = await conn.execute(
-        select(pages.c.id)
-        .where(pages.c.removed_at.is_(None))
-        .order_by(date.desc().nulls_last(), pages.c.first_seen_at.desc(), pages.c.id.desc())
-        .limit(limit)
-    )
-    return [page_id for (page_id,) in rows]

@@ -27,9 +27,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.matching import filters
 from bot.models import ChangeKind, ChatState, Mode
 from bot.store import chats as chat_store
+from bot.store import current
 from bot.store import pages as page_store
 from bot.store.engine import among, id_parts, reader
-from bot.store.schema import chat_pages, chats, page_events, page_tags, pages, sources
+from bot.store.schema import chat_pages, chats, page_events, page_tags, pages
 from bot.util import chunks
 
 
@@ -45,10 +46,11 @@ class Event:
 class Window:
     """The events after some cursor, with the tags of their pages.
 
-    Each event is on its paper's page (see :func:`papers_of`): an event of another copy of
-    the paper (a feed entry of the wiki's paper) counts as one of that page, with that
-    page's fingerprint. ``copies`` names, by page, the other pages of its paper: a chat
-    that had one of them had the paper.
+    Each event is on its paper's current page (see :func:`bot.store.current.papers_of`):
+    an event of another copy of the paper (a feed entry of the wiki's paper) counts as one
+    of that page, with that page's fingerprint; one of a paper no configured source carries
+    is left out. ``copies`` names, by page, the other pages of its paper: a chat that had
+    one of them had the paper.
     """
 
     events: list[Event]
@@ -159,22 +161,23 @@ async def lock_batch(
 
 
 async def queue_backfill(conn: AsyncConnection, *, since: dt.date, now: dt.datetime) -> int:
-    """Queue a page event for every present page dated on or after ``since`` that some
-    active chat would receive from it and from nothing else; return how many pages chats
-    will receive through them, a chat and a page counting once.
+    """Queue a page event for every current page (one a paper, see :mod:`bot.store.current`)
+    dated on or after ``since`` that some active chat would receive from it and from
+    nothing else; return how many papers chats will receive through them, a chat and a
+    paper counting once.
 
     A chat receives a backfilled page when its filter matches the page and it never had
-    that version (the ledger), unless an event already on its way to it (after its
-    cursor) brings the page anyway. So a page the chats already had, or that no chat
-    follows, queues nothing, the count is what the chats' next digests carry, and a
-    second backfill queues nothing again.
+    that version (the ledger; a version of another page of the paper counts as its), unless
+    an event already on its way to it (after its cursor) brings the paper anyway. So a
+    paper the chats already had, or that no chat follows, queues nothing, the count is what
+    the chats' next digests carry, and a second backfill queues nothing again.
     """
     date = func.coalesce(pages.c.updated, pages.c.created)
     candidates = {
         page_id: fingerprint
         for page_id, fingerprint in await conn.execute(
             select(pages.c.id, pages.c.fingerprint).where(
-                pages.c.removed_at.is_(None),
+                pages.c.id.in_(current.current_ids()),  # one page a paper, as every reader
                 # Pages without a date count as recent: a backfill should not hide them.
                 (date >= since) | date.is_(None),
             )
@@ -195,24 +198,31 @@ async def queue_backfill(conn: AsyncConnection, *, since: dt.date, now: dt.datet
     )
     if not active:
         return 0
-    # The events of the candidate pages that a chat may not have planned yet.
+    # A chat had the paper when it had any page of it; an event of any page of it brings it.
+    copies = (await current.papers_of(conn, list(candidates))).copies
+    paper_of = {other: page_id for page_id, others in copies.items() for other in others}
+    paper_of.update({page_id: page_id for page_id in candidates})
+    # The events of the candidate papers that a chat may not have planned yet.
     pending: dict[int, list[tuple[int, bool]]] = {}  # page -> (event id, new)
     oldest = min(cursor for _, _, cursor in active)
-    for part in chunks(list(candidates)):
+    for part in chunks(list(paper_of)):
         for event_id, page_id, kind in await conn.execute(
             select(page_events.c.id, page_events.c.page_id, page_events.c.kind).where(
                 page_events.c.page_id.in_(part), page_events.c.id > oldest
             )
         ):
-            pending.setdefault(page_id, []).append((event_id, kind == "new"))
+            pending.setdefault(paper_of[page_id], []).append((event_id, kind == "new"))
     had: dict[tuple[int, int], str] = {}
-    for part in chunks(list(candidates)):
+    had_copy: dict[tuple[int, int], str] = {}  # the version of another page of the paper
+    for part in chunks(list(paper_of)):
         for chat_pk, page_id, fingerprint in await conn.execute(
             select(chat_pages.c.chat_pk, chat_pages.c.page_id, chat_pages.c.fingerprint).where(
                 chat_pages.c.page_id.in_(part)
             )
         ):
-            had[(chat_pk, page_id)] = fingerprint
+            found = had if page_id in candidates else had_copy
+            found[(chat_pk, paper_of[page_id])] = fingerprint
+    had = {**had_copy, **had}
     untagged = frozenset[str]()
     matching: dict[str, list[int]] = {}  # filter text -> the candidates it matches
     reach: dict[int, int] = {}  # page -> chats that receive it only through a new event
@@ -244,8 +254,8 @@ async def queue_backfill(conn: AsyncConnection, *, since: dt.date, now: dt.datet
         }
         for page_id in sorted(reach)
     ]
-    for part in chunks(events):
-        await conn.execute(insert(page_events), list(part))
+    for event_part in chunks(events):
+        await conn.execute(insert(page_events), list(event_part))
     return sum(reach.values())
 
 
@@ -259,7 +269,7 @@ async def window(conn: AsyncConnection, after: int) -> Window:
         .order_by(page_events.c.id)
     )
     events = [Event(id=i, page_id=p, new=k == "new", fingerprint=f) for i, p, k, f in rows]
-    papers = await papers_of(conn, sorted({e.page_id for e in events}))
+    papers = await current.papers_of(conn, sorted({e.page_id for e in events}))
     events = [
         e if papers.page_of.get(e.page_id, e.page_id) == e.page_id
         else Event(
@@ -269,80 +279,28 @@ async def window(conn: AsyncConnection, after: int) -> Window:
             fingerprint=papers.fingerprints[papers.page_of[e.page_id]],
         )
         for e in events
+        if e.page_id not in papers.unconfigured  # of a source taken out: not delivered
     ]
     tags = await page_store.tags_of(conn, sorted({e.page_id for e in events}))
     return Window(events=events, tags=tags, copies=papers.copies)
 
 
-@dataclass(frozen=True, slots=True)
-class Papers:
-    """The paper of each page asked about, as one page: the page a chat gets."""
-
-    page_of: dict[int, int]  # page -> the page its paper is delivered as
-    fingerprints: dict[int, str]  # that page -> its fingerprint now
-    copies: dict[int, tuple[int, ...]]  # that page -> the other pages of its paper
-
-
-async def papers_of(conn: AsyncConnection, page_ids: Sequence[int]) -> Papers:
-    """Which page each of ``page_ids`` is delivered as: of the pages of its paper (one
-    ``pages.paper``), a present one before a removed one, a wiki page (directory or git
-    source) before a feed entry, then the first seen. Pages without a copy are left out.
-    """
-    wanted: set[str] = set()
-    for part in chunks(list(page_ids)):
-        rows = await conn.execute(
-            select(pages.c.paper).where(pages.c.id.in_(part), pages.c.paper.is_not(None))
-        )
-        wanted.update(paper for (paper,) in rows)
-    members: dict[str, list[tuple[bool, bool, int, str]]] = {}
-    for paper_part in chunks(sorted(wanted)):
-        rows = await conn.execute(
-            select(
-                pages.c.paper,
-                pages.c.removed_at.is_not(None),
-                sources.c.kind == "feed",
-                pages.c.id,
-                pages.c.fingerprint,
-            )
-            .join(sources, sources.c.id == pages.c.source_id)
-            .where(pages.c.paper.in_(paper_part))
-        )
-        for paper, removed, feed, page_id, fingerprint in rows:
-            members.setdefault(paper, []).append(
-                (bool(removed), bool(feed), page_id, fingerprint)
-            )
-    page_of: dict[int, int] = {}
-    fingerprints: dict[int, str] = {}
-    copies: dict[int, tuple[int, ...]] = {}
-    for found in members.values():
-        if len(found) < 2:
-            continue
-        found.sort()
-        chosen, fingerprint = found[0][2], found[0][3]
-        fingerprints[chosen] = fingerprint
-        copies[chosen] = tuple(page_id for _, _, page_id, _ in found[1:])
-        for _, _, page_id, _ in found:
-            page_of[page_id] = chosen
-    return Papers(page_of=page_of, fingerprints=fingerprints, copies=copies)
-
-
 async def newest_pages(
     conn: AsyncConnection, *, limit: int
 ) -> list[tuple[int, str, dt.date, dt.datetime, list[str]]]:
-    """The newest present pages (by wiki date, else when first seen): id, fingerprint,
-    date, when first seen and tags."""
+    """The newest current pages, one a paper (by wiki date, else when first seen): id,
+    fingerprint, date, when first seen and tags."""
     date = func.coalesce(pages.c.updated, pages.c.created)
-    rows = (
-        await conn.execute(
-            select(pages.c.id, pages.c.fingerprint, date, pages.c.first_seen_at)
-            .where(pages.c.removed_at.is_(None))
-            .order_by(date.desc().nulls_last(), pages.c.first_seen_at.desc(), pages.c.id.desc())
-            .limit(limit)
+    newest = await current.newest_page_ids(conn, limit=limit)
+    found = {
+        row[0]: row
+        for row in await conn.execute(
+            select(pages.c.id, pages.c.fingerprint, date, pages.c.first_seen_at).where(
+                pages.c.id.in_(newest)
+            )
         )
-    ).all()
-    # One page per paper: the page its paper is delivered as, where it is in the pool.
-    delivered_as = (await papers_of(conn, [row[0] for row in rows])).page_of
-    rows = [row for row in rows if delivered_as.get(row[0], row[0]) == row[0]]
+    }
+    rows = [found[page_id] for page_id in newest if page_id in found]
     tags: dict[int, list[str]] = {}
     for part in chunks([row[0] for row in rows]):
         for page_id, tag in await conn.execute(

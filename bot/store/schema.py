@@ -30,6 +30,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     event,
+    true,
 )
 from sqlalchemy.engine import Connection
 
@@ -47,13 +48,17 @@ sources = Table(
     metadata,
     Column("id", Integer, primary_key=True),
     Column("name", String(2000), nullable=False, unique=True),
-    Column("kind", String(16), nullable=False),  # directory | feed
+    Column("kind", String(16), nullable=False),  # directory | git | feed
     Column("baseline_at", DateTime, nullable=True),  # first successful scan
     Column("last_poll_at", DateTime, nullable=True),
     Column("last_ok_at", DateTime, nullable=True),
     Column("last_error", Text, nullable=True),
     Column("etag", String(1000), nullable=True),
     Column("last_modified", String(200), nullable=True),
+    # In WIKI_SOURCES at the last start or poll (``bot.store.current``): the pages of a
+    # source no longer configured leave every surface, and come back with it.
+    Column("active", Boolean, nullable=False, server_default=true()),
+    Column("active_changed_at", DateTime, nullable=True),  # when ``active`` last changed
 )
 
 source_files = Table(

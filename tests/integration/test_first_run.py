@@ -21,7 +21,7 @@ from bot.models import Platform, Reply
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
-from bot.store import pages as page_store
+from bot.store import current
 from bot.store.schema import broadcasts, page_tags, pages
 from bot.util import utcnow
 from tests.conftest import ROOT
@@ -419,7 +419,7 @@ async def test_the_51st_tag_and_a_bad_time_say_nothing_changed_once(
 
 async def test_tags_lists_the_most_used_hundred_and_counts_the_rest(user: Newcomer) -> None:
     async with user.engine.begin() as conn:
-        known = len(await page_store.tag_counts(conn))
+        known = len(await current.tag_counts(conn))
         page_id = (await conn.execute(select(pages.c.id).limit(1))).scalar_one()
         await conn.execute(
             insert(page_tags),

@@ -178,6 +178,39 @@ async def test_a_hostile_feed(
         within_bounds(page)
 
 
+# Entries with content only: their TL;DR is the text of the content's first paragraph, never
+# its markup (an image, a comment, a script).
+CONTENT_ONLY = {
+    "keep-content-only-atom03.xml": {
+        "urn:content-only:escaped": "Rollouts in FP8 halve the memory.",
+        "urn:content-only:xml": "Evolution strategies explore more.",
+        "urn:content-only:base64": "Rewards without labels.",
+    },
+    "keep-xhtml-body.xml": {"urn:xhtml-body:1": "Sparse mixtures reach long context."},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTENT_ONLY))
+async def test_an_entry_with_content_only_has_the_text_of_its_content(
+    name: str, engine: AsyncEngine
+) -> None:
+    poller = Poller(
+        engine=engine,
+        sources=[f"https://feeds.example.org/{name}"],
+        base_url=None,
+        default_lang="en",
+        http=make_feed_client(transport=serving(HOSTILE / "feeds" / name)),
+    )
+    (outcome,) = (await poller.poll()).outcomes
+    assert outcome.error is None
+    recorded = await stored(engine)
+    tldrs = {
+        key: [text["tldr"] for text in page["texts"]]  # type: ignore[attr-defined]
+        for key, page in recorded.items()
+    }
+    assert tldrs == {key: [tldr] for key, tldr in CONTENT_ONLY[name].items()}
+
+
 # --- request bodies through both webhooks of a real run --------------------------------------
 
 TELEGRAM_TOKEN = "123456789:AAHhostileCorpusTokenValue_0123456789ab"

@@ -19,6 +19,7 @@ from bot.models import ChatSettings, Platform
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import POLL_CONCURRENCY, Poller
 from bot.store import chats as chat_store
+from bot.store import current
 from bot.store import pages as page_store
 from bot.store.schema import chat_pages, page_events, pages, sources
 from tests.cli import run_cli
@@ -118,8 +119,8 @@ async def test_new_updated_translation_and_deleted(engine: AsyncEngine, tmp_path
     assert (await poller.poll()).line() == "0 new, 0 updated, 0 skipped"
     assert await event_count(engine) == events_before
     async with engine.connect() as conn:
-        assert await page_store.page_count(conn) == 1
-        assert await page_store.tag_counts(conn) == [("rl", 1)]
+        assert await current.paper_count(conn) == 1
+        assert await current.tag_counts(conn) == [("rl", 1)]
 
 
 async def test_malformed_files_are_skipped_and_counted(engine: AsyncEngine, tmp_path: Path) -> None:
@@ -252,7 +253,7 @@ async def test_feed_source_with_conditional_requests(engine: AsyncEngine) -> Non
     assert (await poller.poll()).line() == "0 new, 0 updated, 0 skipped"
     assert seen[-1].headers["if-none-match"] == '"v1"'
     async with engine.connect() as conn:
-        assert dict(await page_store.tag_counts(conn)) == {"rl": 1, "reasoning": 1}
+        assert dict(await current.tag_counts(conn)) == {"rl": 1, "reasoning": 1}
         row = (await conn.execute(select(sources.c.etag))).scalar_one()
     assert row == '"v1"'
 

@@ -34,6 +34,7 @@ from bot.render import digest_messages, reply_messages
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
+from bot.store import current
 from bot.store import pages as page_store
 from tests.fakes.slack_api import block_problems
 from tests.fakes.telegram_api import _check_markup, _parse_html, _utf16_len
@@ -228,8 +229,8 @@ async def core(engine: AsyncEngine, pseudo: str) -> AsyncIterator[CommandCore]:
             http=http,
         ).poll()
     async with engine.connect() as conn:
-        tags = [tag for tag, _ in await page_store.tag_counts(conn)]
-        ids = await page_store.newest_page_ids(conn, limit=1000)
+        tags = [tag for tag, _ in await current.tag_counts(conn)]
+        ids = await current.newest_page_ids(conn, limit=1000)
         stored = await page_store.load_pages(conn, ids)
     WIKI_VALUES.clear()
     WIKI_VALUES.update(words(*tags, *(text.title for p in stored.values() for text in p.texts)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import os
 import signal
 import sqlite3
@@ -410,5 +411,48 @@ async def test_the_0003_builds_database_gets_an_empty_followers_history_then_tod
                 )
             )
             assert recorded == dict(active.all()) and recorded
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture
+async def last_0004_build(backend: str, tmp_path: Path) -> AsyncIterator[str]:
+    async for url in load_dump("1d764a6", backend, tmp_path):
+        yield url
+
+
+async def test_the_0004_builds_sources_are_active_until_a_poll_without_them(
+    last_0004_build: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    """The usual move: the dump's source (the sample wiki where that build had it) taken
+    out for another with the same pages. Its pages leave every surface, no paper is
+    counted twice, and nothing the chats had is queued again."""
+    before = await row_counts(last_0004_build)
+    env = env_for(clean_env, last_0004_build)
+    upgraded = await run_cli_async("db", "upgrade", env=env, cwd=tmp_path)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert upgraded.stdout.splitlines()[-1] == f"from 0004_tag_followers to {head_revision()}"
+    after = await row_counts(last_0004_build)
+    assert {table: after[table] for table in before} == before
+    engine = create_engine(last_0004_build)
+    try:
+        async with engine.connect() as conn:
+            assert await conn.run_sync(schema_differences) == []
+            active = (await conn.execute(text("SELECT active FROM sources"))).scalars().all()
+            papers = (
+                await conn.execute(text("SELECT count(DISTINCT paper) FROM pages"))
+            ).scalar_one()
+        assert active == [True]  # recorded by the earlier build: active until a poll says
+        polled = await run_cli_async("poll", "--backfill", "3650", env=env, cwd=tmp_path)
+        assert polled.returncode == 0, polled.stderr
+        assert polled.stdout.splitlines()[-1].endswith("(backfill: 0 notifications queued)")
+        async with engine.connect() as conn:
+            rows = (await conn.execute(text("SELECT name, active FROM sources"))).all()
+        assert sorted(active for _, active in rows) == [False, True]
+        assert [name for name, active in rows if active] == [str(SAMPLE_WIKI)]
+        stats = await run_cli_async("stats", "--json", env=env, cwd=tmp_path)
+        assert stats.returncode == 0, stats.stderr
+        assert json.loads(stats.stdout)["pages"] == papers
+        assert [s["name"] for s in json.loads(stats.stdout)["sources"]] == [str(SAMPLE_WIKI)]
     finally:
         await engine.dispose()

@@ -4,14 +4,14 @@ Only hashes are kept: of each link's token and of the browser session that opene
 The table starts empty.
 
 Revision ID: 0010_settings_links
-Revises: 0004_tag_followers
+Revises: 0006_active_sources
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0010_settings_links"
-down_revision = "0004_tag_followers"
+down_revision = "0006_active_sources"
 branch_labels = None
 depends_on = None
 
