@@ -17,12 +17,15 @@ rewritten under the bot an ordinary change.
 The git command does the work (not a library such as dulwich): it is the reference for
 every transport the URL form allows (smart HTTP, SSH, local), for shallow fetches and for
 rename detection, and operators already know how to give it credentials. Credentials in
-the URL (``https://token@host/…``) go only into the clone's own config file (mode 0600),
-never onto a command line that ``ps`` shows, and every error is scrubbed of them.
+the URL (``https://token@host/…``) are held apart (:mod:`bot.sources.spec`): git is handed
+them as an ``Authorization`` header for the repository's host in its environment
+(``GIT_CONFIG_*``), never on a command line that ``ps`` shows nor in the clone's config,
+whose ``origin`` is the public URL; every error is scrubbed of them.
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import hashlib
 import logging
@@ -43,7 +46,8 @@ from bot.sources.pages import (
     parse_page_file,
     split_path,
 )
-from bot.sources.urls import redact_url, scrub
+from bot.sources.spec import Credentials, SourceSpec, parse_source
+from bot.sources.urls import redact_url
 
 log = logging.getLogger("bot.sources")
 
@@ -133,11 +137,13 @@ class GitScan:
 class GitRepository:
     """The bot's own bare clone of one source repository, under ``directory``."""
 
-    def __init__(self, source: str, *, directory: Path) -> None:
-        self.source = source
-        self.url = parse_git_url(source)
-        self.shown = redact_url(source)  # how logs, replies and errors name it
+    def __init__(self, source: SourceSpec | str, *, directory: Path) -> None:
+        spec = source if isinstance(source, SourceSpec) else parse_source(source)
+        self.source = spec.public
+        self.url = parse_git_url(spec.public)
+        self.shown = redact_url(spec.public)  # how logs, replies and errors name it
         self.directory = directory
+        self._credentials = spec.credentials
 
     # ------------------------------------------------------------------ git itself
 
@@ -149,6 +155,7 @@ class GitRepository:
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
             "LC_ALL": "C",
+            **_auth_environment(self.url.remote, self._credentials),
         }
         try:
             # The arguments are this module's own and the repository's ids: no shell, and the
@@ -170,13 +177,18 @@ class GitRepository:
         if done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
             reason = next((line for line in reversed(message) if line.strip()), "failed")
-            reason = scrub(reason.removeprefix("fatal: ").removeprefix("error: "), self.source)
-            raise SourceError(self.source, f"git {args[0]}: {scrub(reason, self.url.remote)}")
+            reason = self._credentials.scrub(reason.removeprefix("fatal: ").removeprefix("error: "))
+            if "could not read Username" in reason or "could not read Password" in reason:
+                # git asks for credentials when the server refused the ones in the header.
+                reason = "Authentication failed" + (
+                    ": the server refused the credentials" if self._credentials else ""
+                )
+            raise SourceError(self.source, f"git {args[0]}: {reason}")
         return done.stdout
 
     def _ensure_clone(self) -> None:
-        """A bare repository whose ``origin`` is the source, its config readable by the
-        bot alone (the URL may carry a token)."""
+        """A bare repository whose ``origin`` is the source's public URL (an older clone's
+        URL with a token in it is replaced), its config readable by the bot alone."""
         if not (self.directory / "HEAD").exists():
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._git("init", "--quiet", "--bare")
@@ -374,6 +386,22 @@ class GitRepository:
             contents.append(out[start : start + min(size, MAX_PAGE_BYTES + 1)])
             position = start + size + 1
         return contents
+
+
+def _auth_environment(remote: str, credentials: Credentials) -> dict[str, str]:
+    """git's environment for a repository's credentials: an ``Authorization: Basic``
+    header sent to the repository's scheme, host and port alone (``http.<url>.extraHeader``
+    through ``GIT_CONFIG_COUNT``, git 2.31)."""
+    basic = credentials.basic()
+    if basic is None or not remote.startswith(("https://", "http://")):
+        return {}
+    parts = urlsplit(remote)
+    pair = base64.b64encode(":".join(basic).encode("utf-8")).decode()
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"http.{parts.scheme}://{parts.netloc}/.extraHeader",
+        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {pair}",
+    }
 
 
 def clone_directory(data_dir: Path, source: str) -> Path:

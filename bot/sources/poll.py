@@ -26,8 +26,8 @@ from bot.errors import SourceError
 from bot.sources import Source, SourceSet
 from bot.sources.directory import scan_directory
 from bot.sources.feed import fetch_feed
-from bot.sources.git import GitRepository, clone_directory, is_git
-from bot.sources.urls import is_feed_url, scrub
+from bot.sources.git import GitRepository, clone_directory
+from bot.sources.urls import is_feed_url
 from bot.store import pages as store
 from bot.store import planning
 from bot.store.engine import reader
@@ -57,8 +57,8 @@ class SourceOutcome:
 
     @property
     def name(self) -> str:
-        """The source as configured, credentials included: for the fetch only."""
-        return self.source.configured
+        """The source's public identity (its ``sources.name``)."""
+        return self.source.key
 
     @property
     def shown(self) -> str:
@@ -168,8 +168,8 @@ class Poller:
         return outcome
 
     async def _poll_one(self, identity: Source) -> SourceOutcome:
-        name = identity.configured
-        kind = "git" if is_git(name) else "feed" if is_feed(name) else "directory"
+        name = identity.key
+        kind = identity.spec.kind
         shown = identity.name
         source_id: int | None = None
         try:
@@ -183,7 +183,8 @@ class Poller:
                     return await self._poll_git(source, identity)
                 return await self._poll_directory(source, identity)
         except SourceError as exc:
-            reason = scrub(exc.reason, name)
+            # A library's text may quote the request it made: credentials out, whatever it says.
+            reason = identity.spec.credentials.scrub(exc.reason)
             log.warning("source failed: %s: %s", shown, reason)
         except TimeoutError:
             reason = f"took longer than {self._source_deadline:g} s"
@@ -239,7 +240,7 @@ class Poller:
         scan recorded. A new page is first seen when its commit was made, where that is
         after the last poll (a page pushed a minute ago is a minute old, not older)."""
         repository = GitRepository(
-            source.name, directory=clone_directory(self._data_dir, source.name)
+            identity.spec, directory=clone_directory(self._data_dir, identity.key)
         )
         scan = await asyncio.to_thread(
             repository.scan, base_url=self._base_url, default_lang=self._default_lang
@@ -266,15 +267,13 @@ class Poller:
             )
         await asyncio.to_thread(repository.mark_scanned, scan.commit)
         for skipped in scan.skipped:
-            log.warning(
-                "file skipped: %s: %s: %s", identity.name, skipped.path, skipped.reason
-            )
+            log.warning("file skipped: %s: %s: %s", identity.name, skipped.path, skipped.reason)
         return _outcome(source, identity=identity, recorded=recorded, skipped=len(scan.skipped))
 
     async def _poll_feed(self, source: store.SourceRow, identity: Source) -> SourceOutcome:
         result = await fetch_feed(
             self._http,
-            source.name,
+            identity.spec,
             etag=source.etag,
             last_modified=source.last_modified,
             default_lang=self._default_lang,

@@ -28,7 +28,7 @@ TOP = ("app", "service", "__main__", "cli")
 # reading a pure rule of a later stage rather than keeping a second copy of it.
 ALLOWED_UPWARD = (
     # A WIKI_SOURCES entry is validated and redacted at start by the sources' own rules.
-    ("bot.settings", "bot.sources.urls", "WIKI_SOURCES: redact_url, url_secrets"),
+    ("bot.settings", "bot.sources.spec", "WIKI_SOURCES: parse_sources, public_identity"),
     ("bot.settings", "bot.sources.git", "WIKI_SOURCES: is_git, parse_git_url"),
     # DEFAULT_TIMEZONE is checked by the timezone command's rule (schedule.check_zone).
     ("bot.settings", "bot.matching.schedule", "DEFAULT_TIMEZONE: check_zone"),
