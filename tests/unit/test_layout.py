@@ -43,6 +43,9 @@ ALLOWED_UPWARD = (
     ("bot.store.feeds", "bot.render.atom", "FeedEntry, MAX_ENTRIES, new_token, token_hash"),
     # What a scan remembers of a source file is the directory source's FileStamp.
     ("bot.store.pages", "bot.sources.directory", "FileStamp"),
+    # Revision 0005 rewrites stored sources and page keys to the public identity the
+    # running code derives: one derivation, never a second copy that could drift from it.
+    ("bot.store.migrations", "bot.sources.spec", "parse_source, public_identity"),
     # The alerts' state is stored in the value objects the alert rules decide on.
     ("bot.store.alerts", "bot.ops.alerts", "AuthState, Observation, SendCounts"),
 )
