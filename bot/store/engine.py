@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
 from bot.errors import SchemaError
+from bot.store.files import prepare_database_file
 from bot.util import chunks
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def create_engine(
         database = parsed.database or ""
         file_db = bool(database) and database != ":memory:" and not database.startswith("file:")
         if file_db:
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            prepare_database_file(Path(database))  # 0600 in a 0700 directory
             kwargs.setdefault("pool_size", SQLITE_POOL_SIZE)
             kwargs.setdefault("max_overflow", SQLITE_MAX_OVERFLOW)
         engine = create_async_engine(

@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import sqlite3
+import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -148,3 +149,7 @@ async def test_an_upgrade_stores_sources_by_their_public_identity_and_keeps_thei
                 data = await asyncio.to_thread(Path(url.split("///", 1)[1]).read_bytes)
                 for secret in SECRETS:
                     assert secret.encode() not in data, secret
+                # The copy db upgrade kept of the file as it was holds what it held: the
+                # owner's alone to read (docs/security.md says to delete it once verified).
+                (kept,) = [p for p in os.listdir(tmp_path) if p.startswith("old.db.before-")]
+                assert stat.S_IMODE(os.stat(tmp_path / kept).st_mode) == 0o600
