@@ -63,16 +63,19 @@ class FeedResult:
 
 
 class SourceAuth(httpx.Auth):
-    """A source's credentials, applied to a request for the source's own host alone: the
-    user info as HTTP Basic (RFC 7617), the secret query parameters set on the URL. The
-    one place a feed's credentials are unwrapped."""
+    """A source's credentials, applied to a request for the source's own host alone (and,
+    for a feed configured on ``https``, over ``https`` alone): the user info as HTTP Basic
+    (RFC 7617), the secret query parameters set on the URL. The one place a feed's
+    credentials are unwrapped."""
 
-    def __init__(self, credentials: Credentials, *, host: str) -> None:
+    def __init__(self, credentials: Credentials, *, host: str, secure: bool = False) -> None:
         self._credentials = credentials
         self._host = host.lower()
+        self._secure = secure
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        if request.url.host.lower() == self._host:
+        downgraded = self._secure and request.url.scheme != "https"
+        if request.url.host.lower() == self._host and not downgraded:
             self._apply(request)
         yield request
 
@@ -203,7 +206,7 @@ async def _get(
     without user info or secret query values: the base of the feed's relative links)."""
     url = spec.public
     origin = httpx.URL(url.split("#", 1)[0])
-    auth = SourceAuth(spec.credentials, host=origin.host)
+    auth = SourceAuth(spec.credentials, host=origin.host, secure=origin.scheme == "https")
     target = origin
     for _hop in range(MAX_REDIRECTS + 1):
         request = client.build_request("GET", target, headers=headers)
@@ -211,7 +214,11 @@ async def _get(
         try:
             if response.status_code in _REDIRECTS and "Location" in response.headers:
                 target = await _redirect_target(
-                    url, origin, response, allow_cross_host=allow_cross_host
+                    url,
+                    origin=origin,
+                    base=target,
+                    response=response,
+                    allow_cross_host=allow_cross_host,
                 )
                 continue
             location = public_identity(str(target))
@@ -227,11 +234,17 @@ async def _get(
 
 
 async def _redirect_target(
-    url: str, origin: httpx.URL, response: httpx.Response, *, allow_cross_host: bool
+    url: str,
+    *,
+    origin: httpx.URL,
+    base: httpx.URL,
+    response: httpx.Response,
+    allow_cross_host: bool,
 ) -> httpx.URL:
     """Where a redirect leads, once it is allowed; a SourceError says why it is not."""
     try:
-        target = response.url.join(response.headers["Location"])
+        # Against the URL as requested without its credentials (the sent one has the token).
+        target = base.join(response.headers["Location"])
     except (httpx.InvalidURL, ValueError):
         raise SourceError(url, "redirect to an invalid URL") from None
     if target.scheme not in ("http", "https") or not target.host:

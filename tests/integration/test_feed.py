@@ -583,6 +583,15 @@ async def test_a_same_host_redirect_keeps_the_credentials_and_https() -> None:
     assert not final.url.userinfo  # sent as a header, never in the URL
 
 
+async def test_a_redirect_from_https_to_http_does_not_carry_the_credentials() -> None:
+    handler = redirect_to("http://feeds.example.org/feed.json")
+    await fetch(handler, url="https://reader:pa55@feeds.example.org/feed?token=T0K3N")
+    first, last = handler.requests  # type: ignore[attr-defined]
+    assert "Authorization" in first.headers
+    assert last.url.scheme == "http" and "Authorization" not in last.headers
+    assert "T0K3N" not in str(last.url)
+
+
 async def test_a_cross_host_redirect_does_not_carry_the_credentials() -> None:
     handler = redirect_to("https://93.184.216.34/feed.json")
     await fetch(

@@ -232,3 +232,15 @@ def test_a_url_splits_into_a_public_identity_and_credentials_that_rebuild_the_re
         "Authorization"
         not in next(SourceAuth(spec.credentials, host="feeds.example.org").auth_flow(other)).headers
     )
+
+
+@given(st.text(max_size=200), st.sampled_from(["https://", "http://", "git+https://", ""]))
+def test_any_entry_parses_or_is_refused_with_a_value_error(text: str, scheme: str) -> None:
+    try:
+        spec = parse_source(scheme + text)
+    except ValueError:
+        return
+    if spec.kind != "directory":
+        authority = spec.public.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0]
+        assert "@" not in authority.split("#", 1)[0]
+        assert parse_source(spec.public).public == spec.public
