@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot import dberrors
 from bot.errors import SourceError
 from bot.sources import Source, SourceSet
+from bot.sources.clones import forget_earlier_clones
 from bot.sources.directory import scan_directory
 from bot.sources.feed import fetch_feed
 from bot.sources.git import GitRepository, clone_directory
@@ -132,6 +133,7 @@ class Poller:
         self._limit = asyncio.Semaphore(POLL_CONCURRENCY)
         # Failed polls of each source since this process started, by source id (/healthz).
         self.failures: dict[str, int] = {}
+        self._clones_checked: set[str] = set()
 
     async def poll(
         self,
@@ -242,6 +244,14 @@ class Poller:
         repository = GitRepository(
             identity.spec, directory=clone_directory(self._data_dir, identity.key)
         )
+        if identity.id not in self._clones_checked:  # once a process and source
+            self._clones_checked.add(identity.id)
+            await asyncio.to_thread(
+                forget_earlier_clones,
+                repository.directory.parent,
+                remote=repository.url.remote,
+                keep=repository.directory,
+            )
         scan = await asyncio.to_thread(
             repository.scan, base_url=self._base_url, default_lang=self._default_lang
         )

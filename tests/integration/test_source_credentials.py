@@ -23,9 +23,11 @@ import pytest
 from sqlalchemy import String, Text, select
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from bot.sources.git import clone_directory
 from bot.store.schema import metadata
 from tests.cli import run_cli, start_cli
 from tests.fakes.feed_server import FeedServer, Served
+from tests.fakes.git_server import GitServer, Wiki
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_ops import free_port, wait_healthy
@@ -199,3 +201,40 @@ async def test_credentials_of_a_feed_reach_its_server_and_nothing_else(
         assert secret not in shown, f"{secret} reached an output or the database"
         assert secret.encode() not in files, f"{secret} is in a database file"
     assert f"{USER}:" not in shown and "@" + host not in shown
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_a_git_token_reaches_git_and_no_file_and_an_earlier_clone_goes(
+    tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    """``trendbot poll`` of a private repository: git is given the token (the server
+    answers nothing without it), the clone's files hold none of it, and the clone an earlier
+    build made (named by the URL as configured, the token in its config) is removed."""
+    root = tmp_path / "server"
+    root.mkdir()
+    wiki = Wiki(root, tmp_path / "work")
+    wiki.write("wiki/papers/2026/2608.1-a.md", "---\ntitle: A\ntags: [rl]\n---\n\nA.\n")
+    wiki.commit("a page")
+    async with GitServer(root, credentials=("reader", PASSWORD)) as server:
+        remote = server.base_url.replace("://", f"://reader:{PASSWORD}@") + "/wiki.git"
+        source = f"git+{remote}@main#subdirectory=wiki"
+        data = tmp_path / "data"
+        earlier = clone_directory(data, source)  # as the earlier build named it
+        earlier.mkdir(parents=True)
+        (earlier / "config").write_text(f'[remote "origin"]\n\turl = "{remote}"\n')
+        env = dict(
+            clean_env,
+            DATABASE_URL=f"sqlite+aiosqlite:///{data}/trendbot.db",
+            WIKI_SOURCES=source,
+            LOG_LEVEL="DEBUG",
+        )
+        done = await asyncio.to_thread(run_cli, "poll", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "1 new, 0 updated, 0 skipped (baseline: nothing queued)"
+    assert not earlier.exists()
+    files = [path for path in data.rglob("*") if path.is_file()]
+    assert len(files) > 3  # the database and the clone
+    for path in files:
+        assert PASSWORD.encode() not in path.read_bytes(), path
+    assert PASSWORD not in done.stdout + done.stderr
