@@ -115,10 +115,13 @@ async def test_the_database_its_side_files_and_a_backup_are_the_owners_alone(
     tmp_path: Path, clean_env: dict[str, str]
 ) -> None:
     env = dict(clean_env, WIKI_SOURCES=str(SAMPLE_WIKI), HTTP_PORT="0")  # ./data/trendbot.db
-    data = tmp_path / "data"
-    polled = await run_cli_async("poll", env=env, cwd=tmp_path)
+    polled_url = "sqlite+aiosqlite:///./polled/trendbot.db"
+    polled = await run_cli_async("poll", env=dict(env, DATABASE_URL=polled_url), cwd=tmp_path)
     assert polled.returncode == 0, polled.stderr
-    assert mode(data) == 0o700 and mode(data / "trendbot.db") == 0o600
+    assert mode(tmp_path / "polled") == 0o700
+    assert mode(tmp_path / "polled" / "trendbot.db") == 0o600
+
+    data = tmp_path / "data"  # made by run, with its lock file
 
     log = tmp_path / "run.log"
     run = start_cli(env=env, cwd=tmp_path, err=log)
@@ -127,6 +130,7 @@ async def test_the_database_its_side_files_and_a_backup_are_the_owners_alone(
             while "HTTP server on" not in log.read_text():
                 assert run.poll() is None, log.read_text()[-3000:]
                 await asyncio.sleep(0.1)
+        assert mode(data) == 0o700 and mode(data / "trendbot.db") == 0o600
         side = [data / "trendbot.db-wal", data / "trendbot.db-shm"]
         assert all(path.exists() for path in side)
         assert [mode(path) for path in side] == [0o600, 0o600]
