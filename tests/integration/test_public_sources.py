@@ -74,6 +74,16 @@ async def load(backend: str, directory: Path, *, host: str) -> AsyncIterator[str
         await drop_database(url, base_url=base)
 
 
+async def execute(url: str, *statements: str) -> None:
+    engine = create_async_engine(url)
+    try:
+        async with engine.begin() as conn:
+            for statement in statements:
+                await conn.execute(text(statement))
+    finally:
+        await engine.dispose()
+
+
 async def rows(url: str, query: str) -> list[tuple[object, ...]]:
     engine = create_async_engine(url)
     try:
@@ -105,6 +115,15 @@ async def test_an_upgrade_stores_sources_by_their_public_identity_and_keeps_thei
         )
         public = f"http://{host}/wiki/feed.atom"
         async for url in load(backend, tmp_path, host=host):
+            # History on the newer row's copy of a page (3 and 6 are one page, under the
+            # old and the new token): its ledger row, a vote and its queued message.
+            await execute(
+                url,
+                "UPDATE chat_pages SET page_id = 6 WHERE page_id = 3",
+                "UPDATE outbox SET payload = REPLACE(payload, '[[3,', '[[6,')",
+                "INSERT INTO votes (chat_pk, page_id, user_id, value, voted_at) "
+                "VALUES (1, 6, '1001', 1, '2026-12-07 00:00:00')",
+            )
             before = await rows(url, "SELECT count(*) FROM chat_pages")
             old_pages = await rows(url, "SELECT key FROM pages")
             assert any(PASSWORD in str(key) for (key,) in old_pages)
@@ -138,6 +157,9 @@ async def test_an_upgrade_stores_sources_by_their_public_identity_and_keeps_thei
                 f"http://{host}/wiki/papers/4",
             ]
             assert await rows(url, "SELECT count(*) FROM chat_pages") == before
+            assert await rows(url, "SELECT page_id, user_id FROM votes") == [(3, "1001")]
+            payloads = [str(p) for (p,) in await rows(url, "SELECT payload FROM outbox")]
+            assert any('"pages":[[3,' in p for p in payloads), payloads
             # The digests the earlier build left queued go out, with public links.
             sent = [json.dumps(m, ensure_ascii=False) for m in tg.messages_to(1001)]
             assert any(f"http://{host}/wiki/papers/3.html" in t for t in sent), sent

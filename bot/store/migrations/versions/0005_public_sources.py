@@ -18,8 +18,8 @@ and keeps each source's history:
 - whatever text still holds a credential (a queued message, an error, an audit detail) has
   the user info taken out of its URLs and each credential replaced by ``[redacted]``.
 
-On SQLite, ``secure_delete`` is on for the rewrite, so the file keeps no freed copy of the
-old text.
+On SQLite, ``secure_delete`` is on for the rewrite, and the file is rebuilt (``VACUUM``)
+once the upgrade is committed, so it keeps no freed copy of the old text.
 
 Revision ID: 0005_public_sources
 Revises: 0004_tag_followers
@@ -37,6 +37,7 @@ from alembic import op
 from sqlalchemy.engine import Connection
 
 from bot.sources.spec import REDACTED, SourceSpec, parse_source, public_identity
+from bot.store.engine import COMPACT_AFTER_UPGRADE
 
 revision = "0005_public_sources"
 down_revision = "0004_tag_followers"
@@ -124,110 +125,145 @@ def upgrade() -> None:
         groups.setdefault(spec.public, []).append(dict(row))
     if not found.values and not found.prefixes:
         return  # no credential was ever stored
-    for row in rows:
-        _clean_pages(bind, row["id"], found)
+    merges: dict[int, int] = {}  # page id -> the page it becomes
+    changes: list[dict[str, object]] = []
+    for members in groups.values():
+        _plan_pages(bind, [m["id"] for m in members], found, merges=merges, changes=changes)
+    _merge_pages(bind, merges)
+    if changes:  # one statement, many rows: a feed may have thousands of pages
+        bind.execute(
+            sa.update(_pages)
+            .where(_pages.c.id == sa.bindparam("pid"))
+            .values(
+                source_id=sa.bindparam("s"),
+                key=sa.bindparam("k"),
+                url=sa.bindparam("u"),
+                paper=sa.bindparam("p"),
+            ),
+            changes,
+        )
     for public, members in groups.items():
-        keep, others = members[0], members[1:]
-        for other in others:
-            _merge_source(bind, into=keep["id"], gone=other["id"])
+        for other in members[1:]:
+            gone = {"id": other["id"]}
+            bind.execute(sa.text("DELETE FROM source_files WHERE source_id = :id"), gone)
+            bind.execute(sa.text("DELETE FROM sources WHERE id = :id"), gone)
         newest = max(members, key=lambda r: r["last_poll_at"] or dt.datetime.min)
         state = {name: newest[name] for name in _POLL_STATE}
         if state["last_error"]:
             state["last_error"] = found.scrub(state["last_error"])
         bind.execute(
-            sa.update(_sources).where(_sources.c.id == keep["id"]).values(name=public, **state)
+            sa.update(_sources)
+            .where(_sources.c.id == members[0]["id"])
+            .values(name=public, **state)
         )
     _rekey(bind, "source_streaks", "name", found, prefix="", primary=True)
     _rekey(bind, "incidents", "key", found, prefix=_SOURCE_KEY, primary=False)
     _scrub_text(bind, found)
+    config = op.get_context().config
+    if config is not None:  # SQLite: the file is rebuilt after the upgrade (VACUUM)
+        config.attributes[COMPACT_AFTER_UPGRADE] = True
 
 
-def _clean_pages(bind: Connection, source_id: int, found: _Found) -> None:
+def _plan_pages(
+    bind: Connection,
+    source_ids: list[int],
+    found: _Found,
+    *,
+    merges: dict[int, int],
+    changes: list[dict[str, object]],
+) -> None:
+    """The pages of one source (its rows, the oldest first): each key, link and path
+    identity as the running code makes it, all under the oldest row. Two pages that become
+    one (one feed under two tokens, or a key that held a credential) are recorded in
+    ``merges`` (the newer becomes the older); the others that change, in ``changes``."""
+    into = source_ids[0]
     rows = bind.execute(
-        sa.select(_pages.c.id, _pages.c.key, _pages.c.url, _pages.c.paper)
-        .where(_pages.c.source_id == source_id)
+        sa.select(_pages.c.id, _pages.c.source_id, _pages.c.key, _pages.c.url, _pages.c.paper)
+        .where(_pages.c.source_id.in_(source_ids))
         .order_by(_pages.c.id)
     ).all()
-    by_key = {key: page_id for page_id, key, _, _ in rows}
-    for page_id, key, url, paper in rows:
+    kept: dict[str, int] = {}  # new key -> the page that keeps it
+    final: dict[int, dict[str, object]] = {}
+    for page_id, source_id, key, url, paper in rows:
         new_key = found.clean(key)[:MAX_KEY_CHARS]
         new_url = found.clean(url)[:MAX_URL_CHARS] if url is not None else None
         if paper is not None and paper == f"{_PATH}{key}"[:MAX_KEY_CHARS]:
             new_paper: str | None = f"{_PATH}{new_key}"[:MAX_KEY_CHARS]
         else:
             new_paper = found.clean(paper)[:MAX_KEY_CHARS] if paper is not None else None
-        if (new_key, new_url, new_paper) == (key, url, paper):
+        twin = kept.get(new_key)
+        if twin is not None:  # ids ascend: the twin is the older page, and stays
+            merges[page_id] = twin
             continue
-        other = by_key.get(new_key)
-        if other is not None and other != page_id:
-            keep, gone = min(other, page_id), max(other, page_id)
-            _merge_page(bind, keep=keep, gone=gone)
-            page_id = keep
-        by_key.pop(key, None)
-        by_key[new_key] = page_id
+        kept[new_key] = page_id
+        if (source_id, new_key, new_url, new_paper) != (into, key, url, paper):
+            final[page_id] = {"pid": page_id, "s": into, "k": new_key, "u": new_url, "p": new_paper}
+    changes.extend(final.values())
+
+
+def _merge_pages(bind: Connection, merges: dict[int, int]) -> None:
+    """Each page of ``merges`` becomes the page it maps to: its ledger rows, votes and
+    events move there (where that page has no row of its own), so do the queued messages
+    that name it; then it goes. Set-based, through a temporary table: the ledger may have
+    millions of rows, and none is read more than once."""
+    if not merges:
+        return
+    bind.execute(
+        sa.text(
+            "CREATE TEMPORARY TABLE page_merges (gone INTEGER PRIMARY KEY, keep INTEGER NOT NULL)"
+        )
+    )
+    bind.execute(
+        sa.text("INSERT INTO page_merges (gone, keep) VALUES (:gone, :keep)"),
+        [{"gone": gone, "keep": keep} for gone, keep in merges.items()],
+    )
+    keep_of = "(SELECT m.keep FROM page_merges m WHERE m.gone = {table}.page_id)"
+    for table, same in (
+        ("chat_pages", "t.chat_pk = {table}.chat_pk"),
+        ("votes", "t.chat_pk = {table}.chat_pk AND t.user_id = {table}.user_id"),
+    ):
+        # Of two rows of one chat (and voter) for pages that become one, the first stays.
         bind.execute(
-            sa.update(_pages)
-            .where(_pages.c.id == page_id)
-            .values(key=new_key, url=new_url, paper=new_paper)
+            sa.text(
+                f"DELETE FROM {table} WHERE page_id IN (SELECT gone FROM page_merges) "  # noqa: S608
+                f"AND EXISTS (SELECT 1 FROM {table} t "
+                "JOIN page_merges a ON a.gone = t.page_id "
+                f"JOIN page_merges b ON b.gone = {table}.page_id "
+                f"WHERE {same.format(table=table)} AND a.keep = b.keep "
+                f"AND t.page_id < {table}.page_id)"
+            )
         )
-
-
-def _merge_source(bind: Connection, *, into: int, gone: int) -> None:
-    """Source ``gone``'s pages join source ``into`` (a page both have becomes the older
-    one); ``gone`` is deleted."""
-    kept: dict[str, int] = {
-        key: page_id
-        for key, page_id in bind.execute(
-            sa.select(_pages.c.key, _pages.c.id).where(_pages.c.source_id == into)
+        bind.execute(
+            sa.text(
+                f"UPDATE {table} SET page_id = {keep_of.format(table=table)} "  # noqa: S608
+                "WHERE page_id IN (SELECT gone FROM page_merges) AND NOT EXISTS "
+                f"(SELECT 1 FROM {table} t WHERE {same.format(table=table)} "
+                f"AND t.page_id = {keep_of.format(table=table)})"
+            )
         )
-    }
-    moving = bind.execute(
-        sa.select(_pages.c.key, _pages.c.id).where(_pages.c.source_id == gone)
-    ).all()
-    for key, page_id in moving:
-        twin = kept.get(key)
-        if twin is None:
-            bind.execute(sa.update(_pages).where(_pages.c.id == page_id).values(source_id=into))
-            continue
-        keep, lost = min(twin, page_id), max(twin, page_id)
-        _merge_page(bind, keep=keep, gone=lost)
-        bind.execute(sa.update(_pages).where(_pages.c.id == keep).values(source_id=into))
-    bind.execute(sa.text("DELETE FROM source_files WHERE source_id = :id"), {"id": gone})
-    bind.execute(sa.text("DELETE FROM sources WHERE id = :id"), {"id": gone})
-
-
-def _merge_page(bind: Connection, *, keep: int, gone: int) -> None:
-    """Page ``gone`` is page ``keep``: its ledger rows, votes, events and the messages
-    that name it move to ``keep`` (where ``keep`` has no row of its own); then it goes."""
-    ids = {"keep": keep, "gone": gone}
     bind.execute(
         sa.text(
-            "UPDATE chat_pages SET page_id = :keep WHERE page_id = :gone AND chat_pk NOT IN "
-            "(SELECT chat_pk FROM chat_pages WHERE page_id = :keep)"
-        ),
-        ids,
+            f"UPDATE page_events SET page_id = {keep_of.format(table='page_events')} "  # noqa: S608
+            "WHERE page_id IN (SELECT gone FROM page_merges)"
+        )
     )
-    bind.execute(
-        sa.text(
-            "UPDATE votes SET page_id = :keep WHERE page_id = :gone AND NOT EXISTS "
-            "(SELECT 1 FROM votes AS v WHERE v.page_id = :keep "
-            "AND v.chat_pk = votes.chat_pk AND v.user_id = votes.user_id)"
-        ),
-        ids,
-    )
-    bind.execute(sa.text("UPDATE page_events SET page_id = :keep WHERE page_id = :gone"), ids)
-    _renumber_messages(bind, keep=keep, gone=gone)
+    _renumber_messages(bind, merges)
     for table in ("chat_pages", "votes", "page_texts", "page_tags"):
-        bind.execute(sa.text(f"DELETE FROM {table} WHERE page_id = :gone"), ids)  # noqa: S608
-    bind.execute(sa.text("DELETE FROM pages WHERE id = :gone"), ids)
+        bind.execute(
+            sa.text(f"DELETE FROM {table} WHERE page_id IN (SELECT gone FROM page_merges)")  # noqa: S608
+        )
+    bind.execute(sa.text("DELETE FROM pages WHERE id IN (SELECT gone FROM page_merges)"))
+    bind.execute(sa.text("DROP TABLE page_merges"))
 
 
-def _renumber_messages(bind: Connection, *, keep: int, gone: int) -> None:
-    """Messages whose payload lists page ``gone`` (``{"pages": [[ID, updated], …]}``)."""
+def _renumber_messages(bind: Connection, merges: dict[int, int]) -> None:
+    """Messages whose payload lists a merged page (``{"pages": [[ID, updated], …]}``), read
+    once."""
     rows = bind.execute(
         sa.text("SELECT id, payload FROM outbox WHERE payload LIKE :pattern"),
-        {"pattern": f"%[{gone},%"},
-    ).all()
+        {"pattern": '%"pages"%'},
+    )
+    renumbered = []
     for message_id, payload in rows:
         try:
             data = json.loads(payload)
@@ -235,19 +271,22 @@ def _renumber_messages(bind: Connection, *, keep: int, gone: int) -> None:
             continue
         if not isinstance(data, dict) or not isinstance(data.get("pages"), list):
             continue
-        data["pages"] = _renumbered(data["pages"], keep=keep, gone=gone)
-        bind.execute(
-            sa.text("UPDATE outbox SET payload = :payload WHERE id = :id"),
-            {"payload": json.dumps(data, separators=(",", ":")), "id": message_id},
-        )
+        entries = data["pages"]
+        ids = {e[0] for e in entries if isinstance(e, list) and e and isinstance(e[0], int)}
+        if not ids & merges.keys():
+            continue
+        data["pages"] = _renumbered(entries, merges)
+        renumbered.append({"p": json.dumps(data, separators=(",", ":")), "i": message_id})
+    if renumbered:
+        bind.execute(sa.text("UPDATE outbox SET payload = :p WHERE id = :i"), renumbered)
 
 
-def _renumbered(entries: Iterable[Any], *, keep: int, gone: int) -> list[Any]:
+def _renumbered(entries: Iterable[Any], merges: dict[int, int]) -> list[Any]:
     out: list[Any] = []
     seen: set[Any] = set()
     for entry in entries:
-        if isinstance(entry, list) and entry and entry[0] == gone:
-            entry = [keep, *entry[1:]]
+        if isinstance(entry, list) and entry and entry[0] in merges:
+            entry = [merges[entry[0]], *entry[1:]]
         marker = entry[0] if isinstance(entry, list) and entry else id(entry)
         if marker in seen:
             continue
