@@ -25,7 +25,7 @@ from bot.checks import parse_hhmm as parse_hhmm
 from bot.i18n import LANGUAGES
 from bot.matching import schedule
 from bot.sources.git import is_git, parse_git_url
-from bot.sources.urls import redact_url, url_secrets
+from bot.sources.spec import parse_source, parse_sources, public_identity
 
 # The sample wiki shipped inside the package: the default source, from any directory.
 SAMPLE_WIKI = Path(__file__).resolve().parent / "sample_wiki"
@@ -81,7 +81,11 @@ class Settings(BaseSettings):
     )
 
     database_url: str = "sqlite+aiosqlite:///./data/trendbot.db"
-    wiki_sources: Annotated[tuple[str, ...], NoDecode] = (str(SAMPLE_WIKI),)
+    # As configured, credentials included: parsed into bot.sources.spec.SourceSpec (public
+    # identity, credentials apart) wherever it is used, and never shown (repr=False).
+    wiki_sources: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(str(SAMPLE_WIKI),), repr=False
+    )
     wiki_base_url: str | None = None
     # Enables POST /hooks/refresh: a push to the wiki polls at once (bot.ops.refresh).
     refresh_webhook_secret: SecretStr | None = None
@@ -179,7 +183,12 @@ class Settings(BaseSettings):
                 try:
                     parse_git_url(source)
                 except ValueError as exc:
-                    raise ValueError(f"{redact_url(source)}: {exc}") from None
+                    raise ValueError(f"{public_identity(source)}: {exc}") from None
+                if parse_source(source).credentials.query:
+                    raise ValueError(
+                        f"{public_identity(source)}: a repository's credentials go in its "
+                        "user info (git+https://TOKEN@host/…), not in its query"
+                    )
             elif "://" in source:
                 try:
                     check_http_url(source)
@@ -189,6 +198,10 @@ class Settings(BaseSettings):
                         "http(s) feed URL, nor a git+https://, git+ssh:// or git+file:// "
                         "repository"
                     ) from None
+        try:
+            parse_sources(value)
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
         return value
 
     @field_validator(
@@ -465,7 +478,9 @@ class Settings(BaseSettings):
             if isinstance(value := getattr(self, name), SecretStr)
         ]
         feed_credentials = [
-            secret for source in self.wiki_sources for secret in url_secrets(source)
+            secret
+            for source in self.wiki_sources
+            for secret in parse_source(source).credentials.values()
         ]
         token_keys = (
             self.slack_token_key.get_secret_value().split(",") if self.slack_token_key else []

@@ -18,7 +18,6 @@ from bot.commands.audit import AdminBase
 from bot.i18n import t, tn
 from bot.models import Chart, ChartPanel, Reply, Series
 from bot.render import toggle
-from bot.sources.urls import scrub
 from bot.store import admin as store
 from bot.store import chats as chat_store
 from bot.store import current, trends
@@ -89,7 +88,7 @@ class StatsCommands(AdminBase):
                     SourceFigure(
                         name=self._sources.of(source.name).name,
                         last_poll_at=source.last_poll_at,
-                        error=scrub(source.last_error, source.name) if source.last_error else None,
+                        error=source.last_error,
                     )
                 )
         return Stats(

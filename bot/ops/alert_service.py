@@ -74,7 +74,7 @@ class AlertService:
             return
         renames: dict[str, str] = {}
         for source in self._sources:
-            for former in (redact_url(source.configured), source.configured):
+            for former in (redact_url(source.key), source.key):
                 renames.setdefault(former, source.id)
         async with self._engine.begin() as conn:
             moved = await store.adopt_source_keys(conn, renames)

@@ -30,7 +30,6 @@ from bot.ops.http_server import (
     start,
 )
 from bot.sources import SourceSet
-from bot.sources.urls import scrub
 from bot.store import health
 from bot.store.engine import schema_mismatch
 from bot.util import utcnow
@@ -132,7 +131,7 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
                     "name": identity.name,
                     "last_poll_at": s.last_poll_at.isoformat() + "Z" if s.last_poll_at else None,
                     "last_ok_at": s.last_ok_at.isoformat() + "Z" if s.last_ok_at else None,
-                    "error": scrub(s.last_error, s.name) if s.last_error else None,
+                    "error": s.last_error,
                     "failed_polls": hooks.source_failures.get(identity.id, 0),
                 }
                 for s in sources

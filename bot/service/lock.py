@@ -12,6 +12,7 @@ from typing import IO
 from sqlalchemy.engine import make_url
 
 from bot.errors import BotError
+from bot.store.files import PRIVATE_DIR
 
 
 class AlreadyRunning(BotError):
@@ -30,7 +31,7 @@ def sqlite_run_lock(database_url: str) -> Iterator[None]:
         yield
         return
     path = Path(database).resolve()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)  # as the store makes it
     handle: IO[str] = open(f"{path}.run.lock", "a+")  # noqa: SIM115 - held for the whole run
     try:
         try:

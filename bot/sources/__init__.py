@@ -1,27 +1,29 @@
 """The configured sources, each with one identity that every output goes through.
 
 A source is configured (``WIKI_SOURCES``) as a directory or a URL, and a URL may carry
-credentials: ``https://user:pass@host/feed``, ``?api_key=…``, ``https://TOKEN@host/…``. The
-configured string is only ever handed to the fetch. Everywhere else a source is named by
-its :class:`Source`:
+credentials: ``https://user:pass@host/feed``, ``?api_key=…``, ``https://TOKEN@host/…``. Each
+entry is parsed once (:func:`bot.sources.spec.parse_source`) into its public identity and its
+credentials, which only the fetchers unwrap. Everywhere else a source is named by its
+:class:`Source`:
 
-- ``id``: stable and free of credentials; the key of its poll streak and of its alert
-  (``source:ID``), shown beside the name in ``/healthz``. It is derived from the URL without
-  its credentials, so rotating a feed's token keeps the id and the health it keys.
-- ``name``: the redacted form of :func:`bot.sources.urls.redact_url`, shown in chat replies,
-  the CLI, ``/healthz``, metric labels, logs and alerts. Two sources that redact alike
-  (the same feed with two tokens, or two queries) have their id appended, so no two
-  configured sources are shown with one name.
+- ``key``: its public identity (the URL without user info and secret query values), the
+  name the store keeps it under (``sources.name``) and the source of its pages.
+- ``id``: a short digest of ``key``; the key of its poll streak and of its alert
+  (``source:ID``), shown beside the name in ``/healthz``. Rotating a feed's token keeps it.
+- ``name``: ``key`` shortened to scheme, host, port and path (a git source keeps
+  ``@REF#subdirectory=``), shown in chat replies, the CLI, ``/healthz``, metric labels,
+  logs and alerts. Two sources shown alike (one feed with two queries) have their id
+  appended, so no two configured sources are shown with one name.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from dataclasses import dataclass
 
-from bot.sources.urls import is_secret_param, redact_url
+from bot.sources.spec import SourceSpec, parse_sources, public_identity, source_kind
+from bot.sources.urls import redact_url
 
 __all__ = ["Source", "SourceSet", "identify", "source_id"]
 
@@ -31,80 +33,58 @@ ID_HEX_CHARS = 12  # 48 bits: no two sources of one deployment collide in practi
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """One configured source. ``configured`` (the URL with its credentials) is left out of
-    ``repr`` so that a source in a log line or a traceback shows only its id and name."""
+    """One configured source: its spec (the credentials in it are redacted in ``repr``),
+    its id and the name it is shown by."""
 
-    configured: str = field(repr=False)
+    spec: SourceSpec
     id: str
     name: str
 
-
-def _without_credentials(configured: str) -> str:
-    """The configured URL with its user info and secret query parameters removed, its
-    scheme and host folded to lower case; a directory as configured."""
-    if "://" not in configured:
-        return configured
-    try:
-        parts = urlsplit(configured)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:
-        return redact_url(configured)
-    query_pairs = parse_qsl(parts.query, keep_blank_values=True)
-    kept = [(name, value) for name, value in query_pairs if not is_secret_param(name)]
-    netloc = f"[{host}]" if ":" in host else host
-    if port is not None:
-        netloc += f":{port}"
-    query = f"?{urlencode(kept)}" if kept else ""
-    fragment = f"#{parts.fragment}" if parts.fragment else ""
-    return f"{parts.scheme.lower()}://{netloc}{parts.path}{query}{fragment}"
+    @property
+    def key(self) -> str:
+        """The public identity: what the store and every page of the source hold."""
+        return self.spec.public
 
 
 def source_id(configured: str) -> str:
-    """The stable id of a configured source: a digest of it without its credentials."""
-    digest = hashlib.sha256(_without_credentials(configured).encode("utf-8", "replace"))
+    """The stable id of a source (configured, or its public identity): a digest of its
+    public identity, so credentials never reach it and rotating them keeps it."""
+    digest = hashlib.sha256(public_identity(configured).encode("utf-8", "replace"))
     return ID_PREFIX + digest.hexdigest()[:ID_HEX_CHARS]
 
 
 def identify(configured: Sequence[str]) -> tuple[Source, ...]:
     """The identities of the sources configured, in their order.
 
-    Two sources that differ only in their credentials get ``-2``, ``-3``... after the id of
-    the first (in configured order); two whose redacted names are equal are shown with
-    their id appended.
+    Raises:
+        ValueError: two entries are one source once their credentials are set aside
+            (the same feed with two tokens), or a URL cannot be read.
     """
-    ids: list[str] = []
-    seen: dict[str, int] = {}
-    for url in configured:
-        base = source_id(url)
-        seen[base] = seen.get(base, 0) + 1
-        ids.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
-    shown = [_shown(url) for url in configured]
+    specs = parse_sources(configured)
+    shown = [_shown(spec.public) for spec in specs]
     counts: dict[str, int] = {}
     for name in shown:
         counts[name] = counts.get(name, 0) + 1
-    return tuple(
-        Source(configured=url, id=sid, name=name if counts[name] == 1 else f"{name} ({sid})")
-        for url, sid, name in zip(configured, ids, shown, strict=True)
-    )
+    sources = []
+    for spec, name in zip(specs, shown, strict=True):
+        sid = source_id(spec.public)
+        unique = name if counts[name] == 1 else f"{name} ({sid})"
+        sources.append(Source(spec=spec, id=sid, name=unique))
+    return tuple(sources)
 
 
-def _shown(configured: str) -> str:
-    if "://" in configured and not configured.startswith(("http://", "https://")):
-        # Any other URL (a later git+https source): shown as a feed URL is, credentials out.
-        scheme, _, rest = configured.partition("://")
-        return scheme + redact_url("https://" + rest).removeprefix("https")
-    return redact_url(configured)
+def _shown(public: str) -> str:
+    return redact_url(public)
 
 
 class SourceSet:
-    """The configured sources, looked up by what the store holds (their configured form)."""
+    """The configured sources, looked up by what the store holds (their public identity)."""
 
-    __slots__ = ("_all", "_by_configured")
+    __slots__ = ("_all", "_by_key")
 
     def __init__(self, configured: Iterable[str]) -> None:
         self._all = identify(tuple(configured))
-        self._by_configured = {source.configured: source for source in self._all}
+        self._by_key = {source.key: source for source in self._all}
 
     def __iter__(self) -> Iterator[Source]:
         return iter(self._all)
@@ -112,13 +92,15 @@ class SourceSet:
     def __len__(self) -> int:
         return len(self._all)
 
-    def __contains__(self, configured: object) -> bool:
-        return configured in self._by_configured
+    def __contains__(self, key: object) -> bool:
+        return key in self._by_key
 
-    def of(self, configured: str) -> Source:
-        """The identity of ``configured``; a source no longer configured (a row the store
-        still holds) gets one of its own, named as it would be alone."""
-        found = self._by_configured.get(configured)
+    def of(self, key: str) -> Source:
+        """The source whose public identity is ``key`` (a ``sources.name``); a source no
+        longer configured (a row the store still holds) gets one of its own, named as it
+        would be alone."""
+        found = self._by_key.get(key)
         if found is not None:
             return found
-        return Source(configured=configured, id=source_id(configured), name=_shown(configured))
+        spec = SourceSpec(public=public_identity(key), kind=source_kind(key))
+        return Source(spec=spec, id=source_id(spec.public), name=_shown(spec.public))

@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping
 from html.parser import HTMLParser
 from typing import Any
+from urllib.parse import urljoin
 
 import feedparser
 
@@ -25,7 +26,7 @@ from bot.errors import SourceError
 from bot.models import Page, PageText, Skipped, normalize_lang
 from bot.sources.bounds import bound_page, too_many_tags, unrecordable, valid_text
 from bot.sources.pages import normalize_paragraphs, normalize_tags
-from bot.sources.urls import redact_url
+from bot.sources.spec import without_userinfo
 
 log = logging.getLogger("bot.sources")
 
@@ -52,9 +53,10 @@ def parse_feed(
 
     Args:
         body: The response body.
-        source: The source name (the feed's URL).
+        source: The source name (the feed's public identity).
         content_type: The response's ``Content-Type``.
-        location: The final URL, against which relative links resolve.
+        location: The final URL, without credentials (its public identity), against which
+            relative links and ids resolve.
         default_lang: The language of entries whose feed names none of the bot's.
 
     Returns:
@@ -65,7 +67,7 @@ def parse_feed(
     """
     media_type = content_type.split(";", 1)[0].strip().lower()
     if media_type in _JSON_TYPES or body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
-        entries = _json_entries(body, source=source, default_lang=default_lang)
+        entries = _json_entries(body, source=source, location=location, default_lang=default_lang)
     else:
         entries = _xml_entries(
             body,
@@ -77,7 +79,7 @@ def parse_feed(
     if len(entries) > MAX_FEED_ENTRIES:
         log.warning(
             "%s: %d entries dropped, the first %d kept",
-            redact_url(source),
+            source,
             len(entries) - MAX_FEED_ENTRIES,
             MAX_FEED_ENTRIES,
         )
@@ -97,7 +99,7 @@ def parse_feed(
             over.append((page.key, dropped))
         pages.setdefault(page.key, page)
     if (line := too_many_tags(over)) is not None:
-        log.warning("%s: %s", redact_url(source), line)
+        log.warning("%s: %s", source, line)
     return list(pages.values()), skipped
 
 
@@ -155,7 +157,9 @@ def _xml_entries(
             raise SourceError(source, "not an Atom, RSS or JSON feed")
     feed_lang = normalize_lang(_mapping(_field(parsed, "feed")).get("language"))
     return [
-        _xml_entry(entry, index, source=source, default_lang=feed_lang or default_lang)
+        _xml_entry(
+            entry, index, source=source, location=location, default_lang=feed_lang or default_lang
+        )
         for index, entry in enumerate(entries, 1)
     ]
 
@@ -168,9 +172,12 @@ def _valid_char_ref(match: re.Match[bytes]) -> bytes:
     return match.group()
 
 
-def _xml_entry(entry: object, index: int, *, source: str, default_lang: str) -> Page | Skipped:
-    link = _text(_field(entry, "link"))
-    key = _text(_field(entry, "id")) or link
+def _xml_entry(
+    entry: object, index: int, *, source: str, location: str, default_lang: str
+) -> Page | Skipped:
+    # feedparser has resolved relative links and ids against ``location``.
+    link = _entry_url(_text(_field(entry, "link")), location)
+    key = _entry_url(_text(_field(entry, "id")), location) or link
     if not key:
         return Skipped(source=source, path=f"entry {index}", reason="entry has no id or link")
     title_detail = _mapping(_field(entry, "title_detail"))
@@ -200,7 +207,8 @@ def _xml_entry(entry: object, index: int, *, source: str, default_lang: str) -> 
     )
     terms = [_mapping(tag).get("term") for tag in _list(_field(entry, "tags"))]
     links = [link or "", key] + [
-        _text(_mapping(item).get("href")) or "" for item in _list(_field(entry, "links"))
+        _entry_url(_text(_mapping(item).get("href")), location) or ""
+        for item in _list(_field(entry, "links"))
     ]
     arxiv, doi = papers.from_links(links)
     doi = _entry_doi(entry) or doi
@@ -217,7 +225,9 @@ def _xml_entry(entry: object, index: int, *, source: str, default_lang: str) -> 
     )
 
 
-def _json_entries(body: bytes, *, source: str, default_lang: str) -> list[Page | Skipped]:
+def _json_entries(
+    body: bytes, *, source: str, location: str, default_lang: str
+) -> list[Page | Skipped]:
     try:
         document = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -226,16 +236,18 @@ def _json_entries(body: bytes, *, source: str, default_lang: str) -> list[Page |
         raise SourceError(source, "not a JSON Feed: no items list")
     feed_lang = normalize_lang(document.get("language")) or default_lang
     return [
-        _json_entry(item, index, source=source, default_lang=feed_lang)
+        _json_entry(item, index, source=source, location=location, default_lang=feed_lang)
         for index, item in enumerate(document["items"], 1)
     ]
 
 
-def _json_entry(item: object, index: int, *, source: str, default_lang: str) -> Page | Skipped:
+def _json_entry(
+    item: object, index: int, *, source: str, location: str, default_lang: str
+) -> Page | Skipped:
     if not isinstance(item, dict):
         return Skipped(source=source, path=f"entry {index}", reason="entry is not an object")
     raw_id = item.get("id")
-    link = _text(item.get("url"))
+    link = _entry_url(_joined(location, _text(item.get("url"))), location)
     if isinstance(raw_id, int) and not isinstance(raw_id, bool):
         raw_id = str(raw_id)  # JSON Feed 1.0 allowed numbers
     key = _text(raw_id) or link
@@ -267,6 +279,28 @@ def _json_entry(item: object, index: int, *, source: str, default_lang: str) -> 
         arxiv=arxiv,
         doi=doi,
     )
+
+
+def _entry_url(value: str | None, location: str) -> str | None:
+    """An entry's link or id as it may be kept: a URL loses its user info; one that is the
+    feed itself (``<link href=""/>`` resolves to it) names no page and is dropped."""
+    if value is None:
+        return None
+    cleaned = without_userinfo(value)
+    if cleaned.split("#", 1)[0] == location.split("#", 1)[0]:
+        return None
+    return cleaned
+
+
+def _joined(location: str, value: str | None) -> str | None:
+    """A JSON Feed item's ``url`` resolved against the feed's public URL (the spec asks
+    for absolute URLs; a relative one is read as a browser would)."""
+    if value is None or "://" in value:
+        return value
+    try:
+        return urljoin(location, value)
+    except ValueError:
+        return None
 
 
 # Where feeds carry an entry's DOI: arXiv's API (``<arxiv:doi>``), PRISM (``<prism:doi>``),

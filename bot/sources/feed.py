@@ -7,15 +7,21 @@ never leads from a public host to a loopback, link-local or private address. The
 streamed and cut off at :data:`MAX_FEED_BYTES`, counted after gzip or deflate, which is
 undone here a bounded piece at a time (a gzip bomb never inflates past the cap). The body
 fetched is parsed into pages by :func:`bot.sources.entries.parse_feed`.
+
+A feed's credentials (:class:`bot.sources.spec.Credentials`) are applied to each request by
+:class:`SourceAuth`, an ``httpx.Auth`` flow, and to no request for another host; the URL
+the fetch is built from, the redirects it follows and the base its relative links and ids
+resolve against are the feed's public identity, which carries none of them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import socket
 import zlib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, replace
 
 import httpx
 
@@ -23,6 +29,7 @@ from bot import __version__
 from bot.errors import SourceError
 from bot.models import Page, Skipped
 from bot.sources.entries import parse_feed, short
+from bot.sources.spec import Credentials, SourceSpec, parse_source, public_identity
 from bot.sources.urls import is_internal_address
 
 MAX_FEED_BYTES = 10 * 1024 * 1024  # real feeds are well under 1 MB; more is a wrong URL
@@ -55,6 +62,39 @@ class FeedResult:
     last_modified: str | None
 
 
+class SourceAuth(httpx.Auth):
+    """A source's credentials, applied to a request for the source's own host alone (and,
+    for a feed configured on ``https``, over ``https`` alone): the user info as HTTP Basic
+    (RFC 7617), the secret query parameters set on the URL. The one place a feed's
+    credentials are unwrapped."""
+
+    def __init__(self, credentials: Credentials, *, host: str, secure: bool = False) -> None:
+        self._credentials = credentials
+        self._host = host.lower()
+        self._secure = secure
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        downgraded = self._secure and request.url.scheme != "https"
+        if request.url.host.lower() == self._host and not downgraded:
+            self._apply(request)
+        yield request
+
+    def _apply(self, request: httpx.Request) -> None:
+        basic = self._credentials.basic()
+        if basic is not None:
+            pair = ":".join(basic).encode("utf-8")
+            request.headers["Authorization"] = f"Basic {base64.b64encode(pair).decode()}"
+        if self._credentials.query:
+            names = {name for name, _ in self._credentials.query}
+            pieces = [
+                piece
+                for piece in request.url.query.decode("ascii", "replace").split("&")
+                if piece and piece.partition("=")[0] not in names
+            ]
+            pieces += [f"{name}={value.reveal()}" for name, value in self._credentials.query]
+            request.url = request.url.copy_with(query="&".join(pieces).encode("utf-8"))
+
+
 def make_feed_client(*, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
     """An HTTP client for :func:`fetch_feed`: timeouts, redirects and User-Agent set.
 
@@ -76,7 +116,7 @@ def make_feed_client(*, transport: httpx.AsyncBaseTransport | None = None) -> ht
 
 async def fetch_feed(
     client: httpx.AsyncClient,
-    url: str,
+    source: SourceSpec | str,
     *,
     etag: str | None,
     last_modified: str | None,
@@ -87,7 +127,8 @@ async def fetch_feed(
 
     Args:
         client: The HTTP client (see :func:`make_feed_client`).
-        url: The feed's URL; also the source name of its pages.
+        source: The feed, parsed from ``WIKI_SOURCES`` (or as configured, parsed here);
+            its public identity is the source name of its pages.
         etag: The ``ETag`` of the previous fetch, if any.
         last_modified: The ``Last-Modified`` of the previous fetch, if any.
         default_lang: The language of entries whose feed names none of the bot's.
@@ -101,6 +142,14 @@ async def fetch_feed(
         SourceError: The feed could not be fetched (status, timeout, connection, size)
             or is not a readable Atom, RSS or JSON feed.
     """
+    if isinstance(source, SourceSpec):
+        spec = source
+    else:
+        try:
+            spec = parse_source(source)
+        except ValueError as exc:
+            raise SourceError(public_identity(source), f"invalid URL: {exc}") from None
+    url = spec.public
     headers = {}
     if etag:
         headers["If-None-Match"] = etag
@@ -108,8 +157,8 @@ async def fetch_feed(
         headers["If-Modified-Since"] = last_modified
     try:
         async with asyncio.timeout(FEED_DEADLINE_SECONDS):
-            response, body = await _get(
-                client, url, headers=headers, allow_cross_host=allow_cross_host
+            response, body, location = await _get(
+                client, spec, headers=headers, allow_cross_host=allow_cross_host
             )
     except (TimeoutError, httpx.TimeoutException):
         raise SourceError(url, "timed out") from None
@@ -133,9 +182,10 @@ async def fetch_feed(
         body,
         source=url,
         content_type=response.headers.get("Content-Type", ""),
-        location=str(response.url),
+        location=location,
         default_lang=default_lang,
     )
+    pages = [_without(spec.credentials)(page) for page in pages]
     return FeedResult(
         not_modified=False,
         pages=pages,
@@ -146,32 +196,50 @@ async def fetch_feed(
 
 
 async def _get(
-    client: httpx.AsyncClient, url: str, *, headers: Mapping[str, str], allow_cross_host: bool
-) -> tuple[httpx.Response, bytes]:
-    origin = httpx.URL(url)
+    client: httpx.AsyncClient,
+    spec: SourceSpec,
+    *,
+    headers: Mapping[str, str],
+    allow_cross_host: bool,
+) -> tuple[httpx.Response, bytes, str]:
+    """The response, its body and the public URL it came from (where a redirect led,
+    without user info or secret query values: the base of the feed's relative links)."""
+    url = spec.public
+    origin = httpx.URL(url.split("#", 1)[0])
+    auth = SourceAuth(spec.credentials, host=origin.host, secure=origin.scheme == "https")
     target = origin
     for _hop in range(MAX_REDIRECTS + 1):
         request = client.build_request("GET", target, headers=headers)
-        response = await client.send(request, stream=True, follow_redirects=False)
+        response = await client.send(request, stream=True, follow_redirects=False, auth=auth)
         try:
             if response.status_code in REDIRECT_STATUSES and "Location" in response.headers:
                 target = await redirect_target(
-                    url, origin, response, allow_cross_host=allow_cross_host
+                    url,
+                    origin=origin,
+                    base=target,
+                    response=response,
+                    allow_cross_host=allow_cross_host,
                 )
                 continue
+            location = public_identity(str(target))
             if response.status_code == httpx.codes.NOT_MODIFIED:
-                return response, b""
+                return response, b"", location
             if not response.is_success:
                 phrase = response.reason_phrase or "error"
                 raise SourceError(url, f"HTTP {response.status_code} {phrase}")
-            return response, await _read_body(url, response)
+            return response, await _read_body(url, response), location
         finally:
             await response.aclose()
     raise SourceError(url, f"more than {MAX_REDIRECTS} redirects")
 
 
 async def redirect_target(
-    url: str, origin: httpx.URL, response: httpx.Response, *, allow_cross_host: bool
+    url: str,
+    *,
+    origin: httpx.URL,
+    base: httpx.URL,
+    response: httpx.Response,
+    allow_cross_host: bool,
 ) -> httpx.URL:
     """Where a redirect leads, once it is allowed; a SourceError says why it is not.
 
@@ -180,15 +248,14 @@ async def redirect_target(
     another host, never from a public host to a loopback, link-local or private address.
     """
     try:
-        target = response.url.join(response.headers["Location"])
+        # Against the URL as requested without its credentials (the sent one has the token).
+        target = base.join(response.headers["Location"])
     except (httpx.InvalidURL, ValueError):
         raise SourceError(url, "redirect to an invalid URL") from None
     if target.scheme not in ("http", "https") or not target.host:
         raise SourceError(url, "redirect to a URL that is not http(s)")
     if target.host.lower() == origin.host.lower():
-        if origin.userinfo and not target.userinfo:  # the same server: the same credentials
-            target = target.copy_with(username=origin.username, password=origin.password)
-        return target
+        return target  # the same server: SourceAuth gives it the same credentials
     if not allow_cross_host:
         raise SourceError(
             url,
@@ -289,6 +356,30 @@ class _Inflater:
     def finish(self) -> None:
         if not self._inflate.eof and self._started:
             raise SourceError(self._url, "invalid compressed body: cut short")
+
+
+def _without(credentials: Credentials) -> Callable[[Page], Page]:
+    """A page as it may be kept: a feed that echoes the credentials it was fetched with
+    (an absolute link or id with the token in it) has them scrubbed from its key and
+    texts, and loses a link that holds them. No credential, nothing changes."""
+    secrets = credentials.values()
+
+    def clean(page: Page) -> Page:
+        texts = "\n".join([page.key, page.url or "", *(f"{t.title}\n{t.tldr}" for t in page.texts)])
+        if not any(secret in texts for secret in secrets):
+            return page
+        url = page.url if page.url and not any(s in page.url for s in secrets) else None
+        return replace(
+            page,
+            key=credentials.scrub(page.key),
+            url=url,
+            texts=tuple(
+                replace(t, title=credentials.scrub(t.title), tldr=credentials.scrub(t.tldr))
+                for t in page.texts
+            ),
+        )
+
+    return clean
 
 
 def _validator(value: str | None, limit: int) -> str | None:

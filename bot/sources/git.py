@@ -17,8 +17,10 @@ rewritten under the bot an ordinary change.
 The git command does the work (not a library such as dulwich): it is the reference for
 every transport the URL form allows (smart HTTP, SSH, local), for shallow fetches and for
 rename detection, and operators already know how to give it credentials. Credentials in
-the URL (``https://token@host/…``) go only into the clone's own config file (mode 0600),
-and every error is scrubbed of them.
+the URL (``https://token@host/…``) are held apart (:mod:`bot.sources.spec`): git is handed
+them as an ``Authorization`` header for the repository's host in its environment
+(``GIT_CONFIG_*``), never on a command line that ``ps`` shows nor in the clone's config,
+whose ``origin`` is the public URL; every error is scrubbed of them.
 
 A hostile repository costs no more than a wiki: the tree is listed with each blob's size
 (``ls-tree -l``), so a file over the page cap is skipped by its size and never read; the
@@ -31,6 +33,7 @@ process group of its own, ended whole on its deadline or when the poll stops wai
 from __future__ import annotations
 
 import asyncio
+import base64
 import datetime as dt
 import hashlib
 import logging
@@ -39,13 +42,20 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
 from bot.errors import ParseError, SourceError
 from bot.models import Page, Skipped
 from bot.sources.bounds import MAX_PATH_CHARS, bound_page, too_many_tags
-from bot.sources.feed import MAX_REDIRECTS, REDIRECT_STATUSES, make_feed_client, redirect_target
+from bot.sources.feed import (
+    MAX_REDIRECTS,
+    REDIRECT_STATUSES,
+    SourceAuth,
+    make_feed_client,
+    redirect_target,
+)
 from bot.sources.gitrun import GitRunner, redirected
 from bot.sources.giturl import SCHEMES, GitUrl, is_git, parse_git_url, valid_ref
 from bot.sources.pages import (
@@ -55,7 +65,8 @@ from bot.sources.pages import (
     parse_page_file,
     split_path,
 )
-from bot.sources.urls import redact_url, scrub
+from bot.sources.spec import Credentials, SourceSpec, parse_source
+from bot.sources.urls import redact_url
 
 __all__ = [
     "SCHEMES",
@@ -121,7 +132,7 @@ class GitRepository:
     """The bot's own bare clone of one source repository, under ``directory``.
 
     Args:
-        source: The source as configured (credentials included: for git alone).
+        source: The source as configured (its credentials are held apart, for git alone).
         directory: Where the clone is kept (see :func:`clone_directory`).
         stop: Set by a caller that no longer waits (its poll timed out or was cancelled,
             the service is stopping): the git command running is ended with its helpers
@@ -132,18 +143,26 @@ class GitRepository:
 
     def __init__(
         self,
-        source: str,
+        source: SourceSpec | str,
         *,
         directory: Path,
         stop: threading.Event | None = None,
         allow_cross_host: bool = False,
     ) -> None:
-        self.source = source
-        self.url = parse_git_url(source)
-        self.shown = redact_url(source)  # how logs, replies and errors name it
+        spec = source if isinstance(source, SourceSpec) else parse_source(source)
+        self.source = spec.public
+        self.url = parse_git_url(spec.public)
+        self.shown = redact_url(spec.public)  # how logs, replies and errors name it
         self.directory = directory
         self.allow_cross_host = allow_cross_host
-        self._runner = GitRunner(source, directory=directory, stop=stop)
+        self._credentials = spec.credentials
+        self._runner = GitRunner(
+            spec.public,
+            directory=directory,
+            stop=stop,
+            credentials=spec.credentials,
+            env=_auth_environment(self.url.remote, spec.credentials),
+        )
 
     # ------------------------------------------------------------------ git itself
 
@@ -156,7 +175,8 @@ class GitRepository:
             raise SourceError(self.source, "stopped")
 
     def _ensure_clone(self) -> None:
-        """A bare repository whose ``origin`` is the source."""
+        """A bare repository whose ``origin`` is the source's public URL (an older clone's
+        URL with a token in it is replaced), its config readable by the bot alone."""
         if not (self.directory / "HEAD").exists():
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._git("init", "--quiet", "--bare")
@@ -250,10 +270,15 @@ class GitRepository:
         remote = self.url.remote.rstrip("/")
         origin = httpx.URL(remote)
         target = httpx.URL(remote + INFO_REFS)
+        # The credentials as git sends them: to the repository's own host alone.
+        auth = SourceAuth(
+            self._credentials, host=origin.host, secure=origin.scheme == "https"
+        )
         async with asyncio.timeout(PROBE_SECONDS), make_feed_client() as client:
             for _hop in range(MAX_REDIRECTS + 1):
+                base = target
                 request = client.build_request("GET", target)
-                response = await client.send(request, stream=True)
+                response = await client.send(request, stream=True, auth=auth)
                 await response.aclose()
                 if response.status_code not in REDIRECT_STATUSES:
                     if not str(target).endswith(INFO_REFS):  # git's own condition (http.c)
@@ -261,7 +286,11 @@ class GitRepository:
                     return str(target).removesuffix(INFO_REFS)
                 try:
                     target = await redirect_target(
-                        remote, origin, response, allow_cross_host=self.allow_cross_host
+                        remote,
+                        origin=origin,
+                        base=base,
+                        response=response,
+                        allow_cross_host=self.allow_cross_host,
                     )
                 except SourceError as exc:
                     raise self._refused(exc.reason) from None
@@ -269,7 +298,7 @@ class GitRepository:
 
     def _refused(self, why: str) -> SourceError:
         return SourceError(
-            self.source, "git fetch: redirect refused", detail=scrub(why, self.source)
+            self.source, "git fetch: redirect refused", detail=self._credentials.scrub(why)
         )
 
     def mark_scanned(self, commit: str) -> None:
@@ -454,6 +483,22 @@ class GitRepository:
             contents.append(out[start : start + min(size, MAX_PAGE_BYTES + 1)])
             position = start + size + 1
         return contents
+
+
+def _auth_environment(remote: str, credentials: Credentials) -> dict[str, str]:
+    """git's environment for a repository's credentials: an ``Authorization: Basic``
+    header sent to the repository's scheme, host and port alone (``http.<url>.extraHeader``
+    through ``GIT_CONFIG_COUNT``, git 2.31)."""
+    basic = credentials.basic()
+    if basic is None or not remote.startswith(("https://", "http://")):
+        return {}
+    parts = urlsplit(remote)
+    pair = base64.b64encode(":".join(basic).encode("utf-8")).decode()
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"http.{parts.scheme}://{parts.netloc}/.extraHeader",
+        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {pair}",
+    }
 
 
 def clone_directory(data_dir: Path, source: str) -> Path:

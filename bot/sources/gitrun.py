@@ -23,12 +23,12 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
 from bot.errors import SourceError
-from bot.sources.urls import scrub
+from bot.sources.spec import Credentials
 
 GIT_TIMEOUT_SECONDS = 50.0  # below the poller's 60 s a source: a hung fetch fails alone
 WATCH_INTERVAL_SECONDS = 0.05  # how soon a stop or a deadline ends the git process group
@@ -143,10 +143,12 @@ class GitRunner:
     """Runs ``git --git-dir DIRECTORY …`` for one source.
 
     Args:
-        source: The source as configured: its credentials are scrubbed from every text.
+        source: The source's public identity, as errors name it.
         directory: The bare clone.
         stop: Set when nobody waits for the scan any longer: the running command is ended.
         timeout: Each command's deadline.
+        credentials: The source's, scrubbed from every text git writes.
+        env: More of git's environment (the credentials' header, for the source's host).
     """
 
     def __init__(
@@ -156,11 +158,15 @@ class GitRunner:
         directory: Path,
         stop: threading.Event | None = None,
         timeout: float = GIT_TIMEOUT_SECONDS,
+        credentials: Credentials | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.source = source
         self.directory = directory
         self.stop = stop or threading.Event()
         self.timeout = timeout
+        self._credentials = credentials or Credentials()
+        self._extra_env = dict(env or {})
 
     def _env(self) -> dict[str, str]:
         return {
@@ -168,6 +174,7 @@ class GitRunner:
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self.directory),  # no user's config or credentials leak in
             "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
+            **self._extra_env,
         }
 
     def run(self, *args: str, stdin: bytes | None = None) -> bytes:
@@ -239,7 +246,7 @@ class GitRunner:
         lines = [line.strip() for line in stderr.splitlines() if line.strip()]
         lines = [line.removeprefix("fatal: ").removeprefix("error: ") for line in lines]
         lines = [line for line in lines if line not in _BOILERPLATE] or lines
-        text = scrub("; ".join(lines) or "failed", self.source)
+        text = self._credentials.scrub("; ".join(lines) or "failed")
         return text if len(text) <= MAX_DETAIL_CHARS else text[: MAX_DETAIL_CHARS - 1] + "…"
 
 

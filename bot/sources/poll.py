@@ -24,10 +24,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot import dberrors
 from bot.errors import SourceError
 from bot.sources import Source, SourceSet
+from bot.sources.clones import forget_earlier_clones
 from bot.sources.directory import scan_directory
 from bot.sources.feed import fetch_feed
-from bot.sources.git import GitRepository, clone_directory, is_git
-from bot.sources.urls import is_feed_url, scrub
+from bot.sources.git import GitRepository, clone_directory
+from bot.sources.urls import is_feed_url
 from bot.store import current, planning
 from bot.store import pages as store
 from bot.store.engine import reader
@@ -57,8 +58,8 @@ class SourceOutcome:
 
     @property
     def name(self) -> str:
-        """The source as configured, credentials included: for the fetch only."""
-        return self.source.configured
+        """The source's public identity (its ``sources.name``)."""
+        return self.source.key
 
     @property
     def shown(self) -> str:
@@ -132,6 +133,7 @@ class Poller:
         self._limit = asyncio.Semaphore(POLL_CONCURRENCY)
         # Failed polls of each source since this process started, by source id (/healthz).
         self.failures: dict[str, int] = {}
+        self._clones_checked: set[str] = set()
 
     async def poll(
         self,
@@ -175,7 +177,7 @@ class Poller:
     @staticmethod
     async def _row(conn: AsyncConnection, identity: Source) -> store.SourceRow:
         """The store's row of a configured source, created on first use."""
-        return await store.source(conn, name=identity.configured, kind=_kind(identity))
+        return await store.source(conn, name=identity.key, kind=identity.spec.kind)
 
     async def _timed(self, source: Source) -> SourceOutcome:
         async with self._limit:
@@ -187,8 +189,7 @@ class Poller:
         return outcome
 
     async def _poll_one(self, identity: Source) -> SourceOutcome:
-        name = identity.configured
-        kind = _kind(identity)
+        kind = identity.spec.kind
         shown = identity.name
         source_id: int | None = None
         try:
@@ -202,10 +203,12 @@ class Poller:
                     return await self._poll_git(source, identity)
                 return await self._poll_directory(source, identity)
         except SourceError as exc:
-            reason = scrub(exc.reason, name)  # public: /healthz shows it
-            # The outside's own words (git's) go to the log alone: they may name hosts
-            # and addresses that /healthz would show to anyone.
-            said = f"{reason} ({scrub(exc.detail, name)})" if exc.detail else reason
+            # Public: /healthz shows it. A library's text may quote the request it made:
+            # credentials out, whatever it says. The outside's own words (git's) go to the
+            # log alone: they may name hosts and addresses that /healthz would show anyone.
+            credentials = identity.spec.credentials
+            reason = credentials.scrub(exc.reason)
+            said = f"{reason} ({credentials.scrub(exc.detail)})" if exc.detail else reason
             log.warning("source failed: %s: %s", shown, said)
         except TimeoutError:
             reason = f"took longer than {self._source_deadline:g} s"
@@ -273,11 +276,19 @@ class Poller:
         self, source: store.SourceRow, identity: Source, stop: threading.Event
     ) -> SourceOutcome:
         repository = GitRepository(
-            source.name,
-            directory=clone_directory(self._data_dir, source.name),
+            identity.spec,
+            directory=clone_directory(self._data_dir, identity.key),
             stop=stop,
             allow_cross_host=self._allow_cross_host,
         )
+        if identity.id not in self._clones_checked:  # once a process and source
+            self._clones_checked.add(identity.id)
+            await asyncio.to_thread(
+                forget_earlier_clones,
+                repository.directory.parent,
+                remote=repository.url.remote,
+                keep=repository.directory,
+            )
         scan = await asyncio.to_thread(
             repository.scan, base_url=self._base_url, default_lang=self._default_lang
         )
@@ -309,7 +320,7 @@ class Poller:
     async def _poll_feed(self, source: store.SourceRow, identity: Source) -> SourceOutcome:
         result = await fetch_feed(
             self._http,
-            source.name,
+            identity.spec,
             etag=source.etag,
             last_modified=source.last_modified,
             default_lang=self._default_lang,
@@ -329,11 +340,6 @@ class Poller:
         for skipped in result.skipped:
             log.warning("entry skipped: %s: %s: %s", identity.name, skipped.path, skipped.reason)
         return _outcome(source, identity=identity, recorded=recorded, skipped=len(result.skipped))
-
-
-def _kind(identity: Source) -> str:
-    name = identity.configured
-    return "git" if is_git(name) else "feed" if is_feed(name) else "directory"
 
 
 def _outcome(

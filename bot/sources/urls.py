@@ -1,48 +1,15 @@
-"""Feed URLs as the operator configured them, and as they may be shown.
+"""URLs of sources: the short form a source is shown by, and which addresses are internal.
 
-A feed URL may carry credentials (``https://user:pass@host/feed``, ``?api_key=…``,
-``?token=…``). The full URL is only ever sent to the feed's own server; everywhere it is
-shown (``/healthz``, metric labels, logs, the ``poll`` summary) it appears as
-:func:`redact_url` gives it: scheme, host, port and path. :func:`url_secrets` lists the
-credential values, so the log filter can scrub them from any line a library writes.
+A source's credentials are taken apart once, by :mod:`bot.sources.spec`; what reaches this
+module is a public identity already. :func:`redact_url` shortens it for display (scheme,
+host, port and path), and :func:`is_internal_address` tells the redirect policy which
+addresses a public feed may not lead to.
 """
 
 from __future__ import annotations
 
-import base64
 import ipaddress
-from urllib.parse import parse_qsl, unquote, urlsplit
-
-# Query parameters whose value is a credential, by name (lowercase, '-' read as '_').
-SECRET_PARAMS = frozenset(
-    {
-        "access_token",
-        "api_key",
-        "apikey",
-        "auth",
-        "auth_token",
-        "client_secret",
-        "code",
-        "key",
-        "password",
-        "pass",
-        "passwd",
-        "private_token",
-        "pwd",
-        "secret",
-        "sig",
-        "signature",
-        "session",
-        "sessionid",
-        "token",
-    }
-)
-# Any parameter whose name contains one of these is taken for a credential too.
-SECRET_PARAM_PARTS = ("token", "secret", "key", "pass", "auth", "sig", "session", "cred")
-# User info without a password is a token when at least this long (``https://TOKEN@host``,
-# as git hosts take one); a shorter one is a user name such as ``git``, which is no secret
-# and which, redacted from every log line, would garble them.
-MIN_TOKEN_USER_CHARS = 16
+from urllib.parse import urlsplit
 
 
 def is_feed_url(source: str) -> bool:
@@ -56,7 +23,7 @@ def _is_url(source: str) -> bool:
 
 
 def redact_url(url: str) -> str:
-    """The shown form of a source: a feed URL without credentials, query or fragment.
+    """The shown form of a source: a feed URL without user info, query or fragment.
 
     ``https://user:pass@feeds.example.org:8443/wiki.atom?token=s3cret`` becomes
     ``https://feeds.example.org:8443/wiki.atom``; a git repository
@@ -78,47 +45,6 @@ def redact_url(url: str) -> str:
     return f"{parts.scheme}://{netloc}{parts.path}{fragment}"
 
 
-def is_secret_param(name: str) -> bool:
-    """True for a query parameter whose value is a credential (``api_key``, ``token``...)."""
-    folded = name.strip().lower().replace("-", "_")
-    return folded in SECRET_PARAMS or any(part in folded for part in SECRET_PARAM_PARTS)
-
-
-def url_secrets(url: str) -> tuple[str, ...]:
-    """The credential values a feed URL carries, as they may appear in any text.
-
-    The password of the user info (raw and percent-decoded), the ``user:pass`` pair and
-    its Basic-auth encoding, a user info without password that is long enough to be a
-    token (``https://TOKEN@host/…``), and the value of every secret-looking query parameter.
-    """
-    if not _is_url(url):
-        return ()
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-        username = parts.username
-    except ValueError:
-        return ()
-    found: set[str] = set()
-    if username and not password and parts.scheme.lower() in ("git+https", "git+http"):
-        # https://TOKEN@host/org/wiki.git: a Git host's token stands where a user would.
-        found.update({username, unquote(username)})
-    if password:
-        found.update({password, unquote(password)})
-        pair = f"{unquote(username or '')}:{unquote(password)}"
-        found.update({pair, base64.b64encode(pair.encode()).decode()})
-    elif username and len(username) >= MIN_TOKEN_USER_CHARS:
-        found.update({username, unquote(username)})
-    for raw in parts.query.split("&"):
-        name, _, value = raw.partition("=")
-        if value and is_secret_param(unquote(name)):
-            found.add(value)
-    for name, value in parse_qsl(parts.query, keep_blank_values=False):
-        if value and is_secret_param(name):
-            found.add(value)
-    return tuple(sorted(s for s in found if len(s) >= 3))
-
-
 def is_internal_address(host: str) -> bool:
     """True for an IP literal that is loopback, link-local, private or otherwise not public.
 
@@ -132,14 +58,3 @@ def is_internal_address(host: str) -> bool:
         address = address.ipv4_mapped
     # Not global: loopback, link-local, private, shared (100.64/10), reserved, unspecified.
     return not address.is_global or address.is_multicast
-
-
-def scrub(text: str, url: str) -> str:
-    """``text`` with source ``url`` (a feed, a git repository) shown redacted and each of
-    its credentials removed."""
-    if not _is_url(url):
-        return text
-    text = text.replace(url, redact_url(url))
-    for secret in sorted(url_secrets(url), key=len, reverse=True):
-        text = text.replace(secret, "[redacted]")
-    return text

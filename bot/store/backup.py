@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import make_url
 
 from bot.errors import BotError
+from bot.store.files import create_exclusive
 
 log = logging.getLogger("bot.store")
 
@@ -65,24 +66,54 @@ def sqlite_file(url: str) -> Path | None:
 def copy(source: Path, destination: Path) -> None:
     """Copy the database at ``source`` to the new file ``destination``, consistently.
 
+    The copy is written to ``destination.partial``, created here (exclusively, 0600 whatever
+    the umask: it holds every chat), and renamed to ``destination`` once complete; a
+    ``.partial`` file that is there already (another copy under way, one left by a crash,
+    or anyone else's) is refused, never written into.
+
     Raises:
-        BackupError: no database at ``source``, ``destination`` exists, or the copy failed.
+        BackupError: no database at ``source``, ``destination`` or its ``.partial`` file
+            exists, or the copy failed.
     """
     if not source.is_file():
         raise BackupError(f"no database at {source}")
-    if destination.exists():
+    if destination.exists() or destination.is_symlink():
         raise BackupError(f"{destination} exists; name a new file")
     partial = destination.with_name(destination.name + ".partial")
+    try:
+        os.close(create_exclusive(partial))
+    except FileExistsError:
+        raise BackupError(
+            f"{partial} exists (a copy under way, or one left unfinished); "
+            "remove it if no copy is running"
+        ) from None
+    except OSError as exc:
+        raise BackupError(f"cannot create {partial}: {exc.strerror or exc}") from None
     try:
         with (
             closing(sqlite3.connect(source, timeout=BUSY_TIMEOUT_SECONDS)) as src,
             closing(sqlite3.connect(partial)) as dst,
         ):
             src.backup(dst)  # all pages in one step: one snapshot
-        os.replace(partial, destination)
+        _rename_new(partial, destination)
     except (sqlite3.Error, OSError) as exc:
         partial.unlink(missing_ok=True)
+        if isinstance(exc, FileExistsError):
+            raise BackupError(f"{destination} exists; name a new file") from None
         raise BackupError(f"the copy failed: {exc}") from exc
+
+
+def _rename_new(partial: Path, destination: Path) -> None:
+    """``partial`` becomes ``destination``, which must not exist (a file made there since
+    the check is not replaced): a hard link, then the partial name goes."""
+    try:
+        os.link(partial, destination, follow_symlinks=False)
+    except FileExistsError:
+        raise
+    except OSError:  # a file system without hard links: the check above stands
+        os.replace(partial, destination)
+        return
+    partial.unlink()
 
 
 def keep_before_upgrade(source: Path, *, revision: str) -> Path:

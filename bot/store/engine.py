@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import re
@@ -9,7 +10,7 @@ import sqlite3
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -27,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
 from bot.errors import SchemaError
+from bot.store.files import prepare_database_file
 from bot.util import chunks
 
 if TYPE_CHECKING:
@@ -47,6 +49,8 @@ SQLITE_MAX_OVERFLOW = 32
 # A pooled connection unused this long is pinged before use (a server restart, or a firewall
 # dropping idle connections); a busy one is not, and a ping costs three round trips.
 IDLE_PING_SECONDS = 30.0
+# Set by a migration in its Alembic config's attributes when the file should be compacted.
+COMPACT_AFTER_UPGRADE = "trendbot_compact"
 # The execution option that marks an engine's transactions as read-only (see ``reader``).
 READ_ONLY = "trendbot_read_only"
 _RETURNED_AT = "trendbot_returned_at"
@@ -71,7 +75,7 @@ def create_engine(
         database = parsed.database or ""
         file_db = bool(database) and database != ":memory:" and not database.startswith("file:")
         if file_db:
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            prepare_database_file(Path(database))  # 0600 in a 0700 directory
             kwargs.setdefault("pool_size", SQLITE_POOL_SIZE)
             kwargs.setdefault("max_overflow", SQLITE_MAX_OVERFLOW)
         engine = create_async_engine(
@@ -305,6 +309,9 @@ class Upgrade:
 
     before: str | None
     after: str
+    # A migration rewrote stored text (revision 0005: credentials): on SQLite the file is
+    # then rebuilt, so that no freed page keeps a copy of what was there.
+    compact: bool = False
 
     @property
     def changed(self) -> bool:
@@ -366,7 +373,26 @@ async def upgrade(engine: AsyncEngine) -> Upgrade:
     async with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             await conn.execute(text(f"SELECT pg_advisory_xact_lock({PG_MIGRATION_LOCK})"))
-        return await conn.run_sync(_upgrade_locked)
+        done = await conn.run_sync(_upgrade_locked)
+    database = engine.url.database or ""
+    if done.compact and engine.dialect.name == "sqlite" and database not in ("", ":memory:"):
+        await asyncio.to_thread(_compact, database)
+    return done
+
+
+def _compact(database: str) -> None:
+    """``VACUUM`` the SQLite file: every page is written anew, none freed is left."""
+    try:
+        with closing(sqlite3.connect(database, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000)) as conn:
+            conn.isolation_level = None
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.Error as exc:
+        log.warning(
+            "database upgraded, but not compacted (%s): freed pages may keep the old rows "
+            "until VACUUM is run",
+            exc,
+        )
 
 
 def _current(stamped: str | None) -> Upgrade | None:
@@ -404,8 +430,10 @@ def _upgrade_locked(sync: Connection) -> Upgrade:
             prerelease.BASELINE,
             "; ".join(changes) or "nothing was missing",
         )
-    command.upgrade(_alembic_config(sync), "head")
-    return Upgrade(before=stamped, after=head_revision())
+    config = _alembic_config(sync)
+    command.upgrade(config, "head")
+    compact = bool(config.attributes.get(COMPACT_AFTER_UPGRADE))
+    return Upgrade(before=stamped, after=head_revision(), compact=compact)
 
 
 @asynccontextmanager

@@ -4,12 +4,14 @@ It speaks plain HTTP/1.1 through aiohttp: a served body gets its ``Content-Type`
 ``ETag``, and a request whose ``If-None-Match`` matches gets ``304 Not Modified`` with no
 body (RFC 9110, section 13.1.2 and 15.4.5). A path marked hanging accepts the request and
 never answers until :meth:`FeedServer.release_all` (or the server stops), as a stalled
-upstream does; the server counts the requests hanging at once.
+upstream does; the server counts the requests hanging at once. A body served with
+``basic``/``query`` set needs those credentials, as a private feed does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -22,6 +24,10 @@ class Served:
     content_type: str
     etag: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    # Answered only to a request with these HTTP Basic credentials and query parameters;
+    # anything else gets 401 with a Basic challenge (RFC 9110, 11.6.1 and 15.5.2; RFC 7617).
+    basic: tuple[str, str] | None = None
+    query: tuple[tuple[str, str], ...] = ()
 
 
 class FeedServer:
@@ -77,6 +83,8 @@ class FeedServer:
         served = self._served.get(request.path)
         if served is None:
             return web.Response(status=404)
+        if not _authorized(request, served):
+            return web.Response(status=401, headers={"WWW-Authenticate": 'Basic realm="feed"'})
         if served.etag is not None and request.headers.get("If-None-Match") == served.etag:
             return web.Response(status=304, headers={"ETag": served.etag})
         headers = dict(served.headers)
@@ -108,3 +116,11 @@ class FeedServer:
         self.release_all()
         if self._runner is not None:
             await self._runner.cleanup()
+
+
+def _authorized(request: web.Request, served: Served) -> bool:
+    if served.basic is not None:
+        expected = base64.b64encode(":".join(served.basic).encode()).decode()
+        if request.headers.get("Authorization") != f"Basic {expected}":
+            return False
+    return all(request.query.get(name) == value for name, value in served.query)

@@ -4,8 +4,11 @@ writes to it; PostgreSQL is pointed to ``pg_dump``."""
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sqlite3
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -93,3 +96,94 @@ async def test_a_backup_of_a_missing_database_says_so(
     done = await run_cli_async("db", "backup", str(tmp_path / "copy.db"), env=env, cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr == f"trendbot db backup: no database at {tmp_path}/none.db\n"
+
+
+# --- files readable by their owner alone, whatever the umask ------------------------------
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    """The usual umask, under which a file is created readable by everyone (0644)."""
+    before = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(before)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+@pytest.mark.usefixtures("umask_022")
+async def test_the_database_its_side_files_and_a_backup_are_the_owners_alone(
+    tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    env = dict(clean_env, WIKI_SOURCES=str(SAMPLE_WIKI), HTTP_PORT="0")  # ./data/trendbot.db
+    polled_url = "sqlite+aiosqlite:///./polled/trendbot.db"
+    polled = await run_cli_async("poll", env=dict(env, DATABASE_URL=polled_url), cwd=tmp_path)
+    assert polled.returncode == 0, polled.stderr
+    assert mode(tmp_path / "polled") == 0o700
+    assert mode(tmp_path / "polled" / "trendbot.db") == 0o600
+
+    data = tmp_path / "data"  # made by run, with its lock file
+
+    log = tmp_path / "run.log"
+    run = start_cli(env=env, cwd=tmp_path, err=log)
+    try:
+        async with asyncio.timeout(60):
+            while "HTTP server on" not in log.read_text():
+                assert run.poll() is None, log.read_text()[-3000:]
+                await asyncio.sleep(0.1)
+        assert mode(data) == 0o700 and mode(data / "trendbot.db") == 0o600
+        side = [data / "trendbot.db-wal", data / "trendbot.db-shm"]
+        assert all(path.exists() for path in side)
+        assert [mode(path) for path in side] == [0o600, 0o600]
+        made = await run_cli_async("db", "backup", "copy.db", env=env, cwd=tmp_path)
+        assert made.returncode == 0, made.stderr
+        assert mode(tmp_path / "copy.db") == 0o600
+        assert not (tmp_path / "copy.db.partial").exists()
+    finally:
+        run.send_signal(signal.SIGTERM)
+        await asyncio.to_thread(run.wait, 60)
+    assert run.returncode == 0, log.read_text()[-3000:]
+
+
+@pytest.mark.usefixtures("umask_022")
+async def test_a_database_others_could_read_is_tightened(
+    tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    database = tmp_path / "earlier.db"
+    sqlite3.connect(database).close()  # as an earlier build left it: 0644
+    assert mode(database) == 0o644
+    env = dict(clean_env, DATABASE_URL=f"sqlite+aiosqlite:///{database}")
+    done = await run_cli_async("db", "upgrade", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert mode(database) == 0o600
+
+
+@pytest.mark.usefixtures("umask_022")
+async def test_a_partial_file_already_there_is_refused_never_written_into(
+    tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    database = tmp_path / "trendbot.db"
+    env = dict(clean_env, DATABASE_URL=f"sqlite+aiosqlite:///{database}")
+    assert (await run_cli_async("db", "upgrade", env=env, cwd=tmp_path)).returncode == 0
+    planted = tmp_path / "copy.db.partial"
+    planted.write_bytes(b"someone else's file")
+    planted.chmod(0o666)
+    target = tmp_path / "elsewhere"
+    linked = tmp_path / "link.db.partial"
+    linked.symlink_to(target)
+    for name, partial in (("copy.db", planted), ("link.db", linked)):
+        done = await run_cli_async("db", "backup", name, env=env, cwd=tmp_path)
+        assert done.returncode == 1
+        assert done.stderr == (
+            f"trendbot db backup: {partial.name} exists (a copy under way, or one left "
+            "unfinished); remove it if no copy is running\n"
+        )
+        assert not (tmp_path / name).exists()
+    assert planted.read_bytes() == b"someone else's file" and mode(planted) == 0o666
+    assert linked.is_symlink() and not target.exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import gzip
 import json
@@ -512,14 +513,17 @@ async def test_connection_refused() -> None:
 def redirect_to(location: str, *, status: int = 302) -> Handler:
     """The configured URL redirects to ``location``; anything else is the JSON feed."""
     seen: list[httpx.URL] = []
+    requests: list[httpx.Request] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request.url)
+        requests.append(request)
         if request.url.path == "/feed":
             return httpx.Response(status, headers={"Location": location})
         return httpx.Response(200, content=JSON_FEED, headers={"Content-Type": "application/json"})
 
     handler.seen = seen  # type: ignore[attr-defined]
+    handler.requests = requests  # type: ignore[attr-defined]
     return handler
 
 
@@ -573,14 +577,32 @@ async def test_a_redirect_to_another_scheme_is_refused() -> None:
 async def test_a_same_host_redirect_keeps_the_credentials_and_https() -> None:
     handler = redirect_to("/feed.json", status=301)
     await fetch(handler, url="https://reader:pa55@feeds.example.org/feed")
-    final = handler.seen[-1]  # type: ignore[attr-defined]
-    assert (final.path, final.username, final.password) == ("/feed.json", "reader", "pa55")
+    final = handler.requests[-1]  # type: ignore[attr-defined]
+    basic = "Basic " + base64.b64encode(b"reader:pa55").decode()
+    assert (final.url.path, final.headers["Authorization"]) == ("/feed.json", basic)
+    assert not final.url.userinfo  # sent as a header, never in the URL
+
+
+async def test_a_redirect_from_https_to_http_does_not_carry_the_credentials() -> None:
+    handler = redirect_to("http://feeds.example.org/feed.json")
+    await fetch(handler, url="https://reader:pa55@feeds.example.org/feed?token=T0K3N")
+    first, last = handler.requests  # type: ignore[attr-defined]
+    assert "Authorization" in first.headers
+    assert last.url.scheme == "http" and "Authorization" not in last.headers
+    assert "T0K3N" not in str(last.url)
 
 
 async def test_a_cross_host_redirect_does_not_carry_the_credentials() -> None:
     handler = redirect_to("https://93.184.216.34/feed.json")
-    await fetch(handler, url="https://reader:pa55@feeds.example.org/feed", allow_cross_host=True)
-    assert handler.seen[-1].userinfo == b""  # type: ignore[attr-defined]
+    await fetch(
+        handler,
+        url="https://reader:pa55@feeds.example.org/feed?token=T0K3N",
+        allow_cross_host=True,
+    )
+    first, last = handler.requests  # type: ignore[attr-defined]
+    assert "Authorization" in first.headers and "token=T0K3N" in str(first.url)
+    assert "Authorization" not in last.headers and "T0K3N" not in str(last.url)
+    assert last.url.userinfo == b""
 
 
 # --- compressed bodies: inflated a piece at a time against the cap ----------------------------

@@ -164,11 +164,13 @@ def test_a_malformed_git_source_stops_start_up_with_one_line(
     ],
 )
 def test_credentials_are_never_shown(source: str, shown: str, secrets: set[str]) -> None:
-    from bot.sources.urls import redact_url, url_secrets
+    from bot.sources import identify
+    from bot.sources.spec import parse_source
 
-    assert redact_url(source) == shown
-    assert secrets <= set(url_secrets(source))
-    assert "git" not in url_secrets(source)  # a user name that is no secret stays shown
+    (identity,) = identify([source])
+    assert identity.name == shown and identity.key == parse_source(source).public
+    assert secrets <= set(parse_source(source).credentials.values())
+    assert "git" not in parse_source(source).credentials.values()  # a user name, no secret
 
 
 @pytest.mark.slow
@@ -249,7 +251,13 @@ async def test_credentials_reach_the_server_and_no_error_shows_them(tmp_path: Pa
         assert {p.key for p in (await scan(good)).pages} == {"p"}
         config = (good.directory / "config").read_text()
         assert (good.directory / "config").stat().st_mode & 0o077 == 0
-        assert "t0ken-VALUE" in config  # kept for git, readable by the bot alone
+        # Handed to git in its environment for each command, never written down.
+        assert "t0ken-VALUE" not in config and "bot:" not in config
+        assert not any(
+            b"t0ken-VALUE" in path.read_bytes()
+            for path in good.directory.rglob("*")
+            if path.is_file()
+        )
         bad = repository(server, tmp_path / "bad", credentials="bot:WRONG-secret@")
         with pytest.raises(SourceError) as refused:
             await scan(bad)

@@ -33,7 +33,7 @@ from bot.sources.bounds import MAX_PATH_CHARS
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
 from bot.store.engine import create_engine, upgrade
-from bot.store.schema import page_texts, pages
+from bot.store.schema import page_texts, pages, sources
 from tests.cli import run_cli, start_cli
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_destinations import TG_TOKEN, TG_USER, feed_path, running
@@ -506,6 +506,55 @@ async def test_a_javascript_or_tg_link_is_no_href_and_the_entry_has_content(
     for entry in entries:  # RFC 4287 4.1.2: no alternate link, so content
         assert entry.find(f"{ATOM}link") is not None or entry.find(f"{ATOM}content") is not None
     assert len(feedparser.parse(body).entries) == 6
+
+
+# --- relative links and ids under a credentialed feed URL ---------------------------------
+
+RELATIVE_CASES = sorted((HOSTILE / "feeds").glob("keep-relative-links*"))
+FEED_PASSWORD = "hostilePassw0rd"
+FEED_TOKEN = "hostileT0kenValue"
+
+
+@pytest.mark.parametrize("path", RELATIVE_CASES, ids=[p.name for p in RELATIVE_CASES])
+async def test_relative_links_of_a_credentialed_feed_resolve_against_its_public_url(
+    path: Path, engine: AsyncEngine, tg: FakeTelegram
+) -> None:
+    """Served from ``https://reader:PASSWORD@feeds.example.org/NAME?token=TOKEN``: every
+    link and key resolves against ``https://feeds.example.org/NAME``; a link that is the
+    feed itself is dropped; neither the store nor the private feed holds a credential."""
+    public = f"https://feeds.example.org/{path.name}"
+    configured = f"https://reader:{FEED_PASSWORD}@feeds.example.org/{path.name}?token={FEED_TOKEN}"
+    summary = await poller(engine, configured, make_feed_client(transport=serving(path))).poll()
+    assert [o.error for o in summary.outcomes] == [None]
+    async with engine.connect() as conn:
+        rows = (await conn.execute(select(pages.c.key, pages.c.url, pages.c.paper))).all()
+        names = (await conn.execute(select(sources.c.name))).scalars().all()
+    assert names == [public]
+    stored = "\n".join(str(value) for row in rows for value in row)
+    for secret in (FEED_PASSWORD, FEED_TOKEN, "hunter2", "pw9999", "reader:"):
+        assert secret not in stored
+    links = {str(url) for _, url, _ in rows if url is not None}
+    assert public not in links  # <link href=""/> names the feed, not a page
+    base = public.rsplit("/", 1)[0]
+    for url in links:
+        assert url.startswith(("https://feeds.example.org/", "https://example.net/")), url
+        assert "@" not in url.split("/", 3)[2], url
+    if path.name == "keep-relative-links.xml":
+        assert {key for key, _, _ in rows} >= {
+            f"{base}/papers/rel-id-1",
+            "tag:example.org,2026:2",
+            f"{base}/papers/rel3?page=2",
+            f"{base}/sub/rel-under-base",
+        }
+        assert f"{public}?page=4" in links and "https://example.net/x" in links
+    async with running(engine, tg=tg) as bot:
+        await bot.say(TG_USER, "/subscribe *")
+        _, _, body = await bot.get(feed_path(await bot.say(TG_USER, "/feed")))
+        latest = await bot.say(TG_USER, "/latest 20")
+    text = body.decode("utf-8") + latest
+    assert f"{base}/" in text or "example.net" in text
+    for secret in (FEED_PASSWORD, FEED_TOKEN, "hunter2", "pw9999"):
+        assert secret not in text
 
 
 # --- 12. log lines cannot be forged -------------------------------------------------------

@@ -120,7 +120,9 @@ async def test_credentials_of_sources_reach_no_output_of_any_surface(
             HTTP_PORT=str(port),
             LOG_LEVEL="DEBUG",
         )
-        shown = {s.configured: s for s in identify([ok, failing, user_token])}
+        shown = dict(
+            zip([ok, failing, user_token], identify([ok, failing, user_token]), strict=True)
+        )
         outputs: list[str] = []
 
         async def cli(*args: str, stdin: str | None = None, **extra: str) -> str:

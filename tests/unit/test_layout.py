@@ -28,7 +28,7 @@ TOP = ("app", "service", "__main__", "cli")
 # reading a pure rule of a later stage rather than keeping a second copy of it.
 ALLOWED_UPWARD = (
     # A WIKI_SOURCES entry is validated and redacted at start by the sources' own rules.
-    ("bot.settings", "bot.sources.urls", "WIKI_SOURCES: redact_url, url_secrets"),
+    ("bot.settings", "bot.sources.spec", "WIKI_SOURCES: parse_sources, public_identity"),
     ("bot.settings", "bot.sources.git", "WIKI_SOURCES: is_git, parse_git_url"),
     # DEFAULT_TIMEZONE is checked by the timezone command's rule (schedule.check_zone).
     ("bot.settings", "bot.matching.schedule", "DEFAULT_TIMEZONE: check_zone"),
@@ -43,6 +43,9 @@ ALLOWED_UPWARD = (
     ("bot.store.feeds", "bot.render.atom", "FeedEntry, MAX_ENTRIES, new_token, token_hash"),
     # What a scan remembers of a source file is the directory source's FileStamp.
     ("bot.store.pages", "bot.sources.directory", "FileStamp"),
+    # Revision 0005 rewrites stored sources and page keys to the public identity the
+    # running code derives: one derivation, never a second copy that could drift from it.
+    ("bot.store.migrations", "bot.sources.spec", "parse_source, public_identity"),
     # The alerts' state is stored in the value objects the alert rules decide on.
     ("bot.store.alerts", "bot.ops.alerts", "AuthState, Observation, SendCounts"),
 )

@@ -25,6 +25,7 @@ from bot.delivery.sender import BaseSender
 from bot.i18n import t, tn
 from bot.models import Button, ChatSettings, Outgoing, Platform, Reply, Toast
 from bot.render import votes
+from bot.store.files import PRIVATE_DIR
 
 LOCAL_CHAT = "local"
 PROMPT = "you> "
@@ -434,7 +435,7 @@ def logs_to_file(path: Path = LOG_FILE) -> Iterator[bool]:
         if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
     ]
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)  # the data directory
         file_handler = logging.FileHandler(path, encoding="utf-8")
     except OSError:
         yield False

@@ -7,14 +7,14 @@ Every source an earlier build recorded starts active: the next start or poll set
 flag from the configuration.
 
 Revision ID: 0006_active_sources
-Revises: 0004_tag_followers
+Revises: 0005_public_sources
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0006_active_sources"
-down_revision = "0004_tag_followers"
+down_revision = "0005_public_sources"
 branch_labels = None
 depends_on = None
 
