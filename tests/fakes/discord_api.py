@@ -49,6 +49,7 @@ half is ``TEST_PUBLIC_KEY``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import math
@@ -58,6 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+import aiohttp
 import jsonschema
 from aiohttp import web
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -195,6 +197,7 @@ class _Interaction:
     created: float
     answered: int | None = None  # the callback type it was answered with
     original: dict[str, Any] | None = None
+    event: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 def _load_spec() -> dict[str, Any]:
@@ -437,6 +440,47 @@ class FakeDiscord(LocalApiServer[DiscordCall]):
             and (token is None or f"/{token}" in c.path)
         ]
 
+    async def interact(
+        self,
+        http: aiohttp.ClientSession,
+        url: str,
+        body: dict[str, Any],
+        *,
+        headers: dict[str, str] | None = None,
+        raw: bytes | None = None,
+    ) -> tuple[int, Any]:
+        """Post an interaction to the bot's endpoint ``url`` as Discord does, signed unless
+        ``headers`` are given, and take the HTTP answer as its response: validated as the
+        callback endpoint validates one, within 3 seconds. Returns the status and the JSON
+        answer (None when there is none)."""
+        data = body_bytes(body) if raw is None else raw
+        sent = time.monotonic()
+        async with http.post(url, data=data, headers=headers or sign_request(data)) as response:
+            status = response.status
+            text = await response.text()
+        answer = json.loads(text) if status == 200 and text else None
+        found = self.interactions.get(str(body.get("token")))
+        if found is not None and isinstance(answer, dict) and answer.get("type") != 1:
+            assert time.monotonic() - sent <= INTERACTION_ANSWER_SECONDS, "answered too late"
+            self._validate(
+                "POST /interactions/{interaction_id}/{interaction_token}/callback", answer
+            )
+            inner = answer.get("data")
+            if answer.get("type") in (4, 7) and isinstance(inner, dict):
+                check_message(inner, interaction=True)
+            found.answered = int(answer["type"])
+            found.original = inner if isinstance(inner, dict) else None
+            found.event.set()
+        return status, answer
+
+    async def _answered(self, token: str) -> None:
+        """A follow-up waits a moment for its interaction's answer, which Discord takes
+        from the app's HTTP answer (the test's :meth:`interact`)."""
+        found = self.interactions.get(token)
+        if found is not None and found.answered is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(found.event.wait(), timeout=1.0)
+
     # ------------------------------------------------------------------ the API
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
@@ -458,6 +502,8 @@ class FakeDiscord(LocalApiServer[DiscordCall]):
                 await asyncio.sleep(self.latency)
             if self._take_drop(route, call.channel):
                 raise Dropped
+            if route.startswith(("POST /webhooks/", "PATCH /webhooks/")):
+                await self._answered(params.get("webhook_token", ""))
             answer = self._answer(request, route, params, body, headers, call)
             call.status, call.response = 200, answer
             if answer is None:
@@ -478,7 +524,7 @@ class FakeDiscord(LocalApiServer[DiscordCall]):
             self.limit_violations.append(LimitViolation(arrived, limited.scope, call.channel))
         except Dropped:
             call.status = 0
-        if call.status in (401, 403, 429):
+        if call.status in (401, 403, 429) and headers.get("X-RateLimit-Scope") != "shared":
             self.invalid_requests.append(arrived)
             self._trim_invalid(arrived)
         await self._record(call)
@@ -620,6 +666,7 @@ class FakeDiscord(LocalApiServer[DiscordCall]):
         }
 
     def _callback(self, params: dict[str, str], body: Any, now: float) -> None:
+        """The callback endpoint: an interaction answered once, within 3 seconds."""
         found = self.interactions.get(params["interaction_token"])
         if found is None or found.id != params["interaction_id"]:
             raise _ApiError(10062)
@@ -635,6 +682,7 @@ class FakeDiscord(LocalApiServer[DiscordCall]):
         found.answered = kind
         if kind == 4 and isinstance(data, dict):
             found.original = data
+        found.event.set()
         return None
 
     def _webhook(self, route: str, params: dict[str, str], body: Any, now: float) -> dict[str, Any]:

@@ -1,0 +1,287 @@
+"""Discord's REST API v10 over httpx: the bot's token, the rate limits, and its errors.
+
+Why httpx and not discord.py's ``HTTPClient`` or hikari's REST client: both wait out 429s
+and retry 5xx answers themselves, inside the call, so the delivery engine could neither
+count an attempt nor move on to another chat while one waits; both come with a Gateway
+client, models and caches the bot has no use for (it answers interactions over HTTP). What
+they would carry is small: a bucket per route read from the headers, the global limit,
+and the error codes, which this module keeps in a hundred lines, with every decision left
+to the engine (:mod:`bot.delivery.failures`).
+
+Rate limits (https://discord.com/developers/docs/topics/rate-limits): every answer names
+the route's bucket and what is left of it (``X-RateLimit-Remaining``,
+``X-RateLimit-Reset-After``); a bucket used up holds its channel until it resets
+(:attr:`RestClient.bucket_reset`). A 429 says how long to wait (``retry_after``) and
+whether the limit is the global one (``global``): then no request of this process leaves
+before that time. Invalid requests (401, 403, and 429 not of a ``shared`` bucket) are
+counted: 10,000 in 10 minutes get the IP banned for an hour, so past
+``INVALID_BACKOFF`` of them the client waits before each request until the window
+has room again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import orjson
+
+from bot import __version__, metrics
+
+log = logging.getLogger("bot.channels.discord")
+
+# Invalid Request Limit: 10,000 invalid requests (401, 403, 429) in 10 minutes ban the IP.
+INVALID_LIMIT = 10_000
+INVALID_WINDOW_SECONDS = 600.0
+# Past half of that, every request waits until the window has room again.
+INVALID_BACKOFF = INVALID_LIMIT // 2
+# A request that has not been answered in this long failed (a transient error).
+REQUEST_TIMEOUT_SECONDS = 15.0
+# The error codes the bot acts on (topics/opcodes-and-status-codes#json).
+UNKNOWN_CHANNEL = 10003
+MISSING_ACCESS = 50001
+CANNOT_DM = 50007
+MISSING_PERMISSIONS = 50013
+INVALID_FORM_BODY = 50035
+
+
+class BotToken(httpx.Auth):
+    """``Authorization: Bot TOKEN`` on each request, kept out of every URL and repr."""
+
+    def __init__(self, token: str) -> None:
+        self._header = f"Bot {token}"
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers["Authorization"] = self._header
+        yield request
+
+    def __repr__(self) -> str:
+        return "BotToken(***)"
+
+
+@dataclass(frozen=True, slots=True)
+class DiscordError(Exception):
+    """An answer that is not a success: its HTTP ``status``, Discord's JSON error ``code``
+    (0 where there is none), its ``message``, and for 50035 the ``errors`` object; for a
+    429, ``retry_after`` and whether the limit is the ``global`` one. ``status`` 0: no
+    answer (a timeout or a lost connection; ``sent`` when the request may have arrived)."""
+
+    status: int
+    code: int = 0
+    message: str = ""
+    errors: Any = None
+    retry_after: float = 0.0
+    is_global: bool = False
+    sent: bool = False
+
+    def __str__(self) -> str:
+        detail = f": {describe_errors(self.errors)}" if self.errors else ""
+        return f"{self.status} {self.code} {self.message}{detail}".strip()
+
+
+def describe_errors(errors: Any, path: str = "") -> str:
+    """Discord's nested ``errors`` object as ``components.0.content: Must be ...``."""
+    found: list[str] = []
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            if key == "_errors" and isinstance(value, list):
+                messages = [str(e.get("message", "")) for e in value if isinstance(e, dict)]
+                found.append(f"{path or 'body'}: {'; '.join(messages)}")
+            else:
+                found.append(describe_errors(value, f"{path}.{key}" if path else str(key)))
+    return "; ".join(part for part in found if part)[:500]
+
+
+class InvalidRequests:
+    """Invalid requests in the last 10 minutes, and the wait before the next request."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._at: deque[float] = deque()
+
+    def count(self) -> int:
+        self._trim(self._clock())
+        return len(self._at)
+
+    def add(self) -> None:
+        self._at.append(self._clock())
+
+    def wait(self) -> float:
+        """Seconds until the window holds fewer than ``INVALID_BACKOFF`` (0: now)."""
+        now = self._clock()
+        self._trim(now)
+        if len(self._at) < INVALID_BACKOFF:
+            return 0.0
+        return self._at[len(self._at) - INVALID_BACKOFF] + INVALID_WINDOW_SECONDS - now
+
+    def _trim(self, now: float) -> None:
+        while self._at and self._at[0] <= now - INVALID_WINDOW_SECONDS:
+            self._at.popleft()
+
+
+class RestClient:
+    """The bot's requests to Discord (``DISCORD_API_BASE_URL``), with its token."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        token: str,
+        transport: httpx.AsyncBaseTransport | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._clock = clock
+        self._http = httpx.AsyncClient(
+            base_url=base_url.rstrip("/"),
+            auth=BotToken(token),
+            timeout=REQUEST_TIMEOUT_SECONDS,
+            transport=transport,
+            # https://discord.com/developers/docs/reference#user-agent
+            headers={"User-Agent": f"DiscordBot (https://github.com/trendbot, {__version__})"},
+            limits=httpx.Limits(max_connections=200, max_keepalive_connections=200),
+        )
+        self.invalid = InvalidRequests(clock=clock)
+        self.global_until = 0.0  # no request before this (a global 429)
+        # A used-up bucket's reset, per key the caller names (a channel).
+        self.bucket_reset: dict[str, float] = {}
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    def now(self) -> float:
+        """The client's clock (what ``global_until`` and ``bucket_reset`` are on)."""
+        return self._clock()
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        files: dict[str, tuple[str, bytes, str]] | None = None,
+        params: dict[str, str] | None = None,
+        bucket: str | None = None,
+        bot: bool = True,
+    ) -> Any:
+        """One request; its JSON answer (None for 204).
+
+        Args:
+            body: the JSON body (with ``files``, the form's ``payload_json``).
+            bucket: the key under which the route's bucket is kept (a channel's id).
+            bot: send the bot token (interaction callbacks and their webhooks need none).
+
+        Raises:
+            DiscordError: any answer but a success, or no answer at all.
+        """
+        if bot:  # interaction callbacks and their webhooks are outside the global limit
+            await self._before()
+        content: bytes | None = None
+        headers: dict[str, str] = {}
+        data: dict[str, str] | None = None
+        if files:
+            data = {"payload_json": orjson.dumps(body).decode()}
+        elif body is not None:
+            content = orjson.dumps(body)
+            headers["Content-Type"] = "application/json"
+        try:
+            response = await self._http.request(
+                method,
+                path,
+                content=content,
+                data=data,
+                files=files,
+                params=params,
+                headers=headers,
+                auth=httpx.USE_CLIENT_DEFAULT if bot else _NO_AUTH,
+            )
+        except httpx.TimeoutException as exc:
+            # A read timeout may come after Discord created the message.
+            sent = not isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout)
+            raise DiscordError(0, message=type(exc).__name__, sent=sent) from None
+        except httpx.HTTPError as exc:
+            sent = not isinstance(exc, httpx.ConnectError)
+            raise DiscordError(0, message=type(exc).__name__, sent=sent) from None
+        self._read_bucket(response, bucket)
+        if response.status_code == 204:
+            return None
+        if response.is_success:
+            return orjson.loads(response.content) if response.content else None
+        raise self._failure(response)
+
+    async def _before(self) -> None:
+        wait = max(self.global_until - self._clock(), self.invalid.wait())
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+    def _read_bucket(self, response: httpx.Response, bucket: str | None) -> None:
+        if bucket is None:
+            return
+        remaining = response.headers.get("X-RateLimit-Remaining")
+        reset_after = _seconds(response.headers.get("X-RateLimit-Reset-After"))
+        if remaining == "0" and reset_after is not None:
+            self.bucket_reset[bucket] = self._clock() + reset_after
+        else:
+            self.bucket_reset.pop(bucket, None)
+
+    def _failure(self, response: httpx.Response) -> DiscordError:
+        status = response.status_code
+        try:
+            body = orjson.loads(response.content) if response.content else {}
+        except orjson.JSONDecodeError:
+            body = {}
+        if not isinstance(body, dict):
+            body = {}
+        scope = response.headers.get("X-RateLimit-Scope", "")
+        if status in (401, 403) or (status == 429 and scope != "shared"):
+            self.invalid.add()
+            metrics.INVALID_REQUESTS.labels("discord", str(status)).inc()
+        retry_after = 0.0
+        is_global = False
+        if status == 429:
+            retry_after = _seconds(body.get("retry_after")) or (
+                _seconds(response.headers.get("Retry-After")) or 1.0
+            )
+            is_global = bool(body.get("global")) or (
+                response.headers.get("X-RateLimit-Global", "").lower() == "true"
+            )
+            if is_global:
+                self.global_until = max(self.global_until, self._clock() + retry_after)
+                log.warning(
+                    "discord: the global rate limit was reached; nothing is sent for %.1fs",
+                    retry_after,
+                    extra={"platform": "discord"},
+                )
+        code = body.get("code")
+        return DiscordError(
+            status,
+            code=code if isinstance(code, int) else 0,
+            message=str(body.get("message") or response.reason_phrase)[:200],
+            errors=body.get("errors"),
+            retry_after=retry_after,
+            is_global=is_global,
+        )
+
+
+def _seconds(value: Any) -> float | None:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if 0 <= seconds < 86_400 else None
+
+
+class _NoAuth(httpx.Auth):
+    """No token: interaction callbacks and follow-ups are authorised by their own token."""
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers.pop("Authorization", None)
+        yield request
+
+
+_NO_AUTH = _NoAuth()

@@ -1,0 +1,464 @@
+"""Discord: interactions posted to ``POST /discord/interactions`` of the bot's own web server,
+signed with a test Ed25519 key as Discord signs them, and messages sent through the delivery
+engine to FakeDiscord, which validates every body against Discord's OpenAPI description;
+with a real database on each backend."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot import render
+from bot.channels.discord.interactions import DiscordChannel
+from bot.channels.discord.rest import RestClient
+from bot.channels.discord.sender import DiscordSender
+from bot.channels.discord.spec import DISCORD, INSTALL, INTERACTIONS, DiscordSettings
+from bot.commands import CommandCore, Defaults
+from bot.delivery.engine import Delivery
+from bot.errors import ChatGone, NotInChannel, PermanentError, RateLimited, TransientError
+from bot.matching import filters
+from bot.matching.digest import build_digest
+from bot.models import ChatKind, ChatSettings, ChatState, Filter, Page, PageText
+from bot.ops.web import WebHooks, make_app
+from bot.ops.web import start as start_web
+from bot.store import chats as chat_store
+from tests.fakes.discord_api import (
+    APPLICATION_ID,
+    DEFAULT_TOKEN,
+    IS_COMPONENTS_V2,
+    MANAGE_CHANNELS,
+    SEND_MESSAGES,
+    TEST_PUBLIC_KEY,
+    VIEW_CHANNEL,
+    FakeDiscord,
+    command_interaction,
+    component_interaction,
+    ping_interaction,
+)
+from tests.integration.test_planner import started
+
+CHANNEL = "1300000000000000001"
+DM_CHANNEL = "1300000000000000002"
+ADMIN = "80351110224678999"
+ROUTE = "POST /channels/{channel_id}/messages"
+
+
+def make_settings(dc: FakeDiscord, **overrides: Any) -> DiscordSettings:
+    values: dict[str, Any] = {
+        "discord_bot_token": DEFAULT_TOKEN,
+        "discord_application_id": APPLICATION_ID,
+        "discord_public_key": TEST_PUBLIC_KEY,
+        "discord_api_base_url": dc.base_url,
+        "discord_admin_ids": ADMIN,
+    }
+    values.update(overrides)
+    return DiscordSettings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+async def dc() -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord() as server:
+        server.add_channel(CHANNEL)
+        server.add_channel(DM_CHANNEL, kind=1)
+        yield server
+
+
+@dataclass
+class Bot:
+    dc: FakeDiscord
+    engine: AsyncEngine
+    channel: DiscordChannel
+    base: str
+    http: aiohttp.ClientSession
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/discord/interactions"
+
+    async def command(self, name: str, argument: str | None = None, **where: Any) -> Any:
+        """``/name argument`` as Discord posts it; the answer the caller saw (the edit of
+        a deferred one included)."""
+        where.setdefault("channel_id", CHANNEL)
+        body, created = command_interaction(self.dc, name, argument, **where)
+        status, answer = await self.dc.interact(self.http, self.url, body)
+        assert status == 200, (status, answer)
+        if answer["type"] == 5:
+            calls = await self.dc.wait_for(
+                lambda c: c.path.endswith(f"{created.token}/messages/@original")
+            )
+            return {"type": 5, "data": calls[0].body}
+        return answer
+
+    async def press(self, custom_id: str, **where: Any) -> Any:
+        where.setdefault("channel_id", CHANNEL)
+        body, _ = component_interaction(self.dc, custom_id, **where)
+        status, answer = await self.dc.interact(self.http, self.url, body)
+        assert status == 200, (status, answer)
+        return answer
+
+
+@asynccontextmanager
+async def running(dc: FakeDiscord, engine: AsyncEngine, **overrides: Any) -> AsyncIterator[Bot]:
+    settings = make_settings(dc, **overrides)
+    from bot.commands.operator import Admin  # the admin commands, as the app builds them
+
+    defaults = Defaults(lang="en")
+    admin = Admin(engine=engine, settings=settings)
+    core = CommandCore(engine=engine, defaults=defaults, admin=admin)
+    rest = RestClient(base_url=settings.discord_api_base_url, token=DEFAULT_TOKEN)
+    channel = DiscordChannel(settings=settings, core=core, rest=rest)
+    await channel.start()
+    hooks = WebHooks(routes={INTERACTIONS: channel.handle_request, INSTALL: channel.handle_install})
+    runner, port = await start_web(make_app(engine=engine, hooks=hooks), host="127.0.0.1", port=0)
+    http = aiohttp.ClientSession()
+    try:
+        yield Bot(dc, engine, channel, f"http://127.0.0.1:{port}", http)
+    finally:
+        await http.close()
+        await channel.stop()
+        await rest.close()
+        await runner.cleanup()
+
+
+@pytest.fixture
+async def bot(dc: FakeDiscord, engine: AsyncEngine) -> AsyncIterator[Bot]:
+    async with running(dc, engine) as b:
+        yield b
+
+
+def texts(data: dict[str, Any]) -> str:
+    """Every text a message shows: its content and its components' texts."""
+    found = [str(data.get("content") or "")]
+    stack = list(data.get("components") or [])
+    while stack:
+        item = stack.pop(0)
+        found += [str(item.get(k) or "") for k in ("content", "label")]
+        stack[:0] = item.get("components") or []
+    return "\n".join(part for part in found if part)
+
+
+def buttons(data: dict[str, Any]) -> dict[str, str]:
+    """custom_id -> label of every button of a message."""
+    found: dict[str, str] = {}
+    stack = list(data.get("components") or [])
+    while stack:
+        item = stack.pop()
+        if item.get("type") == 2:
+            found[item["custom_id"]] = item["label"]
+        stack += item.get("components") or []
+    return found
+
+
+async def record(engine: AsyncEngine, chat_id: str) -> chat_store.ChatRecord | None:
+    async with engine.connect() as conn:
+        return await chat_store.get(conn, platform=DISCORD, chat_id=chat_id)
+
+
+# ---------------------------------------------------------------------- commands
+
+
+async def test_start_registers_every_command_once(dc: FakeDiscord, engine: AsyncEngine) -> None:
+    from bot.commands import registry
+
+    async with running(dc, engine):
+        pass
+    assert dc.command_puts == 1
+    names = [c["name"] for c in dc.commands]
+    assert names == [c.name for c in registry.commands()]
+    subscribe = next(c for c in dc.commands if c["name"] == "subscribe")
+    assert subscribe["description_localizations"]["ko"]
+    assert subscribe["options"][0]["name"] == "tags" and subscribe["options"][0]["type"] == 3
+    async with running(dc, engine):  # the same set: not written again
+        pass
+    assert dc.command_puts == 1
+
+
+async def test_ping_is_answered_pong(bot: Bot) -> None:
+    status, answer = await bot.dc.interact(bot.http, bot.url, ping_interaction())
+    assert (status, answer) == (200, {"type": 1})
+
+
+async def test_subscribe_in_a_channel_by_a_member_who_manages_it(bot: Bot) -> None:
+    answer = await bot.command(
+        "subscribe", "rl reasoning", permissions=VIEW_CHANNEL | SEND_MESSAGES | MANAGE_CHANNELS
+    )
+    assert answer["type"] == 4
+    data = answer["data"]
+    assert data["flags"] & 64 and data["flags"] & IS_COMPONENTS_V2
+    assert "rl" in texts(data) and "reasoning" in texts(data)
+    found = await record(bot.engine, CHANNEL)
+    assert found is not None and found.chat.kind == ChatKind.GROUP
+    assert found.chat.filter.any_of == frozenset({"rl", "reasoning"})
+
+
+async def test_a_member_who_may_not_manage_the_channel_is_refused(bot: Bot) -> None:
+    answer = await bot.command("subscribe", "rl", permissions=VIEW_CHANNEL | SEND_MESSAGES)
+    assert answer["data"]["flags"] & 64
+    assert "administrators" in texts(answer["data"])
+    found = await record(bot.engine, CHANNEL)
+    assert found is None or not found.chat.filter.any_of
+
+
+async def test_a_dm_is_its_users_own_and_follows_the_callers_locale(bot: Bot) -> None:
+    answer = await bot.command("subscribe", "rl", channel_id=DM_CHANNEL, guild_id=None, locale="ko")
+    assert "rl" in texts(answer["data"])
+    found = await record(bot.engine, DM_CHANNEL)
+    assert found is not None and found.chat.kind == ChatKind.PRIVATE and found.chat.lang == "ko"
+
+
+async def test_a_slow_command_is_deferred_then_edited(bot: Bot) -> None:
+    answer = await bot.command("tags")
+    assert answer["type"] == 5
+    assert answer["data"]["flags"] & IS_COMPONENTS_V2
+
+
+async def test_stats_is_for_the_admins_alone(bot: Bot) -> None:
+    refused = await bot.command("stats", user_id="80351110224678912")
+    assert "admins" in texts(refused["data"])
+    allowed = await bot.command("stats", user_id=ADMIN, guild_id=None, channel_id=DM_CHANNEL)
+    assert "admins only" not in texts(allowed["data"])
+
+
+async def test_the_install_link_redirects_to_discords_authorize_page(bot: Bot) -> None:
+    async with bot.http.get(f"{bot.base}/discord/install", allow_redirects=False) as response:
+        assert response.status == 302
+        location = response.headers["Location"]
+    assert location.startswith("https://discord.com/oauth2/authorize?")
+    assert f"client_id={APPLICATION_ID}" in location
+    assert "scope=bot+applications.commands" in location and "permissions=" in location
+
+
+# ---------------------------------------------------------------------- attacks
+
+
+async def test_forged_unsigned_stale_and_replayed_interactions_are_401(bot: Bot) -> None:
+    body, _ = command_interaction(
+        bot.dc, "subscribe", "rl", channel_id=CHANNEL, permissions=MANAGE_CHANNELS
+    )
+    raw = json.dumps(body).encode()
+    from tests.fakes.discord_api import sign_request
+
+    good = sign_request(raw)
+    forged = {**good, "X-Signature-Ed25519": "0" * 128}
+    stale = sign_request(raw, timestamp=1_000_000)
+    unsigned = {"Content-Type": "application/json"}
+    other_body = sign_request(raw + b" ")
+    for headers in (forged, stale, unsigned, {**other_body}):
+        async with bot.http.post(bot.url, data=raw, headers=headers) as response:
+            assert response.status == 401
+    assert await record(bot.engine, CHANNEL) is None
+    async with bot.http.post(bot.url, data=raw, headers=good) as response:
+        assert response.status == 200
+    async with bot.http.post(bot.url, data=raw, headers=good) as response:  # the replay
+        assert response.status == 401
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"not json",
+        b"[1, 2]",
+        b"\xff\xfe",
+        json.dumps({"type": 2, "data": {"name": 1}}).encode(),
+        (b'{"type": 2, "x": ' + b"[" * 200 + b"]" * 200 + b"}"),
+        json.dumps({"type": "2"}).encode(),
+    ],
+)
+async def test_signed_malformed_bodies_are_400(bot: Bot, raw: bytes) -> None:
+    from tests.fakes.discord_api import sign_request
+
+    async with bot.http.post(bot.url, data=raw, headers=sign_request(raw)) as response:
+        assert response.status == 400
+
+
+async def test_an_oversized_body_is_400_before_anything_is_read(bot: Bot) -> None:
+    raw = b"{" + b" " * (300 * 1024) + b"}"
+    from tests.fakes.discord_api import sign_request
+
+    async with bot.http.post(bot.url, data=raw, headers=sign_request(raw)) as response:
+        assert response.status == 400
+
+
+# ---------------------------------------------------------------------- buttons
+
+
+async def test_a_vote_answers_its_toast_to_the_presser_alone(bot: Bot) -> None:
+    answer = await bot.press("vote:+:999999")
+    assert answer["type"] == 4 and answer["data"]["flags"] & 64
+
+
+async def test_the_tag_picker_updates_the_message_in_place(bot: Bot) -> None:
+    await bot.command("subscribe", "rl", permissions=MANAGE_CHANNELS)
+    shown = await bot.command("tags")
+    picker = buttons(shown["data"])
+    if not picker:
+        pytest.skip("no tags known: the picker shows none")
+    custom_id = next(iter(picker))
+    answer = await bot.press(custom_id, permissions=MANAGE_CHANNELS)
+    assert answer["type"] == 7
+
+
+# ---------------------------------------------------------------------- delivery
+
+
+def make_page(i: int, *, tldr: str = "A finding.") -> Page:
+    return Page(
+        source="wiki",
+        key=f"papers/2026/p{i}",
+        texts=(
+            PageText("en", f"Paper {i} @everyone [x](y)", tldr),
+            PageText("ko", f"논문 {i}", "요약"),
+        ),
+        tags=("rl", "reasoning"),
+        url=f"https://wiki.example.org/p({i})",
+        created=dt.date(2026, 8, 1),
+    )
+
+
+async def test_a_long_digest_is_split_within_discords_limits(dc: FakeDiscord) -> None:
+    pages = [make_page(i, tldr="Long finding. " * 60) for i in range(30)]
+    digest = build_digest(
+        lang="en",
+        filter=Filter(any_of=frozenset({"rl"})),
+        candidates=[(page, False) for page in pages],
+        today=dt.date(2026, 8, 30),
+    )
+    assert digest is not None
+    messages = render.digest_messages(DISCORD, digest)
+    assert len(messages) > 1
+    rest = RestClient(base_url=dc.base_url, token=DEFAULT_TOKEN)
+    dc.route_limit = 100
+    sender = DiscordSender(rest)
+    try:
+        for message in messages:
+            assert await sender.send(CHANNEL, message, thread=None)
+    finally:
+        await rest.close()
+    sent = dc.messages_to(CHANNEL)
+    assert len(sent) == len(messages)
+    assert all(m["flags"] & IS_COMPONENTS_V2 for m in sent)
+    assert all(c.body["allowed_mentions"] == {"parse": []} for c in dc.calls(ROUTE))
+
+
+async def test_a_message_sent_again_is_not_a_duplicate(dc: FakeDiscord) -> None:
+    rest = RestClient(base_url=dc.base_url, token=DEFAULT_TOKEN)
+    sender = DiscordSender(rest)
+    message = render.text_message(DISCORD, "hello *there*")[0]
+    try:
+        first = await sender.send(CHANNEL, message, thread=None)
+        again = await sender.send(CHANNEL, message, thread=None)
+    finally:
+        await rest.close()
+    assert first == again
+    assert len(dc.messages_to(CHANNEL)) == 1
+    assert dc.messages_to(CHANNEL)[0]["content"] == "hello \\*there\\*"
+
+
+@pytest.mark.parametrize(
+    ("code", "error", "reason"),
+    [
+        (10003, ChatGone, "unknown_channel"),
+        (50007, ChatGone, "blocked"),
+        (50001, NotInChannel, "missing_access"),
+        (50013, NotInChannel, "missing_permissions"),
+    ],
+)
+async def test_discords_refusals_map_to_the_shared_vocabulary(
+    dc: FakeDiscord, code: int, error: type[Exception], reason: str
+) -> None:
+    channel = CHANNEL if code != 10003 else "1399999999999999999"
+    if code != 10003:
+        dc.channel_errors[channel] = code
+    rest = RestClient(base_url=dc.base_url, token=DEFAULT_TOKEN)
+    try:
+        with pytest.raises(error) as raised:
+            await DiscordSender(rest).send(
+                channel, render.text_message(DISCORD, "x")[0], thread=None
+            )
+    finally:
+        await rest.close()
+    assert getattr(raised.value, "code", None) == reason
+    if code != 10003:
+        assert rest.invalid.count() == 1
+
+
+async def test_server_errors_429s_and_bad_bodies(dc: FakeDiscord) -> None:
+    rest = RestClient(base_url=dc.base_url, token=DEFAULT_TOKEN)
+    sender = DiscordSender(rest)
+    message = render.text_message(DISCORD, "x")[0]
+    try:
+        dc.fail_next(ROUTE, status=502)
+        with pytest.raises(TransientError):
+            await sender.send(CHANNEL, message, thread=None)
+        dc.route_limit = 1
+        await sender.send(CHANNEL, render.text_message(DISCORD, "y")[0], thread=None)
+        assert sender.pacing.chats.free_in(CHANNEL) > 0  # the bucket is used up: held
+        with pytest.raises(RateLimited) as limited:
+            await sender.send(CHANNEL, render.text_message(DISCORD, "z")[0], thread=None)
+        assert 0 < limited.value.retry_after <= 5
+        from bot.models import Outgoing
+
+        other = dc.add_channel("1300000000000000008")
+        with pytest.raises(PermanentError) as bad:
+            await sender.send(other, Outgoing(text=""), thread=None)
+        assert bad.value.code in ("invalid_form_body", "50006")
+    finally:
+        await rest.close()
+
+
+async def test_a_global_429_holds_every_request_of_the_process(dc: FakeDiscord) -> None:
+    dc.global_rate = 1
+    other = dc.add_channel("1300000000000000009")
+    rest = RestClient(base_url=dc.base_url, token=DEFAULT_TOKEN)
+    sender = DiscordSender(rest)
+    try:
+        await sender.send(CHANNEL, render.text_message(DISCORD, "a")[0], thread=None)
+        with pytest.raises(RateLimited) as limited:
+            await sender.send(other, render.text_message(DISCORD, "b")[0], thread=None)
+        assert limited.value.code == "global_rate_limited"
+        assert rest.global_until > rest.now()
+        # The next request waits it out instead of drawing another 429.
+        await sender.send(other, render.text_message(DISCORD, "c")[0], thread=None)
+    finally:
+        await rest.close()
+    assert len(dc.limit_violations) == 1
+
+
+async def test_the_engine_delivers_a_digest_and_stops_a_gone_channel(
+    dc: FakeDiscord, engine: AsyncEngine, tmp_path: Path
+) -> None:
+    world = await started(engine, tmp_path)
+    gone = "1399999999999999999"
+    async with engine.begin() as conn:
+        for chat_id in (CHANNEL, gone):
+            await chat_store.ensure(
+                conn,
+                defaults=ChatSettings(
+                    platform=DISCORD,
+                    chat_id=chat_id,
+                    kind=ChatKind.GROUP,
+                    filter=filters.parse_filter("rl"),
+                ),
+            )
+    await world.publish("p/new", tags="[rl]")
+    assert await world.plan() == 2
+    rest = RestClient(base_url=dc.base_url, token=DEFAULT_TOKEN)
+    try:
+        await Delivery(engine=engine, senders={DISCORD: DiscordSender(rest)}).drain()
+    finally:
+        await rest.close()
+    sent = dc.messages_to(CHANNEL)
+    assert len(sent) == 1 and sent[0]["flags"] & IS_COMPONENTS_V2
+    assert any(label.endswith("👍") for label in buttons(sent[0]).values())
+    stopped = await record(engine, gone)
+    assert stopped is not None and stopped.chat.state == ChatState.INACTIVE
+    assert stopped.inactive_code == "unknown_channel"
