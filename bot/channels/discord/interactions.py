@@ -73,6 +73,8 @@ MAX_REMEMBERED_SIGNATURES = 10_000
 SHUTDOWN_GRACE_SECONDS = 10.0
 CHART_FILENAME = "chart.png"
 MAX_ATTACHMENT_DESCRIPTION = 1024
+DEFAULT_REFUSAL = "cmd.group_admins_only"
+MANAGE_REFUSAL = "cmd.discord_manage_only"
 
 
 def ephemeral(message: Outgoing) -> dict[str, Any]:
@@ -241,6 +243,11 @@ class DiscordChannel:
         lang = negotiate(caller.language_code, default=self._settings.default_language)
         await self._reachable(interaction, caller)
         declared = registry.find(text.split(" ", 1)[0].lower())
+        if _refused_manager(declared, caller, interaction):
+            status = await self._core.chat_status(platform=DISCORD, chat_id=caller.chat_id)
+            shown = status.lang if status is not None else lang
+            refusal = Outgoing(text=t(shown, MANAGE_REFUSAL), plain=True)
+            return web.json_response({"type": MESSAGE, "data": ephemeral(refusal)})
         work = asyncio.ensure_future(self._core.handle(caller, text, prefix="/"))
         self._track(work)
         token = str(interaction["token"])
@@ -424,6 +431,20 @@ def caller_of(interaction: dict[str, Any]) -> Caller:
         language_code=interaction.get("locale"),
         can_manage=_manages(permissions) if in_guild else None,
     )
+
+
+def _refused_manager(
+    declared: registry.Command | None, caller: Caller, interaction: dict[str, Any]
+) -> bool:
+    """A command that changes a guild channel's chat, from a member who may not manage the
+    channel: answered here, saying which permissions it takes (a command with a refusal of
+    its own, such as ``digest``'s, gets that one from the core)."""
+    if declared is None or declared.audience != registry.MANAGERS:
+        return False
+    if caller.chat_kind != ChatKind.GROUP or declared.group_refusal != DEFAULT_REFUSAL:
+        return False
+    member = interaction.get("member")
+    return isinstance(member, dict) and not int(member["permissions"]) & MANAGERS
 
 
 def _manages(permissions: int) -> Callable[[], Awaitable[bool]]:
