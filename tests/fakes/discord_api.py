@@ -750,7 +750,7 @@ async def _read_body(request: web.Request) -> tuple[Any, dict[str, bytes]]:
         payload: Any = None
         reader = await request.multipart()
         async for part in reader:
-            if not isinstance(part, web.BodyPartReader):
+            if not isinstance(part, aiohttp.BodyPartReader):
                 continue
             data = await part.read()
             if part.name == "payload_json":

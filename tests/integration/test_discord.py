@@ -28,6 +28,7 @@ from bot.channels.discord.rest import RestClient
 from bot.channels.discord.sender import DiscordSender
 from bot.channels.discord.spec import DISCORD, INSTALL, INTERACTIONS, DiscordSettings
 from bot.commands import CommandCore, Defaults
+from bot.i18n import t
 from bot.delivery.engine import Delivery
 from bot.errors import ChatGone, NotInChannel, PermanentError, RateLimited, TransientError
 from bot.matching import filters
@@ -513,3 +514,16 @@ async def test_any_signed_interaction_is_answered_without_500(
     headers = sign_request(raw, timestamp=int(time.time()) - next(SIGNED_AT) % 250)
     async with bot.http.post(bot.url, data=raw, headers=headers) as response:
         assert response.status in (200, 400), await response.text()
+
+
+async def test_the_stats_chart_follows_as_an_attachment_the_caller_alone_sees(bot: Bot) -> None:
+    pytest.importorskip("matplotlib", reason="charts need the charts extra (matplotlib)")
+    answer = await bot.command("stats", user_id=ADMIN, guild_id=None, channel_id=DM_CHANNEL)
+    assert answer["data"]["flags"] & 64
+    (upload,) = await bot.dc.wait_for(
+        lambda c: c.route == "POST /webhooks/{webhook_id}/{webhook_token}" and bool(c.files),
+        timeout=30,
+    )
+    assert upload.ok and upload.files["files[0]"].startswith(b"\x89PNG")
+    assert upload.body["flags"] & 64
+    assert upload.body["attachments"][0]["description"] == t("en", "charts.stats.alt", days=14)

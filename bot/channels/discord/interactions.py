@@ -284,7 +284,7 @@ class DiscordChannel:
         alt = chart.chart.alt[:MAX_ATTACHMENT_DESCRIPTION]
         body = {
             "flags": components.EPHEMERAL,
-            "attachments": [{"id": 0, "filename": CHART_FILENAME, "description": alt}],
+            "attachments": [{"id": "0", "filename": CHART_FILENAME, "description": alt}],
             "allowed_mentions": {"parse": []},
         }
         files = {"files[0]": (CHART_FILENAME, png, "image/png")}
