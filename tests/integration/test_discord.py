@@ -527,3 +527,38 @@ async def test_the_stats_chart_follows_as_an_attachment_the_caller_alone_sees(bo
     assert upload.ok and upload.files["files[0]"].startswith(b"\x89PNG")
     assert upload.body["flags"] & 64
     assert upload.body["attachments"][0]["description"] == t("en", "charts.stats.alt", days=14)
+
+
+async def test_the_language_toggle_edits_the_digest_in_place(
+    dc: FakeDiscord, engine: AsyncEngine, tmp_path: Path
+) -> None:
+    from tests.integration.test_poll import page, write
+
+    world = await started(engine, tmp_path)
+    async with engine.begin() as conn:
+        await chat_store.ensure(
+            conn,
+            defaults=ChatSettings(
+                platform=DISCORD,
+                chat_id=CHANNEL,
+                kind=ChatKind.GROUP,
+                filter=filters.parse_filter("rl"),
+            ),
+        )
+    write(tmp_path, *page("p/both", lang="en", title="Both languages"))
+    write(tmp_path, *page("p/both", lang="ko", title="두 언어"))
+    await world.poller.poll()
+    assert await world.plan() == 1
+    rest = RestClient(base_url=dc.base_url, token=DEFAULT_TOKEN)
+    try:
+        await Delivery(engine=engine, senders={DISCORD: DiscordSender(rest)}).drain()
+    finally:
+        await rest.close()
+    (sent,) = dc.messages_to(CHANNEL)
+    (toggle_id,) = [c for c in buttons(sent) if c.startswith("lang:")]
+    assert toggle_id.startswith("lang:ko:")
+    async with running(dc, engine) as bot:
+        answer = await bot.press(toggle_id, message=sent, permissions=MANAGE_CHANNELS)
+    assert answer["type"] == 7
+    assert "두 언어" in texts(answer["data"])
+    assert any(c.startswith("lang:en:") for c in buttons(answer["data"]))
