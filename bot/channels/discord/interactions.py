@@ -62,9 +62,9 @@ VIEW_CHANNEL = 1 << 10
 SEND_MESSAGES = 1 << 11
 SEND_MESSAGES_IN_THREADS = 1 << 38
 MANAGERS = ADMINISTRATOR | MANAGE_CHANNELS | MANAGE_GUILD
-# What the bot asks for when it is added to a server: to see channels, post in them and
-# in their threads, and attach a chart (ATTACH_FILES, 1 << 15).
-INSTALL_PERMISSIONS = VIEW_CHANNEL | SEND_MESSAGES | SEND_MESSAGES_IN_THREADS | (1 << 15)
+# What the bot asks for when it is added to a server: to see channels, and post in them and
+# in their threads (answers to commands and their charts need no permission).
+INSTALL_PERMISSIONS = VIEW_CHANNEL | SEND_MESSAGES | SEND_MESSAGES_IN_THREADS
 AUTHORIZE_URL = "https://discord.com/oauth2/authorize"
 THREAD_TYPES = frozenset({10, 11, 12})  # announcement, public and private threads
 # The reasons a chat pauses for that an interaction showing the bot may post there lifts.
