@@ -28,9 +28,9 @@ from bot.channels.discord.rest import RestClient
 from bot.channels.discord.sender import DiscordSender
 from bot.channels.discord.spec import DISCORD, INSTALL, INTERACTIONS, DiscordSettings
 from bot.commands import CommandCore, Defaults
-from bot.i18n import t
 from bot.delivery.engine import Delivery
 from bot.errors import ChatGone, NotInChannel, PermanentError, RateLimited, TransientError
+from bot.i18n import t
 from bot.matching import filters
 from bot.matching.digest import build_digest
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Page, PageText
@@ -562,3 +562,26 @@ async def test_the_language_toggle_edits_the_digest_in_place(
     assert answer["type"] == 7
     assert "두 언어" in texts(answer["data"])
     assert any(c.startswith("lang:en:") for c in buttons(answer["data"]))
+
+
+async def test_a_chat_paused_for_permissions_resumes_when_an_interaction_shows_it_may_post(
+    bot: Bot,
+) -> None:
+    await bot.command("subscribe", "rl", permissions=MANAGE_CHANNELS)
+    found = await record(bot.engine, CHANNEL)
+    assert found is not None
+    async with bot.engine.begin() as conn:
+        await chat_store.deactivate(
+            conn,
+            pk=found.pk,
+            reason="50013 Missing Permissions",
+            code="missing_permissions",
+            state=ChatState.PAUSED,
+        )
+    await bot.command("settings")  # app_permissions: VIEW_CHANNEL | SEND_MESSAGES
+    found = await record(bot.engine, CHANNEL)
+    assert found is not None and found.chat.state == ChatState.ACTIVE
+    await bot.command("pause", permissions=MANAGE_CHANNELS)  # paused by its members: stays
+    await bot.command("settings")
+    found = await record(bot.engine, CHANNEL)
+    assert found is not None and found.chat.state == ChatState.PAUSED

@@ -18,6 +18,7 @@ from tests.integration.test_poll import page, write
 from tests.run_env import discord_env
 
 CHANNEL = "1300000000000000001"
+ROUTE = "POST /channels/{channel_id}/messages"
 
 
 @pytest.mark.slow
@@ -65,6 +66,24 @@ async def test_a_run_answers_interactions_and_delivers_a_digest(
 
             listed = await run_cli_async("subscribers", env=env, cwd=tmp_path)
             assert f"discord:{CHANNEL} state=active" in listed.stdout
+            sent = await run_cli_async(
+                "broadcast", "--text", "Hello *all* @everyone", "--platform", "discord", "--yes",
+                env=env, cwd=tmp_path,
+            )  # fmt: skip
+            assert sent.returncode == 0, sent.stderr
+            (broadcast,) = await dc.wait_for(
+                lambda c: c.route == ROUTE and c.ok and "Hello" in c.body.get("content", ""),
+                timeout=30,
+            )
+            assert broadcast.body["content"] == "Hello \\*all\\* \\@everyone"
+            assert broadcast.body["allowed_mentions"] == {"parse": []}
+            exported = await run_cli_async(
+                "export", "--chat", f"discord:{CHANNEL}", env=env, cwd=tmp_path
+            )
+            assert exported.returncode == 0
+            assert (
+                f'"chat": "discord:{CHANNEL}"' in exported.stdout and "filter=rl" in exported.stdout
+            )
             metrics = (await client.get(f"{base}/metrics")).text
             assert 'trendbot_messages_sent_total{kind="digest",platform="discord"}' in metrics
         finally:
