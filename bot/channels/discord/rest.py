@@ -33,6 +33,7 @@ import httpx
 import orjson
 
 from bot import __version__, metrics
+from bot.delivery import pacing
 
 log = logging.getLogger("bot.channels.discord")
 
@@ -199,6 +200,7 @@ class RestClient:
                 params=params,
                 headers=headers,
                 auth=httpx.USE_CLIENT_DEFAULT if bot else _NO_AUTH,
+                extensions={"trace": _trace},
             )
         except httpx.TimeoutException as exc:
             # A read timeout may come after Discord created the message.
@@ -274,6 +276,25 @@ def _seconds(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return seconds if 0 <= seconds < 86_400 else None
+
+
+# httpcore's trace events as each part of a request is handed to the socket.
+_WRITING = frozenset(
+    {
+        "http11.send_request_headers.started",
+        "http11.send_request_body.started",
+        "http2.send_request_headers.started",
+        "http2.send_request_body.started",
+    }
+)
+
+
+async def _trace(event: str, _info: dict[str, Any]) -> None:
+    """A paced send counts from when its request is written (:mod:`bot.delivery.pacing`):
+    one that waited for a connection after its turn must not land closer to the sends of
+    the next second than Discord's global limit allows."""
+    if event in _WRITING:
+        pacing.request_written()
 
 
 class _NoAuth(httpx.Auth):
