@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import contextlib
 import json
 import os
@@ -50,6 +51,7 @@ from bot.util import settle_heap
 from tests.fakes.discord_api import DEFAULT_TOKEN, FakeDiscord
 
 FIRST_CHANNEL = 1_300_000_000_000_000_000
+ROUTE = "POST /channels/{channel_id}/messages"
 TARGET_SHARE = 0.95  # of what the limits allow
 TARGET_CPU_RATIO = 1.5  # Discord's CPU per message against Telegram's
 
@@ -144,6 +146,12 @@ async def discord_round(args: argparse.Namespace, databases: fanout.Databases) -
             __file__, "--phase", "deliver", "--url", url, "--base-url", dc.base_url, server=True
         )
         result["delivered"] = dc.delivered()
+        arrivals = sorted(c.at for c in dc.calls(ROUTE) if c.ok)
+        result["arrival_rate"] = fanout.steady_rate(arrivals)
+        result["densest"] = max(
+            (bisect.bisect_right(arrivals, t + 1.0) - i for i, t in enumerate(arrivals)),
+            default=0,
+        )
         result["limited"] = len(dc.limit_violations)
         result["server_invalid"] = dc.invalid_in_window()
         result["channels_reached"] = sum(1 for c in ids if dc.messages_to(c))
@@ -188,6 +196,12 @@ async def measure(args: argparse.Namespace) -> int:
     rows = [
         ("Discord rate (msg/s)", f"{statistics.median(r['rate'] for r in discord):.1f}", ""),
         ("  share of the 50/s the limits allow", f"{share:.3f}", f">= {TARGET_SHARE}"),
+        (
+            "  as the server saw them (msg/s)",
+            f"{statistics.median(r['arrival_rate'] for r in discord):.1f}",
+            "",
+        ),
+        ("  densest 1-s window", str(max(r["densest"] for r in discord)), "<= 50"),
         ("  429s answered", str(limited), "0"),
         (
             "  invalid requests counted (bot / server)",
