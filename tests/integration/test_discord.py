@@ -585,3 +585,44 @@ async def test_a_chat_paused_for_permissions_resumes_when_an_interaction_shows_i
     await bot.command("settings")
     found = await record(bot.engine, CHANNEL)
     assert found is not None and found.chat.state == ChatState.PAUSED
+
+
+async def test_a_broadcast_is_previewed_then_sent_by_its_button(bot: Bot) -> None:
+    await bot.command("subscribe", "rl", permissions=MANAGE_CHANNELS)
+    where = {"user_id": ADMIN, "guild_id": None, "channel_id": DM_CHANNEL}
+    preview = await bot.command("broadcast", "Hello everyone", **where)
+    shown = buttons(preview["data"])
+    send = next(custom_id for custom_id, label in shown.items() if label == "Send")
+    assert any(label == "Cancel" for label in shown.values())
+    refused = await bot.press(send)  # a member who is no admin
+    assert "admins" in texts(refused["data"])
+    answer = await bot.press(send, **where)
+    assert answer["type"] == 7
+    assert "1" in texts(answer["data"])  # queued for the one chat that follows something
+
+
+async def test_an_admin_turns_alerts_on_in_their_dm(bot: Bot) -> None:
+    answer = await bot.command("alerts", "on", user_id=ADMIN, guild_id=None, channel_id=DM_CHANNEL)
+    assert t("en", "dest.alerts.on") in texts(answer["data"])
+    refused = await bot.command("alerts", "on", guild_id=None, channel_id=DM_CHANNEL)
+    assert "admins" in texts(refused["data"])
+
+
+async def test_a_refused_body_is_logged_with_discords_detail(
+    dc: FakeDiscord, caplog: pytest.LogCaptureFixture
+) -> None:
+    from bot.channels.discord.payload import DiscordPayload
+    from bot.models import Outgoing
+
+    too_long = DiscordPayload(components=({"type": 10, "content": "x" * 4001},))
+    rest = RestClient(base_url=dc.base_url, token=DEFAULT_TOKEN)
+    try:
+        with pytest.raises(PermanentError) as refused:
+            await DiscordSender(rest).send(
+                CHANNEL, Outgoing(text="x", payload=too_long), thread=None
+            )
+    finally:
+        await rest.close()
+    assert refused.value.code == "invalid_form_body"
+    logged = [r.getMessage() for r in caplog.records if "50035" in r.getMessage()]
+    assert logged and "components.0" in logged[0]  # where Discord says the fault is
