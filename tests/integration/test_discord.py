@@ -626,3 +626,19 @@ async def test_a_refused_body_is_logged_with_discords_detail(
     assert refused.value.code == "invalid_form_body"
     logged = [r.getMessage() for r in caplog.records if "50035" in r.getMessage()]
     assert logged and "components.0" in logged[0]  # where Discord says the fault is
+
+
+async def test_a_refused_token_is_the_platforms_auth_error_until_it_works(
+    dc: FakeDiscord,
+) -> None:
+    rest = RestClient(base_url=dc.base_url, token="MTIz.wrong.token-that-discord-refuses")
+    sender = DiscordSender(rest)
+    try:
+        from bot.errors import PlatformAuthFailed
+
+        with pytest.raises(PlatformAuthFailed):
+            await sender.send(CHANNEL, render.text_message(DISCORD, "x")[0], thread=None)
+        assert rest.auth_error is not None and "DISCORD_BOT_TOKEN" in rest.auth_error
+        assert "wrong" not in rest.auth_error
+    finally:
+        await rest.close()

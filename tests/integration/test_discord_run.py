@@ -92,3 +92,5 @@ async def test_a_run_answers_interactions_and_delivers_a_digest(
     out, err = out_path.read_text(), err_path.read_text()
     assert process.returncode == 0, err[-3000:]
     assert dc.token not in out + err
+    for token in dc.interactions:  # each interaction's token, good for 15 minutes
+        assert token not in out + err

@@ -26,7 +26,7 @@ class DiscordConnection:
             channel=channel,
             running=lambda: channel.running,
             routes={INTERACTIONS: channel.handle_request, INSTALL: channel.handle_install},
-            auth_error=lambda: channel.auth_error,
+            auth_error=lambda: self.rest.auth_error,
         )
 
     def channel(self, core: CommandCore) -> DiscordChannel:

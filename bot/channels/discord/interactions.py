@@ -106,7 +106,6 @@ class DiscordChannel:
         self._tasks: set[asyncio.Future[Any]] = set()
         self._running = False
         self._stopping = False
-        self.auth_error: str | None = None
 
     @property
     def running(self) -> bool:

@@ -151,6 +151,8 @@ class RestClient:
         self.global_until = 0.0  # no request before this (a global 429)
         # A used-up bucket's reset, per key the caller names (a channel).
         self.bucket_reset: dict[str, float] = {}
+        # Why Discord refused the bot token (a 401), until a request with it succeeds.
+        self.auth_error: str | None = None
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -210,6 +212,8 @@ class RestClient:
             sent = not isinstance(exc, httpx.ConnectError)
             raise DiscordError(0, message=type(exc).__name__, sent=sent) from None
         self._read_bucket(response, bucket)
+        if bot and response.status_code != 401:
+            self.auth_error = None
         if response.status_code == 204:
             return None
         if response.is_success:
@@ -240,6 +244,8 @@ class RestClient:
         if not isinstance(body, dict):
             body = {}
         scope = response.headers.get("X-RateLimit-Scope", "")
+        if status == 401:
+            self.auth_error = "unauthorized: Discord refused DISCORD_BOT_TOKEN"
         if status in (401, 403) or (status == 429 and scope != "shared"):
             self.invalid.add()
             metrics.INVALID_REQUESTS.labels("discord", str(status)).inc()
