@@ -44,14 +44,19 @@ TOGGLE_RESERVE_COMPONENTS = 2
 TOGGLE_RESERVE_TEXT = 40
 TEXT_DISPLAY, CONTAINER, ACTION_ROW, BUTTON = 10, 17, 1, 2
 SECONDARY = 2  # Button style: grey
-# Characters Discord's markdown gives a meaning to somewhere: each is escaped with "\".
-_MARKDOWN = re.compile(r"([\\*_~`|>#\-\[\]()<@])")
+# Characters Discord's markdown gives a meaning to anywhere in a line, escaped with "\\";
+# "<" starts a mention, a channel or a timestamp (<@123>, <t:...>), "@" an @everyone.
+_MARKDOWN = re.compile(r"([\\*_~`|<\[\]@])")
+# ... and at a line's start only: a heading, a list item, a quote, a subtext line.
+_LINE_START = re.compile(r"^([#>\-+])", re.MULTILINE)
+_ORDERED = re.compile(r"^(\d+)\.", re.MULTILINE)  # "1." starts a numbered list
 _PAREN = {"(": "%28", ")": "%29"}
 
 
 def escape(s: str) -> str:
     """``s`` shown as written: every markdown character escaped with a backslash."""
-    return _MARKDOWN.sub(r"\\\1", s)
+    escaped = _LINE_START.sub(r"\\\1", _MARKDOWN.sub(r"\\\1", s))
+    return _ORDERED.sub(r"\1\\.", escaped)
 
 
 def _u16(s: str) -> int:
@@ -59,8 +64,12 @@ def _u16(s: str) -> int:
 
 
 def escaped_cost(ch: str) -> int:
-    """The room one character takes once escaped, in UTF-16 code units."""
-    return (2 if ord(ch) > 0xFFFF else 1) + (1 if _MARKDOWN.match(ch) else 0)
+    """The room one character takes once escaped, in UTF-16 code units (a character that
+    is escaped only at a line's start counted as escaped anywhere)."""
+    return (2 if ord(ch) > 0xFFFF else 1) + (1 if ch in _ESCAPED else 0)
+
+
+_ESCAPED = frozenset("\\*_~`|<[]@#>-+.")
 
 
 def link(url: str, label: str) -> str:
