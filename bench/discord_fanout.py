@@ -4,9 +4,9 @@
 ``Planner.plan_now``), sent through ``bot.delivery.engine.Delivery`` and ``DiscordSender``
 to ``tests/fakes/discord_api.py``, which validates every body against Discord's OpenAPI
 description and enforces Discord's limits exactly: 50 requests a second in all (any second),
-5 messages per 5 seconds per channel, 429s with their headers. The fake runs in this
-process, the engine in a child process of its own, so the child's CPU time is the bot's
-alone; ``--latency`` (100 ms) is added to every answer.
+5 messages per 5 seconds per channel, 429s with their headers. The fake runs in a process
+of its own (``tests/fakes/serve_discord.py``), the engine in another, so the latter's CPU
+time is the bot's alone; ``--latency`` (100 ms) is added to every answer.
 
 Figures: the rate (sends a second, between 5 % and 95 % of them, as ``bench/fanout.py`` takes
 it) as a share of what the limits allow (50 a second), the 429s answered (target 0), the
@@ -30,6 +30,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +49,10 @@ from bot.models import Outgoing
 from bot.store.engine import create_engine
 from bot.store.schema import chats
 from bot.util import settle_heap
-from tests.fakes.discord_api import DEFAULT_TOKEN, FakeDiscord
+from tests.fakes.discord_api import DEFAULT_TOKEN
 
+ROOT = Path(__file__).resolve().parent.parent
 FIRST_CHANNEL = 1_300_000_000_000_000_000
-ROUTE = "POST /channels/{channel_id}/messages"
 TARGET_SHARE = 0.95  # of what the limits allow
 TARGET_CPU_RATIO = 1.5  # Discord's CPU per message against Telegram's
 
@@ -108,54 +109,76 @@ async def seed_discord(url: str, channels: int) -> list[str]:
     return ids
 
 
-async def child_process(*command: str, server: bool = False) -> dict[str, Any]:
-    """The measured run in a child process; with ``server``, this process (where the fake
-    Discord answers) runs ahead of it and of everything else here while it runs, as
-    ``bench/fanout.py`` runs its Telegram server, so the fake counts arrivals when they
-    happen (needs root; otherwise both run as they are)."""
-    raised = False
-    if server:
-        with contextlib.suppress(PermissionError):
-            os.setpriority(os.PRIO_PROCESS, 0, fanout.SERVER_NICE)
-            raised = True
+async def child_process(*command: str) -> dict[str, Any]:
     process = await asyncio.create_subprocess_exec(
         sys.executable, *command, stdout=asyncio.subprocess.PIPE
     )
-    if raised:  # the child inherited the priority: the bot runs as it would
-        os.setpriority(os.PRIO_PROCESS, process.pid, 0)
-    try:
-        out, _ = await process.communicate()
-    finally:
-        if raised:
-            os.setpriority(os.PRIO_PROCESS, 0, 0)
+    out, _ = await process.communicate()
     if process.returncode != 0:
         raise RuntimeError(f"{command[0]} failed with exit code {process.returncode}")
     result: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
     return result
 
 
+@contextlib.asynccontextmanager
+async def fake_discord(
+    *, latency: float, channels: int
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """``tests/fakes/serve_discord.py`` in a process of its own, ahead of everything else
+    here when the bench may raise its priority (as ``bench/fanout.py`` runs its Bot API),
+    so that it counts arrivals when they happen."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "tests" / "fakes" / "serve_discord.py"),
+        "--latency", str(latency), "--channels", f"{FIRST_CHANNEL}:{channels}",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    with contextlib.suppress(PermissionError):
+        os.setpriority(os.PRIO_PROCESS, process.pid, fanout.SERVER_NICE)
+    try:
+        yield process
+    finally:
+        assert process.stdin is not None
+        process.stdin.write(b'{"op": "close"}\n')
+        await process.stdin.drain()
+        process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), timeout=10)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+
+async def ask(process: asyncio.subprocess.Process, op: str | None = None) -> dict[str, Any]:
+    assert process.stdin is not None and process.stdout is not None
+    if op is not None:
+        process.stdin.write(json.dumps({"op": op}).encode() + b"\n")
+        await process.stdin.drain()
+    answer: dict[str, Any] = json.loads(await process.stdout.readline())
+    return answer
+
+
 async def discord_round(args: argparse.Namespace, databases: fanout.Databases) -> dict[str, Any]:
     url = await databases.new()
-    ids = await seed_discord(url, args.channels)
-    async with FakeDiscord() as dc:
-        dc.latency = args.latency
-        for channel in ids:
-            dc.add_channel(channel)
+    await seed_discord(url, args.channels)
+    async with fake_discord(latency=args.latency, channels=args.channels) as server:
+        base_url = (await ask(server))["base_url"]
         print(f"[discord] {args.channels:,} channels ...", file=sys.stderr, flush=True)
         result = await child_process(
-            __file__, "--phase", "deliver", "--url", url, "--base-url", dc.base_url, server=True
+            __file__, "--phase", "deliver", "--url", url, "--base-url", base_url
         )
-        result["delivered"] = dc.delivered()
-        arrivals = sorted(c.at for c in dc.calls(ROUTE) if c.ok)
-        result["arrival_rate"] = fanout.steady_rate(arrivals)
-        result["densest"] = max(
-            (bisect.bisect_right(arrivals, t + 1.0) - i for i, t in enumerate(arrivals)),
-            default=0,
-        )
-        result["limited"] = len(dc.limit_violations)
-        result["server_invalid"] = dc.invalid_in_window()
-        result["channels_reached"] = sum(1 for c in ids if dc.messages_to(c))
+        stats = await ask(server, "stats")
     await databases.drop(url)
+    arrivals = stats["arrivals"]
+    first = arrivals[0] if arrivals else 0.0
+    result["delivered"] = len(arrivals)
+    result["arrival_rate"] = fanout.steady_rate(arrivals)
+    result["densest"] = max(
+        (bisect.bisect_right(arrivals, t + 1.0) - i for i, t in enumerate(arrivals)), default=0
+    )
+    result["limited"] = len(stats["limited"])
+    result["limited_at"] = [f"{at - first:.2f}({scope})" for at, scope in stats["limited"]]
+    result["server_invalid"] = stats["invalid"]
+    result["channels_reached"] = stats["reached"]
     return result
 
 
@@ -218,6 +241,9 @@ async def measure(args: argparse.Namespace) -> int:
         ("  CPU per message (ms)", f"{t_cpu:.3f}", ""),
         ("Discord CPU / Telegram CPU", f"{d_cpu / t_cpu:.2f}", f"<= {TARGET_CPU_RATIO}"),
     ]
+    late = [at for r in discord for at in r["limited_at"]]
+    if late:
+        rows.append(("  429s at (s after the first message)", " ".join(map(str, late[:12])), ""))
     width = max(len(name) for name, _, _ in rows)
     for name, value, target in rows:
         print(f"{name:<{width}}  {value:>14}  {target}")
