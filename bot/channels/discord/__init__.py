@@ -2,7 +2,7 @@
 
 ``components`` renders digests and replies within Discord's limits; loading this package
 registers it with :mod:`bot.render`. The rest loads only where Discord is configured
-(:mod:`.connect`): ``rest`` (the REST API over httpx: buckets, the global limit, invalid
+(:mod:`.connect`): ``rest`` (the REST API over aiohttp: buckets, the global limit, invalid
 requests), ``sender`` (messages -> channels, for the delivery engine), ``interactions``
 (``POST /discord/interactions`` -> the command core), ``commands`` (the application
 commands, from the registry).
