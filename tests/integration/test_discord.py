@@ -5,6 +5,7 @@ with a real database on each backend."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import itertools
 import json
@@ -437,8 +438,16 @@ async def test_a_global_429_holds_every_request_of_the_process(dc: FakeDiscord) 
             await sender.send(other, render.text_message(DISCORD, "b")[0], thread=None)
         assert limited.value.code == "global_rate_limited"
         assert rest.global_until > rest.now()
-        # The next request waits it out instead of drawing another 429.
-        await sender.send(other, render.text_message(DISCORD, "c")[0], thread=None)
+        # Until it ends, a message is refused at once, with no request: the engine sends
+        # it again through the pace, so the sends held meanwhile do not all go at once.
+        with pytest.raises(RateLimited) as held:
+            await sender.send(other, render.text_message(DISCORD, "c")[0], thread=None)
+        assert 0 < held.value.retry_after <= limited.value.retry_after
+        assert len(dc.calls(ROUTE)) == 2
+        # Other requests wait it out.
+        assert (await rest.request("GET", "/users/@me"))["bot"] is True
+        await asyncio.sleep(max(0.0, rest.global_until - rest.now()) + 1.0)
+        await sender.send(other, render.text_message(DISCORD, "d")[0], thread=None)
     finally:
         await rest.close()
     assert len(dc.limit_violations) == 1

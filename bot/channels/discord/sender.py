@@ -149,7 +149,7 @@ class DiscordSender(BaseSender):
         body["enforce_nonce"] = True
         try:
             answer = await self._rest.request(
-                "POST", f"/channels/{chat_id}/messages", body=body, bucket=chat_id
+                "POST", f"/channels/{chat_id}/messages", body=body, bucket=chat_id, paced=True
             )
         except DiscordError as exc:
             error = translate_error(exc)
