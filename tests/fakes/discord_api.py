@@ -49,6 +49,7 @@ half is ``TEST_PUBLIC_KEY``.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import itertools
 import json
@@ -67,6 +68,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from tests.fakes.base import Dropped, LocalApiServer
+from tests.fakes.telegram_api import _STAMPED_PORTS, _arrived
 
 SPEC_PATH = Path(__file__).resolve().parents[1] / "data" / "discord" / "openapi.json"
 API_PREFIX = "/api/v10"
@@ -371,13 +373,21 @@ class FakeDiscord(LocalApiServer[DiscordCall]):
         self.invalid_requests: deque[float] = deque()
         self.interactions: dict[str, _Interaction] = {}  # by token
         self._buckets: dict[str, _Bucket] = {}
-        self._global: deque[float] = deque()
+        self._global: list[float] = []  # arrivals of the last two seconds, in order
         self._nonces: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
 
     # ------------------------------------------------------------------ set-up
 
     def _routes(self, app: web.Application) -> None:
         app.router.add_route("*", API_PREFIX + "/{tail:.*}", self._handle)
+
+    async def start(self) -> None:
+        await super().start()
+        _STAMPED_PORTS.add(self.port)  # its connections read with the kernel's receive time
+
+    async def close(self) -> None:
+        _STAMPED_PORTS.discard(self.port)
+        await super().close()
 
     @property
     def base_url(self) -> str:
@@ -490,7 +500,10 @@ class FakeDiscord(LocalApiServer[DiscordCall]):
     # ------------------------------------------------------------------ the API
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        arrived = time.monotonic()
+        # When the request reached the fake, as the kernel received it, not when its
+        # handler came to run: Discord counts requests as they reach it (the Bot API fake's
+        # reasons, tests/fakes/telegram_api.py).
+        arrived = _arrived(request)
         path = "/" + request.match_info["tail"]
         route, params = _route(request.method, path)
         files: dict[str, bytes] = {}
@@ -609,13 +622,18 @@ class FakeDiscord(LocalApiServer[DiscordCall]):
             raise _ApiError(50035, errors=form_errors(error)) from None
 
     def _take_global(self, now: float) -> None:
-        """At most ``global_rate`` requests in any second ("Global Rate Limit")."""
+        """At most ``global_rate`` requests in any second ("Global Rate Limit"), counted on
+        their arrival (two requests read in one turn of the loop may be handled out of the
+        order they arrived in)."""
         window = self._global
-        while window and window[0] <= now - 1.0:
-            window.popleft()
-        if len(window) >= self.global_rate:
-            raise _Limited(retry_after=round(window[0] + 1.0 - now, 3), scope="global")
-        window.append(now)
+        del window[: bisect.bisect_right(window, now - 2.0)]
+        at = bisect.bisect_left(window, now)
+        before = at - bisect.bisect_right(window, now - 1.0)  # in (now - 1, now)
+        after = bisect.bisect_left(window, now + 1.0) - at  # in [now, now + 1)
+        if max(before, after) >= self.global_rate:
+            oldest = window[at - before] if before else now
+            raise _Limited(retry_after=round(max(0.001, oldest + 1.0 - now), 3), scope="global")
+        window.insert(at, now)
 
     def _take_route(self, channel_id: str, headers: dict[str, str], now: float) -> None:
         """The message-create bucket of the channel; its headers on every answer."""
