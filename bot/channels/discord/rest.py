@@ -1,11 +1,11 @@
 """Discord's REST API v10 over aiohttp: the bot's token, the rate limits, and its errors.
 
 aiohttp, the transport of the bot's Telegram requests too: each connection's writes say
-when a request is written, which the pacing counts a send from (httpx held a 1,000-channel
-fan-out to about 0.6 of Discord's global limit on a loaded machine, where aiohttp keeps
-Telegram's at 0.94 of the same rate). Why not discord.py's ``HTTPClient`` or hikari's REST
-client (both on aiohttp too): both wait out 429s
-and retry 5xx answers themselves, inside the call, so the delivery engine could neither
+when a request is written, which the pacing counts a send from (on httpx a 1,000-channel
+fan-out reached 0.53-0.84 of Discord's global limit on a loaded machine, on aiohttp
+0.88-0.95: ``bench/discord_fanout.py``). Why not discord.py's ``HTTPClient`` or hikari's
+REST client (both on aiohttp too): both wait out 429s and retry 5xx answers themselves,
+inside the call, so the delivery engine could neither
 count an attempt nor move on to another chat while one waits; both come with a Gateway
 client, models and caches the bot has no use for (it answers interactions over HTTP). What
 they would carry is small: a bucket per route read from the headers, the global limit,
