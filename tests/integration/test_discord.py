@@ -651,3 +651,18 @@ async def test_a_refused_token_is_the_platforms_auth_error_until_it_works(
         assert "wrong" not in rest.auth_error
     finally:
         await rest.close()
+
+
+async def test_a_subscription_made_in_a_thread_delivers_into_it(bot: Bot) -> None:
+    thread = bot.dc.add_channel("1300000000000000077", kind=11)
+    await bot.command(
+        "subscribe", "rl", channel_id=thread, channel_type=11, permissions=MANAGE_CHANNELS
+    )
+    found = await record(bot.engine, thread)
+    assert found is not None and found.chat.address == f"discord:{thread}"
+    rest = RestClient(base_url=bot.dc.base_url, token=DEFAULT_TOKEN)
+    try:
+        await DiscordSender(rest).send(thread, render.text_message(DISCORD, "in")[0], thread=None)
+    finally:
+        await rest.close()
+    assert bot.dc.messages_to(thread)[0]["content"] == "in"
