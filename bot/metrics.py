@@ -67,6 +67,13 @@ PLATFORM_AUTH_FAILURES = Counter(
     ["platform", "code"],
     registry=REGISTRY,
 )
+INVALID_REQUESTS = Counter(
+    "trendbot_platform_invalid_requests_total",
+    "Requests a platform refused as invalid (Discord bans an IP for 10,000 of its 401, 403 "
+    "and 429 answers in 10 minutes), by HTTP status",
+    ["platform", "status"],
+    registry=REGISTRY,
+)
 PLATFORM_UP = Gauge(
     "trendbot_platform_up",
     "1 while the platform accepts the bot's credentials, 0 while sending to it is stopped",

@@ -274,6 +274,7 @@ def digests_page() -> str:
     import json
 
     import bot.channels.registry  # noqa: F401  (the platforms' renderers)
+    from bot.channels.discord.sender import message_body as discord_body
     from bot.channels.slack.payload import payload as slack_payload
     from bot.channels.telegram.payload import payload as telegram_payload
     from bot.models import Platform
@@ -313,6 +314,10 @@ def digests_page() -> str:
                     "```",
                     "",
                 ]
+        out += ["### Discord (Create Message, Components V2)", ""]
+        for message in digest_messages(Platform("discord"), digest):
+            body = discord_body(message)
+            out += ["```json", json.dumps(body, ensure_ascii=False, indent=1), "```", ""]
         out += ["### Console", ""]
         for message in digest_messages(Platform.CONSOLE, digest):  # type: ignore[arg-type]
             out += ["```text", message.text, "```", ""]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.fakes.discord_api import TEST_PUBLIC_KEY, FakeDiscord
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 
@@ -24,4 +25,14 @@ def slack_env(sl: FakeSlack, *, signing_secret: str) -> dict[str, str]:
         "SLACK_BOT_TOKEN": sl.token,
         "SLACK_SIGNING_SECRET": signing_secret,
         "SLACK_API_BASE_URL": sl.base_url,
+    }
+
+
+def discord_env(dc: FakeDiscord) -> dict[str, str]:
+    """A run with Discord that speaks to ``dc`` and verifies the test key's signatures."""
+    return {
+        "DISCORD_BOT_TOKEN": dc.token,
+        "DISCORD_APPLICATION_ID": dc.application_id,
+        "DISCORD_PUBLIC_KEY": TEST_PUBLIC_KEY,
+        "DISCORD_API_BASE_URL": dc.base_url,
     }

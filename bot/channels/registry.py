@@ -15,7 +15,7 @@ from pydantic import create_model
 from bot.channels.platform import PlatformSpec, Route
 from bot.settings import Settings
 
-PACKAGES = ("telegram", "slack", "console")
+PACKAGES = ("telegram", "slack", "discord", "console")
 
 
 def _load(name: str) -> PlatformSpec:

@@ -8,6 +8,8 @@ from typing import Any
 
 import bot.channels.registry  # noqa: F401  (the platforms' renderers)
 from bot import render
+from bot.channels.discord.payload import payload as discord_payload
+from bot.channels.discord.spec import DISCORD
 from bot.channels.slack.blocks import LINK_ACTION_ID
 from bot.channels.slack.payload import payload as slack_payload
 from bot.channels.telegram.payload import payload as telegram_payload
@@ -50,3 +52,9 @@ def test_slack_a_link_button_opens_its_url() -> None:
     assert "value" not in element
     [plain] = slack_elements(reply(Button("Yes", "act:1")))
     assert plain["value"] == "act:1" and "url" not in plain
+
+
+def test_discord_a_link_button_has_a_url_and_no_custom_id() -> None:
+    [message] = render.reply_messages(DISCORD, reply(Button("Open", url=URL, app=APP)))
+    found = json.dumps(discord_payload(message).components)
+    assert '"style": 5' in found and f'"url": "{URL}"' in found and "custom_id" not in found
