@@ -12,14 +12,46 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from bot.errors import ConfigError
+
+SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
+# A database host: a name or an IPv4 address (RFC 1123), or an IPv6 address (with a zone).
+DATABASE_HOST_RE = re.compile(r"[A-Za-z0-9._-]{1,253}|[0-9A-Fa-f:.]{2,45}(%[A-Za-z0-9_.-]{1,64})?")
 
 
 def split_csv(value: Any) -> Any:
     """A comma-separated variable as a tuple of its non-blank parts; any other value as is."""
     if isinstance(value, str):
         return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
+def check_database_url(value: str) -> str:
+    """``value`` when it is a database URL of a supported driver; raises ValueError saying
+    what is wrong (never quoting the URL, which may hold a password) otherwise."""
+    try:
+        url = make_url(value)
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+        raise ValueError(
+            "is not a database URL; use sqlite+aiosqlite:///PATH "
+            "or postgresql+asyncpg://USER@HOST:PORT/DB"
+        ) from None
+    if url.drivername not in SUPPORTED_DRIVERS:
+        raise ValueError(
+            f"driver {url.drivername!r} is not supported; use one of "
+            + ", ".join(SUPPORTED_DRIVERS)
+        )
+    if url.host is not None and not DATABASE_HOST_RE.fullmatch(url.host):
+        # Said without the host itself: a malformed URL may have split the password there.
+        raise ValueError(
+            "has a malformed host; use postgresql+asyncpg://USER:PASSWORD@HOST:PORT/DB "
+            "(an IPv6 address in brackets, a password's @, : or / as %40, %3A, %2F)"
+        )
+    if url.port is not None and not 1 <= url.port <= 65535:
+        raise ValueError("has a port out of range; a port is 1-65535")
     return value
 
 

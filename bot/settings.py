@@ -16,10 +16,9 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 from bot.checks import LOCAL_HOSTS as LOCAL_HOSTS
-from bot.checks import check_http_url, config_error, split_csv
+from bot.checks import check_database_url, check_http_url, config_error, split_csv
 from bot.checks import check_public_base_url as check_public_base_url
 from bot.checks import parse_hhmm as parse_hhmm
 from bot.i18n import LANGUAGES
@@ -29,9 +28,6 @@ from bot.sources.spec import parse_source, parse_sources, public_identity
 
 # The sample wiki shipped inside the package: the default source, from any directory.
 SAMPLE_WIKI = Path(__file__).resolve().parent / "sample_wiki"
-SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
-# A database host: a name or an IPv4 address (RFC 1123), or an IPv6 address (with a zone).
-DATABASE_HOST_RE = re.compile(r"[A-Za-z0-9._-]{1,253}|[0-9A-Fa-f:.]{2,45}(%[A-Za-z0-9_.-]{1,64})?")
 # A bot token from @BotFather: the bot's numeric id, a colon, then its secret (35 characters
 # today; 20 or more of A-Z, a-z, 0-9, _ and - accepted). The refusal says this rule, with an
 # example that passes it: the Bot API page's own (https://core.telegram.org/bots/api,
@@ -135,27 +131,7 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _database_url(cls, value: str) -> str:
-        try:
-            url = make_url(value)
-        except (ArgumentError, ValueError):  # ValueError: a port that is not a number
-            raise ValueError(
-                "is not a database URL; use sqlite+aiosqlite:///PATH "
-                "or postgresql+asyncpg://USER@HOST:PORT/DB"
-            ) from None
-        if url.drivername not in SUPPORTED_DRIVERS:
-            raise ValueError(
-                f"driver {url.drivername!r} is not supported; use one of "
-                + ", ".join(SUPPORTED_DRIVERS)
-            )
-        if url.host is not None and not DATABASE_HOST_RE.fullmatch(url.host):
-            # Said without the host itself: a malformed URL may have split the password there.
-            raise ValueError(
-                "has a malformed host; use postgresql+asyncpg://USER:PASSWORD@HOST:PORT/DB "
-                "(an IPv6 address in brackets, a password's @, : or / as %40, %3A, %2F)"
-            )
-        if url.port is not None and not 1 <= url.port <= 65535:
-            raise ValueError("has a port out of range; a port is 1-65535")
-        return value
+        return check_database_url(value)
 
     @property
     def data_dir(self) -> Path:
