@@ -121,7 +121,9 @@ async def running(dc: FakeDiscord, engine: AsyncEngine, **overrides: Any) -> Asy
 
     defaults = Defaults(lang="en")
     admin = Admin(engine=engine, settings=settings)
-    core = CommandCore(engine=engine, defaults=defaults, admin=admin)
+    core = CommandCore(
+        engine=engine, defaults=defaults, admin=admin, public_base_url=settings.public_base_url
+    )
     rest = RestClient(base_url=settings.discord_api_base_url, token=DEFAULT_TOKEN)
     channel = DiscordChannel(settings=settings, core=core, rest=rest)
     await channel.start()

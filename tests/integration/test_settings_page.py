@@ -39,6 +39,7 @@ from bot.store import settings_links as link_store
 from bot.store.schema import outbox, settings_links
 from bot.util import utcnow
 from tests.fakes.slack_api import FakeSlack
+from tests.integration import test_discord as discord_test
 from tests.integration import test_slack as slack_test
 
 BASE = "https://bot.example.com/trend"
@@ -471,3 +472,33 @@ async def test_slack_s_home_tab_shows_the_dm_s_settings_with_the_page_s_button(
     ]
     assert LINK.match(button["url"]) and button["text"]["text"] == "Open settings"
     assert "U8" not in sl.home_views
+
+
+# ---------------------------------------------------------------------------- Discord
+
+
+def _link_buttons(data: dict[str, Any]) -> list[dict[str, Any]]:
+    found, stack = [], list(data.get("components") or [])
+    while stack:
+        item = stack.pop()
+        if item.get("type") == 2 and item.get("style") == 5:
+            found.append(item)
+        stack += item.get("components") or []
+    return found
+
+
+async def test_discord_offers_the_link_to_who_may_manage_the_channel_alone(
+    engine: AsyncEngine,
+) -> None:
+    async with (
+        discord_test.FakeDiscord() as dc,
+        discord_test.running(dc, engine, public_base_url=BASE) as bot_,
+    ):
+        dc.add_channel(discord_test.CHANNEL)
+        manager = discord_test.VIEW_CHANNEL | discord_test.MANAGE_CHANNELS
+        answer = await bot_.command("settings", permissions=manager)
+        assert answer["data"]["flags"] & 64  # ephemeral: the caller's alone
+        [button] = _link_buttons(answer["data"])
+        assert LINK.match(button["url"]) and "custom_id" not in button
+        member = await bot_.command("settings", permissions=discord_test.VIEW_CHANNEL)
+        assert _link_buttons(member["data"]) == []
