@@ -250,7 +250,8 @@ class SettingsPage:
         if body is None:
             return self._refusal(lang, "form", status=400)
         form = _form_of(body)
-        if not hmac.compare_digest(form.get("csrf", ""), _csrf(session)):
+        # Bytes: ``compare_digest`` refuses a str that is not ASCII (it raised: a 503).
+        if not hmac.compare_digest(form.get("csrf", "").encode(), _csrf(session).encode()):
             return self._refusal(lang, "form", status=403)
         view = await self._core.page_view(chat_pk)
         if view is None:

@@ -178,6 +178,16 @@ async def test_a_csrf_token_of_another_session_or_a_cross_site_post_changes_noth
     assert (await chat(site)).chat == before and await notices(site) == []
 
 
+async def test_a_csrf_token_of_any_characters_is_refused_not_unavailable(site: Site) -> None:
+    cookie, csrf = await signed_in(site)
+    before = (await chat(site)).chat
+    for token in ("é" * 64, csrf[:-1] + "é", "\u202e", "\x00" * 64, csrf + "\n"):
+        status, body = await post(site, cookie, form(token, lang="ko"))
+        assert status == 403, (token, body)
+        assert t("en", "page.refused.form.title") in body
+    assert (await chat(site)).chat == before and await notices(site) == []
+
+
 async def test_a_session_of_one_chat_never_changes_another(site: Site) -> None:
     other = telegram("777")
     await site.core.handle(other, "/start")
