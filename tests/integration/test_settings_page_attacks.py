@@ -36,7 +36,7 @@ from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
 from bot.settings import Settings
 from bot.store.engine import create_engine
-from bot.store.schema import chats, settings_links
+from bot.store.schema import chats, metadata, settings_links
 from bot.util import utcnow
 from tests.integration.test_settings_page import (
     BASE,
@@ -161,6 +161,32 @@ async def test_a_cookie_of_odd_bytes_is_refused_not_unavailable(site: Site, cook
         assert b"Content-Security-Policy: default-src 'none'" in raw
 
 
+async def test_odd_bytes_in_the_path_or_the_language_are_refused_with_a_page(
+    site: Site,
+) -> None:
+    host, port = site.origin.removeprefix("http://").split(":")
+    for path, language in (
+        (b"/settings/open/%ff%fe", b"\xff"),
+        (b"/settings/open/" + b"A" * 43, b"\xc0\xaf, ko;q=\xff"),
+        (b"/settings/", b"ko-\xed\xa0\x80"),
+        (b"/settings/app", b"\xff" * 1000),
+    ):
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(
+            b"GET "
+            + path
+            + b" HTTP/1.1\r\nHost: x\r\nAccept-Language: "
+            + language
+            + b"\r\nConnection: close\r\n\r\n"
+        )
+        await writer.drain()
+        raw = await reader.read()
+        writer.close()
+        status = int(raw.split(b" ", 2)[1])
+        assert status in (200, 403, 404), (path, language, raw[:300])
+        assert b"Content-Security-Policy: default-src 'none'" in raw, raw[:300]
+
+
 # ---------------------------------------------------------------------------- the form
 
 
@@ -268,6 +294,8 @@ BAD_FIELDS = [
     {"tz": "UTC\\"},
     {"tag:rl\nko": "any"},
     {"tag:rl\u202e": "any"},
+    {"tz": "UTC\u202e\u2066"},
+    {"time": "\u202e09:00"},
     {"tag:*": "any"},
     {"tag:-rl": "any"},
     {"tag:": "any"},
@@ -286,7 +314,10 @@ async def test_a_field_past_its_limits_is_named_and_nothing_changes(
     status, body = await post(site, cookie, form(csrf, **{"tag:rl": "any", "lang": "ko", **bad}))
     assert status == 400, body
     assert t("en", "dest.import.nothing_changed") in body
-    assert "\u202e" not in body
+    # The message names the value without the controls that would turn it around (the
+    # form's own field keeps what was typed, as a field does).
+    [message] = re.findall(r'<p id="message"[^>]*>(.*?)</p>', body, re.DOTALL)
+    assert "\u202e" not in message and "\u2066" not in message
     assert (await chat(site)).chat == before
     assert await notices(site) == []
 
@@ -580,9 +611,9 @@ async def test_no_token_session_or_csrf_in_logs_or_in_clear_in_the_database(
         app_cookie = answer.cookies[COOKIE].value
     for secret in (token, cookie, csrf, app_cookie):
         assert secret not in caplog.text
-    async with site.engine.connect() as conn:
+    async with site.engine.connect() as conn:  # every table: the outbox's replies too
         dumped = ""
-        for table in (settings_links, chats):
+        for table in metadata.sorted_tables:
             rows = (await conn.execute(select(table))).mappings().all()
             dumped += json.dumps([dict(r) for r in rows], default=str)
     for secret in (token, cookie, csrf, app_cookie):
