@@ -15,6 +15,7 @@ import logging
 import re
 import socket
 import time
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from urllib.parse import quote, urlencode
 
@@ -25,6 +26,7 @@ from hypothesis import strategies as st
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.channels.console.chat import ConsoleChannel
 from bot.channels.telegram import webapp
 from bot.commands import CommandCore, Defaults
 from bot.errors import TransferError
@@ -379,6 +381,25 @@ async def test_preview_takes_any_query_without_failing(site: Site) -> None:
         assert answer.status < 500  # the server's limit on a request line
 
 
+async def test_a_body_sent_in_chunks_past_the_limit_is_refused(site: Site) -> None:
+    cookie, csrf = await signed_in(site)
+    before = (await chat(site)).chat
+
+    async def chunks() -> AsyncIterator[bytes]:  # no Content-Length: chunked
+        yield f"csrf={csrf}&lang=ko&mode=daily&time=09:00&tz=UTC&x=".encode()
+        for _ in range(200):
+            yield b"a" * 1024
+
+    async with site.http.post(
+        site.origin + PAGE,
+        data=chunks(),
+        headers={"Content-Type": "application/x-www-form-urlencoded", **session(cookie)},
+    ) as answer:
+        assert answer.status == 400
+        assert_headers(answer)
+    assert (await chat(site)).chat == before
+
+
 # ---------------------------------------------------------------------------- markup
 
 
@@ -609,13 +630,20 @@ async def test_no_token_session_or_csrf_in_logs_or_in_clear_in_the_database(
         site.origin + PAGE + "app", data=init_data(int(USER), signed_at=time.time())
     ) as answer:
         app_cookie = answer.cookies[COOKIE].value
-    for secret in (token, cookie, csrf, app_cookie):
+    # The console prints its link to its own terminal, and nowhere else.
+    out = io.StringIO()
+    await ConsoleChannel(
+        core=site.core, stdin=io.StringIO("/settings\n/quit\n"), out=out, interactive=False
+    ).run()
+    printed = re.search(r"^Open settings: \S+/open/(\S+)$", out.getvalue(), re.MULTILINE)
+    assert printed
+    for secret in (token, cookie, csrf, app_cookie, printed[1]):
         assert secret not in caplog.text
     async with site.engine.connect() as conn:  # every table: the outbox's replies too
         dumped = ""
         for table in metadata.sorted_tables:
             rows = (await conn.execute(select(table))).mappings().all()
             dumped += json.dumps([dict(r) for r in rows], default=str)
-    for secret in (token, cookie, csrf, app_cookie):
+    for secret in (token, cookie, csrf, app_cookie, printed[1]):
         assert secret not in dumped
     assert re.fullmatch(r"[A-Za-z0-9_-]{43}", cookie)
