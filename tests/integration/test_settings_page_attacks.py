@@ -536,18 +536,30 @@ async def test_a_deleted_chat_s_session_opens_and_saves_nothing(site: Site) -> N
         assert (await conn.execute(select(chats))).first() is None
 
 
-async def test_a_chat_deleted_between_opening_and_saving_is_not_made_again(site: Site) -> None:
-    cookie, csrf = await signed_in(site)
-    pk = (await chat(site)).pk
-    # The session survives in a store without the cascade: only the chat goes.
-    async with site.engine.begin() as conn:
-        await conn.execute(update(chats).where(chats.c.id == pk).values(chat_id="9999"))
+async def _yes() -> bool:
+    return True
+
+
+@pytest.mark.parametrize("merged", [False, True], ids=["moved", "merged"])
+async def test_a_group_that_moved_to_a_new_id_is_saved_there_and_not_made_again(
+    site: Site, merged: bool
+) -> None:
+    """A Telegram group that became a supergroup (``migrate_to_chat_id``) while its page
+    was open: the session saves the chat under its new id, never recreating the old one."""
+    group = telegram("-100", kind=ChatKind.GROUP, can_manage=_yes)
+    if merged:
+        await site.core.handle(telegram("-1009", kind=ChatKind.GROUP, can_manage=_yes), "/start")
+    cookie = await opened(site, await link_for(site, group))
+    csrf = await csrf_of(site, cookie)
+    assert await site.core.chat_moved(
+        platform=Platform.TELEGRAM, old_chat_id="-100", new_chat_id="-1009"
+    )
     status, _ = await post(site, cookie, form(csrf, lang="ko"))
-    assert status in (200, 403)
-    assert (await chat(site, "9999")).chat.lang in ("en", "ko")
     async with site.engine.connect() as conn:
         ids = (await conn.execute(select(chats.c.chat_id))).scalars().all()
-    assert USER not in ids  # the moved chat was not made again under its old id
+    assert "-100" not in ids
+    assert status == 200  # the same group: its session went with it
+    assert (await chat(site, "-1009")).chat.lang == "ko"
 
 
 # ---------------------------------------------------------------------------- the database
