@@ -51,8 +51,11 @@ REASON_MISSING = "missing_field"
 REASON_VALUE = "bad_value"
 
 _TIME = re.compile(r"(\d{2}):(\d{2})")
-_BARE = re.compile(r'[^\s"\\]+')
 _SMART_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
+# A value written bare: no space, no quote (typographic ones included: the reader takes
+# them for plain ones) and no backslash.
+_BARE = re.compile(r'[^\s"\\\u201c-\u201f]+')
+_ESCAPED = re.compile(r'["\\\u201c-\u201f]')
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +212,9 @@ _BY_NAME = {f.name: f for f in FIELDS}
 def _quote(value: str) -> str:
     if value and _BARE.fullmatch(value):
         return value
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    # Every quote escaped, typographic ones too: the reader turns those into plain quotes
+    # before it reads, and a value must not close its own quotes to write another field.
+    return '"' + _ESCAPED.sub(lambda m: "\\" + m[0], value) + '"'
 
 
 def export_line(chat: ChatSettings) -> str:

@@ -137,7 +137,7 @@ class SettingsPage:
 
     async def _open(self, request: web.Request, token: str) -> web.StreamResponse:
         lang = self._lang_of(request)
-        if not 0 < len(token) <= 64 or not token.isascii():
+        if not link_store.well_formed(token):
             return self._refusal(lang, link_store.Refusal.UNKNOWN.value)
         opened = await self._core.open_settings_link(token)
         if isinstance(opened, link_store.Refusal):
@@ -177,7 +177,7 @@ class SettingsPage:
     async def _chat_of(self, request: web.Request) -> tuple[int, str] | None:
         """The chat the request's session may change, with the session."""
         session = request.cookies.get(COOKIE, "")
-        if not 0 < len(session) <= 64:
+        if not link_store.well_formed(session):
             return None
         chat_pk = await self._core.settings_session(session)
         return (chat_pk, session) if chat_pk is not None else None
@@ -250,7 +250,8 @@ class SettingsPage:
         if body is None:
             return self._refusal(lang, "form", status=400)
         form = _form_of(body)
-        if not hmac.compare_digest(form.get("csrf", ""), _csrf(session)):
+        # Bytes: ``compare_digest`` refuses a str that is not ASCII (it raised: a 503).
+        if not hmac.compare_digest(form.get("csrf", "").encode(), _csrf(session).encode()):
             return self._refusal(lang, "form", status=403)
         view = await self._core.page_view(chat_pk)
         if view is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import hashlib
+import re
 import secrets
 from dataclasses import dataclass
 
@@ -23,6 +24,9 @@ TOKEN_BYTES = 32  # 256 bits: a link's token and a session's
 LINK_LIFETIME = dt.timedelta(minutes=15)  # from the reply to the first opening
 SESSION_LIFETIME = dt.timedelta(hours=1)  # from the opening to the last save
 KEPT_AFTER_EXPIRY = dt.timedelta(days=1)  # an expired link still says "expired", not "unknown"
+# What a token looks like (``token_urlsafe`` writes 43 of these); anything else, a cookie of
+# odd bytes included, is no token and never reaches a hash or a query.
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class Refusal(enum.StrEnum):
@@ -42,6 +46,11 @@ class Opened:
 
 def new_token() -> str:
     return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def well_formed(token: str) -> bool:
+    """Whether ``token`` may be a link's or a session's token at all."""
+    return _TOKEN.fullmatch(token) is not None
 
 
 def digest(token: str) -> str:
