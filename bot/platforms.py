@@ -65,6 +65,8 @@ class PlatformRules:
         loggers: its libraries' loggers, quiet below WARNING (they log request URLs).
         prefix: how its people type a command, as replies spell it (``/``; Slack's
             ``/trend ``), for a message the bot sends outside a command's reply.
+        private_replies: a reply to a command in a group is seen by its caller alone
+            (Slack's and Discord's ephemeral answers); on Telegram the group sees it.
     """
 
     name: Platform
@@ -77,6 +79,7 @@ class PlatformRules:
     operator: bool = False
     remote: bool = True
     prefix: Callable[[Settings], str] = lambda _settings: "/"
+    private_replies: bool = True
     redact: tuple[re.Pattern[str], ...] = ()
     loggers: tuple[str, ...] = ()
 

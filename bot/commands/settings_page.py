@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot import payloads
-from bot.commands.base import Caller
+from bot.commands.base import Caller, _record
 from bot.commands.destinations import transfer_error_text
 from bot.commands.feedback import votes_chart
 from bot.commands.help import HelpCommands
@@ -33,7 +33,9 @@ from bot.models import (
     Filter,
     Platform,
     Reply,
+    Toast,
 )
+from bot.platforms import rules
 from bot.store import chats as chat_store
 from bot.store import current, queueing
 from bot.store import pages as page_store
@@ -42,6 +44,8 @@ from bot.util import utcnow
 
 PAGE_PATH = "/settings/"  # under PUBLIC_BASE_URL
 OPEN_PATH = PAGE_PATH + "open/"  # + the link's token
+# A group's button when its replies are public: the link goes to the presser privately.
+OPEN_PRIVATELY = "page:open"
 APP_PATH = PAGE_PATH + "app"  # the Telegram Mini App's entry (its initData, not a link)
 PREVIEW_DAYS = 30  # "these pages of the last 30 days would have reached you"
 PREVIEW_SCAN = 2000  # pages read for a preview at most, newest first
@@ -72,6 +76,16 @@ class Saved:
 
 
 @dataclass(frozen=True, slots=True)
+class PrivateLink:
+    """A settings link to send to its caller's private chat ``chat_id``, and the toast
+    that tells them where it went."""
+
+    chat_id: str
+    reply: Reply
+    toast: Toast
+
+
+@dataclass(frozen=True, slots=True)
 class Refused:
     lang: str
     text: str  # what is wrong, and that nothing changed
@@ -85,12 +99,20 @@ class SettingsPageCommands(HelpCommands):
     @command("settings", order=60, audience=EVERYONE, menu=Menu.GROUP, usage="", alone=True)
     async def _settings(self, caller: Caller, *, name: str, args: str, prefix: str) -> Reply:
         """The chat's settings, and for who may change them (with ``PUBLIC_BASE_URL``) a
-        button to the settings page: a link that works once, for a quarter of an hour."""
+        button to the settings page: a link that works once, for a quarter of an hour. In
+        a group whose replies everyone sees (Telegram's), the button sends the link to the
+        administrator who presses it, in their private chat with the bot."""
         offer = self._public_base_url is not None and await self._may_manage(caller)
+        public = caller.chat_kind == ChatKind.GROUP and not rules(caller.platform).private_replies
 
         async def body(conn: AsyncConnection, record: chat_store.ChatRecord) -> Reply:
             lang = record.chat.lang
             text = self._describe_settings(record, prefix=prefix)
+            minutes = int(link_store.LINK_LIFETIME.total_seconds() // 60)
+            if offer and public:
+                button = Button(label=t(lang, "page.open"), action=OPEN_PRIVATELY)
+                note = t(lang, "page.link_privately_note", minutes=minutes)
+                return Reply(lang, f"{text}\n\n{note}", buttons=((button,),))
             url = await self.settings_link(conn, chat_pk=record.pk) if offer else None
             if url is None or self._public_base_url is None:
                 return Reply(lang, text)
@@ -99,12 +121,38 @@ class SettingsPageCommands(HelpCommands):
                 if caller.chat_kind == ChatKind.PRIVATE
                 else None
             )
-            minutes = int(link_store.LINK_LIFETIME.total_seconds() // 60)
             button = Button(label=t(lang, "page.open"), url=url, app=app)
-            note = t(lang, "page.link_note", minutes=minutes, url=url)
+            note = t(lang, "page.link_note", minutes=minutes)
             return Reply(lang, f"{text}\n\n{note}", buttons=((button,),))
 
-        return await self._in_chat(caller, body, write=offer)
+        return await self._in_chat(caller, body, write=offer and not public)
+
+    async def open_page_privately(self, caller: Caller) -> PrivateLink | Toast:
+        """The press of a group's "Open settings" (:data:`OPEN_PRIVATELY`): a link to the
+        group's page for the presser's private chat with the bot (where it was started; a
+        private chat's id is its user's), or a toast saying why not."""
+        group = await self._in_chat(caller, _record, write=False)
+        lang = group.chat.lang
+        if self._public_base_url is None or not await self._may_manage(caller):
+            return Toast(lang, t(lang, "cmd.group_admins_only"))
+        async with self._reader.connect() as conn:
+            own = await chat_store.get(conn, platform=caller.platform, chat_id=caller.user_id)
+        if own is None or own.chat.kind != ChatKind.PRIVATE or own.chat.state == ChatState.INACTIVE:
+            return Toast(lang, t(lang, "page.start_privately"))
+        async with self._engine.begin() as conn:
+            url = await self.settings_link(conn, chat_pk=group.pk)
+        if url is None:
+            return Toast(lang, t(lang, "cmd.group_admins_only"))
+        to = own.chat.lang
+        minutes = int(link_store.LINK_LIFETIME.total_seconds() // 60)
+        title = group.chat.address
+        text = t(to, "page.link_for_group", chat=title, minutes=minutes)
+        button = Button(label=t(to, "page.open"), url=url)
+        return PrivateLink(
+            chat_id=own.chat.chat_id,
+            reply=Reply(to, text, buttons=((button,),)),
+            toast=Toast(lang, t(lang, "page.link_sent")),
+        )
 
     async def settings_link(self, conn: AsyncConnection, *, chat_pk: int) -> str | None:
         """A new link to the chat's settings page, or None without ``PUBLIC_BASE_URL``.

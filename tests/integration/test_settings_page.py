@@ -39,8 +39,13 @@ from bot.store import settings_links as link_store
 from bot.store.schema import outbox, settings_links
 from bot.util import utcnow
 from tests.fakes.slack_api import FakeSlack
+from tests.fakes.telegram_api import FakeTelegram
 from tests.integration import test_discord as discord_test
 from tests.integration import test_slack as slack_test
+from tests.integration import test_telegram as tg_test
+from tests.integration.test_telegram import running, tg
+
+__all__ = ["running", "tg"]  # the Telegram fixtures
 
 BASE = "https://bot.example.com/trend"
 TG_TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
@@ -502,3 +507,47 @@ async def test_discord_offers_the_link_to_who_may_manage_the_channel_alone(
         assert LINK.match(button["url"]) and "custom_id" not in button
         member = await bot_.command("settings", permissions=discord_test.VIEW_CHANNEL)
         assert _link_buttons(member["data"]) == []
+
+
+# ---------------------------------------------------------------------------- Telegram groups
+
+
+def _keyboard(call: Any) -> list[dict[str, Any]]:
+    markup = call.params.get("reply_markup") or {}
+    if isinstance(markup, str):
+        markup = json.loads(markup)
+    return [b for row in markup.get("inline_keyboard", []) for b in row]
+
+
+async def test_a_telegram_group_s_link_goes_to_the_admin_who_presses_alone(
+    tg: FakeTelegram, running: tg_test.Running
+) -> None:
+    """A reply in a group is the group's message: its button carries no link, and the
+    link goes to the pressing administrator's private chat with the bot."""
+    group, admin, member = tg_test.GROUP, tg_test.ADMIN, tg_test.MEMBER
+    tg.chat_admins[group] = {admin}
+    async with running(public_base_url=BASE):
+        shown = await tg_test.reply_to(tg, group, "/settings", user_id=admin)
+        [button] = _keyboard(shown)
+        assert button == {"text": "Open settings", "callback_data": "page:open"}
+        message_id = shown.result["message_id"]
+
+        async def press(user: int) -> Any:
+            answered = len(tg.calls("answerCallbackQuery"))
+            tg.callback(group, message_id, "page:open", user_id=user)
+            calls = await tg.wait_for(
+                lambda c: c.method == "answerCallbackQuery", count=answered + 1
+            )
+            return calls[answered].params
+
+        assert (await press(member))["text"] == t("en", "cmd.group_admins_only")
+        assert (await press(admin))["text"] == t("en", "page.start_privately")
+        await tg_test.reply_to(tg, admin, "/start")
+        before = len(tg.calls("sendMessage"))
+        assert (await press(admin))["text"] == t("en", "page.link_sent")
+        sent = [c for c in tg.calls("sendMessage")[before:] if c.chat_id == admin]
+        assert len(sent) == 1
+        [link] = _keyboard(sent[0])
+        assert LINK.match(link["url"]) and "web_app" not in link
+    in_group = [b for c in tg.calls("sendMessage") if c.chat_id == group for b in _keyboard(c)]
+    assert not any("url" in b for b in in_group)  # no link was ever shown to the group

@@ -95,7 +95,12 @@ def running(tg: FakeTelegram, engine: AsyncEngine, database_url: str) -> Running
     async def start(*, admin: bool = False, **overrides: Any) -> AsyncIterator[TelegramChannel]:
         settings = make_settings(tg, database_url, **overrides)
         admins = Admin(engine=engine, settings=settings) if admin else None
-        core = CommandCore(engine=engine, defaults=Defaults(), admin=admins)
+        core = CommandCore(
+            engine=engine,
+            defaults=Defaults(),
+            admin=admins,
+            public_base_url=settings.public_base_url,
+        )
         channel = TelegramChannel(settings=settings, core=core, bot=make_bot(settings))
         await channel.start()
         try:

@@ -19,6 +19,7 @@ from bot.channels.telegram.replies import ChannelReplies, _caller
 from bot.commands import FEEDBACK_RESET, TOGGLE, Caller
 from bot.commands.broadcast import CANCEL as BROADCAST_CANCEL
 from bot.commands.broadcast import SEND as BROADCAST_SEND
+from bot.commands.settings_page import OPEN_PRIVATELY
 from bot.i18n import t
 from bot.models import (
     Platform,
@@ -66,6 +67,9 @@ class ButtonHandlers(ChannelReplies):
         if data.startswith(toggle.TOGGLE):
             await self._on_toggle(query, message, caller, data, lang=lang)
             return
+        if data == OPEN_PRIVATELY:
+            await self._on_open_privately(query, caller, lang=lang)
+            return
         try:
             refusal = await self._refusal(caller, data, lang=lang)
         except Exception:
@@ -84,6 +88,21 @@ class ButtonHandlers(ChannelReplies):
         if reply is None or refusal is not None or isinstance(reply, Toast):
             return  # refused: the core logged it; the message stays exactly as it was
         await self._edit(message, reply)
+
+    async def _on_open_privately(self, query: CallbackQuery, caller: Caller, *, lang: str) -> None:
+        """A group's "Open settings": the link goes to the presser's private chat with the
+        bot, where nobody else sees it; the toast says where it went, or why it did not."""
+        try:
+            answer = await self._core.open_page_privately(caller)
+        except Exception:
+            self._log_failure("settings link", query.message.chat.id if query.message else 0)
+            await self._answer(query, alert=t(lang, "cmd.error"))
+            return
+        if isinstance(answer, Toast):
+            await self._answer(query, alert=answer.text)
+            return
+        await self._reply(int(answer.chat_id), answer.reply, thread_id=None)
+        await self._answer(query, toast=answer.toast.text)
 
     async def _on_vote(
         self, query: CallbackQuery, caller: Caller, data: str, *, chat_id: int, lang: str

@@ -50,6 +50,7 @@ RULES = platforms.PlatformRules(
     admin_ids=_admin_ids,
     admins=_admins,
     admin_chat=_admin_chat,
+    private_replies=False,  # a reply in a group is the group's message
     redact=(TOKEN_IN_TEXT,),
     loggers=("telegram",),
 )
