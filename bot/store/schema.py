@@ -224,6 +224,16 @@ votes = Table(
     Column("voted_at", DateTime, nullable=False),
 )
 
+# The pages a ``latest`` reply showed a chat, with their 👍/👎 (digests and instant messages
+# are in the ledger, ``chat_pages``): a vote counts only for a page the chat was shown.
+shown_pages = Table(
+    "shown_pages",
+    metadata,
+    Column("chat_pk", ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True),
+    Column("page_id", ForeignKey("pages.id", ondelete="CASCADE"), primary_key=True),
+    Column("shown_at", DateTime, nullable=False),
+)
+
 # The tag weights a chat's votes give, worked out at ``based_at`` each time a vote changes
 # (JSON ``{tag: weight}``): planning reads one short text per chat, not every vote.
 chat_weights = Table(
