@@ -58,6 +58,9 @@ class PlatformRules:
         workspace_admins: a workspace's own admin (Slack's) administers that workspace.
         operator: whoever uses it is the deployment's operator (the console, on the
             machine that runs the bot).
+        private_replies: its replies to a command are seen only by the one who sent it,
+            wherever it was sent (Slack's ephemeral answers): ``stats`` may show the whole
+            deployment's figures there, as in a private chat.
         remote: a chat platform reached over the network, not the local terminal: a
             broadcast's ``--platform`` may name it, and ``trendbot run`` with none
             configured opens the console.
@@ -73,6 +76,7 @@ class PlatformRules:
     admin_chat: Callable[[Settings, str], AdminChat | None] = lambda _settings, _entry: None
     workspace_admins: bool = False
     operator: bool = False
+    private_replies: bool = False
     remote: bool = True
     redact: tuple[re.Pattern[str], ...] = ()
     loggers: tuple[str, ...] = ()

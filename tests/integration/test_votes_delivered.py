@@ -42,7 +42,7 @@ class Surface:
 
     platform: Platform
     chat_id: str
-    say: Callable[[str], Awaitable[None]]  # a command, typed in the chat
+    say: Callable[[str], Awaitable[str]]  # a command, typed in the chat; the answer
     vote: Callable[[int, bool], Awaitable[str]]  # a press naming a page id; the answer
 
 
@@ -73,8 +73,8 @@ async def _console(engine: AsyncEngine) -> AsyncIterator[Surface]:
             await asyncio.sleep(0.05)
         raise AssertionError(f"no answer to {line!r}: {out.getvalue()[start:]!r}")
 
-    async def say(text: str) -> None:
-        await typed(text)
+    async def say(text: str) -> str:
+        return await typed(text)
 
     async def vote(page_id: int, up: bool) -> str:
         # The console votes with +N / -N on the buttons of the pages printed last (its
@@ -95,8 +95,8 @@ async def _telegram(tg: FakeTelegram, running: Any) -> AsyncIterator[Surface]:
     chat = test_telegram.PRIVATE
     async with running():
 
-        async def say(text: str) -> None:
-            await test_telegram.reply_to(tg, chat, text)
+        async def say(text: str) -> str:
+            return str((await test_telegram.reply_to(tg, chat, text)).params["text"])
 
         async def vote(page_id: int, up: bool) -> str:
             message = tg.messages_to(chat)[-1]  # the bot's message the button is under
@@ -109,8 +109,8 @@ async def _telegram(tg: FakeTelegram, running: Any) -> AsyncIterator[Surface]:
 
 
 async def _slack(bot: test_slack.Bot) -> AsyncIterator[Surface]:
-    async def say(text: str) -> None:
-        await bot.command(text)
+    async def say(text: str) -> str:
+        return (await bot.command(text)).text
 
     async def vote(page_id: int, up: bool) -> str:
         button = {

@@ -67,6 +67,7 @@ RULES = platforms.PlatformRules(
     admins=_admins,
     admin_chat=_admin_chat,
     workspace_admins=True,
+    private_replies=True,  # every answer to a command or a press is ephemeral
     redact=(OAUTH_CODE_IN_TEXT, TOKEN_IN_TEXT),
     loggers=("slack_bolt",),
 )
