@@ -289,26 +289,58 @@ async def test_votes_are_per_user_undone_and_replaced(bot: Bot) -> None:
     up, down = votes.action(page, up=True), votes.action(page, up=False)
 
     assert await bot.press(GROUP, up, user="1", group=True, admin=False) == Toast(
-        "en", "Noted: more like this"
+        "en", "Noted: pages like this will rank higher in your digests."
     )
     assert await bot.press(GROUP, up, user="2", group=True, admin=False) == Toast(
-        "en", "Noted: more like this"
+        "en", "Noted: pages like this will rank higher in your digests."
     )
     assert await bot.weights(GROUP) == pytest.approx({"rl": 2.0, "reasoning": 2.0})
     # Pressing again takes the vote back; the other button replaces it.
-    assert await bot.press(GROUP, up, user="2", group=True) == Toast("en", "Vote taken back")
+    assert await bot.press(GROUP, up, user="2", group=True) == Toast(
+        "en", "Your vote is taken back."
+    )
     assert await bot.weights(GROUP) == pytest.approx({"rl": 1.0, "reasoning": 1.0})
     assert await bot.press(GROUP, down, user="1", group=True) == Toast(
-        "en", "Noted: less like this"
+        "en", "Noted: pages like this will rank lower in your digests."
     )
     assert await bot.weights(GROUP) == pytest.approx({"rl": -1.0, "reasoning": -1.0})
     shown = (await bot.say(GROUP, "/feedback", group=True)).text
     assert "Disliked: reasoning -1.0, rl -1.0" in shown and "Liked:" not in shown
     await bot.say(GROUP, "/lang ko", group=True)
     assert await bot.press(GROUP, up, user="1", group=True) == Toast(
-        "ko", "반영했습니다: 이런 페이지를 앞으로"
+        "ko", "반영했습니다. 앞으로 이런 페이지를 요약에서 더 위에 보여 드립니다."
     )
     assert "좋아한 태그: reasoning +1.0, rl +1.0" in (await bot.say(GROUP, "/feedback")).text
+
+
+@pytest.mark.parametrize(
+    ("lang", "up", "down", "undone"),
+    [
+        (
+            "en",
+            "Noted: pages like this will rank higher in your digests.",
+            "Noted: pages like this will rank lower in your digests.",
+            "Your vote is taken back.",
+        ),
+        (
+            "ko",
+            "반영했습니다. 앞으로 이런 페이지를 요약에서 더 위에 보여 드립니다.",
+            "반영했습니다. 앞으로 이런 페이지는 요약에서 더 아래에 보여 드립니다.",
+            "투표를 취소했습니다.",
+        ),
+    ],
+)
+async def test_vote_toasts_are_whole_sentences(
+    bot: Bot, lang: str, up: str, down: str, undone: str
+) -> None:
+    await bot.world.publish("p/a", tags="[rl]")
+    page = await bot.page_id("p/a")
+    await bot.say("1", f"/lang {lang}")
+    await bot.say("1", "/subscribe rl")
+    await bot.say("1", "/latest")
+    assert await bot.press("1", votes.action(page, up=True)) == Toast(lang, up)
+    assert await bot.press("1", votes.action(page, up=False)) == Toast(lang, down)
+    assert await bot.press("1", votes.action(page, up=False)) == Toast(lang, undone)
 
 
 @pytest.mark.parametrize("action", ["vote:+:abc", "vote:+:", "vote:x:1", "vote:"])
@@ -345,13 +377,13 @@ async def test_a_page_a_digest_brought_takes_a_vote_and_one_it_did_not_is_refuse
     refused = Toast("en", "That button no longer works.")
     assert await bot.press(GROUP, votes.action(other, up=True), user="1", group=True) == refused
     assert await bot.press(GROUP, votes.action(sent, up=True), user="1", group=True) == Toast(
-        "en", "Noted: more like this"
+        "en", "Noted: pages like this will rank higher in your digests."
     )
     assert await bot.core.chat_moved(
         platform=Platform.TELEGRAM, old_chat_id=GROUP, new_chat_id="-100778"
     )
     assert await bot.press("-100778", votes.action(sent, up=False), user="1", group=True) == (
-        Toast("en", "Noted: less like this")
+        Toast("en", "Noted: pages like this will rank lower in your digests.")
     )
     assert await bot.weights("-100778") == pytest.approx({"rl": -1.0})
 

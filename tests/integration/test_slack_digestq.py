@@ -101,12 +101,12 @@ async def test_latest_pages_carry_vote_buttons_answered_to_the_presser(
     assert [offered[v]["text"]["text"] for v in ups] == ["1 👍", "2 👍"]
 
     first = await bot.press(offered[ups[0]], user="U1")
-    assert first["text"] == "Noted: more like this"
+    assert first["text"] == "Noted: pages like this will rank higher in your digests."
     assert first.get("replace_original") is not True  # the pages stay where they are
     await bot.press(offered[ups[0]], user="U2")
     down = ups[0].replace("vote:+:", "vote:-:")
     again = await bot.press(offered[down], user="U2")
-    assert again["text"] == "Noted: less like this"
+    assert again["text"] == "Noted: pages like this will rank lower in your digests."
     record = await record_of(engine, CHANNEL)
     assert record is not None
     async with engine.connect() as conn:
