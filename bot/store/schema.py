@@ -6,7 +6,8 @@ notifications a poll queues) -> ``chats``, ``chat_tags`` (who wants what) ->
 ``chat_pages`` (the ledger: which version of which page was planned for which chat,
 so nothing is sent twice) -> ``outbox`` (messages to send, with their delivery state).
 ``broadcasts`` and ``audit_log`` serve the admins, ``tag_followers`` keeps the history
-their ``stats`` chart draws; ``leases`` elect one leader among replicas.
+their ``stats`` chart draws; ``leases`` elect one leader among replicas. ``votes`` count
+for the pages a chat received: the ledger's and ``shown_pages`` (what ``latest`` showed).
 
 Times are naive UTC datetimes; dates are the wiki's own dates.
 """
