@@ -53,7 +53,10 @@ class ScriptedInput(io.TextIOBase):
         self.lines: queue.Queue[str] = queue.Queue()
 
     def readline(self, size: int | None = -1) -> str:
-        return self.lines.get(timeout=30)
+        try:
+            return self.lines.get(timeout=30)
+        except queue.Empty:  # nothing typed for long: the end of input
+            return ""
 
 
 async def _console(engine: AsyncEngine) -> AsyncIterator[Surface]:
@@ -85,10 +88,12 @@ async def _console(engine: AsyncEngine) -> AsyncIterator[Surface]:
         answer = await typed("+1" if up else "-1")
         return answer.removeprefix("bot> ").split("\n", 1)[0]
 
-    await typed("/start")
-    yield Surface(Platform.CONSOLE, LOCAL_CHAT, say, vote)
-    stdin.lines.put("")
-    await asyncio.wait_for(running, 10)
+    try:
+        await typed("/start")
+        yield Surface(Platform.CONSOLE, LOCAL_CHAT, say, vote)
+    finally:
+        stdin.lines.put("")  # the end of input: the console returns
+        await asyncio.wait_for(running, 10)
 
 
 async def _telegram(tg: FakeTelegram, running: Any) -> AsyncIterator[Surface]:
