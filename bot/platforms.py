@@ -58,6 +58,10 @@ class PlatformRules:
         workspace_admins: a workspace's own admin (Slack's) administers that workspace.
         operator: whoever uses it is the deployment's operator (the console, on the
             machine that runs the bot).
+        private_replies: its replies to a command are seen only by the one who sent it,
+            wherever it was sent (Slack's and Discord's ephemeral answers): ``stats`` may
+            show the whole deployment's figures there, as in a private chat, and
+            ``settings`` may show a group's page link there.
         remote: a chat platform reached over the network, not the local terminal: a
             broadcast's ``--platform`` may name it, and ``trendbot run`` with none
             configured opens the console.
@@ -65,8 +69,6 @@ class PlatformRules:
         loggers: its libraries' loggers, quiet below WARNING (they log request URLs).
         prefix: how its people type a command, as replies spell it (``/``; Slack's
             ``/trend ``), for a message the bot sends outside a command's reply.
-        private_replies: a reply to a command in a group is seen by its caller alone
-            (Slack's and Discord's ephemeral answers); on Telegram the group sees it.
     """
 
     name: Platform
@@ -77,9 +79,9 @@ class PlatformRules:
     admin_chat: Callable[[Settings, str], AdminChat | None] = lambda _settings, _entry: None
     workspace_admins: bool = False
     operator: bool = False
+    private_replies: bool = False
     remote: bool = True
     prefix: Callable[[Settings], str] = lambda _settings: "/"
-    private_replies: bool = True
     redact: tuple[re.Pattern[str], ...] = ()
     loggers: tuple[str, ...] = ()
 

@@ -46,7 +46,10 @@ class AdminCommands(CommandBase):
             workspace = platforms.rules(caller.platform).workspace_admins
             reason = "workspace" if workspace else "console"
             await _refuse_alerts(record, ctx)
-            return Reply(lang, t(lang, f"dest.alerts.none_for_{reason}"))
+            text = t(lang, f"dest.alerts.none_for_{reason}")
+            if args.strip():  # asked to change something: say that nothing was
+                text = f"{text} {t(lang, 'dest.alerts.unchanged')}"
+            return Reply(lang, text)
         if caller.chat_kind != ChatKind.PRIVATE:
             return Reply(lang, t(lang, "dest.alerts.private_only", p=ctx.prefix))
         choice = args.strip().lower()

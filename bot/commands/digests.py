@@ -33,7 +33,16 @@ LIMIT_MAX = 50
 class DigestCommands(CommandBase):
     """Pages the chat receives now, and how many a digest shows."""
 
-    @command("latest", order=130, audience=EVERYONE, slow=True, menu=Menu.GROUP, usage="[N]")
+    # `latest` writes: the pages it shows take the chat's votes from then on.
+    @command(
+        "latest",
+        order=130,
+        audience=EVERYONE,
+        writes=True,
+        slow=True,
+        menu=Menu.GROUP,
+        usage="[N]",
+    )
     async def _latest(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
         lang = record.chat.lang
         count = LATEST_DEFAULT
@@ -54,6 +63,8 @@ class DigestCommands(CommandBase):
         items.sort(key=lambda item: -len(item.matched))  # stable: newest first among equals
         weights = await feedback_store.weights_of(ctx.conn, chat_pk=record.pk)
         items = [items[i] for i in ranking.order([i.page.tags for i in items], weights)]
+        shown = [item.page_id for item in items if item.page_id is not None]
+        await feedback_store.shown(ctx.conn, chat_pk=record.pk, page_ids=shown)
         return Reply(lang, tn(lang, "latest.header", len(items)), items=tuple(items))
 
     async def _newest_matching(

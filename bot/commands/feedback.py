@@ -91,8 +91,8 @@ class FeedbackCommands(CommandBase):
                 user_id=caller.user_id,
                 value=ranking.UP if up else ranking.DOWN,
             )
-            if now is None:
-                return Toast(lang, t(lang, "digestq.vote.gone"))
+            if now is None:  # a page the chat never received, or no page at all: one answer
+                return Toast(lang, t(lang, "digestq.vote.invalid"))
             key = {ranking.UP: "up", ranking.DOWN: "down"}.get(now, "undone")
             return Toast(lang, t(lang, f"digestq.vote.{key}"))
 

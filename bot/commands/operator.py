@@ -87,5 +87,5 @@ class Admin(BroadcastCommands, StatsCommands):
         self, caller: Caller, *, name: str, args: str, lang: str, prefix: str = "/"
     ) -> Reply:
         if name == "stats":
-            return await self.stats(caller, lang=lang)
+            return await self.stats(caller, lang=lang, prefix=prefix)
         return await self.preview(caller, args=args, lang=lang, prefix=prefix)

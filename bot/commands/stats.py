@@ -2,6 +2,12 @@
 failure reasons, sources, broadcasts going out) as the chat reply says them, as a chart,
 and as JSON (``trendbot stats --json``). A Slack workspace's installer sees that
 workspace's chats, deliveries and broadcasts only.
+
+Who else reads the answer decides too: in a group or channel whose members all see the
+reply, ``stats`` shows that chat's own deliveries and says to ask in a private chat for
+the rest; the whole deployment's figures (other chats' ids, the sources, the chart) are
+answered only in a private chat or where the platform shows the answer to the asker
+alone (``PlatformRules.private_replies``: Slack's ephemeral replies).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from bot import platforms
 from bot.commands import Caller, audit
 from bot.commands.audit import AdminBase
 from bot.i18n import t, tn
-from bot.models import Chart, ChartPanel, Reply, Series
+from bot.models import Chart, ChartPanel, ChatKind, Reply, Series
 from bot.render import toggle
 from bot.store import admin as store
 from bot.store import chats as chat_store
@@ -34,16 +40,43 @@ TREND_TAGS = 5  # lines on that panel: more are not told apart
 class StatsCommands(AdminBase):
     """The ``stats`` half of :class:`~bot.commands.operator.Admin`."""
 
-    async def stats(self, caller: Caller, *, lang: str) -> Reply:
+    async def stats(self, caller: Caller, *, lang: str, prefix: str = "/") -> Reply:
         # A workspace's installer sees that workspace's chats and deliveries only: the
         # pages, the sources and other workspaces are the deployment admins'.
         workspace = self._workspace_only(caller)
         async with self._engine.begin() as conn:
+            if not seen_alone(caller):
+                record = await chat_store.get(
+                    conn, platform=caller.platform, chat_id=caller.chat_id
+                )
+                figures = await self.chat_figures(conn, chat_pk=record.pk if record else None)
+                await audit.record(conn, caller, action="stats.viewed")
+                return Reply(lang, figures.text(lang, prefix=prefix))
             figures = await self.figures(
                 conn, workspace=workspace, created_by=audit.actor(caller) if workspace else None
             )
             await audit.record(conn, caller, action="stats.viewed")
         return Reply(lang, figures.text(lang), chart=figures.chart(lang))
+
+    async def chat_figures(self, conn: AsyncConnection, *, chat_pk: int | None) -> Stats:
+        """The figures of ``stats`` in a group whose members all read the answer: that
+        chat's deliveries and failures of the last 24 hours, nothing of any other chat."""
+        day_ago = utcnow() - dt.timedelta(hours=24)
+        scope = [chat_pk] if chat_pk is not None else []
+        deliveries = await store.counts_since(conn, since=day_ago, chat_pks=scope)
+        failures = await store.top_failures(conn, since=day_ago, chat_pks=scope)
+        return Stats(
+            workspace=None,
+            chats=[],
+            tags=[],
+            pages=None,
+            new_today=None,
+            deliveries={k: int(v) for k, v in deliveries.items()},
+            failures=list(failures),
+            sources=[],
+            broadcasts=[],
+            chat_only=True,
+        )
 
     async def figures(
         self,
@@ -108,6 +141,12 @@ class StatsCommands(AdminBase):
         )
 
 
+def seen_alone(caller: Caller) -> bool:
+    """Whether the answer to ``caller`` is read by them alone: a private chat, or a
+    platform whose replies only the asker sees."""
+    return caller.chat_kind == ChatKind.PRIVATE or platforms.rules(caller.platform).private_replies
+
+
 @dataclass(frozen=True, slots=True)
 class SourceFigure:
     """A configured source in ``stats``: its shown name, last poll (UTC) and last error."""
@@ -138,6 +177,8 @@ class Stats:
     # Active chats following each tag on the recorded days of the last TREND_DAYS, oldest
     # first (``bot.store.trends``); none for a workspace's installer.
     followers_by_day: dict[dt.date, dict[str, int]] = field(default_factory=dict)
+    # The figures of the one chat ``stats`` was asked in (a group): its deliveries only.
+    chat_only: bool = False
 
     def followers_trend(self) -> tuple[list[dt.date], list[tuple[str, list[int]]]]:
         """The recorded days, and the chats of each of the :data:`TREND_TAGS` tags most
@@ -189,9 +230,17 @@ class Stats:
         alt = t(lang, "charts.stats.alt_followers", days=CHART_DAYS, trend_days=TREND_DAYS)
         return Chart(alt=alt, panels=tuple(panels))
 
-    def text(self, lang: str) -> str:
-        """The figures as the ``stats`` reply says them, in ``lang``."""
+    def text(self, lang: str, *, prefix: str = "/") -> str:
+        """The figures as the ``stats`` reply says them, in ``lang`` (commands spelt with
+        ``prefix``)."""
         lines = [t(lang, "admin.stats.header")]
+        if self.chat_only:
+            lines.append(t(lang, "admin.stats.chat_only", p=prefix))
+            lines.append(t(lang, "admin.stats.deliveries", **self.deliveries))
+            if self.failures:
+                reasons = ", ".join(f"{reason} ({n})" for reason, n in self.failures)
+                lines.append(t(lang, "admin.stats.failures", reasons=reasons))
+            return "\n".join(lines)
         if self.workspace:
             lines.append(t(lang, "admin.stats.workspace_only", workspace=self.workspace))
         if self.chats:

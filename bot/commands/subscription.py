@@ -61,6 +61,10 @@ class SubscriptionCommands(CommandBase):
         )
         saved = stored.chat
         reply = self._filter_reply(saved, unknown=unknown, prefix=ctx.prefix)
+        kept = filters.kept_required(record.chat.filter, items)
+        if kept:  # asked for bare, still required: said, never changed silently
+            notes = [t(lang, "subscribe.kept_required", tag=tag, p=ctx.prefix) for tag in kept]
+            reply = replace(reply, text="\n\n".join([reply.text, *notes]))
         if record.chat.filter.is_empty and not saved.filter.is_empty:
             first = await self._first_digest_note(ctx.conn, stored, prefix=ctx.prefix)
             if first:

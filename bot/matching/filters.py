@@ -108,7 +108,9 @@ def add(f: Filter, items: Iterable[FilterItem]) -> Filter:
     """``f`` with ``items`` added, in order; a tag lives in exactly one bucket.
 
     Adding ``+rl`` when ``rl`` is an any-of tag moves it to the required ones, adding
-    ``-rl`` moves it to the excluded ones, and so on; ``*`` sets ``everything``.
+    ``-rl`` moves it to the excluded ones, and so on; ``*`` sets ``everything``. A bare
+    ``rl`` never weakens a required ``+rl``: it stays required (:func:`kept_required`
+    names such tags, for the reply to say so); ``unsubscribe`` is how it becomes optional.
 
     Raises:
         FilterError: ``(tag, "too_many")`` when a new tag would make the filter hold more
@@ -125,6 +127,8 @@ def add(f: Filter, items: Iterable[FilterItem]) -> Filter:
         if item.kind == "everything":
             everything = True
             continue
+        if item.kind == "any" and item.tag in buckets["required"]:
+            continue  # already required: the stronger form stays
         present = False
         for bucket in buckets.values():
             if item.tag in bucket:
@@ -141,6 +145,21 @@ def add(f: Filter, items: Iterable[FilterItem]) -> Filter:
         excluded=frozenset(buckets["excluded"]),
         everything=everything,
     )
+
+
+def kept_required(f: Filter, items: Iterable[FilterItem]) -> tuple[str, ...]:
+    """The tags of ``items`` asked for bare (``rl``) that :func:`add` keeps required in
+    ``f`` (``+rl``), in order, each once."""
+    found: dict[str, None] = {}
+    required = set(f.required)
+    for item in items:
+        if item.kind == "required":
+            required.add(item.tag)
+        elif item.kind == "excluded":
+            required.discard(item.tag)
+        elif item.kind == "any" and item.tag in required:
+            found[item.tag] = None
+    return tuple(found)
 
 
 def remove(f: Filter, items: Iterable[FilterItem]) -> Filter:

@@ -19,7 +19,7 @@ from bot.i18n import t
 from bot.matching import filters
 from bot.matching.schedule import zone_label
 from bot.models import ChatState, Filter, Mode, Page, Reply
-from bot.sources.urls import redact_url
+from bot.sources.urls import public_name
 from bot.store import chats as chat_store
 from bot.store import current, history
 from bot.store import pages as page_store
@@ -143,7 +143,8 @@ def source_lines(lang: str, *, asked: Page, sent_as: Page, others: list[Page]) -
 
 
 def _source(page: Page) -> str:
-    return redact_url(page.source)[:200]
+    """Any member may ask ``why``: a source by its public name, never a server path."""
+    return public_name(page.source)[:200]
 
 
 def outcome_lines(

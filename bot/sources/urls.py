@@ -9,6 +9,7 @@ addresses a public feed may not lead to.
 from __future__ import annotations
 
 import ipaddress
+from pathlib import PurePath
 from urllib.parse import urlsplit
 
 
@@ -20,6 +21,18 @@ def is_feed_url(source: str) -> bool:
 def _is_url(source: str) -> bool:
     """A feed or a git repository (``git+https://…``); a directory is neither."""
     return is_feed_url(source) or source.lower().startswith("git+")
+
+
+def public_name(source: str) -> str:
+    """A source as any chat member may see it (``why``): a feed or a remote git repository
+    as :func:`redact_url` shows it; a directory, or a repository on this machine
+    (``git+file://``), by the last part of its path (``/srv/wiki`` -> ``wiki``). The
+    server's paths are the operator's, shown only to admins (``stats``, ``/healthz``)."""
+    if not _is_url(source) or source.lower().startswith("git+file:"):
+        path = urlsplit(source).path if _is_url(source) else source
+        path = path.split("@", 1)[0] if _is_url(source) else path
+        return PurePath(path.replace("\\", "/").rstrip("/")).name or "wiki"
+    return redact_url(source)
 
 
 def redact_url(url: str) -> str:

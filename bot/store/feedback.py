@@ -3,6 +3,9 @@
 A vote is one row per chat, page and user, so in a group every member counts once. Each
 change works the chat's weights out again from all its votes (``bot.matching.ranking``) and keeps
 them in ``chat_weights``, which is what planning reads.
+
+A vote counts only for a page the chat received (:func:`delivered`): a button's action names
+a page by its id, and anyone can send an action naming any id.
 """
 
 from __future__ import annotations
@@ -11,11 +14,12 @@ import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, union_all, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.matching import ranking
-from bot.store.schema import chat_weights, chats, page_tags, pages, votes
+from bot.store.schema import chat_pages, chat_weights, chats, page_tags, pages, shown_pages, votes
 from bot.util import utcnow
 
 
@@ -30,13 +34,19 @@ async def press(
 ) -> int | None:
     """A press of 👍 (``ranking.UP``) or 👎 (``ranking.DOWN``) by ``user_id``.
 
-    Pressing the vote the user already gave takes it back; the other one replaces it.
-    Returns the user's vote now (``0``: none), or None when the page is no longer known.
+    Pressing the vote the user already gave takes it back; the other one replaces it. This
+    is the one place every platform's vote is stored, so the rule is here: only a page
+    :func:`delivered` to the chat takes a vote.
+
+    Returns the user's vote now (``0``: none), or None when the chat never received the page
+    (or it is no longer known): nothing is stored then.
     """
     now = now or utcnow()
     # One press of a chat at a time (on PostgreSQL): weights are worked out from all votes.
     await conn.execute(select(chats.c.id).where(chats.c.id == chat_pk).with_for_update())
     if (await conn.execute(select(pages.c.id).where(pages.c.id == page_id))).first() is None:
+        return None
+    if not await delivered(conn, chat_pk=chat_pk, page_id=page_id):
         return None
     key = (votes.c.chat_pk == chat_pk) & (votes.c.page_id == page_id) & (votes.c.user_id == user_id)
     before = (await conn.execute(select(votes.c.value).where(key))).scalar_one_or_none()
@@ -55,6 +65,44 @@ async def press(
         result = value
     await refresh(conn, chat_pk=chat_pk, now=now)
     return result
+
+
+async def delivered(conn: AsyncConnection, *, chat_pk: int, page_id: int) -> bool:
+    """Whether the chat received the page with its 👍/👎: in a digest or an instant message
+    (the ledger, ``chat_pages``) or in a ``latest`` reply (``shown_pages``, :func:`shown`)."""
+    ledger = select(chat_pages.c.page_id).where(
+        chat_pages.c.chat_pk == chat_pk, chat_pages.c.page_id == page_id
+    )
+    latest = select(shown_pages.c.page_id).where(
+        shown_pages.c.chat_pk == chat_pk, shown_pages.c.page_id == page_id
+    )
+    return (await conn.execute(union_all(ledger, latest).limit(1))).first() is not None
+
+
+async def shown(
+    conn: AsyncConnection,
+    *,
+    chat_pk: int,
+    page_ids: Sequence[int],
+    now: dt.datetime | None = None,
+) -> None:
+    """A ``latest`` reply shows the chat ``page_ids`` with their 👍/👎: votes on them count."""
+    if not page_ids:
+        return
+    now = now or utcnow()
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    statement = dialect.insert(shown_pages).values(
+        [
+            {"chat_pk": chat_pk, "page_id": page_id, "shown_at": now}
+            for page_id in dict.fromkeys(page_ids)
+        ]
+    )
+    await conn.execute(
+        statement.on_conflict_do_update(
+            index_elements=[shown_pages.c.chat_pk, shown_pages.c.page_id],
+            set_={"shown_at": statement.excluded.shown_at},
+        )
+    )
 
 
 async def refresh(conn: AsyncConnection, *, chat_pk: int, now: dt.datetime) -> dict[str, float]:

@@ -22,7 +22,7 @@ from bot.store.chats import (
     record_from_row,
     save_tags,
 )
-from bot.store.schema import chats, outbox
+from bot.store.schema import audit_log, broadcasts, chats, outbox
 from bot.util import utcnow
 
 
@@ -77,6 +77,9 @@ async def migrate_id(
 
     * the older row survives (its id, cursor, ledger and queued messages stay), under the
       new id; the newer row's queued messages move to it, then the newer row is deleted;
+    * the rows that name the chat by its address (``platform:chat_id``: the audit log,
+      which ``stats`` counts the language toggle's presses from, and a broadcast's preview)
+      take the new one: the chat's history follows it, as its ledger and votes do by key;
     * the settings (filter, mode, time, zone, language, state) stay the older row's, unless
       the newer row was changed after it was created (a ``/subscribe``, ``/mode``... in the
       supergroup): that was said after the migration, so the newer settings are kept. The
@@ -101,9 +104,24 @@ async def migrate_id(
         await conn.execute(update(outbox).where(outbox.c.chat_pk == newer["id"]).values(chat_pk=pk))
         await conn.execute(delete(chats).where(chats.c.id == newer["id"]))
     row = (await conn.execute(UPDATE, {**values, "pk": pk})).mappings().one()
+    await _readdress_history(
+        conn,
+        old=f"{older['platform']}:{older['chat_id']}",
+        new=f"{older['platform']}:{new_chat_id}",
+    )
     if new_filter is not None and new_filter != older["filter"]:
         await save_tags(conn, pk, filter_of(new_filter))
     return record_from_row(row)
+
+
+async def _readdress_history(conn: AsyncConnection, *, old: str, new: str) -> None:
+    """The rows naming a chat by its address ``old`` name it ``new``."""
+    if old == new:
+        return
+    await conn.execute(update(audit_log).where(audit_log.c.chat == old).values(chat=new))
+    await conn.execute(
+        update(broadcasts).where(broadcasts.c.origin_chat == old).values(origin_chat=new)
+    )
 
 
 async def migrate(

@@ -6,7 +6,8 @@ notifications a poll queues) -> ``chats``, ``chat_tags`` (who wants what) ->
 ``chat_pages`` (the ledger: which version of which page was planned for which chat,
 so nothing is sent twice) -> ``outbox`` (messages to send, with their delivery state).
 ``broadcasts`` and ``audit_log`` serve the admins, ``tag_followers`` keeps the history
-their ``stats`` chart draws; ``leases`` elect one leader among replicas.
+their ``stats`` chart draws; ``leases`` elect one leader among replicas. ``votes`` count
+for the pages a chat received: the ledger's and ``shown_pages`` (what ``latest`` showed).
 
 Times are naive UTC datetimes; dates are the wiki's own dates.
 """
@@ -227,6 +228,16 @@ votes = Table(
     Column("user_id", String(128), primary_key=True),
     Column("value", Integer, nullable=False),
     Column("voted_at", DateTime, nullable=False),
+)
+
+# The pages a ``latest`` reply showed a chat, with their 👍/👎 (digests and instant messages
+# are in the ledger, ``chat_pages``): a vote counts only for a page the chat was shown.
+shown_pages = Table(
+    "shown_pages",
+    metadata,
+    Column("chat_pk", ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True),
+    Column("page_id", ForeignKey("pages.id", ondelete="CASCADE"), primary_key=True),
+    Column("shown_at", DateTime, nullable=False),
 )
 
 # The tag weights a chat's votes give, worked out at ``based_at`` each time a vote changes

@@ -33,6 +33,14 @@ the fake an older or self-hosted server: below 10.1 it answers ``sendRichMessage
 ``404 Not Found`` as for any method it does not know; 10.1 refuses ``blocks``, 10.2 refuses
 button rows, both with 400. ``rich_refused_chats`` answer 400 to a rich message alone.
 
+Every call is checked against the Bot API's machine-readable description
+(:mod:`tests.fakes.telegram_spec`, ``tests/data/telegram_bot_api/``): a method, parameter or
+field the Bot API does not have, a required one missing, or a value of another type. Telegram
+answers a wrong type with 400, and so does the fake; it ignores a parameter it does not know
+(so a misspelt option is silently lost), and so does the fake, which keeps it in
+``spec_violations``: leaving ``async with`` with any fails the test (``check_spec = False``
+for a test that sends malformed calls on purpose).
+
 HTML ``parse_mode`` is parsed the way Telegram does it (the supported tags only, balanced, the
 four named entities): the message comes back as plain text with entities, and malformed markup
 is refused with ``400 Bad Request: can't parse entities: ...``. Markdown modes are stored
@@ -62,6 +70,7 @@ from typing import Any, ClassVar
 
 from aiohttp import web, web_protocol
 
+from tests.fakes import telegram_spec
 from tests.fakes.base import Dropped, LocalApiServer
 
 DEFAULT_TOKEN = "123456:TEST-token"
@@ -340,6 +349,11 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
         self.rich_refused_chats: set[int | str] = set()
         # Photos sent: the chat, the uploaded bytes and the Message answered.
         self.photos: list[dict[str, Any]] = []
+        # Every call is checked against the Bot API's description (tests/fakes/telegram_spec.py):
+        # what it does not allow is kept here, and leaving ``async with`` with any fails the
+        # test. A test that sends the fake malformed calls on purpose turns it off.
+        self.check_spec = True
+        self.spec_violations: list[telegram_spec.Problem] = []
 
         # The world the bot talks to.
         self.chats: dict[int | str, dict[str, Any]] = {}
@@ -399,6 +413,12 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         app.router.add_route("*", "/file/bot{token}/{path:.*}", self._handle_file)
         app.router.add_get("/_stats", self._handle_stats)
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await super().__aexit__(*exc_info)
+        if self.check_spec and self.spec_violations and exc_info[0] is None:
+            found = "; ".join(map(str, dict.fromkeys(self.spec_violations)))
+            raise AssertionError(f"calls the Bot API does not allow: {found}")
 
     async def close(self) -> None:
         """Answer held long polls at once and stop listening."""
@@ -703,6 +723,7 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
             "delivered": self._delivered,
             "rate_limited": answers[429],
             "limit_violations": len(self.limit_violations),
+            "spec_violations": sorted({str(p) for p in self.spec_violations}),
             "violations_by_rule": dict(Counter(v.rule for v in self.limit_violations)),
         }
 
@@ -791,6 +812,14 @@ class FakeTelegram(LocalApiServer[TelegramCall]):
             handler = None  # a server from before Bot API 10.1 does not know the method
         if handler is None:
             raise _ApiError(404, "Not Found")
+        if self.check_spec:
+            problems = telegram_spec.check_call(method, params)
+            self.spec_violations += problems
+            # Telegram ignores a parameter it does not know (the call goes through, the
+            # option is lost: a test fails at the end); a value it cannot read is a 400.
+            refused = next((p for p in problems if p.refused), None)
+            if refused is not None:
+                raise _ApiError(400, f"Bad Request: {refused}")
         chat_id = params.get("chat_id")
         if self._take_drop(method, chat_id):
             raise Dropped
@@ -1460,6 +1489,13 @@ def _link_preview(params: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+_INLINE_BUTTON_ACTIONS = frozenset(
+    field["name"]
+    for field in telegram_spec.spec()["types"]["InlineKeyboardButton"]["fields"]
+    if field["name"] not in ("text", "style", "icon_custom_emoji_id")
+)
+
+
 def _check_markup(markup: Any) -> dict[str, Any] | None:
     """Validate a reply_markup; return what a Message carries (inline keyboards only)."""
     if markup is None:
@@ -1480,7 +1516,10 @@ def _check_markup(markup: Any) -> dict[str, Any] | None:
             data = button.get("callback_data")
             if data is not None and not 1 <= len(str(data).encode()) <= MAX_CALLBACK_DATA_BYTES:
                 raise _ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
-            if len(button) == 1:
+            # InlineKeyboardButton (https://core.telegram.org/bots/api#inlinekeyboardbutton):
+            # "Exactly one of the optional fields" other than its looks must be used; a
+            # field Telegram does not know (a misspelt one) is ignored, leaving none.
+            if not any(name in button for name in _INLINE_BUTTON_ACTIONS):
                 raise _ApiError(400, "Bad Request: can't parse inline keyboard button: "
                                 "Text buttons are unallowed in the inline keyboard")  # fmt: skip
     return {"inline_keyboard": rows}

@@ -85,9 +85,14 @@ async def test_a_team_user_entry_is_an_admin_in_its_workspace_only(ops: Deployme
 async def test_a_workspace_admins_alerts_on_is_refused_with_the_reason(two: Deployment) -> None:
     two.sl.add_channel(two.sl.im_channel(INSTALLER_A), user=INSTALLER_A, team_id=TEAM_A)
     dm = two.sl.im_channel(INSTALLER_A)
-    for text in ("alerts on", "alerts"):
+    reason = t("en", "dest.alerts.none_for_workspace")
+    # Asked to turn them on: nothing was changed. Asked for the state: the state alone.
+    for text, said in (
+        ("alerts on", f"{reason} {t('en', 'dest.alerts.unchanged')}"),
+        ("alerts", reason),
+    ):
         reply = await two.command(text, team=TEAM_A, channel=dm, user=INSTALLER_A)
-        assert reply == t("en", "dest.alerts.none_for_workspace")
+        assert reply == said
     async with two.app.engine.connect() as conn:
         assert await alert_store.admin_choices(conn) == {}
         actions = (await conn.execute(select(audit_log.c.action))).scalars().all()
@@ -198,8 +203,11 @@ async def test_the_consoles_alerts_on_is_refused_with_the_reason(
         clean_env, WIKI_SOURCES=str(wiki), DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/t.db"
     )
     done = await asyncio.to_thread(
-        run_cli, "console", env=env, cwd=tmp_path, stdin="/alerts on\n/quit\n"
+        run_cli, "console", env=env, cwd=tmp_path, stdin="/alerts on\n/alerts\n/quit\n"
     )
     assert done.returncode == 0, done.stderr
-    assert t("en", "dest.alerts.none_for_console") in " ".join(done.stdout.split())
+    said = " ".join(done.stdout.split())
+    reason = t("en", "dest.alerts.none_for_console")
+    assert f"{reason} {t('en', 'dest.alerts.unchanged')}" in said
+    assert said.count(reason) == 2 and said.count(t("en", "dest.alerts.unchanged")) == 1
     assert t("en", "dest.alerts.on", p="/") not in done.stdout

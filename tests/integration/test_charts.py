@@ -86,6 +86,26 @@ async def test_a_refused_photo_is_logged_once_and_the_text_stands(
     assert [c.ok for c in tg.calls("sendPhoto")] == [False]  # a 400 is not tried again
 
 
+async def test_a_photo_refused_with_404_is_logged_as_what_failed_not_as_the_token(
+    tg: FakeTelegram, running: Running, engine: AsyncEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Bot API server without ``sendPhoto`` answers 404 (python-telegram-bot raises it as
+    an invalid token); the log names the method, and says the token was not refused."""
+    await seed_telegram_pages(engine)
+    tg.fail_next("sendPhoto", 404, description="Not Found")
+    async with running():
+        await liked_in_telegram(tg)
+        with caplog.at_level(logging.INFO):
+            text = await reply_to(tg, PRIVATE, "/feedback")
+            await tg.wait_for(lambda c: c.method == "sendPhoto")
+            await reply_to(tg, PRIVATE, "/settings")  # the text still goes: the token works
+    assert t("en", "digestq.feedback.header") in text.params["text"]
+    [refused] = [r for r in caplog.records if "reply not sent" in r.getMessage()]
+    said = refused.getMessage()
+    assert "not_found: sendPhoto answered 404 Not Found" in said
+    assert "the bot token was not refused" in said and "token was rejected" not in said
+
+
 async def test_a_chart_that_cannot_be_drawn_is_logged_once_and_the_text_stands(
     tg: FakeTelegram,
     running: Running,

@@ -427,12 +427,12 @@ def test_pages_shown_are_voted_on_with_plus_and_minus_n(bot: Session | Terminal)
     ask(bot, "/subscribe rl")
     latest = ask(bot, "/latest 2")
     assert "[+1 👍] [-1 👎]" in latest and "[+2 👍] [-2 👎]" in latest
-    assert "Noted: less like this" in ask(bot, "-2")
+    assert "Noted: pages like this will rank lower in your digests." in ask(bot, "-2")
     undone = ask(bot, "-2")  # the same button again takes the vote back
     feedback = ask(bot, "/feedback")
-    assert "Noted: more like this" in ask(bot, "+1")
+    assert "Noted: pages like this will rank higher in your digests." in ask(bot, "+1")
     quit_console(bot)
-    assert "Noted: less like this" not in undone
+    assert "Noted: pages like this will rank lower in your digests." not in undone
     assert "-1.0" not in feedback  # the 👎 was taken back: no tag learned a weight from it
 
 
@@ -646,7 +646,7 @@ def test_a_newcomer_gets_a_digest_presses_buttons_and_keeps_the_prompt(
 
         assert "[+1 👍] [-1 👎]" in digest
         # A digest's page is voted on where it was printed.
-        assert "Noted: more like this" in ask(bot, "+1")
+        assert "Noted: pages like this will rank higher in your digests." in ask(bot, "+1")
 
         assert "rl (" in ask(bot, "/tags")  # the prompt still takes commands
 

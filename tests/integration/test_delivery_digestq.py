@@ -55,6 +55,10 @@ async def test_a_ranked_digest_is_sent_best_first_with_a_vote_row_per_page(
     await world.poller.poll()
     ids = await page_ids(engine)
     async with engine.begin() as conn:
+        # Shown by a `latest` reply: a chat votes only on pages it received.
+        await feedback_store.shown(
+            conn, chat_pk=record.pk, page_ids=[ids["q/eyes"], ids["q/robot"]]
+        )
         for key, value in (("q/eyes", 1), ("q/robot", -1)):
             await feedback_store.press(
                 conn, chat_pk=record.pk, page_id=ids[key], user_id="1001", value=value

@@ -285,29 +285,62 @@ async def test_votes_are_per_user_undone_and_replaced(bot: Bot) -> None:
     await bot.say(GROUP, "/subscribe *", group=True)
     await world.publish("p/a", tags="[rl, reasoning]")
     page = await bot.page_id("p/a")
+    await bot.say(GROUP, "/latest", group=True)  # a vote counts for a page the chat was shown
     up, down = votes.action(page, up=True), votes.action(page, up=False)
 
     assert await bot.press(GROUP, up, user="1", group=True, admin=False) == Toast(
-        "en", "Noted: more like this"
+        "en", "Noted: pages like this will rank higher in your digests."
     )
     assert await bot.press(GROUP, up, user="2", group=True, admin=False) == Toast(
-        "en", "Noted: more like this"
+        "en", "Noted: pages like this will rank higher in your digests."
     )
     assert await bot.weights(GROUP) == pytest.approx({"rl": 2.0, "reasoning": 2.0})
     # Pressing again takes the vote back; the other button replaces it.
-    assert await bot.press(GROUP, up, user="2", group=True) == Toast("en", "Vote taken back")
+    assert await bot.press(GROUP, up, user="2", group=True) == Toast(
+        "en", "Your vote is taken back."
+    )
     assert await bot.weights(GROUP) == pytest.approx({"rl": 1.0, "reasoning": 1.0})
     assert await bot.press(GROUP, down, user="1", group=True) == Toast(
-        "en", "Noted: less like this"
+        "en", "Noted: pages like this will rank lower in your digests."
     )
     assert await bot.weights(GROUP) == pytest.approx({"rl": -1.0, "reasoning": -1.0})
     shown = (await bot.say(GROUP, "/feedback", group=True)).text
     assert "Disliked: reasoning -1.0, rl -1.0" in shown and "Liked:" not in shown
     await bot.say(GROUP, "/lang ko", group=True)
     assert await bot.press(GROUP, up, user="1", group=True) == Toast(
-        "ko", "반영했습니다: 이런 페이지를 앞으로"
+        "ko", "반영했습니다. 앞으로 이런 페이지를 요약에서 더 위에 보여 드립니다."
     )
     assert "좋아한 태그: reasoning +1.0, rl +1.0" in (await bot.say(GROUP, "/feedback")).text
+
+
+@pytest.mark.parametrize(
+    ("lang", "up", "down", "undone"),
+    [
+        (
+            "en",
+            "Noted: pages like this will rank higher in your digests.",
+            "Noted: pages like this will rank lower in your digests.",
+            "Your vote is taken back.",
+        ),
+        (
+            "ko",
+            "반영했습니다. 앞으로 이런 페이지를 요약에서 더 위에 보여 드립니다.",
+            "반영했습니다. 앞으로 이런 페이지는 요약에서 더 아래에 보여 드립니다.",
+            "투표를 취소했습니다.",
+        ),
+    ],
+)
+async def test_vote_toasts_are_whole_sentences(
+    bot: Bot, lang: str, up: str, down: str, undone: str
+) -> None:
+    await bot.world.publish("p/a", tags="[rl]")
+    page = await bot.page_id("p/a")
+    await bot.say("1", f"/lang {lang}")
+    await bot.say("1", "/subscribe rl")
+    await bot.say("1", "/latest")
+    assert await bot.press("1", votes.action(page, up=True)) == Toast(lang, up)
+    assert await bot.press("1", votes.action(page, up=False)) == Toast(lang, down)
+    assert await bot.press("1", votes.action(page, up=False)) == Toast(lang, undone)
 
 
 @pytest.mark.parametrize("action", ["vote:+:abc", "vote:+:", "vote:x:1", "vote:"])
@@ -318,14 +351,41 @@ async def test_a_malformed_vote_is_refused_with_a_toast(bot: Bot, action: str) -
 
 async def test_a_vote_for_an_unknown_page_or_without_a_user_stores_nothing(bot: Bot) -> None:
     assert await bot.press("1", votes.action(999_999, up=True)) == Toast(
-        "en", "That page is no longer in the wiki."
+        "en", "That button no longer works."
     )
     await bot.world.publish("p/a", tags="[rl]")
     page = await bot.page_id("p/a")
+    await bot.say("1", "/subscribe rl")
+    await bot.say("1", "/latest")
     assert await bot.press("1", votes.action(page, up=True), user="") == Toast(
         "en", "That button no longer works."
     )
     assert await bot.weights("1") == {}
+
+
+async def test_a_page_a_digest_brought_takes_a_vote_and_one_it_did_not_is_refused(
+    bot: Bot,
+) -> None:
+    """The ledger is what the chat received: a digest's page takes votes (and a chat that
+    moves keeps them), a page the planner never sent to it does not."""
+    await bot.say(GROUP, "/subscribe rl", group=True)
+    await bot.world.publish("p/sent", tags="[rl]")
+    await bot.world.publish("p/other", tags="[vision]")
+    assert await bot.world.plan() == 1
+    sent, other = await bot.page_id("p/sent"), await bot.page_id("p/other")
+    assert await digest_pages(bot, GROUP) == [sent]
+    refused = Toast("en", "That button no longer works.")
+    assert await bot.press(GROUP, votes.action(other, up=True), user="1", group=True) == refused
+    assert await bot.press(GROUP, votes.action(sent, up=True), user="1", group=True) == Toast(
+        "en", "Noted: pages like this will rank higher in your digests."
+    )
+    assert await bot.core.chat_moved(
+        platform=Platform.TELEGRAM, old_chat_id=GROUP, new_chat_id="-100778"
+    )
+    assert await bot.press("-100778", votes.action(sent, up=False), user="1", group=True) == (
+        Toast("en", "Noted: pages like this will rank lower in your digests.")
+    )
+    assert await bot.weights("-100778") == pytest.approx({"rl": -1.0})
 
 
 async def test_feedback_without_votes_and_with_a_bad_argument(bot: Bot) -> None:
@@ -341,6 +401,8 @@ async def test_feedback_without_votes_and_with_a_bad_argument(bot: Bot) -> None:
 async def test_feedback_reset_asks_first_and_forgets_on_confirmation(bot: Bot) -> None:
     await bot.world.publish("p/a", tags="[rl]")
     page = await bot.page_id("p/a")
+    await bot.say(GROUP, "/subscribe rl", group=True)
+    await bot.say(GROUP, "/latest", group=True)
     await bot.press(GROUP, votes.action(page, up=True), user="1", group=True)
     await bot.press(GROUP, votes.action(page, up=True), user="2", group=True)
     ask = await bot.say(GROUP, "/feedback reset", group=True, admin=False)
@@ -370,6 +432,7 @@ async def test_digests_rank_by_votes_cut_at_the_limit_and_reset_restores_the_ord
     await bot.say("1", "/subscribe *")
     await world.publish("p/liked", tags="[vision]")
     await world.publish("p/disliked", tags="[robotics]")
+    await bot.say("1", "/latest")
     await bot.press("1", votes.action(await bot.page_id("p/liked"), up=True))
     await bot.press("1", votes.action(await bot.page_id("p/disliked"), up=False))
     assert await world.plan() == 1  # the first digest: those two
@@ -561,6 +624,8 @@ async def test_feedback_shows_cancelled_votes_truthfully(bot: Bot, lang: str) ->
     await bot.world.publish("p/b", tags="[post-training]")
     a, b = await bot.page_id("p/a"), await bot.page_id("p/b")
     await bot.say(GROUP, f"/lang {lang}", group=True)
+    await bot.say(GROUP, "/subscribe *", group=True)
+    await bot.say(GROUP, "/latest", group=True)
     await bot.press(GROUP, votes.action(a, up=True), user="1", group=True)
     await bot.press(GROUP, votes.action(a, up=False), user="2", group=True)
     text = (await bot.say(GROUP, "/feedback", group=True)).text
@@ -574,7 +639,10 @@ async def test_feedback_shows_cancelled_votes_truthfully(bot: Bot, lang: str) ->
     await bot.press(GROUP, "fbreset:yes", group=True)
     again = await bot.press(GROUP, "fbreset:yes", group=True)
     assert isinstance(again, Reply)
-    assert again.text == {
-        "en": "There are no votes to forget; nothing was changed.",
-        "ko": "초기화할 투표가 없습니다. 아무것도 바뀌지 않았습니다.",
-    }[lang]
+    assert (
+        again.text
+        == {
+            "en": "There are no votes to forget; nothing was changed.",
+            "ko": "초기화할 투표가 없습니다. 아무것도 바뀌지 않았습니다.",
+        }[lang]
+    )

@@ -414,6 +414,43 @@ async def test_json_query_and_multipart_bodies_are_accepted(tg: FakeTelegram) ->
     assert as_json.json()["result"]["reply_markup"] == markup
     assert tg.sent[0].chat_id == PRIVATE  # "1001" is read as the number, as Telegram does
     assert tg.sent[-1].params["x"] == {"filename": "a.txt", "size": 3}
+    # A file sendMessage has no parameter for: Telegram ignores it, the spec check names it.
+    assert [str(p) for p in tg.spec_violations] == ["sendMessage.x: no such parameter or field"]
+    tg.spec_violations.clear()
+
+
+async def test_every_call_is_checked_against_the_bot_api_description(tg: FakeTelegram) -> None:
+    """A misspelt parameter (which Telegram ignores: the option is silently lost), a
+    misspelt field of an object at any depth, a value of another type and a missing
+    required parameter are each named; the wrong type and the missing one are a 400, as
+    Telegram answers them. Leaving ``async with`` with any of them fails the test."""
+    url = f"{tg.base_url}{TOKEN}/"
+    button = {"text": "Go", "callback_dat": "x"}
+    async with httpx.AsyncClient() as client:
+        misspelt = await client.post(
+            url + "sendMessage", json={"chat_id": PRIVATE, "text": "a", "parse_mod": "HTML"}
+        )
+        nested = await client.post(
+            url + "sendMessage",
+            json={"chat_id": PRIVATE, "text": "b", "reply_markup": {"inline_keyboard": [[button]]}},
+        )
+        wrong_type = await client.post(
+            url + "answerCallbackQuery", json={"callback_query_id": "1", "show_alert": "maybe"}
+        )
+        missing = await client.post(url + "sendMessage", json={"chat_id": PRIVATE})
+    assert misspelt.status_code == 200  # as Telegram: the unknown parameter is ignored
+    assert nested.status_code == 400, nested.json()  # a button with no action
+    assert wrong_type.status_code == 400 and missing.status_code == 400
+    assert "answerCallbackQuery.show_alert: must be a Boolean" in wrong_type.json()["description"]
+    assert [str(p) for p in tg.spec_violations] == [
+        "sendMessage.parse_mod: no such parameter or field",
+        "sendMessage.reply_markup.inline_keyboard[0][0].callback_dat: no such parameter or field",
+        "answerCallbackQuery.show_alert: must be a Boolean",
+        "sendMessage.text: required, and missing",
+    ]
+    with pytest.raises(AssertionError, match="parse_mod: no such parameter"):
+        await tg.__aexit__(None, None, None)
+    tg.spec_violations.clear()
 
 
 async def test_wait_for_counts_and_predicates(tg: FakeTelegram, bot: Bot) -> None:
@@ -486,6 +523,7 @@ async def test_stats_are_served_for_a_fake_in_another_process(tg: FakeTelegram, 
             "limit_violations": 1,
             "violations_by_rule": {"global": 1},
             "densest_second": 3,  # the two messages and the send the cap refused
+            "spec_violations": [],
         }
     )
 

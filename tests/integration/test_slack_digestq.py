@@ -101,12 +101,12 @@ async def test_latest_pages_carry_vote_buttons_answered_to_the_presser(
     assert [offered[v]["text"]["text"] for v in ups] == ["1 👍", "2 👍"]
 
     first = await bot.press(offered[ups[0]], user="U1")
-    assert first["text"] == "Noted: more like this"
+    assert first["text"] == "Noted: pages like this will rank higher in your digests."
     assert first.get("replace_original") is not True  # the pages stay where they are
     await bot.press(offered[ups[0]], user="U2")
     down = ups[0].replace("vote:+:", "vote:-:")
     again = await bot.press(offered[down], user="U2")
-    assert again["text"] == "Noted: less like this"
+    assert again["text"] == "Noted: pages like this will rank lower in your digests."
     record = await record_of(engine, CHANNEL)
     assert record is not None
     async with engine.connect() as conn:
@@ -126,7 +126,7 @@ async def test_a_forged_vote_value_is_answered_and_stores_nothing(
         "text": {"type": "plain_text", "text": "1 👍"},
     }
     answer = await bot.press(forged)
-    assert answer["text"] == "That page is no longer in the wiki."
+    assert answer["text"] == "That button no longer works."
     forged["value"] = "vote:+:1; DROP TABLE votes"
     answer = await bot.press(forged)
     assert answer["text"] == "That button no longer works."
@@ -275,13 +275,13 @@ async def test_a_ranked_threaded_digests_top_3_follow_its_own_order(
     voter = Caller(platform=Platform.SLACK, chat_id=CHANNEL, user_id=USER)
     await world.publish("v/liked", tags="[vision]")
     await world.publish("v/disliked", tags="[robotics]")
-    for key, up in (("v/liked", True), ("v/disliked", False)):
+    assert await world.plan() == 1  # the welcome digest: sent first, out of the way
+    await Delivery(engine=engine, senders={Platform.SLACK: sender}).drain()
+    for key, up in (("v/liked", True), ("v/disliked", False)):  # votes on what it showed
         async with engine.connect() as conn:
             page_id = (await conn.execute(select(pages.c.id).where(pages.c.key == key))).scalar()
         assert page_id is not None
         await core.handle_action(voter, votes.action(page_id, up=up))
-    assert await world.plan() == 1  # the welcome digest: sent first, out of the way
-    await Delivery(engine=engine, senders={Platform.SLACK: sender}).drain()
 
     # Six new pages; newest first they are n1 n2 r1 v1 v2 r2, the ranking puts the liked
     # tag first and the disliked one last.

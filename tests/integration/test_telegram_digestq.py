@@ -82,11 +82,14 @@ async def test_latest_has_a_vote_row_per_page_and_a_press_is_a_toast(
         update = tg.callback(PRIVATE, message["message_id"], up)
         await tg.wait_for(lambda c: c.method == "answerCallbackQuery")
         answer = tg.callback_answers[update["callback_query"]["id"]]
-        assert answer["text"] == "Noted: more like this"
+        assert answer["text"] == "Noted: pages like this will rank higher in your digests."
         assert not answer.get("show_alert")
         update = tg.callback(PRIVATE, message["message_id"], up)
         await tg.wait_for(lambda c: c.method == "answerCallbackQuery", count=2)
-        assert tg.callback_answers[update["callback_query"]["id"]]["text"] == "Vote taken back"
+        assert (
+            tg.callback_answers[update["callback_query"]["id"]]["text"]
+            == "Your vote is taken back."
+        )
         # A forged button is answered, and stores nothing.
         update = tg.callback(PRIVATE, message["message_id"], "vote:+:not-a-page")
         await tg.wait_for(lambda c: c.method == "answerCallbackQuery", count=3)

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import payloads
 from bot.channels.console.chat import ConsoleSender
+from bot.channels.slack import oauth
 from bot.channels.telegram.client import close_bot, make_bot
 from bot.channels.telegram.sender import TelegramSender
 from bot.commands.operator import Admin
@@ -31,13 +32,20 @@ from bot.matching.filters import parse_filter
 from bot.models import Button, ChatSettings, Page, PageText, Platform
 from bot.render import toggle
 from bot.render.text import language_note
+from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store import queueing
+from bot.store import teams as team_store
 from bot.store.schema import audit_log, pages
 from bot.store.schema import outbox as outbox_table
 from bot.util import utcnow
-from tests.fakes.slack_api import FakeSlack, block_actions_body, block_actions_payload
+from tests.fakes.slack_api import (
+    DEFAULT_TEAM_ID,
+    FakeSlack,
+    block_actions_body,
+    block_actions_payload,
+)
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_slack import CHANNEL, USER, Bot, bot, sender, sl
 from tests.integration.test_slack import record_of as slack_record
@@ -401,6 +409,36 @@ async def test_slack_a_press_shows_the_other_language_to_the_presser_only(
     assert toggle_button(again)["value"] == f"lang:{other}:{row_id}"
     assert sl.messages_to(CHANNEL) == before
     assert len(await presses(engine)) == 2
+
+
+async def test_slack_presses_follow_a_channel_that_moves_to_its_workspaces_address(
+    bot: Bot, sender: Any, sl: FakeSlack, engine: AsyncEngine
+) -> None:
+    """A channel of a single-token setup becomes ``TEAM/CHANNEL`` when its workspace
+    installs the app: ``stats`` counts its toggle presses under the address it has now."""
+    ids = await seed(engine)
+    await bot.command("subscribe rl")
+    record = await slack_record(engine, CHANNEL)
+    assert record is not None
+    await queue(engine, record.pk, Platform.SLACK, digest_of(ids))
+    await deliver_slack(engine, sender)
+    [posted] = sl.messages_to(CHANNEL)
+    await press_slack(bot, sl, toggle_button(posted), user=USER, message=posted)
+    await sl.wait_for(lambda c: c.method == "chat.postEphemeral")
+    moved = await team_store.team_installed(
+        engine,
+        platform=Platform.SLACK,
+        team_id=DEFAULT_TEAM_ID,
+        enterprise_id=None,
+        address=lambda conversation: oauth.address(DEFAULT_TEAM_ID, conversation),
+        codes=frozenset(),
+    )
+    assert moved == 0  # the chat was active: it moved, and nothing was reactivated
+    assert await slack_record(engine, f"{DEFAULT_TEAM_ID}/{CHANNEL}") is not None
+    admin = Admin(engine=engine, settings=Settings(_env_file=None))  # type: ignore[call-arg]
+    async with engine.connect() as conn:
+        figures = await admin.figures(conn)
+    assert figures.toggles == [(f"slack:{DEFAULT_TEAM_ID}/{CHANNEL}", "ko", 1)]
 
 
 async def test_slack_a_forged_toggle_is_answered_to_the_presser_and_changes_nothing(

@@ -20,16 +20,22 @@ from pathlib import Path
 import asyncpg
 import httpx
 import pytest
-from sqlalchemy import text
+from sqlalchemy import insert, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from bot.commands.operator import Admin
 from bot.ops import web
+from bot.render import toggle
+from bot.settings import Settings
 from bot.store import admin as admin_store
+from bot.store import feedback as feedback_store
 from bot.store import trends
 from bot.store.admin import Audience
 from bot.store.engine import create_engine, head_revision, stamped_revision
 from bot.store.prerelease import BASELINE, PRERELEASE
+from bot.store.schema import audit_log
+from bot.store.schema import chats as chats_table
 from tests.cli import run_cli_async, start_cli
 from tests.conftest import NO_POSTGRES
 from tests.fakes.telegram_api import FakeTelegram
@@ -142,7 +148,10 @@ async def test_an_earlier_builds_database_upgrades_and_keeps_every_row(
     after = await row_counts(old_database)
     print(f"\nrows before and after the upgrade: {before} -> {after}")
     assert {table: after[table] for table in before} == before
-    assert all(after[table] == 0 for table in set(after) - set(before))
+    new = set(after) - set(before)
+    assert all(after[table] == 0 for table in new - {"shown_pages"})
+    # Revision 0009 counts the pages a chat voted on (outside the ledger) as shown to it.
+    assert after.get("shown_pages", 0) <= before.get("votes", 0)
 
     engine = create_engine(old_database)
     try:
@@ -454,5 +463,58 @@ async def test_the_0004_builds_sources_are_active_until_a_poll_without_them(
         assert stats.returncode == 0, stats.stderr
         assert json.loads(stats.stdout)["pages"] == papers
         assert [s["name"] for s in json.loads(stats.stdout)["sources"]] == [str(SAMPLE_WIKI)]
+    finally:
+        await engine.dispose()
+
+
+async def test_the_previous_builds_votes_stay_takeable_and_a_moved_slack_chat_keeps_its_history(
+    last_0003_build: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    """Revision 0009: every page a chat voted on before counts as received (its vote can
+    be taken back), and the rows naming a Slack channel by the address it had before its
+    workspace installed the app (``slack:C0GENERAL``) name it as it is now."""
+    at = dt.datetime(2026, 12, 6, 12, 0)
+    moved, elsewhere = "slack:T0TEST/C0GENERAL", "slack:C0OTHER"  # C0OTHER moved nowhere
+    engine = create_engine(last_0003_build)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(
+                insert(chats_table).values(
+                    platform="slack",
+                    chat_id="T0TEST/C0GENERAL",
+                    kind="group",
+                    state="active",
+                    mode="daily",
+                    digest_time="09:00",
+                    timezone="UTC",
+                    lang="en",
+                    filter="rl",
+                    created_at=at,
+                    updated_at=at,
+                    team_id="T0TEST",
+                )
+            )
+            for chat in ("slack:C0GENERAL", "slack:C0GENERAL", elsewhere):
+                await conn.execute(
+                    insert(audit_log).values(
+                        at=at,
+                        actor="slack:U1",
+                        chat=chat,
+                        action=toggle.AUDIT_ACTION,
+                        allowed=True,
+                        detail='{"lang": "ko", "row": 1}',
+                    )
+                )
+            voted = set((await conn.execute(text("SELECT chat_pk, page_id FROM votes"))).all())
+        assert voted
+        upgraded = await run_cli_async(
+            "db", "upgrade", env=env_for(clean_env, last_0003_build), cwd=tmp_path
+        )
+        assert upgraded.returncode == 0, upgraded.stderr
+        async with engine.connect() as conn:
+            for chat_pk, page_id in voted:
+                assert await feedback_store.delivered(conn, chat_pk=chat_pk, page_id=page_id)
+            figures = await Admin(engine=engine, settings=Settings(_env_file=None)).figures(conn)  # type: ignore[call-arg]
+        assert figures.toggles == [(moved, "ko", 2), (elsewhere, "ko", 1)]
     finally:
         await engine.dispose()

@@ -53,6 +53,21 @@ TABLE = [
         filter=Filter(any_of=frozenset({"rl"})),
     ),
     Row(
+        "a bare tag keeps a required one required, and says so",
+        ("/subscribe rl +post-training", "/subscribe Post-Training"),
+        (
+            "any of rl; must have post-training",
+            t("en", "subscribe.kept_required", tag="post-training", p="/"),
+        ),
+        filter=Filter(any_of=frozenset({"rl"}), required=frozenset({"post-training"})),
+    ),
+    Row(
+        "in Korean too",
+        ("/lang ko", "/subscribe rl +post-training", "/subscribe Post-Training"),
+        (t("ko", "subscribe.kept_required", tag="post-training", p="/"),),
+        filter=Filter(any_of=frozenset({"rl"}), required=frozenset({"post-training"})),
+    ),
+    Row(
         "+ requires, - excludes",
         ("/subscribe rl +reasoning -robotics",),
         ("any of rl; must have reasoning; never robotics",),

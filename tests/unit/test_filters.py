@@ -98,7 +98,9 @@ def test_parse_items_errors(args: list[str], item: str, reason: str) -> None:
         (F(), "rl reasoning", F("rl reasoning")),
         (F("rl"), "+rl", F(required="rl")),
         (F("rl"), "-rl", F(excluded="rl")),
-        (F(required="rl"), "rl", F("rl")),
+        (F(required="rl"), "rl", F(required="rl")),  # a bare tag never weakens +rl
+        (F(required="rl"), "-rl rl", F("rl")),
+        (F(), "+rl rl", F(required="rl")),
         (F(excluded="rl"), "+rl", F(required="rl")),
         (F("rl"), "rl", F("rl")),
         (F(), "rl +rl -rl", F(excluded="rl")),

@@ -153,6 +153,7 @@ def _connect(opening: Opening) -> DiscordConnection:
 
 RULES = platforms.PlatformRules(
     name=DISCORD,
+    private_replies=True,  # every answer to a command or a press is ephemeral (flag 64)
     enabled=enabled,
     title="Discord",
     admin_ids=_admin_ids,

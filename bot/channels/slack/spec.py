@@ -68,6 +68,7 @@ RULES = platforms.PlatformRules(
     admin_chat=_admin_chat,
     workspace_admins=True,
     prefix=lambda settings: f"{settings.slack_command} ",
+    private_replies=True,  # every answer to a command or a press is ephemeral
     redact=(OAUTH_CODE_IN_TEXT, TOKEN_IN_TEXT),
     loggers=("slack_bolt",),
 )

@@ -240,14 +240,28 @@ def _is_gone(message: str) -> bool:
     return any(marker in lowered for marker in _GONE_MARKERS)
 
 
-def translate_error(exc: tg_error.TelegramError, *, token: str | None = None) -> DeliveryError:
+def translate_error(
+    exc: tg_error.TelegramError, *, token: str | None = None, method: str | None = None
+) -> DeliveryError:
     """A python-telegram-bot error as the ``bot.errors`` class the delivery engine acts on.
 
     Each carries a ``code`` the metrics count by (``blocked``, ``rate_limited``,
     ``timeout``...); the reason starts with the same label, then Telegram's own text with
-    the token redacted.
+    the token redacted. ``method`` (``sendPhoto``) is the Bot API method that failed, which
+    the reason names where python-telegram-bot's error alone would mislead (a 404).
     """
     text = redact(str(exc), token)
+    if _not_found(exc):
+        # python-telegram-bot raises InvalidToken for a 404 as for a 401, but Telegram
+        # answers 404 for a method this Bot API server does not have (or an address that is
+        # no Bot API): the token is not what failed. Sending stops all the same and the
+        # messages stay queued: nothing will go through that address until it is fixed.
+        what = f"{method} answered" if method else "the Bot API answered"
+        return PlatformAuthFailed(
+            f"not_found: {what} 404 Not Found: this Bot API server has no such method "
+            f"(TELEGRAM_API_BASE_URL); the bot token was not refused ({text})",
+            code="not_found",
+        )
     if isinstance(exc, tg_error.RetryAfter):
         seconds = _retry_after_seconds(exc)
         return RateLimited(

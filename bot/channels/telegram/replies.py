@@ -125,7 +125,7 @@ class ChannelReplies:
                     message_thread_id=thread_id,
                 )
             except tg_error.TelegramError as exc:
-                raise translate_error(exc, token=self._token) from None
+                raise translate_error(exc, token=self._token, method="sendPhoto") from None
             return message.message_id
 
         interval = PRIVATE_CHAT_INTERVAL if chat_id > 0 else GROUP_CHAT_INTERVAL
@@ -140,7 +140,7 @@ class ChannelReplies:
                     self._bot, chat_id=chat_id, message=part, thread_id=thread_id, paid=self._paid
                 )
             except tg_error.TelegramError as exc:
-                raise translate_error(exc, token=self._token) from None
+                raise translate_error(exc, token=self._token, method="sendMessage") from None
 
         # A user's private chat has the user's (positive) id; groups have negative ids.
         interval = PRIVATE_CHAT_INTERVAL if chat_id > 0 else GROUP_CHAT_INTERVAL

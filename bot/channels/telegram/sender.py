@@ -123,7 +123,7 @@ class TelegramSender(BaseSender):
                 self._bot, chat_id=chat_ref, message=message, thread_id=topic, paid=self._paid
             )
         except tg_error.TelegramError as exc:
-            raise translate_error(exc, token=self._bot.token) from None
+            raise translate_error(exc, token=self._bot.token, method="sendMessage") from None
         except RuntimeError as exc:
             if "not initialized" not in str(exc):
                 raise

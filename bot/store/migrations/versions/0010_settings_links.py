@@ -4,14 +4,14 @@ Only hashes are kept: of each link's token and of the browser session that opene
 The table starts empty.
 
 Revision ID: 0010_settings_links
-Revises: 0006_active_sources
+Revises: 0009_toggle_chat_ids
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0010_settings_links"
-down_revision = "0006_active_sources"
+down_revision = "0009_toggle_chat_ids"
 branch_labels = None
 depends_on = None
 
