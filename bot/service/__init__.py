@@ -95,10 +95,16 @@ class Service:
         """
         if not self._leases.is_leader:
             return
+        pushed = self._refresh is not None and self._refresh.polling()
         try:
             summary = await self._app.poller.poll()
         except Exception:
             log.exception("poll failed")
+            summary = None
+        if pushed and (summary is None or summary.database_failed):
+            assert self._refresh is not None
+            self._refresh.poll_failed()  # the push stands until a poll records it
+        if summary is None:
             return
         for outcome in summary.outcomes:
             metrics.POLL_DURATION.labels(outcome.shown).observe(outcome.seconds)
@@ -110,8 +116,11 @@ class Service:
             # By the source as configured: the alerts key it by its id and name it by its
             # redacted name, like every other output.
             await self._app.alerts.after_poll([(o.name, o.error) for o in summary.outcomes])
-        except Exception:
-            log.exception("could not record the poll for alerts")
+        except Exception as exc:
+            if not dberrors.is_outage(exc):
+                log.exception("could not record the poll for alerts")
+            else:
+                log.warning("could not record the poll for alerts: %s", dberrors.reason(exc))
         await self.plan()
         await self.check_alerts()
 
@@ -169,16 +178,30 @@ class Service:
         replica leads. A push that comes during a poll brings the next one forward once
         that poll is done: the pages pushed may have come after it read the source."""
         assert self._refresh is not None
+        away: str | None = None  # the database's error while requests wait for it
         while not self._stop.is_set():
+            leader = self._leases.is_leader
             try:
-                pushed = self._leases.is_leader and await self._refresh.wait(CHECK_SECONDS)
-            except Exception:  # the database may be briefly away: the schedule still polls
-                log.warning("could not look for a refresh request", exc_info=True)
-                pushed = False
+                if leader:
+                    pushed = await self._refresh.wait(CHECK_SECONDS)
+                else:  # a request the store refused is left for the leader once it answers
+                    await self._refresh.resend()
+                    pushed = False
+            except Exception as exc:  # the request stays wanted: carried out once it answers
+                if not dberrors.is_outage(exc):
+                    log.exception("could not look for a refresh request")
+                elif away is None:
+                    log.warning("refresh requests wait for the database: %s", dberrors.reason(exc))
+                away = dberrors.reason(exc)
+                await asyncio.sleep(CHECK_SECONDS)
+                continue
+            if away is not None:
+                log.info("refresh requests are taken again")
+                away = None
             if pushed:
                 await self._poll_idle.wait()
                 scheduler.modify_job("poll", next_run_time=dt.datetime.now(dt.UTC))
-            elif not self._leases.is_leader:
+            elif not leader:
                 await asyncio.sleep(CHECK_SECONDS)
 
     async def refresh_hook(self, request: web_.Request) -> web_.StreamResponse:
@@ -194,8 +217,15 @@ class Service:
         if verdict is True:
             try:
                 await self._refresh.request()
-            except Exception:
-                log.warning("refresh hook: the request could not be stored", exc_info=True)
+            except Exception as exc:  # kept in memory: the poll follows once it answers
+                if not dberrors.is_outage(exc):
+                    log.exception("refresh hook: the request could not be stored")
+                else:
+                    log.warning(
+                        "refresh hook: the request could not be stored; the poll follows "
+                        "once the database answers: %s",
+                        dberrors.reason(exc),
+                    )
                 return web_.Response(status=503)
         return web_.Response(status=202)
 
