@@ -36,6 +36,9 @@ OUTAGE_SQLSTATES = frozenset(
         "53100",  # disk_full: "could not extend file ... No space left on device"
         "53200",  # out_of_memory
         "53300",  # too_many_connections
+        # read_only_sql_transaction: the server became a standby (a failover) or the database
+        # was set read-only: writes fail and reads answer, as on a full disk.
+        "25006",
         # object_not_in_prerequisite_state: "database ... is not currently accepting
         # connections" (ALLOW_CONNECTIONS false). SQLAlchemy's asyncpg adapter raises it as an
         # OperationalError from a statement too, which the class rule below takes as one.
