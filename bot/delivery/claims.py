@@ -182,6 +182,15 @@ def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+def owner_is_alive_here(owner: str) -> bool:
+    """True when ``owner`` names a process of this host that still exists."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    return not owner_is_dead(owner)
+
+
 def owner_is_dead(owner: str) -> bool:
     """True when ``owner`` names a process of this host that is gone."""
     host, _, rest = owner.partition(":")

@@ -190,6 +190,9 @@ class Delivery(Claiming, Failures):
         only later retries are left, or once ``stop`` is set. Used by ``digest --now`` and
         ``broadcast``."""
         self._only_broadcast = broadcast
+        # As a service does at its start: the claims of a process of this host that is
+        # gone (a run killed while the command waited on it) come back to the queue.
+        await self._requeue_stale()
         await self._serve(stop=stop or asyncio.Event(), only_chats=chat_pks, drain=True)
 
     # Engine -----------------------------------------------------------------------------
