@@ -24,15 +24,21 @@ import contextlib
 import datetime as dt
 import hashlib
 import hmac
+import logging
 import time
 from collections import OrderedDict
 
+from aiohttp import web
 from sqlalchemy import delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot import dberrors
+from bot.logs import Refusals
 from bot.store.schema import leases
 from bot.util import utcnow
+
+log = logging.getLogger("bot.service")
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 SIGNATURE_PREFIX = "sha256="
@@ -71,6 +77,12 @@ class Refresh:
         self._owed = False  # a poll is owed to a request wait() returned
         self._again_at = 0.0  # time.monotonic() before which a failed one is not tried again
         self.accepted = 0  # signed hooks acted on, in this process
+        self._refused = Refusals(log, "refresh hook: unsigned or badly signed requests refused")
+        self._unstorable = Refusals(
+            log,
+            "refresh hook: signed requests answered 503, their poll follows once the "
+            "database answers",
+        )
 
     def verify(self, body: bytes, header: str | None) -> bool | None:
         """True: a new signed request; None: a replay of one (answer, do nothing);
@@ -87,6 +99,28 @@ class Refresh:
         while len(self._seen) > MAX_REMEMBERED:
             self._seen.popitem(last=False)
         return True
+
+    async def hook(self, request: web.Request) -> web.StreamResponse:
+        """``POST /hooks/refresh``: 202 for a signed push (a poll follows), 401 otherwise;
+        503 when the database cannot store it (it is kept, and polled for once it
+        answers). Refusals and unstored requests are logged at most once a minute."""
+        if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+            return web.Response(status=413)
+        body = await request.read()
+        verdict = self.verify(body, request.headers.get(SIGNATURE_HEADER))
+        if verdict is False:
+            self._refused.refused()
+            return web.Response(status=401)
+        if verdict is True:
+            try:
+                await self.request()
+            except Exception as exc:
+                if not dberrors.is_outage(exc):
+                    log.exception("refresh hook: the request could not be stored")
+                else:
+                    self._unstorable.refused(dberrors.reason(exc))
+                return web.Response(status=503)
+        return web.Response(status=202)
 
     async def request(self) -> None:
         """A poll is wanted: signal this process, and leave the request for the leader.

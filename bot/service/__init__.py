@@ -15,7 +15,6 @@ import logging
 import signal
 import sys
 
-from aiohttp import web as web_
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot import dberrors, metrics, version
@@ -25,8 +24,7 @@ from bot.channels.platform import Channel, PollingChannel
 from bot.ops import alert_service, web
 from bot.ops.feed_server import FeedServer
 from bot.ops.leader import RENEW_SECONDS, Leases, one_shots_sending
-from bot.ops.refresh import CHECK_SECONDS, SIGNATURE_HEADER, Refresh
-from bot.ops.refresh import MAX_BODY_BYTES as MAX_REFRESH_BODY
+from bot.ops.refresh import CHECK_SECONDS, Refresh
 from bot.service.lock import AlreadyRunning, sqlite_run_lock
 from bot.service.once import send_once
 from bot.store import trends
@@ -204,31 +202,6 @@ class Service:
             elif not leader:
                 await asyncio.sleep(CHECK_SECONDS)
 
-    async def refresh_hook(self, request: web_.Request) -> web_.StreamResponse:
-        """``POST /hooks/refresh``: 202 for a signed push (a poll follows), 401 otherwise."""
-        assert self._refresh is not None
-        if request.content_length is not None and request.content_length > MAX_REFRESH_BODY:
-            return web_.Response(status=413)
-        body = await request.read()
-        verdict = self._refresh.verify(body, request.headers.get(SIGNATURE_HEADER))
-        if verdict is False:
-            log.warning("refresh hook: unsigned or badly signed request refused")
-            return web_.Response(status=401)
-        if verdict is True:
-            try:
-                await self._refresh.request()
-            except Exception as exc:  # kept in memory: the poll follows once it answers
-                if not dberrors.is_outage(exc):
-                    log.exception("refresh hook: the request could not be stored")
-                else:
-                    log.warning(
-                        "refresh hook: the request could not be stored; the poll follows "
-                        "once the database answers: %s",
-                        dberrors.reason(exc),
-                    )
-                return web_.Response(status=503)
-        return web_.Response(status=202)
-
     async def plan(self) -> None:
         if not self._leases.is_leader:
             return
@@ -396,7 +369,7 @@ class Service:
                 problem=self.problem,
             )
             if self._refresh is not None:
-                hooks.refresh = self.refresh_hook
+                hooks.refresh = self._refresh.hook
             hooks.feeds = FeedServer(
                 engine=self._app.engine, public_base_url=settings.public_base_url
             ).handle

@@ -100,4 +100,4 @@ async def test_a_push_during_an_outage_is_polled_once_the_database_is_back(
     log = (tmp_path / "err.log").read_text()
     assert process.returncode == 0, log[-3000:]
     assert "Traceback" not in log, log[-3000:]
-    assert "refresh hook: the request could not be stored" in log
+    assert "refresh hook: signed requests answered 503" in log
