@@ -222,7 +222,7 @@ class Refusals:
             return
         text = self._message if detail is None else f"{self._message}: {detail}"
         self._logger.log(
-            self._level, "%s (%d refused since the last such line)", text, self._count, **extra
+            self._level, "%s (%d since the last such line)", text, self._count, **extra
         )
         self._count = 0
         self._logged_at = now

@@ -74,9 +74,9 @@ async def send_once(
     if broadcast is None and up_to_id is None:
         return Handover()  # nothing is due
 
-    async def count_due() -> int:
+    async def count_due(*, ahead: float = SOON_SECONDS) -> int:
         # Soon due counts as due: a dead worker's claims come back held a few seconds.
-        soon = utcnow() + dt.timedelta(seconds=SOON_SECONDS)
+        soon = utcnow() + dt.timedelta(seconds=ahead)
         async with reader(app.engine).connect() as conn:
             return await outbox.due_count(
                 conn, now=soon, up_to_id=up_to_id, chat_pks=chat_pks, broadcast=broadcast
@@ -84,6 +84,10 @@ async def send_once(
 
     async def due() -> int:
         return await _riding_out(count_due)
+
+    async def coming() -> int:
+        """Messages not due yet that soon will be (a stopped process's, held)."""
+        return await due() - await _riding_out(lambda: count_due(ahead=0.0))
 
     async def services() -> int:
         return await _riding_out(lambda: services_present(app.engine))
@@ -99,9 +103,10 @@ async def send_once(
             sent_here += sent
             if finished:
                 # What a stopped process held comes back due a few seconds later: sent
-                # here too, as long as it keeps moving.
+                # here too, as long as it keeps moving. (What is due now and was not sent
+                # here is another's, or for a platform this process cannot reach.)
                 moved_at = time.monotonic() if sent else moved_at
-                if not await due() or time.monotonic() - moved_at > HANDOFF_STALL_SECONDS:
+                if not await coming() or time.monotonic() - moved_at > HANDOFF_STALL_SECONDS:
                     return Handover(sent_here=sent_here)
                 await asyncio.sleep(HANDOFF_POLL_SECONDS)
                 taking_over = False

@@ -695,7 +695,7 @@ async def test_refused_requests_fill_no_log(
     refused = [r.getMessage() for r in caplog.records if "refused (401)" in r.getMessage()]
     assert len(refused) == 1, refused
     assert refused[0].startswith("slack: requests refused (401): ")
-    assert refused[0].endswith("(1 refused since the last such line)")
+    assert refused[0].endswith("(1 since the last such line)")
 
 
 MALFORMED_BODIES = {

@@ -22,22 +22,22 @@ class Clock:
     ("times", "lines"),
     [
         # One refusal: one line at once.
-        ([0.0], ["x refused: why (1 refused since the last such line)"]),
+        ([0.0], ["x refused: why (1 since the last such line)"]),
         # A thousand in a second: still the one line.
-        ([i / 1000 for i in range(1000)], ["x refused: why (1 refused since the last such line)"]),
+        ([i / 1000 for i in range(1000)], ["x refused: why (1 since the last such line)"]),
         # Refusals for three minutes, one a second: a line a minute, each counting those
         # since the line before.
         (
             [float(i) for i in range(181)],
-            ["x refused: why (1 refused since the last such line)"]
-            + ["x refused: why (60 refused since the last such line)"] * 3,
+            ["x refused: why (1 since the last such line)"]
+            + ["x refused: why (60 since the last such line)"] * 3,
         ),
         # A quiet spell: the refusals of the last minute are told with the next line.
         (
             [0.0, 10.0, 20.0, 500.0],
             [
-                "x refused: why (1 refused since the last such line)",
-                "x refused: why (3 refused since the last such line)",
+                "x refused: why (1 since the last such line)",
+                "x refused: why (3 since the last such line)",
             ],
         ),
     ],

@@ -276,7 +276,7 @@ def callbacks(workspaces: Workspaces, *, default_lang: str) -> AsyncCallbackOpti
     """What the redirect answers: a page in the installer's language, never a traceback.
     Installs that did not complete (anyone may call the redirect) are logged at most once a
     minute."""
-    unfinished = Refusals(log, "slack: installs that did not complete")
+    unfinished = Refusals(log, "slack: an install did not complete")
 
     async def success(args: AsyncSuccessArgs) -> BoltResponse:
         installation = args.installation
