@@ -93,8 +93,7 @@ def digest_summary(
     parts = [f"{planned} planned", f"{retried} retried"]
     if earlier:
         parts.append(f"{earlier} already due")
-    by_run = done.sent - min(sent_here, done.sent)
-    parts.append(f"{done.sent} sent" + (f" ({by_run} by the trendbot run)" if by_run else ""))
+    parts.append(sent_clause(done.sent, sent_here=sent_here))
     parts.append(f"{done.failed} failed")
     if done.due:
         where = "handed over to the running trendbot run" if run_sending else "still to send"
@@ -105,6 +104,13 @@ def digest_summary(
     if others:
         text += f" ({others} other messages queued for later)"
     return text
+
+
+def sent_clause(sent: int, *, sent_here: int) -> str:
+    """``N sent``, and how many of them a running ``trendbot run`` sent: a one-shot
+    command's summary counts what its own process did."""
+    by_run = sent - min(sent_here, sent)
+    return f"{sent} sent" + (f" ({by_run} by the trendbot run)" if by_run else "")
 
 
 async def broadcast(settings: Settings, args: argparse.Namespace) -> int:
@@ -157,12 +163,18 @@ async def broadcast(settings: Settings, args: argparse.Namespace) -> int:
                 allowed=True,
                 detail={"broadcast": broadcast_id, "queued": queued, "text": text},
             )
-        await send_once(app, say=_say, broadcast=broadcast_id)
+        handover = await send_once(app, say=_say, broadcast=broadcast_id)
         async with reader(app.engine).connect() as conn:
             state = await admin_store.progress(conn, broadcast_id)
+    sent = sent_clause(state.sent, sent_here=handover.sent_here)
+    left = (
+        "handed over to the running trendbot run"
+        if handover.run_sending
+        else "left queued for retry"
+    )
     print(
-        f"Broadcast #{broadcast_id}: {queued} queued, {state.sent} sent, {state.failed} failed, "
-        f"{state.pending} left queued for retry"
+        f"Broadcast #{broadcast_id}: {queued} queued, {sent}, {state.failed} failed, "
+        f"{state.pending} {left}"
     )
     return EXIT_OK
 

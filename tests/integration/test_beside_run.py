@@ -174,7 +174,8 @@ async def test_digest_and_broadcast_beside_a_run_share_its_cap(
             assert broadcast.stdout[0].startswith(f"This broadcast reaches {CHATS} chats")
             assert broadcast.stdout[1].startswith(HANDED_OFF)
             assert broadcast.stdout[-1] == (
-                f"Broadcast #1: {CHATS} queued, {CHATS} sent, 0 failed, 0 left queued for retry"
+                f"Broadcast #1: {CHATS} queued, {CHATS} sent ({CHATS} by the trendbot run), "
+                "0 failed, 0 left queued for retry"
             )
             once_each(broadcasts(tg), ids)
             no_429s(tg)
