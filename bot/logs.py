@@ -14,8 +14,9 @@ import json
 import logging
 import re
 import sys
+import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, TextIO
 
@@ -181,3 +182,47 @@ def configure(
     loggers = [logger for rules in platforms.registered() for logger in rules.loggers]
     for name in ("httpx", "httpcore", "apscheduler", "aiohttp.access", *loggers, "alembic"):
         logging.getLogger(name).setLevel(max(quiet, logging.getLevelName(level)))
+
+
+# A public endpoint's refusals (an unsigned webhook, a forged install) are logged at most
+# this often, with their count: anyone may send them, and one line each would let anyone
+# fill the log.
+REFUSALS_LOG_SECONDS = 60.0
+
+
+class Refusals:
+    """Counts the refusals of one kind and logs them: the first at once, then at most one
+    line every ``every`` seconds, each with the number refused since the line before
+    (those of a quiet spell are told with the next line). ``clock`` is for the tests."""
+
+    def __init__(
+        self,
+        logger: logging.Logger,
+        message: str,
+        *,
+        level: int = logging.WARNING,
+        every: float = REFUSALS_LOG_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._logger = logger
+        self._message = message
+        self._level = level
+        self._every = every
+        self._clock = clock
+        self._count = 0
+        self._logged_at: float | None = None
+        self.total = 0  # refused since the start, for a test or a metric
+
+    def refused(self, detail: str | None = None, **extra: Any) -> None:
+        """One more refusal; ``detail`` (the last one's reason) goes into the line."""
+        self._count += 1
+        self.total += 1
+        now = self._clock()
+        if self._logged_at is not None and now - self._logged_at < self._every:
+            return
+        text = self._message if detail is None else f"{self._message}: {detail}"
+        self._logger.log(
+            self._level, "%s (%d since the last such line)", text, self._count, **extra
+        )
+        self._count = 0
+        self._logged_at = now

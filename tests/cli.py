@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import IO
 
@@ -60,11 +61,14 @@ def start_cli(
     out: Path | None = None,
     err: Path | None = None,
     append: bool = False,
+    pipe: bool = False,
 ) -> subprocess.Popen[bytes]:
     """``trendbot args`` (``run`` without any) started in the background, stdin closed.
 
     Its stdout goes to the file ``out`` and its stderr to ``err``, both to ``out`` where
     ``err`` is ``out``, and nowhere where one is None; ``append`` keeps what the files held.
+    With ``pipe`` its stderr reaches ``err`` through a pipe, copied by a thread of this
+    process: kept even while the process cannot write files (``tests.fakes.full_disk``).
     """
     mode = "ab" if append else "wb"
     with contextlib.ExitStack() as files:
@@ -72,9 +76,11 @@ def start_cli(
         stderr: int | IO[bytes] = subprocess.DEVNULL
         if out is not None:
             stdout = files.enter_context(out.open(mode))
-        if err is not None:
+        if err is not None and pipe:
+            stderr = subprocess.PIPE
+        elif err is not None:
             stderr = subprocess.STDOUT if err == out else files.enter_context(err.open(mode))
-        return subprocess.Popen(
+        process = subprocess.Popen(
             [*TRENDBOT, *(args or ("run",))],
             env=env,
             cwd=cwd,
@@ -82,6 +88,16 @@ def start_cli(
             stdout=stdout,
             stderr=stderr,
         )
+    if pipe and err is not None and process.stderr is not None:
+        threading.Thread(target=_copy, args=(process.stderr, err, mode), daemon=True).start()
+    return process
+
+
+def _copy(source: IO[bytes], target: Path, mode: str) -> None:
+    with source, target.open(mode) as sink:
+        while line := source.readline():
+            sink.write(line)
+            sink.flush()
 
 
 # What a command logs (WARNING, on stderr) when it created the database it was pointed at.

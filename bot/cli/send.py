@@ -50,36 +50,67 @@ async def digest(settings: Settings, args: argparse.Namespace) -> int:
         planned = await app.planner.plan_now(chat_pks=chat_pks)
         async with reader(app.engine).connect() as conn:
             row_ids = await outbox.due_ids(conn, now=utcnow(), chat_pks=chat_pks)
-        await send_once(app, say=_say, row_ids=row_ids, chat_pks=chat_pks)
+        handover = await send_once(app, say=_say, row_ids=row_ids, chat_pks=chat_pks)
         async with reader(app.engine).connect() as conn:
             done = await outbox.standing(conn, row_ids=row_ids, now=utcnow())
             left, _ = await outbox.pending(conn, chat_pks=chat_pks)
-    print(digest_summary(planned=planned, retried=retried, took=len(row_ids), done=done, left=left))
+    print(
+        digest_summary(
+            planned=planned,
+            retried=retried,
+            took=len(row_ids),
+            done=done,
+            left=left,
+            sent_here=handover.sent_here,
+            run_sending=handover.run_sending,
+        )
+    )
     return EXIT_OK
 
 
-def digest_summary(*, planned: int, retried: int, took: int, done: Any, left: int) -> str:
+def digest_summary(
+    *,
+    planned: int,
+    retried: int,
+    took: int,
+    done: Any,
+    left: int,
+    sent_here: int,
+    run_sending: bool,
+) -> str:
     """What ``digest --now`` planned and what became of it, in numbers that add up.
 
     ``took``: the messages the command set out to send (those it planned and retried, and
     any others already due); ``done``: where they stand now (an ``outbox.Standing``);
-    ``left``: every message still queued. Sent, failed, still being sent and left for
-    retry make ``took``; messages queued for later that the command did not take are
-    counted apart, never as its own.
+    ``left``: every message still queued; ``sent_here``: the messages this process sent
+    itself (those sent besides, a running ``trendbot run`` sent); ``run_sending``: a run
+    was sending when the command stopped waiting, so what is still to send is handed over
+    to it. Sent, failed, handed over (or still to send) and left for retry make ``took``;
+    messages queued for later that the command did not take are counted apart, never as
+    its own.
     """
     earlier = max(0, took - planned - retried)
     parts = [f"{planned} planned", f"{retried} retried"]
     if earlier:
         parts.append(f"{earlier} already due")
-    parts += [f"{done.sent} sent", f"{done.failed} failed"]
+    parts.append(sent_clause(done.sent, sent_here=sent_here))
+    parts.append(f"{done.failed} failed")
     if done.due:
-        parts.append(f"{done.due} still being sent")
+        where = "handed over to the running trendbot run" if run_sending else "still to send"
+        parts.append(f"{done.due} {where}")
     parts.append(f"{done.later} left queued for retry")
     text = ", ".join(parts)
     others = max(0, left - done.due - done.later)
     if others:
         text += f" ({others} other messages queued for later)"
     return text
+
+
+def sent_clause(sent: int, *, sent_here: int) -> str:
+    """``N sent``, and how many of them a running ``trendbot run`` sent: a one-shot
+    command's summary counts what its own process did."""
+    by_run = sent - min(sent_here, sent)
+    return f"{sent} sent" + (f" ({by_run} by the trendbot run)" if by_run else "")
 
 
 async def broadcast(settings: Settings, args: argparse.Namespace) -> int:
@@ -132,12 +163,18 @@ async def broadcast(settings: Settings, args: argparse.Namespace) -> int:
                 allowed=True,
                 detail={"broadcast": broadcast_id, "queued": queued, "text": text},
             )
-        await send_once(app, say=_say, broadcast=broadcast_id)
+        handover = await send_once(app, say=_say, broadcast=broadcast_id)
         async with reader(app.engine).connect() as conn:
             state = await admin_store.progress(conn, broadcast_id)
+    sent = sent_clause(state.sent, sent_here=handover.sent_here)
+    left = (
+        "handed over to the running trendbot run"
+        if handover.run_sending
+        else "left queued for retry"
+    )
     print(
-        f"Broadcast #{broadcast_id}: {queued} queued, {state.sent} sent, {state.failed} failed, "
-        f"{state.pending} left queued for retry"
+        f"Broadcast #{broadcast_id}: {queued} queued, {sent}, {state.failed} failed, "
+        f"{state.pending} {left}"
     )
     return EXIT_OK
 

@@ -44,6 +44,10 @@ CLAIM_EVERY_SECONDS = 1.0
 # A one-shot command (``digest --now``, ``broadcast``) rides out an outage this long, then
 # gives up with the database's error (the service rides out any).
 ONE_SHOT_OUTAGE_SECONDS = 60.0
+# What the engine was doing when the database failed it (``DatabaseHealth``).
+CLAIMING = "claiming messages"
+RECLAIMING = "reclaiming messages"
+READING = "reading pages to send"
 
 
 class Claiming(EngineState):
@@ -65,8 +69,9 @@ class Claiming(EngineState):
         except Exception as exc:
             if not dberrors.is_outage(exc):
                 raise
-            self._health.failed(exc, doing="reclaiming messages")
+            self._health.failed(exc, doing=RECLAIMING)
             return  # the next sweep
+        self._health.ok(RECLAIMING)
         if count:
             log.warning("requeued %d messages claimed by a worker that stopped", count)
 
@@ -84,7 +89,7 @@ class Claiming(EngineState):
             except Exception as exc:
                 if not dberrors.is_outage(exc):
                     raise
-                self._health.failed(exc, doing="claiming messages")
+                self._health.failed(exc, doing=CLAIMING)
                 now = time.monotonic()
                 away_since = away_since if away_since is not None else now
                 if drain and now - away_since > ONE_SHOT_OUTAGE_SECONDS:
@@ -94,7 +99,8 @@ class Claiming(EngineState):
                     await asyncio.wait_for(self._claim_wake.wait(), timeout=delay)
                 delay = min(delay * 2, DB_RETRY_MAX_SECONDS)
                 continue
-            self._health.ok()
+            # Health is not cleared here: with enough rows in memory nothing was asked of
+            # the database (a claim or a touch that commits clears it, in their turn).
             away_since, delay = None, DB_RETRY_FIRST_SECONDS
             if got is None:  # touched; the claim is the next turn
                 last_touch = time.monotonic()
@@ -122,6 +128,7 @@ class Claiming(EngineState):
         if touch:
             async with self._engine.begin() as conn:
                 await outbox.touch_claims(conn, worker=self.worker_id, now=page_store.utcnow())
+            self._health.ok(CLAIMING)
             return None
         self._mark_low_water()
         if self._held < self._low_water:
@@ -151,6 +158,7 @@ class Claiming(EngineState):
             claimed = Claimed(
                 await page_store.load_pages(conn, sorted(page_ids)) if page_ids else {}
             )
+        self._health.ok(CLAIMING, READING)
         for row in rows:
             if entries[row.id] is not None:
                 self._renderer.keep(row.id, claimed)
@@ -172,6 +180,15 @@ def new_worker_id() -> str:
     """``host:pid:random``: lets a restarted process on the same host tell at once which
     claims belonged to a process that no longer exists."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def owner_is_alive_here(owner: str) -> bool:
+    """True when ``owner`` names a process of this host that still exists."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    return not owner_is_dead(owner)
 
 
 def owner_is_dead(owner: str) -> bool:

@@ -38,7 +38,7 @@ from prometheus_client import Counter as SentCounter
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import dberrors, metrics, payloads
-from bot.delivery.claims import Claiming, new_worker_id
+from bot.delivery.claims import READING, Claiming, new_worker_id
 from bot.delivery.pacing import PER_CHAT_MARGIN_SECONDS, Pace, Pacing, written_at
 from bot.delivery.queues import ChatQueue, ctx
 from bot.delivery.recording import (
@@ -67,6 +67,10 @@ WINDOW_HEADROOM = 1.5
 MAX_IN_FLIGHT = 1024
 # The measured time per send is a moving average: each new send weighs this much.
 LATENCY_WEIGHT = 0.05
+# Messages under way and none settled (sent and recorded, failed, or put back) for this
+# long: deliveries are stalled, whatever the reason (a disk that takes no record, a
+# database or a platform that does not answer), and ``problem`` says so.
+STALL_SECONDS = 3.0
 
 
 class Delivery(Claiming, Failures):
@@ -111,6 +115,7 @@ class Delivery(Claiming, Failures):
         # The messages of claimed rows, rendered once for every chat that gets the same.
         self._renderer = Renderer(engine)
         self._in_flight = 0  # workers between taking a message and recording it
+        self._progress_at = 0.0  # time.monotonic() a message last settled (or work began)
         self._health = DatabaseHealth()
         self._records = Records(
             engine,
@@ -140,8 +145,18 @@ class Delivery(Claiming, Failures):
 
     @property
     def problem(self) -> str | None:
-        """Why deliveries cannot make progress now (the database's error), or None."""
-        return self._health.problem
+        """Why deliveries cannot make progress now, or None: the database's error, or
+        messages under way of which none has settled for ``STALL_SECONDS``."""
+        problem = self._health.problem
+        if problem is not None or not self._in_flight or self._stopping:
+            return problem
+        stalled = time.monotonic() - self._progress_at
+        if stalled <= STALL_SECONDS:
+            return None
+        return (
+            f"deliveries stalled: {self._in_flight} messages under way, none settled "
+            f"for {stalled:.0f} s"
+        )
 
     def notify(self) -> None:
         """New rows may be due (the planner just wrote some)."""
@@ -175,6 +190,9 @@ class Delivery(Claiming, Failures):
         only later retries are left, or once ``stop`` is set. Used by ``digest --now`` and
         ``broadcast``."""
         self._only_broadcast = broadcast
+        # As a service does at its start: the claims of a process of this host that is
+        # gone (a run killed while the command waited on it) come back to the queue.
+        await self._requeue_stale()
         await self._serve(stop=stop or asyncio.Event(), only_chats=chat_pks, drain=True)
 
     # Engine -----------------------------------------------------------------------------
@@ -292,15 +310,18 @@ class Delivery(Claiming, Failures):
             queue = await self._take()
             if queue is None:
                 return
+            if not self._in_flight:  # work begins: a stall counts from here
+                self._progress_at = time.monotonic()
             self._in_flight += 1
             try:
                 await self._send_next(queue)
+                self._progress_at = time.monotonic()
             except Exception as exc:
                 if not dberrors.is_outage(exc):
                     raise
                 # A read before the send (the pages to render) found the database away:
                 # the message was not sent, and waits in memory, no attempt counted.
-                self._health.failed(exc, doing="reading pages to send")
+                self._health.failed(exc, doing=READING)
                 queue.ready_at = time.monotonic() + DB_RETRY_MAX_SECONDS
             finally:
                 self._in_flight -= 1

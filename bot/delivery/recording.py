@@ -153,23 +153,40 @@ class Records:
 
 
 class DatabaseHealth:
-    """Whether the delivery engine's last use of the database failed, and how: what
-    ``/healthz`` reports while deliveries cannot make progress."""
+    """Whether the delivery engine's uses of the database fail, and how: what ``/healthz``
+    reports while deliveries cannot make progress.
+
+    Each use (``doing``: recording sends, claiming messages...) is cleared by its own
+    success only: a claim that commits says nothing of records that cannot be written
+    (a full disk lets small writes through, a claimer with enough rows in memory asks
+    nothing), so it never makes a stalled engine look healthy. A record that commits
+    clears them all: sends are being recorded, deliveries progress.
+    """
 
     def __init__(self) -> None:
-        self.problem: str | None = None
+        self._failing: dict[str, str] = {}  # what failed -> the database's error, in order
         self.since = 0.0  # time.monotonic() of the first failure of the outage
 
+    @property
+    def problem(self) -> str | None:
+        for doing, reason in self._failing.items():
+            return f"{doing}: {reason}"
+        return None
+
     def failed(self, exc: BaseException, *, doing: str) -> None:
-        if self.problem is None:
+        if not self._failing:
             self.since = time.monotonic()
             log.warning("database unavailable while %s: %s", doing, dberrors.reason(exc))
-        self.problem = f"{doing}: {dberrors.reason(exc)}"
+        self._failing[doing] = dberrors.reason(exc)
 
-    def ok(self) -> None:
-        if self.problem is not None:
+    def ok(self, *doing: str) -> None:
+        """Those uses succeeded (all of them when none is named)."""
+        if not self._failing:
+            return
+        for name in doing or tuple(self._failing):
+            self._failing.pop(name, None)
+        if not self._failing:
             log.info("database available again after %.1f s", time.monotonic() - self.since)
-            self.problem = None
 
 
 async def durably(
@@ -189,5 +206,5 @@ async def durably(
             await asyncio.sleep(delay)
             delay = min(delay * 2, DB_RETRY_MAX_SECONDS)
             continue
-        health.ok()
+        health.ok(doing)
         return

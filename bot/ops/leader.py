@@ -19,7 +19,7 @@ import logging
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.delivery.claims import owner_is_dead
+from bot.delivery.claims import owner_is_alive_here, owner_is_dead
 from bot.store import leases
 from bot.util import utcnow
 
@@ -30,6 +30,9 @@ REPLICA_PREFIX = "replica:"
 ONE_SHOT_PREFIX = "oneshot:"
 LEASE_SECONDS = 15.0
 RENEW_SECONDS = 5.0
+# A presence lease that lapsed longer ago than this is forgotten by services_present: a
+# process that has not renewed it for so long is no service to wait on.
+LAPSED_SECONDS = 3600.0
 
 
 class Leases:
@@ -119,6 +122,21 @@ async def live_services(engine: AsyncEngine, *, now: dt.datetime | None = None) 
     messages to them when there is one: they alone then pace the platforms' caps.
     """
     return await _live(engine, REPLICA_PREFIX, now=now)
+
+
+async def services_present(engine: AsyncEngine, *, now: dt.datetime | None = None) -> int:
+    """:func:`live_services`, and the service processes of this host whose presence lease
+    lapsed while they are still running: they could not renew it (a full disk, a database
+    that refuses their writes), and still hold what they claimed. A one-shot command waits
+    on them rather than say they stopped and take over."""
+    now = now or utcnow()
+    since = now - dt.timedelta(seconds=LAPSED_SECONDS)
+    holders = await leases.live_holders(engine, prefix=REPLICA_PREFIX, now=since)
+    return sum(
+        1
+        for holder, expires in holders
+        if not owner_is_dead(holder) and (expires >= now or owner_is_alive_here(holder))
+    )
 
 
 async def one_shots_sending(engine: AsyncEngine, *, now: dt.datetime | None = None) -> int:

@@ -15,7 +15,6 @@ import logging
 import signal
 import sys
 
-from aiohttp import web as web_
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot import dberrors, metrics, version
@@ -25,8 +24,7 @@ from bot.channels.platform import Channel, PollingChannel
 from bot.ops import alert_service, web
 from bot.ops.feed_server import FeedServer
 from bot.ops.leader import RENEW_SECONDS, Leases, one_shots_sending
-from bot.ops.refresh import CHECK_SECONDS, SIGNATURE_HEADER, Refresh
-from bot.ops.refresh import MAX_BODY_BYTES as MAX_REFRESH_BODY
+from bot.ops.refresh import CHECK_SECONDS, Refresh
 from bot.ops.settings_page import SettingsPage, mini_app_check
 from bot.service.lock import AlreadyRunning, sqlite_run_lock
 from bot.service.once import send_once
@@ -96,10 +94,16 @@ class Service:
         """
         if not self._leases.is_leader:
             return
+        pushed = self._refresh is not None and self._refresh.polling()
         try:
             summary = await self._app.poller.poll()
         except Exception:
             log.exception("poll failed")
+            summary = None
+        if pushed and (summary is None or summary.database_failed):
+            assert self._refresh is not None
+            self._refresh.poll_failed()  # the push stands until a poll records it
+        if summary is None:
             return
         for outcome in summary.outcomes:
             metrics.POLL_DURATION.labels(outcome.shown).observe(outcome.seconds)
@@ -111,8 +115,11 @@ class Service:
             # By the source as configured: the alerts key it by its id and name it by its
             # redacted name, like every other output.
             await self._app.alerts.after_poll([(o.name, o.error) for o in summary.outcomes])
-        except Exception:
-            log.exception("could not record the poll for alerts")
+        except Exception as exc:
+            if not dberrors.is_outage(exc):
+                log.exception("could not record the poll for alerts")
+            else:
+                log.warning("could not record the poll for alerts: %s", dberrors.reason(exc))
         await self.plan()
         await self.check_alerts()
 
@@ -170,35 +177,31 @@ class Service:
         replica leads. A push that comes during a poll brings the next one forward once
         that poll is done: the pages pushed may have come after it read the source."""
         assert self._refresh is not None
+        away: str | None = None  # the database's error while requests wait for it
         while not self._stop.is_set():
+            leader = self._leases.is_leader
             try:
-                pushed = self._leases.is_leader and await self._refresh.wait(CHECK_SECONDS)
-            except Exception:  # the database may be briefly away: the schedule still polls
-                log.warning("could not look for a refresh request", exc_info=True)
-                pushed = False
+                if leader:
+                    pushed = await self._refresh.wait(CHECK_SECONDS)
+                else:  # a request the store refused is left for the leader once it answers
+                    await self._refresh.resend()
+                    pushed = False
+            except Exception as exc:  # the request stays wanted: carried out once it answers
+                if not dberrors.is_outage(exc):
+                    log.exception("could not look for a refresh request")
+                elif away is None:
+                    log.warning("refresh requests wait for the database: %s", dberrors.reason(exc))
+                away = dberrors.reason(exc)
+                await asyncio.sleep(CHECK_SECONDS)
+                continue
+            if away is not None:
+                log.info("refresh requests are taken again")
+                away = None
             if pushed:
                 await self._poll_idle.wait()
                 scheduler.modify_job("poll", next_run_time=dt.datetime.now(dt.UTC))
-            elif not self._leases.is_leader:
+            elif not leader:
                 await asyncio.sleep(CHECK_SECONDS)
-
-    async def refresh_hook(self, request: web_.Request) -> web_.StreamResponse:
-        """``POST /hooks/refresh``: 202 for a signed push (a poll follows), 401 otherwise."""
-        assert self._refresh is not None
-        if request.content_length is not None and request.content_length > MAX_REFRESH_BODY:
-            return web_.Response(status=413)
-        body = await request.read()
-        verdict = self._refresh.verify(body, request.headers.get(SIGNATURE_HEADER))
-        if verdict is False:
-            log.warning("refresh hook: unsigned or badly signed request refused")
-            return web_.Response(status=401)
-        if verdict is True:
-            try:
-                await self._refresh.request()
-            except Exception:
-                log.warning("refresh hook: the request could not be stored", exc_info=True)
-                return web_.Response(status=503)
-        return web_.Response(status=202)
 
     async def plan(self) -> None:
         if not self._leases.is_leader:
@@ -369,7 +372,7 @@ class Service:
                 problem=self.problem,
             )
             if self._refresh is not None:
-                hooks.refresh = self.refresh_hook
+                hooks.refresh = self._refresh.hook
             hooks.feeds = FeedServer(
                 engine=self._app.engine, public_base_url=settings.public_base_url
             ).handle

@@ -55,6 +55,7 @@ class SourceOutcome:
     baseline: bool = False
     error: str | None = None
     seconds: float = 0.0
+    database_failed: bool = False  # the error was the database's (away, full): not the source's
 
     @property
     def name(self) -> str:
@@ -87,6 +88,12 @@ class PollSummary:
     @property
     def queued(self) -> int:
         return sum(o.queued for o in self.outcomes) + (self.backfilled or 0)
+
+    @property
+    def database_failed(self) -> bool:
+        """Some source could not be recorded for the database's error: what it read waits
+        for the next poll."""
+        return any(o.database_failed for o in self.outcomes)
 
     @property
     def all_failed(self) -> bool:
@@ -192,6 +199,7 @@ class Poller:
         kind = identity.spec.kind
         shown = identity.name
         source_id: int | None = None
+        database_failed = False
         try:
             async with asyncio.timeout(self._source_deadline):
                 async with self._engine.begin() as conn:
@@ -216,6 +224,7 @@ class Poller:
         except Exception as exc:  # a bug or a database error: this source fails, not the poll
             if dberrors.is_outage(exc):  # "database or disk is full", a refused connect...
                 reason = f"database error: {dberrors.reason(exc)}"
+                database_failed = True
                 log.error("source failed: %s: %s", shown, reason)
             else:
                 reason = f"unexpected error: {type(exc).__name__}"
@@ -228,7 +237,7 @@ class Poller:
                     )
             except Exception:
                 log.error("source failed: %s: its failure could not be recorded", shown)
-        return SourceOutcome(source=identity, error=reason)
+        return SourceOutcome(source=identity, error=reason, database_failed=database_failed)
 
     async def _poll_directory(self, source: store.SourceRow, identity: Source) -> SourceOutcome:
         async with reader(self._engine).connect() as conn:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import datetime as dt
+import re
 import signal
 import socket
 import subprocess
@@ -86,12 +87,19 @@ def no_429s(tg: FakeTelegram) -> None:
     assert tg.limit_violations == []
 
 
-def sent_all(digest: Done) -> None:
-    """``digest --now`` ended well, every chat planned and sent (by itself or by a run)."""
+def sent_all(digest: Done, *, by_run: str) -> None:
+    """``digest --now`` ended well, every chat planned and sent: by a run (``by_run``
+    ``"all"``), by itself (``"none"``), or by both (``"some"``), as its summary says."""
     assert digest.returncode == 0, digest.stderr
-    assert digest.stdout[-1] == (
-        f"{CHATS} planned, 0 retried, {CHATS} sent, 0 failed, 0 left queued for retry"
+    summary = re.fullmatch(
+        rf"{CHATS} planned, 0 retried, {CHATS} sent(?: \((\d+) by the trendbot run\))?, "
+        "0 failed, 0 left queued for retry",
+        digest.stdout[-1],
     )
+    assert summary is not None, digest.stdout
+    sent_by_run = int(summary.group(1) or 0)
+    expected = {"all": sent_by_run == CHATS, "none": sent_by_run == 0}
+    assert expected.get(by_run, 0 < sent_by_run < CHATS), digest.stdout
 
 
 async def stop(runs: list[subprocess.Popen[bytes]]) -> None:
@@ -157,7 +165,7 @@ async def test_digest_and_broadcast_beside_a_run_share_its_cap(
             # Every replica is live before the commands start.
             await wait_until_async(lambda: _at_least(engine, replicas), seconds=60)
             digest = await cli(env, tmp_path, "digest", "--now")
-            sent_all(digest)
+            sent_all(digest, by_run="all")
             assert digest.stdout[0].startswith(HANDED_OFF)
             once_each(digests(tg), ids)
 
@@ -166,7 +174,8 @@ async def test_digest_and_broadcast_beside_a_run_share_its_cap(
             assert broadcast.stdout[0].startswith(f"This broadcast reaches {CHATS} chats")
             assert broadcast.stdout[1].startswith(HANDED_OFF)
             assert broadcast.stdout[-1] == (
-                f"Broadcast #1: {CHATS} queued, {CHATS} sent, 0 failed, 0 left queued for retry"
+                f"Broadcast #1: {CHATS} queued, {CHATS} sent ({CHATS} by the trendbot run), "
+                "0 failed, 0 left queued for retry"
             )
             once_each(broadcasts(tg), ids)
             no_429s(tg)
@@ -216,7 +225,7 @@ async def test_a_run_that_stops_mid_digest_leaves_the_rest_to_the_command(
         digest = await command
     finally:
         await stop(runs)
-    sent_all(digest)
+    sent_all(digest, by_run="some")
     assert digest.stdout[0].startswith(HANDED_OFF)
     assert "The trendbot run stopped; sending the rest from here." in digest.stdout
     once_each(digests(tg), ids)  # a clean stop: once
@@ -242,7 +251,7 @@ async def test_a_run_that_starts_mid_digest_takes_over_the_sending(
         assert runs[0].poll() is None  # the run goes on
     finally:
         await stop(runs)
-    sent_all(digest)
+    sent_all(digest, by_run="some")
     assert digest.stdout[0] == "A trendbot run started on this database; it sends the rest."
     # What the command had not begun went back to the queue for the run: once each,
     # and the run sent nothing before the command had stopped.

@@ -680,6 +680,24 @@ async def test_unsigned_badly_signed_and_stale_requests_get_401_and_change_nothi
     assert record is not None and record.chat.filter.any_of == {"rl"}
 
 
+async def test_refused_requests_fill_no_log(
+    bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Anyone may post to /slack/events: forty refusals in a row are one WARNING line,
+    with the count (the next line comes a minute later at the earliest)."""
+    name = bot.response_name()
+    body = slash_command_body(COMMAND, "subscribe rl", response_url=bot.sl.response_url(name))
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    with caplog.at_level(logging.INFO):
+        for n in range(40):
+            headers = signed_headers("another-secret", body) if n % 2 else form
+            assert (await bot.post(body, headers))[0] == 401
+    refused = [r.getMessage() for r in caplog.records if "refused (401)" in r.getMessage()]
+    assert len(refused) == 1, refused
+    assert refused[0].startswith("slack: requests refused (401): ")
+    assert refused[0].endswith("(1 since the last such line)")
+
+
 MALFORMED_BODIES = {
     "broken payload JSON": (b"payload=%7Bnot", "application/x-www-form-urlencoded"),
     "payload JSON array": (b"payload=[1]", "application/x-www-form-urlencoded"),

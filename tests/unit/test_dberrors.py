@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import asyncpg
 import pytest
 from sqlalchemy import exc as sa_exc
 
@@ -73,3 +74,51 @@ def test_describe_is_one_line_without_credentials(
     assert described == line
     assert "\n" not in described and "s3cret" not in described
     assert "UPDATE outbox" not in described  # the statement stays out
+
+
+# PostgreSQL's refusals as asyncpg raises them from a connect, which SQLAlchemy does not
+# wrap: the driver's own classes, each with its SQLSTATE.
+@pytest.mark.parametrize(
+    ("error", "outage"),
+    [
+        (asyncpg.exceptions.CannotConnectNowError("the database system is shutting down"), True),
+        (asyncpg.exceptions.CannotConnectNowError("the database system is starting up"), True),
+        (
+            asyncpg.exceptions.ObjectNotInPrerequisiteStateError(
+                'database "trendbot" is not currently accepting connections'
+            ),
+            True,
+        ),
+        (asyncpg.exceptions.TooManyConnectionsError("sorry, too many clients already"), True),
+        (
+            asyncpg.exceptions.AdminShutdownError(
+                "terminating connection due to administrator command"
+            ),
+            True,
+        ),
+        (asyncpg.exceptions.CrashShutdownError("terminating connection"), True),
+        (asyncpg.exceptions.ConnectionFailureError("connection failure"), True),
+        (asyncpg.exceptions.ClientCannotConnectError("cannot connect"), True),
+        (asyncpg.exceptions.ConnectionRejectionError("rejected"), True),
+        (asyncpg.exceptions.DiskFullError("could not extend file: No space left"), True),
+        (asyncpg.exceptions.InvalidPasswordError("password authentication failed"), False),
+        (asyncpg.exceptions.InvalidCatalogNameError('database "x" does not exist'), False),
+        (asyncpg.exceptions.UniqueViolationError("duplicate key value"), False),
+        (asyncpg.exceptions.UndefinedTableError('relation "outbox" does not exist'), False),
+    ],
+    ids=lambda v: v.sqlstate if isinstance(v, asyncpg.exceptions.PostgresError) else str(v),
+)
+def test_postgresql_refusals_from_a_connect_are_outages(error: Exception, outage: bool) -> None:
+    assert dberrors.is_outage(error) is outage
+    assert dberrors.sqlstate(error) == error.sqlstate  # type: ignore[attr-defined]
+
+
+def test_an_unwrapped_refusal_is_described_in_the_servers_words() -> None:
+    error = asyncpg.exceptions.ObjectNotInPrerequisiteStateError(
+        'database "trendbot" is not currently accepting connections'
+    )
+    line = dberrors.describe(error, database_url="postgresql+asyncpg://bot:pw@db:5432/trendbot")
+    assert line == (
+        'database error: db:5432/trendbot: database "trendbot" is not currently accepting '
+        "connections"
+    )

@@ -51,6 +51,7 @@ from bot.errors import (
 )
 from bot.i18n import LANGUAGES, t
 from bot.keyed import KeyedLocks, SeenKeys
+from bot.logs import Refusals
 from bot.models import (
     Platform,
     Reply,
@@ -131,6 +132,7 @@ class SlackChannel(EventHandlers):
         self._requests: SeenKeys[str] = SeenKeys(
             ttl=SIGNATURE_MAX_AGE_SECONDS, limit=MAX_REMEMBERED_REQUESTS
         )
+        self._refused = Refusals(log, "slack: requests refused (401)")
         self._events: SeenKeys[str] = SeenKeys(
             ttl=EVENT_RETRY_WINDOW_SECONDS, limit=MAX_REMEMBERED_EVENTS
         )
@@ -385,7 +387,7 @@ class SlackChannel(EventHandlers):
             now=time.time(),
         )
         if refused is not None:
-            log.warning("slack: request refused (401): %s", refused, extra={"platform": "slack"})
+            self._refused.refused(refused, extra={"platform": "slack"})
             return web.Response(status=401, text="unauthorized")
         malformed = malformed_body(body, request.headers.get("Content-Type"))
         if malformed is not None:

@@ -47,6 +47,7 @@ from bot.channels.slack.oauth import (
     record_of,
 )
 from bot.i18n import negotiate, t
+from bot.logs import Refusals
 from bot.store import installations as store
 
 
@@ -272,7 +273,10 @@ def _headers(set_cookie: str) -> dict[str, str | Sequence[str]]:
 
 
 def callbacks(workspaces: Workspaces, *, default_lang: str) -> AsyncCallbackOptions:
-    """What the redirect answers: a page in the installer's language, never a traceback."""
+    """What the redirect answers: a page in the installer's language, never a traceback.
+    Installs that did not complete (anyone may call the redirect) are logged at most once a
+    minute."""
+    unfinished = Refusals(log, "slack: an install did not complete")
 
     async def success(args: AsyncSuccessArgs) -> BoltResponse:
         installation = args.installation
@@ -294,7 +298,7 @@ def callbacks(workspaces: Workspaces, *, default_lang: str) -> AsyncCallbackOpti
 
     async def failure(args: AsyncFailureArgs) -> BoltResponse:
         reason = str(args.reason)[:64]
-        log.warning("slack: an install did not complete: %s", reason, extra={"platform": "slack"})
+        unfinished.refused(reason, extra={"platform": "slack"})
         lang = _lang(args.request, default_lang)
         key = _FAILURES.get(reason, "slack.oauth.failed")
         status = args.suggested_status_code
