@@ -120,7 +120,7 @@ from bot.channels.telegram.client import close_bot, make_bot
 from bot.channels.telegram.payload import payload as telegram_payload
 from bot.channels.telegram.sender import TelegramSender, send_outgoing
 from bot.delivery.engine import Delivery
-from bot.delivery.sender import BaseSender
+from bot.delivery.sender import Attempt, BaseSender
 from bot.matching import digest as digest_stage
 from bot.matching import filters
 from bot.matching.planner import Planner
@@ -453,7 +453,9 @@ class SleepSender(BaseSender):
     def interval(self, chat: ChatSettings) -> float:
         return tg_channel.PRIVATE_CHAT_INTERVAL
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None:
         await asyncio.sleep(self._latency)
         self.sent += 1
         return str(self.sent)
@@ -479,7 +481,9 @@ class MessageSender(TelegramSender):
     """``TelegramSender`` through ``Bot.send_message``, which parses each answer into a
     ``telegram.Message`` (the sender posts ``sendMessage`` itself and reads only the id)."""
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None:
         sent = await send_outgoing(self._bot, chat_id=int(chat_id), message=message)
         return str(sent.message_id)
 
@@ -503,7 +507,9 @@ class Stamped(BaseSender):
         seconds: float = self._sender.interval(chat)
         return seconds
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None:
         self._starts.append(time.monotonic())
         ref: str | None = await self._sender.send(chat_id, message, thread=thread)
         return ref

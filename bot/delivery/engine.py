@@ -49,8 +49,8 @@ from bot.delivery.recording import (
     Records,
 )
 from bot.delivery.rendering import Renderer
-from bot.delivery.retries import BACKOFF_BASE_SECONDS, Failures
-from bot.delivery.sender import Sender
+from bot.delivery.retries import BACKOFF_BASE_SECONDS, UNKNOWN_PAUSE_SECONDS, Failures
+from bot.delivery.sender import Attempt, Sender
 from bot.errors import DeliveryError, TransientError
 from bot.models import ChatSettings, Outgoing, Platform
 from bot.store import outbox
@@ -86,6 +86,7 @@ class Delivery(Claiming, Failures):
         on_broadcast_row: Callable[[int], Awaitable[None]] | None = None,
         backoff_base: float = BACKOFF_BASE_SECONDS,
         on_auth_failure: Callable[[Platform, str], Awaitable[None]] | None = None,
+        unknown_pause: float = UNKNOWN_PAUSE_SECONDS,
     ) -> None:
         self._engine = engine
         self._on_auth_failure = on_auth_failure
@@ -106,6 +107,10 @@ class Delivery(Claiming, Failures):
         self._send_seconds: dict[Platform, float] = {}
         self._claim_batch = claim_batch
         self._backoff_base = backoff_base
+        # A send with no answer: the pause before its one re-send, and when each was seen
+        # (the platform is slow while any is recent).
+        self._unknown_pause = unknown_pause
+        self._unknown_at = {}
         self.worker_id = worker_id or new_worker_id()
         self._queues: dict[int, ChatQueue] = {}
         # The messages of claimed rows, rendered once for every chat that gets the same.
@@ -135,6 +140,7 @@ class Delivery(Claiming, Failures):
         self._counters: dict[tuple[Platform, str], SentCounter] = {}
         self.sent = 0  # outbox rows completed by this instance
         self.failed = 0  # outbox rows that failed for good
+        self.held = 0  # outbox rows held: sent twice with no answer, not sent again
 
     # Public -----------------------------------------------------------------------------
 
@@ -408,8 +414,12 @@ class Delivery(Claiming, Failures):
                 self._grow(len(self._workers) + 2)
             queue.started = started
             begun = True
+            row = queue.rows[0]
             ref = await sender.send(
-                chat.chat_id, part, thread=queue.thread if part.in_thread else None
+                chat.chat_id,
+                part,
+                thread=queue.thread if part.in_thread else None,
+                attempt=Attempt(key=f"{row.id}.{queue.next_part}", resend=row.unknown_sends > 0),
             )
             sent = True
             return written_at(started), ref  # the chat's next message keeps its distance

@@ -150,7 +150,7 @@ class Pace:
             return self._clock()
         if self._driver is None and not self._first and not self._rest:
             now = self._clock()
-            if self._due() <= now:
+            if self._due(settle=settle) <= now:
                 stamp = self._let_go(now, hold=hold, settle=settle)
                 _LEAVING.set((stamp, self))
                 return stamp[0]
@@ -160,6 +160,8 @@ class Pace:
         queue.append(ticket)
         if self._driver is None:
             self._driver = asyncio.create_task(self._drive())
+        elif first:
+            self._released.set()  # the driver may wait for records a reply does not need
         try:
             stamp = await ticket
         except asyncio.CancelledError:
@@ -213,12 +215,14 @@ class Pace:
                 self._unsorted = False
             del self._log[: len(self._log) - self._cap]
 
-    def _due(self) -> float:
+    def _due(self, *, settle: bool) -> float:
         """When the next send may go: the even schedule's slot, and a window after the
-        stamp that leaves room for it beside the sends still on their way."""
+        stamp that leaves room for it beside the sends still on their way. A send to be
+        settled (``settle``) also waits while the cap's worth are unsettled; one that is
+        not (a reply, never recorded) goes past them, within the cap all the same."""
         due = self._next
         room = self._cap - self._held  # sends over that a window may hold, and this one
-        if room <= 0 or self._unsettled >= self._cap:
+        if room <= 0 or (settle and self._unsettled >= self._cap):
             return math.inf  # until one on its way is over, or one unsettled is settled
         log_ = self._log
         if len(log_) >= room:
@@ -254,7 +258,7 @@ class Pace:
         try:
             while (queue := self._head()) is not None:
                 now = self._clock()
-                due = self._due()
+                due = self._due(settle=self._holds.get(queue[0], (False, False))[1])
                 if due == math.inf:  # the window is full of sends on their way
                     self._released.clear()
                     await self._released.wait()

@@ -27,7 +27,7 @@ from bot.delivery.pacing import (
     request_written,
 )
 from bot.delivery.replies import REPLY_ATTEMPTS, Replies
-from bot.errors import PermanentError, RateLimited, TransientError
+from bot.errors import OutcomeUnknown, PermanentError, RateLimited, TransientError
 
 
 class FakeClock:
@@ -239,6 +239,34 @@ async def test_no_more_than_the_cap_of_sends_are_unsettled_at_once() -> None:
     assert stamps[2] < 1.0
     assert stamps[3] == pytest.approx(0.1 + 10.0)
     assert stamps[3] < stamps[4] <= stamps[3] + spacing
+
+
+async def test_a_reply_goes_while_the_sends_ahead_wait_for_their_records() -> None:
+    """The sends let go wait for their records (a database that takes no writes): no new
+    delivery goes, but a reply (``first``, never recorded) goes at its turn in the cap,
+    ahead of the deliveries waiting, and counts in the window like any send."""
+    clock = FakeClock()
+    pace = Pace(3, clock=clock, sleep=clock.sleep)
+    deliveries: list[float] = []
+    replies: list[float] = []
+
+    async def deliver() -> None:
+        deliveries.append(await pace.acquire(hold=True, settle=True))
+        pace.release()
+        await clock.sleep(30.0)  # the record waits for the database
+        pace.settle()
+
+    async def reply(at: float) -> None:
+        await clock.sleep(at)
+        replies.append(await pace.acquire(first=True, hold=True))
+        pace.release()
+
+    await clock.run(*(deliver() for _ in range(6)), reply(2.0), reply(2.0))
+    assert len([d for d in deliveries if d < 30.0]) == 3  # the cap's worth, then none
+    # At once and by the even schedule's next slot: there is room in the window.
+    assert replies[0] == pytest.approx(2.0)
+    assert replies[1] <= 2.0 + 1 / (3 * PACE_HEADROOM)
+    assert densest(deliveries + replies, window=1.0 + PACE_WINDOW_MARGIN_SECONDS) <= 3
 
 
 async def test_sends_unsettled_while_unpaced_count_once_a_cap_comes() -> None:
@@ -479,6 +507,14 @@ def _failing(*errors: Exception) -> tuple[Callable[[], Awaitable[str]], list[flo
             None,
             REPLY_ATTEMPTS,
             {"retried": REPLY_ATTEMPTS - 1, "failed": 1},
+        ),
+        # No answer (it may have arrived): sent again once, then given up: two copies at most.
+        ([OutcomeUnknown("timeout")], "ok", 2, {"sent": 1, "retried": 1}),
+        (
+            [OutcomeUnknown("timeout"), TransientError("502"), OutcomeUnknown("timeout")],
+            None,
+            3,
+            {"retried": 2, "failed": 1},
         ),
     ],
 )
