@@ -107,6 +107,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
+import starved  # bench/starved.py, beside this file
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 from telegram import Bot
@@ -120,6 +121,7 @@ from bot.channels.telegram.client import close_bot, make_bot
 from bot.channels.telegram.payload import payload as telegram_payload
 from bot.channels.telegram.sender import TelegramSender, send_outgoing
 from bot.delivery.engine import Delivery
+from bot.delivery.pacing import written_at
 from bot.delivery.sender import Attempt, BaseSender
 from bot.matching import digest as digest_stage
 from bot.matching import filters
@@ -422,6 +424,15 @@ async def fake_telegram(
             await process.wait()
 
 
+async def server_arrivals(port: int) -> list[list[Any]]:
+    """Every send the server counted: ``[chat_id, arrived, status]`` (``GET /_arrivals``)."""
+    async with httpx.AsyncClient(timeout=60) as client:
+        response = await client.get(f"http://127.0.0.1:{port}/_arrivals")
+        response.raise_for_status()
+        result: list[list[Any]] = response.json()
+        return result
+
+
 async def server_stats(port: int) -> dict[str, Any]:
     async with httpx.AsyncClient() as client:
         response = await client.get(f"http://127.0.0.1:{port}/_stats")
@@ -493,9 +504,12 @@ class Stamped(BaseSender):
     these, between ``MEASURED_FROM`` and ``MEASURED_TO`` of the messages, so the start-up
     and the last replies are not counted."""
 
-    def __init__(self, sender: Any, starts: list[float]) -> None:
+    def __init__(
+        self, sender: Any, starts: list[float], sends: list[tuple[str, float, float]]
+    ) -> None:
         self._sender = sender
         self._starts = starts
+        self._sends = sends
         self.platform = sender.platform
 
     @property
@@ -510,8 +524,12 @@ class Stamped(BaseSender):
     async def send(
         self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
     ) -> str | None:
-        self._starts.append(time.monotonic())
+        let_go = time.monotonic()
+        self._starts.append(let_go)
         ref: str | None = await self._sender.send(chat_id, message, thread=thread)
+        # When the request was written, as the pace counts it (bench/starved.py compares it
+        # with the server's arrival).
+        self._sends.append((chat_id, let_go, written_at(let_go)))
         return ref
 
 
@@ -538,7 +556,10 @@ async def run_deliver(args: argparse.Namespace) -> dict[str, Any]:
             rich = "auto" if args.transport == "aiohttp-rich" else "off"
             sender = TelegramSender(bot, rate_per_second=args.cap, paid_broadcast=paid, rich=rich)
     starts: list[float] = []
-    delivery = Delivery(engine=engine, senders={Platform.TELEGRAM: Stamped(sender, starts)})
+    sends: list[tuple[str, float, float]] = []
+    delivery = Delivery(
+        engine=engine, senders={Platform.TELEGRAM: Stamped(sender, starts, sends)}
+    )
     settle_heap()  # as the command line does once its start-up is over
     cpu, started = time.process_time(), time.monotonic()
     await delivery.drain()
@@ -563,6 +584,7 @@ async def run_deliver(args: argparse.Namespace) -> dict[str, Any]:
         "statuses": statuses,
         "rate": steady_rate(starts),
         "window": delivery.window,
+        "sends": sends,
     }
 
 
@@ -809,6 +831,30 @@ def delivery_rows(
                 densest <= cap,
             )
         )
+    if stamps := result.get("stamps"):
+        rows += [
+            Row(
+                part,
+                run,
+                "densest 1-s by the bot's write stamps / by arrival",
+                f"{stamps['densest_by_write']} / {stamps['densest_by_arrival']}"
+                f" ({stamps['lagged_into_densest']} of it written before it began)",
+            ),
+            Row(
+                part,
+                run,
+                "arrival - write stamp, ms (p50, p99, max)",
+                f"{stamps['lag_p50_ms']:.1f}, {stamps['lag_p99_ms']:.1f}, "
+                f"{stamps['lag_max_ms']:.1f}; {stamps['late']} over "
+                f"{starved.LATE_SECONDS * 1000:.0f} ms",
+            ),
+            Row(
+                part,
+                run,
+                "write stamp - let go, ms (p99, max)",
+                f"{stamps['write_delay_p99_ms']:.1f}, {stamps['write_delay_max_ms']:.1f}",
+            ),
+        ]
     if "rate_limited" in result:
         rows += [
             Row(
@@ -921,8 +967,13 @@ async def delivery_round(
                 port,
             ):
                 extra += ["--base-url", base_url, "--limit", str(args.naive)]
-                result = await in_child(phase, url, *extra, profile=args.profile)
+                async with starved.hogs(args.hog):
+                    result = await in_child(phase, url, *extra, profile=args.profile)
                 stats = await server_stats(port)
+                if "sends" in result:
+                    stats["stamps"] = starved.compare(
+                        result.pop("sends"), await server_arrivals(port), cap=cap
+                    )
             result.update(stats)
             result["messages"] = stats["delivered"]
         await databases.drop(url)
@@ -1431,6 +1482,15 @@ def main() -> None:
         "--chats", type=int, default=0, help="chats a delivery run; 0: cap x --seconds"
     )
     parser.add_argument("--seconds", type=float, default=RUN_SECONDS)
+    parser.add_argument(
+        "--hog",
+        nargs="?",
+        type=int,
+        const=1,
+        default=0,
+        metavar="N",
+        help="N processes (1) spinning on a core each beside every measured run",
+    )
     parser.add_argument("--caps", default=",".join(str(c) for c in CAPS))
     parser.add_argument(
         "--latencies", default=",".join(f"{1000 * s:g}" for s in LATENCIES), help="in ms"

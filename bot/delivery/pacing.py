@@ -30,6 +30,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
+from typing import TypeVar
 
 # A platform cap is paced with this much to spare: sends are spaced evenly at this share of
 # the cap, and what a late wake-up of the event loop holds back is made up in a burst.
@@ -51,6 +52,7 @@ CHAT_SLOTS_KEPT = 10_000
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
+_Data = TypeVar("_Data")
 
 # The stamp of the send this task was last let go for, and the pace that let it go (whose
 # clock reads it); the transport moves the stamp on to when the request was written
@@ -279,8 +281,9 @@ def request_written(at: float | None = None) -> None:
     (default: now, on the clock of the pace that let it go): the send counts from then. A
     request that waited for a connection, or for a core, after its turn would otherwise
     leave later than its stamp says, closer to the sends a window after it than the
-    platform allows. The transport calls it as each part of the request is handed to the
-    socket (a task it starts for the body inherits the stamp), so the last part counts."""
+    platform allows. The transport calls it after each part of the request is handed to the
+    socket (:func:`stamped_after`; a task it starts for the body inherits the stamp), so
+    the last part counts."""
     leaving = _LEAVING.get()
     if leaving is None:
         return
@@ -291,6 +294,22 @@ def request_written(at: float | None = None) -> None:
         stamp[0] = at
         if len(stamp) == 1:  # a send already over (not held): the log is sorted again
             pace._unsorted = True
+
+
+def stamped_after(write: Callable[[_Data], object]) -> Callable[[_Data], None]:
+    """``write`` (a transport's: it hands the bytes to the kernel, which takes the moment
+    they arrive), then :func:`request_written`. The stamp is read after the write, never
+    before it: a process that loses its core between reading the clock and writing would
+    otherwise count the send earlier than it arrived, by as long as it waited for the core
+    (tens of milliseconds beside another busy process, more than the window's margin), and
+    a full window could then take one send more than the cap. Read after, a stamp is never
+    earlier than the arrival, and a late one only holds the next sends back a little."""
+
+    def write_then_stamp(data: _Data) -> None:
+        write(data)
+        request_written()
+
+    return write_then_stamp
 
 
 def written_at(stamp: float) -> float:

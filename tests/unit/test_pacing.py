@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from bot.delivery.pacing import (
     Pace,
     Pacing,
     request_written,
+    stamped_after,
 )
 from bot.delivery.replies import REPLY_ATTEMPTS, Replies
 from bot.errors import OutcomeUnknown, PermanentError, RateLimited, TransientError
@@ -190,6 +192,71 @@ async def test_a_send_counts_from_the_last_part_of_its_request_on_the_paces_cloc
 
     (stamps,) = await clock.run(two())
     assert stamps == [0.0, pytest.approx(before_headers + before_body + window)]
+
+
+def _stamp_before(write: Callable[[float], None]) -> Callable[[float], None]:
+    """The order of a transport that stamps a send before handing its bytes to the kernel
+    (aiohttp's trace of a sent chunk): what :func:`stamped_after` replaced."""
+
+    def stamp_then_write(stall: float) -> None:
+        request_written()
+        write(stall)
+
+    return stamp_then_write
+
+
+async def _starved_sends(
+    order: Callable[[Callable[[float], None]], Callable[[float], None]],
+    *,
+    rate: int,
+    tasks: int,
+    seed: int,
+) -> list[float]:
+    """``rate`` x 20 sends through ``tasks`` tasks, each answered in 100 ms, one request's
+    write in 20 losing the core for 50 or 100 ms (the clock jumps while its bytes wait to
+    reach the kernel, which takes the moment they arrive); their arrivals."""
+    sends, latency = rate * 20, 0.1
+    clock = FakeClock()
+    pace = Pace(rate, clock=clock, sleep=clock.sleep)
+    rng = random.Random(seed)
+    arrivals: list[float] = []
+
+    def kernel_write(stall: float) -> None:
+        clock.stall(stall)  # the process waits for a core, its request not yet written
+        arrivals.append(clock.now)
+
+    write = order(kernel_write)
+
+    async def task() -> None:
+        while len(arrivals) < sends:
+            await pace.acquire(hold=True)
+            try:
+                write(rng.choice((0.05, 0.1)) if rng.random() < 0.05 else 0.0)
+                await clock.sleep(latency)  # the answer
+            finally:
+                pace.release()
+
+    await clock.run(*(task() for _ in range(tasks)))
+    return arrivals
+
+
+@pytest.mark.parametrize(("rate", "tasks"), [(10, 5), (30, 8), (100, 40)])
+async def test_a_starved_process_never_puts_more_than_the_cap_in_a_second_of_arrivals(
+    rate: int, tasks: int
+) -> None:
+    """The process loses its core between reading the clock and writing a request (the
+    fake clock jumps there), as it does beside another busy process: stamped after the
+    write, no second of arrivals holds more than the cap, counted exactly as the platform
+    counts (no margin); stamped before it, as aiohttp's trace of a sent chunk did, a write
+    that lands late joins a window the pace had already filled."""
+    over_before = 0
+    for seed in range(3):
+        arrivals = await _starved_sends(stamped_after, rate=rate, tasks=tasks, seed=seed)
+        assert densest(arrivals) <= rate
+        assert len(arrivals) / (max(arrivals) - min(arrivals)) >= 0.75 * rate  # late, not lost
+        before = await _starved_sends(_stamp_before, rate=rate, tasks=tasks, seed=seed)
+        over_before += densest(before) > rate
+    assert over_before  # the fault this reproduces
 
 
 async def test_a_held_send_counts_in_every_window_until_it_is_over() -> None:
