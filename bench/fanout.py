@@ -51,6 +51,12 @@ the last before the end), the command's wall time, and the CPU of the run proces
 second (or SECONDS) after the command started, with the CPU the command and the runs used
 in it: where a round's rate went (the start of the fan-out, a stall, the end).
 
+``--hog [N]`` (parts 1 and 3): N processes (1) spinning on a core each beside every measured
+run (``bench/starved.py``), as another CPU-bound process on the machine would: the bot gets
+its core late. Part 1 then also sets each send's stamps as the bot took them (let go, and
+written: the stamp the pace counts) beside the server's arrival of the same request: the
+densest second by each, and how much later than its write stamp each request arrived.
+
 Part 4, ``--part slack``: Slack digests as each page's collapsible container with its
 feedback buttons, against today's sections and buttons: ``--slack-digests`` (2,000) digests
 of 5 pages (one message) and of 12 (a summary and thread replies), drawn from 60 pages as a
@@ -68,10 +74,10 @@ the machine being otherwise idle: the table's first line gives its load average.
         [--runs aiohttp,bare,aiohttp-message,httpx,none,naive] [--caps 30,200,1000]
         [--latencies 100,300] [--seconds 15] [--chats N] [--naive 300]
         [--plan-chats 100000] [--plan-pages 50] [--plan-voted-tags 20] [--plan-limit 10]
-        [--plan-stores sqlite,postgresql] [--profile DIR]
+        [--plan-stores sqlite,postgresql] [--profile DIR] [--hog [N]]
     .venv/bin/python bench/fanout.py --beside-run [--database-url URL] [--replicas N]
         [--beside-chats 2000] [--beside-cap 30,200,1000] [--latencies 100,300] [--repeat 3]
-        [--timeline [SECONDS]]
+        [--timeline [SECONDS]] [--hog [N]]
 
 ``--database-url`` (a PostgreSQL server URL, e.g. postgresql+asyncpg://postgres@127.0.0.1/test)
 runs part 1 on PostgreSQL instead of SQLite and part 2 on both; scratch databases are created
@@ -1269,32 +1275,33 @@ async def beside_round(
             print(f"[beside-run] digest --now beside {args.replicas} run(s), "
                   f"{combo_label(cap, latency)}{tag} on {databases.backend} ({chat_count:,} "
                   "chats) ...", file=sys.stderr, flush=True)  # fmt: skip
-            cpu_before = sum(cpu_seconds(p.pid) for p in runs)
-            started = time.monotonic()
-            command = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "bot",
-                "digest",
-                "--now",
-                env=env,
-                cwd=work,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-            )
-            output = asyncio.create_task(command.communicate())
-            samples: list[tuple[float, int]] = []
-            cpus: list[tuple[float, float]] = []  # the command's and the runs' CPU seconds
-            async with httpx.AsyncClient() as client:
-                while not output.done():
-                    response = await client.get(f"http://127.0.0.1:{port}/_stats")
-                    samples.append((time.monotonic(), int(response.json()["delivered"])))
-                    with contextlib.suppress(OSError):
-                        cpus.append(
-                            (cpu_seconds(command.pid), sum(cpu_seconds(p.pid) for p in runs))
-                        )
-                    await asyncio.sleep(0.1)
-            out, _ = await output
+            async with starved.hogs(args.hog):  # --hog: a core taken while it runs
+                cpu_before = sum(cpu_seconds(p.pid) for p in runs)
+                started = time.monotonic()
+                command = await asyncio.create_subprocess_exec(
+                    sys.executable,
+                    "-m",
+                    "bot",
+                    "digest",
+                    "--now",
+                    env=env,
+                    cwd=work,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                )
+                output = asyncio.create_task(command.communicate())
+                samples: list[tuple[float, int]] = []
+                cpus: list[tuple[float, float]] = []  # the command's and the runs' CPU seconds
+                async with httpx.AsyncClient() as client:
+                    while not output.done():
+                        response = await client.get(f"http://127.0.0.1:{port}/_stats")
+                        samples.append((time.monotonic(), int(response.json()["delivered"])))
+                        with contextlib.suppress(OSError):
+                            cpus.append(
+                                (cpu_seconds(command.pid), sum(cpu_seconds(p.pid) for p in runs))
+                            )
+                        await asyncio.sleep(0.1)
+                out, _ = await output
             wall = time.monotonic() - started
             cpu = sum(cpu_seconds(p.pid) for p in runs) - cpu_before
             stats = await server_stats(port)
