@@ -16,7 +16,7 @@ PGHOST_PORT=${PGURL:-postgres@127.0.0.1:5432}
 PGUSER=${PGHOST_PORT%@*}
 PGADDR=${PGHOST_PORT#*@}
 BUILDS=("$@")
-[ ${#BUILDS[@]} -gt 0 ] || BUILDS=(1a7c8e9 f76b35d 831c0a4 d9caa29 5c873bc)
+[ ${#BUILDS[@]} -gt 0 ] || BUILDS=(1a7c8e9 f76b35d 831c0a4 d9caa29 5c873bc 1d764a6)
 
 for build in "${BUILDS[@]}"; do
     work=$(mktemp -d)
