@@ -13,6 +13,8 @@ errors into it; ``bot.delivery.retries`` carries them out):
 - ``RateLimited``: that chat waits ``retry_after``; the message is sent then, never dropped.
 - ``TransientError`` (5xx, timeout, connection): back to the queue with exponential backoff
   and jitter; after ``MAX_ATTEMPTS`` attempts (about an hour) it is marked failed.
+- ``OutcomeUnknown`` (no answer, the request gone): sent again once, later and waiting
+  longer; held when that has no answer either (at most two copies of a message).
 - ``ChatGone``: the chat becomes inactive and nothing more is sent to it.
 - ``NotInChannel`` (Slack): the chat is paused until someone invites the bot and resumes.
 - ``ChatMigrated``: the chat takes its new id and the message goes there at once.
@@ -39,7 +41,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import dberrors, metrics, payloads
 from bot.delivery.claims import Claiming, new_worker_id
-from bot.delivery.pacing import PER_CHAT_MARGIN_SECONDS, Pace, Pacing, written_at
+from bot.delivery.pacing import PER_CHAT_MARGIN_SECONDS, Abandoned, Pace, Pacing, written_at
 from bot.delivery.queues import ChatQueue, ctx
 from bot.delivery.recording import (
     DB_RETRY_MAX_SECONDS,
@@ -364,7 +366,7 @@ class Delivery(Claiming, Failures):
         except DeliveryError as exc:
             await self._failed(queue, exc)
             return
-        if went is None:  # not begun (stopping): it stays queued for later
+        if went is None:  # not begun (stopping, or a reply first): it stays queued
             return
         started, ref = went
         try:
@@ -389,7 +391,8 @@ class Delivery(Claiming, Failures):
         self, sender: Sender, queue: ChatQueue, part: Outgoing, *, slot: str, interval: float
     ) -> tuple[float, str | None] | None:
         """Wait for the platform's turn and send ``part``, the chat's slot taken; return
-        when it left and the platform's reference, or None if the engine stopped first."""
+        when it left and the platform's reference, or None if it did not begin (the engine
+        stopped, or a reply came for the chat first: it stays queued)."""
         chat = queue.record.chat
         pace = self._pace_of(sender, chat)
         started: float | None = None
@@ -397,7 +400,13 @@ class Delivery(Claiming, Failures):
         try:
             # Held until the answer: a request written late still counts where it lands.
             # Unsettled until its record (the caller settles it once the send was made).
-            started = await pace.acquire(hold=True, settle=True)
+            # A reply that comes for the chat meanwhile takes the slot: this one waits.
+            try:
+                started = await pace.acquire(
+                    hold=True, settle=True, unless=self._pacing[chat.platform].chats.wanted(slot)
+                )
+            except Abandoned:
+                return None
             if self._stopping:
                 return None
             if (

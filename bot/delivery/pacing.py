@@ -130,7 +130,12 @@ class Pace:
         return len(self._first) + len(self._rest)
 
     async def acquire(
-        self, *, first: bool = False, hold: bool = False, settle: bool = False
+        self,
+        *,
+        first: bool = False,
+        hold: bool = False,
+        settle: bool = False,
+        unless: asyncio.Event | None = None,
     ) -> float:
         """Wait for this send's turn; return its stamp: the clock's time when the caller
         resumed with its turn (a caller let go while the event loop was busy resumes late,
@@ -145,6 +150,8 @@ class Pace:
                 window of such sends are ever unsettled at once. The delivery engine
                 settles a send once its record is committed, so at most that many are
                 ever sent and not yet recorded (what a crash can send twice).
+            unless: give up waiting once this is set (a reply wants the chat whose slot
+                the caller holds): :class:`Abandoned` is raised, and nothing was let go.
         """
         if not self._interval:
             if settle:  # counted all the same, should a cap come (see :meth:`set_rate`)
@@ -165,8 +172,8 @@ class Pace:
         elif first:
             self._released.set()  # the driver may wait for records a reply does not need
         try:
-            stamp = await ticket
-        except asyncio.CancelledError:
+            stamp = await (ticket if unless is None else _first_of(ticket, unless))
+        except (asyncio.CancelledError, Abandoned):
             self._holds.pop(ticket, None)
             if ticket.done() and not ticket.cancelled():  # let go, then cancelled: never went
                 if len(ticket.result()) == 2:
@@ -276,6 +283,25 @@ class Pace:
                 self._driver = None
 
 
+class Abandoned(Exception):
+    """:meth:`Pace.acquire` gave up waiting for its turn (its ``unless`` was set)."""
+
+
+async def _first_of(ticket: asyncio.Future[list[float]], unless: asyncio.Event) -> list[float]:
+    """The ticket's result once it comes, unless ``unless`` is set first: then the ticket
+    is cancelled and :class:`Abandoned` raised."""
+    if not unless.is_set():
+        gave_up = asyncio.ensure_future(unless.wait())
+        try:
+            await asyncio.wait((ticket, gave_up), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gave_up.cancel()
+    if ticket.done():
+        return ticket.result()
+    ticket.cancel()
+    raise Abandoned
+
+
 def request_written(at: float | None = None) -> None:
     """The transport wrote the request of the send this task was let go for at ``at``
     (default: now, on the clock of the pace that let it go): the send counts from then. A
@@ -336,6 +362,8 @@ class ChatSlots:
         self._free_at: dict[str, float] = {}
         self._taken: dict[str, asyncio.Event] = {}
         self._wanted: dict[str, int] = {}  # replies waiting for the chat
+        # Set when a reply comes to want a chat whose slot a send holds (see :meth:`wanted`).
+        self._wants: dict[str, asyncio.Event] = {}
 
     def free_in(self, key: str) -> float:
         """Seconds until the chat's next message may leave (0: now)."""
@@ -350,11 +378,25 @@ class ChatSlots:
         if wait > 0:
             return wait
         self._taken[key] = asyncio.Event()
+        self._wants[key] = asyncio.Event()
         return 0.0
+
+    def wanted(self, key: str) -> asyncio.Event | None:
+        """Set once a reply comes to want the chat while the send that took its slot with
+        :meth:`take` holds it: a send still waiting for the platform's turn gives the slot
+        up (``Pace.acquire(unless=...)``), so the reply does not wait behind a turn that may
+        be long in coming (sends that wait for their records hold the deliveries' turns)."""
+        return self._wants.get(key)
+
+    def _want(self, key: str) -> None:
+        self._wanted[key] = self._wanted.get(key, 0) + 1
+        want = self._wants.get(key)
+        if want is not None:
+            want.set()
 
     async def take_first(self, key: str) -> None:
         """Wait until the chat's slot is free and take it, ahead of :meth:`take`."""
-        self._wanted[key] = self._wanted.get(key, 0) + 1
+        self._want(key)
         try:
             while True:
                 taken = self._taken.get(key)
@@ -376,7 +418,7 @@ class ChatSlots:
         """A reply to the chat is being made: until it is on its way (:meth:`take_first`),
         no delivery takes the chat's slot (``/digest`` queues a digest before its reply
         is sent, and the reply goes first)."""
-        self._wanted[key] = self._wanted.get(key, 0) + 1
+        self._want(key)
         try:
             yield
         finally:
@@ -387,6 +429,7 @@ class ChatSlots:
     def left(self, key: str, *, at: float | None, interval: float) -> None:
         """The send that took the chat's slot left at ``at`` (None: it did not leave)."""
         taken = self._taken.pop(key, None)
+        self._wants.pop(key, None)
         if at is not None:
             free = at + interval + PER_CHAT_MARGIN_SECONDS
             self._free_at[key] = max(free, self._free_at.get(key, 0.0))

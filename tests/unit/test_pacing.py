@@ -22,6 +22,7 @@ from bot.delivery.pacing import (
     PACE_HEADROOM,
     PACE_WINDOW_MARGIN_SECONDS,
     PER_CHAT_MARGIN_SECONDS,
+    Abandoned,
     ChatSlots,
     Pace,
     Pacing,
@@ -334,6 +335,43 @@ async def test_a_reply_goes_while_the_sends_ahead_wait_for_their_records() -> No
     assert replies[0] == pytest.approx(2.0)
     assert replies[1] <= 2.0 + 1 / (3 * PACE_HEADROOM)
     assert densest(deliveries + replies, window=1.0 + PACE_WINDOW_MARGIN_SECONDS) <= 3
+
+
+async def test_a_send_waiting_for_its_turn_gives_its_chat_up_to_a_reply() -> None:
+    """A delivery took the chat's slot and waits for a turn the unsettled sends hold back:
+    a reply that comes for the chat takes the slot at once (the delivery gives up its wait,
+    nothing let go) and goes at its own turn in the cap."""
+    clock = FakeClock()
+    pacing = Pacing(1, clock=clock, sleep=clock.sleep)
+    pace, chats = pacing.pace(), pacing.chats
+    await pace.acquire(hold=True, settle=True)  # sent; its record never comes
+    pace.release()
+    assert chats.take("7", interval=1.0) == 0.0
+    events: list[tuple[str, float]] = []
+
+    async def deliver() -> None:
+        try:
+            events.append(
+                ("went", await pace.acquire(hold=True, settle=True, unless=chats.wanted("7")))
+            )
+        except Abandoned:
+            events.append(("gave up", clock.now))
+        finally:
+            chats.left("7", at=None, interval=1.0)
+
+    async def reply() -> None:
+        await clock.sleep(0.5)
+        await chats.take_first("7")
+        at = await pace.acquire(first=True, hold=True)
+        pace.release()
+        chats.left("7", at=at, interval=1.0)
+        events.append(("reply", at))
+
+    await clock.run(deliver(), reply())
+    assert events == [
+        ("gave up", pytest.approx(0.5)),
+        ("reply", pytest.approx(1.0 + PACE_WINDOW_MARGIN_SECONDS)),  # a window after the send
+    ]
 
 
 async def test_sends_unsettled_while_unpaced_count_once_a_cap_comes() -> None:
