@@ -1,7 +1,8 @@
 """A fan-out stalls on its records (the database takes no writes, or is away): no more
 deliveries go, since the cap's second of sends already waits for its records, but commands
 are still answered at once, within the cap (also in a chat whose delivery holds the chat and
-waits for its turn), and a command whose change cannot be stored is answered with the reason (``tests/integration/test_outage.py`` makes the outage)."""
+waits for its turn), and a command whose change cannot be stored is answered with the
+reason (``tests/integration/test_outage.py`` makes the outage)."""
 
 from __future__ import annotations
 
