@@ -109,15 +109,17 @@ class SlackSender(BaseSender):
             DeliveryError: a subclass saying what to do (see :func:`translate_error`);
                 :class:`PlatformAuthFailed` at once, without a call, while the token is refused.
         """
-        client = self._patient if attempt is not None and attempt.resend else self._client
+        api_client = self._patient if attempt is not None and attempt.resend else self._client
         if self._workspaces is not None:
-            return await self._send_installed(chat_id, message, thread=thread, client=client)
+            return await self._send_installed(
+                chat_id, message, thread=thread, api_client=api_client
+            )
         if self.auth.error is not None:
             code = self.auth.error
             raise PlatformAuthFailed(f"{code}: Slack refused the bot token", code=code)
         try:
             response = await self._post(
-                message, channel=chat_id, thread=thread, workspace="", client=client
+                message, channel=chat_id, thread=thread, workspace="", api_client=api_client
             )
         except _ERRORS as exc:
             error = translate_error(exc)
@@ -128,7 +130,12 @@ class SlackSender(BaseSender):
         return str(ts) if ts else None
 
     async def _send_installed(
-        self, chat_id: str, message: Outgoing, *, thread: str | None, client: AsyncWebClient
+        self,
+        chat_id: str,
+        message: Outgoing,
+        *,
+        thread: str | None,
+        api_client: AsyncWebClient,
     ) -> str | None:
         """Installed by OAuth: post with the token of the chat's workspace (``T123/C456``).
 
@@ -162,7 +169,12 @@ class SlackSender(BaseSender):
             )
         try:
             response = await self._post(
-                message, channel=channel, thread=thread, workspace=team, token=token, client=client
+                message,
+                channel=channel,
+                thread=thread,
+                workspace=team,
+                token=token,
+                api_client=api_client,
             )
         except _ERRORS as exc:
             error = translate_error(exc)
@@ -186,7 +198,7 @@ class SlackSender(BaseSender):
         channel: str,
         thread: str | None,
         workspace: str,
-        client: AsyncWebClient,
+        api_client: AsyncWebClient,
         token: str | None = None,
     ) -> Any:
         """``chat.postMessage``; where Slack refuses the blocks (``invalid_blocks``) of a
@@ -196,17 +208,17 @@ class SlackSender(BaseSender):
         extra: dict[str, Any] = {} if token is None else {"token": token}
         fallback = payload(message).fallback_blocks
         if fallback and workspace in self.fallback_workspaces:
-            return await client.chat_postMessage(
+            return await api_client.chat_postMessage(
                 **extra, **_post_args(message, channel=channel, thread=thread, blocks=fallback)
             )
         try:
-            return await client.chat_postMessage(
+            return await api_client.chat_postMessage(
                 **extra, **_post_args(message, channel=channel, thread=thread)
             )
         except SlackApiError as exc:
             if not fallback or _error_code(exc) != REFUSED_BLOCKS:
                 raise
-        response = await client.chat_postMessage(
+        response = await api_client.chat_postMessage(
             **extra, **_post_args(message, channel=channel, thread=thread, blocks=fallback)
         )
         if workspace not in self.fallback_workspaces:
