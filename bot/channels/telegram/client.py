@@ -62,6 +62,9 @@ CONNECT_TIMEOUT = 5.0
 # whose outcome is unknown (``OutcomeUnknown``), which may arrive twice: so sends wait as
 # long as slack-sdk's default (30 s).
 READ_TIMEOUT = 30.0
+# getUpdates (long polling) waits less beyond its long poll: nothing is lost by asking again,
+# and a stop waits for the last one (within the 15 s a stop takes in all).
+UPDATES_READ_TIMEOUT = 15.0
 # A message whose earlier send had no answer is sent again once, waiting this long for it.
 RESEND_READ_TIMEOUT = 90.0
 WRITE_TIMEOUT = 15.0
@@ -156,7 +159,7 @@ def make_bot(settings: Settings) -> Bot:
     updates_request = AiohttpRequest(
         connection_pool_size=1,
         connect_timeout=CONNECT_TIMEOUT,
-        read_timeout=READ_TIMEOUT,
+        read_timeout=UPDATES_READ_TIMEOUT,
         write_timeout=WRITE_TIMEOUT,
         pool_timeout=POOL_TIMEOUT,
     )
