@@ -51,6 +51,12 @@ the last before the end), the command's wall time, and the CPU of the run proces
 second (or SECONDS) after the command started, with the CPU the command and the runs used
 in it: where a round's rate went (the start of the fan-out, a stall, the end).
 
+``--hog [N]`` (parts 1 and 3): N processes (1) spinning on a core each beside every measured
+run (``bench/starved.py``), as another CPU-bound process on the machine would: the bot gets
+its core late. Part 1 then also sets each send's stamps as the bot took them (let go, and
+written: the stamp the pace counts) beside the server's arrival of the same request: the
+densest second by each, and how much later than its write stamp each request arrived.
+
 Part 4, ``--part slack``: Slack digests as each page's collapsible container with its
 feedback buttons, against today's sections and buttons: ``--slack-digests`` (2,000) digests
 of 5 pages (one message) and of 12 (a summary and thread replies), drawn from 60 pages as a
@@ -68,10 +74,10 @@ the machine being otherwise idle: the table's first line gives its load average.
         [--runs aiohttp,bare,aiohttp-message,httpx,none,naive] [--caps 30,200,1000]
         [--latencies 100,300] [--seconds 15] [--chats N] [--naive 300]
         [--plan-chats 100000] [--plan-pages 50] [--plan-voted-tags 20] [--plan-limit 10]
-        [--plan-stores sqlite,postgresql] [--profile DIR]
+        [--plan-stores sqlite,postgresql] [--profile DIR] [--hog [N]]
     .venv/bin/python bench/fanout.py --beside-run [--database-url URL] [--replicas N]
         [--beside-chats 2000] [--beside-cap 30,200,1000] [--latencies 100,300] [--repeat 3]
-        [--timeline [SECONDS]]
+        [--timeline [SECONDS]] [--hog [N]]
 
 ``--database-url`` (a PostgreSQL server URL, e.g. postgresql+asyncpg://postgres@127.0.0.1/test)
 runs part 1 on PostgreSQL instead of SQLite and part 2 on both; scratch databases are created
@@ -107,6 +113,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
+import starved  # bench/starved.py, beside this file
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 from telegram import Bot
@@ -120,7 +127,8 @@ from bot.channels.telegram.client import close_bot, make_bot
 from bot.channels.telegram.payload import payload as telegram_payload
 from bot.channels.telegram.sender import TelegramSender, send_outgoing
 from bot.delivery.engine import Delivery
-from bot.delivery.sender import BaseSender
+from bot.delivery.pacing import written_at
+from bot.delivery.sender import Attempt, BaseSender
 from bot.matching import digest as digest_stage
 from bot.matching import filters
 from bot.matching.planner import Planner
@@ -422,6 +430,15 @@ async def fake_telegram(
             await process.wait()
 
 
+async def server_arrivals(port: int) -> list[list[Any]]:
+    """Every send the server counted: ``[chat_id, arrived, status]`` (``GET /_arrivals``)."""
+    async with httpx.AsyncClient(timeout=60) as client:
+        response = await client.get(f"http://127.0.0.1:{port}/_arrivals")
+        response.raise_for_status()
+        result: list[list[Any]] = response.json()
+        return result
+
+
 async def server_stats(port: int) -> dict[str, Any]:
     async with httpx.AsyncClient() as client:
         response = await client.get(f"http://127.0.0.1:{port}/_stats")
@@ -453,7 +470,9 @@ class SleepSender(BaseSender):
     def interval(self, chat: ChatSettings) -> float:
         return tg_channel.PRIVATE_CHAT_INTERVAL
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None:
         await asyncio.sleep(self._latency)
         self.sent += 1
         return str(self.sent)
@@ -479,7 +498,9 @@ class MessageSender(TelegramSender):
     """``TelegramSender`` through ``Bot.send_message``, which parses each answer into a
     ``telegram.Message`` (the sender posts ``sendMessage`` itself and reads only the id)."""
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None:
         sent = await send_outgoing(self._bot, chat_id=int(chat_id), message=message)
         return str(sent.message_id)
 
@@ -489,9 +510,12 @@ class Stamped(BaseSender):
     these, between ``MEASURED_FROM`` and ``MEASURED_TO`` of the messages, so the start-up
     and the last replies are not counted."""
 
-    def __init__(self, sender: Any, starts: list[float]) -> None:
+    def __init__(
+        self, sender: Any, starts: list[float], sends: list[tuple[str, float, float]]
+    ) -> None:
         self._sender = sender
         self._starts = starts
+        self._sends = sends
         self.platform = sender.platform
 
     @property
@@ -503,9 +527,15 @@ class Stamped(BaseSender):
         seconds: float = self._sender.interval(chat)
         return seconds
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
-        self._starts.append(time.monotonic())
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None:
+        let_go = time.monotonic()
+        self._starts.append(let_go)
         ref: str | None = await self._sender.send(chat_id, message, thread=thread)
+        # When the request was written, as the pace counts it (bench/starved.py compares it
+        # with the server's arrival).
+        self._sends.append((chat_id, let_go, written_at(let_go)))
         return ref
 
 
@@ -532,7 +562,10 @@ async def run_deliver(args: argparse.Namespace) -> dict[str, Any]:
             rich = "auto" if args.transport == "aiohttp-rich" else "off"
             sender = TelegramSender(bot, rate_per_second=args.cap, paid_broadcast=paid, rich=rich)
     starts: list[float] = []
-    delivery = Delivery(engine=engine, senders={Platform.TELEGRAM: Stamped(sender, starts)})
+    sends: list[tuple[str, float, float]] = []
+    delivery = Delivery(
+        engine=engine, senders={Platform.TELEGRAM: Stamped(sender, starts, sends)}
+    )
     settle_heap()  # as the command line does once its start-up is over
     cpu, started = time.process_time(), time.monotonic()
     await delivery.drain()
@@ -557,6 +590,7 @@ async def run_deliver(args: argparse.Namespace) -> dict[str, Any]:
         "statuses": statuses,
         "rate": steady_rate(starts),
         "window": delivery.window,
+        "sends": sends,
     }
 
 
@@ -803,6 +837,30 @@ def delivery_rows(
                 densest <= cap,
             )
         )
+    if stamps := result.get("stamps"):
+        rows += [
+            Row(
+                part,
+                run,
+                "densest 1-s by the bot's write stamps / by arrival",
+                f"{stamps['densest_by_write']} / {stamps['densest_by_arrival']}"
+                f" ({stamps['lagged_into_densest']} of it written before it began)",
+            ),
+            Row(
+                part,
+                run,
+                "arrival - write stamp, ms (p50, p99, max)",
+                f"{stamps['lag_p50_ms']:.1f}, {stamps['lag_p99_ms']:.1f}, "
+                f"{stamps['lag_max_ms']:.1f}; {stamps['late']} over "
+                f"{starved.LATE_SECONDS * 1000:.0f} ms",
+            ),
+            Row(
+                part,
+                run,
+                "write stamp - let go, ms (p99, max)",
+                f"{stamps['write_delay_p99_ms']:.1f}, {stamps['write_delay_max_ms']:.1f}",
+            ),
+        ]
     if "rate_limited" in result:
         rows += [
             Row(
@@ -915,8 +973,13 @@ async def delivery_round(
                 port,
             ):
                 extra += ["--base-url", base_url, "--limit", str(args.naive)]
-                result = await in_child(phase, url, *extra, profile=args.profile)
+                async with starved.hogs(args.hog):
+                    result = await in_child(phase, url, *extra, profile=args.profile)
                 stats = await server_stats(port)
+                if "sends" in result:
+                    stats["stamps"] = starved.compare(
+                        result.pop("sends"), await server_arrivals(port), cap=cap
+                    )
             result.update(stats)
             result["messages"] = stats["delivered"]
         await databases.drop(url)
@@ -1212,32 +1275,33 @@ async def beside_round(
             print(f"[beside-run] digest --now beside {args.replicas} run(s), "
                   f"{combo_label(cap, latency)}{tag} on {databases.backend} ({chat_count:,} "
                   "chats) ...", file=sys.stderr, flush=True)  # fmt: skip
-            cpu_before = sum(cpu_seconds(p.pid) for p in runs)
-            started = time.monotonic()
-            command = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "bot",
-                "digest",
-                "--now",
-                env=env,
-                cwd=work,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-            )
-            output = asyncio.create_task(command.communicate())
-            samples: list[tuple[float, int]] = []
-            cpus: list[tuple[float, float]] = []  # the command's and the runs' CPU seconds
-            async with httpx.AsyncClient() as client:
-                while not output.done():
-                    response = await client.get(f"http://127.0.0.1:{port}/_stats")
-                    samples.append((time.monotonic(), int(response.json()["delivered"])))
-                    with contextlib.suppress(OSError):
-                        cpus.append(
-                            (cpu_seconds(command.pid), sum(cpu_seconds(p.pid) for p in runs))
-                        )
-                    await asyncio.sleep(0.1)
-            out, _ = await output
+            async with starved.hogs(args.hog):  # --hog: a core taken while it runs
+                cpu_before = sum(cpu_seconds(p.pid) for p in runs)
+                started = time.monotonic()
+                command = await asyncio.create_subprocess_exec(
+                    sys.executable,
+                    "-m",
+                    "bot",
+                    "digest",
+                    "--now",
+                    env=env,
+                    cwd=work,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                )
+                output = asyncio.create_task(command.communicate())
+                samples: list[tuple[float, int]] = []
+                cpus: list[tuple[float, float]] = []  # the command's and the runs' CPU seconds
+                async with httpx.AsyncClient() as client:
+                    while not output.done():
+                        response = await client.get(f"http://127.0.0.1:{port}/_stats")
+                        samples.append((time.monotonic(), int(response.json()["delivered"])))
+                        with contextlib.suppress(OSError):
+                            cpus.append(
+                                (cpu_seconds(command.pid), sum(cpu_seconds(p.pid) for p in runs))
+                            )
+                        await asyncio.sleep(0.1)
+                out, _ = await output
             wall = time.monotonic() - started
             cpu = sum(cpu_seconds(p.pid) for p in runs) - cpu_before
             stats = await server_stats(port)
@@ -1425,6 +1489,15 @@ def main() -> None:
         "--chats", type=int, default=0, help="chats a delivery run; 0: cap x --seconds"
     )
     parser.add_argument("--seconds", type=float, default=RUN_SECONDS)
+    parser.add_argument(
+        "--hog",
+        nargs="?",
+        type=int,
+        const=1,
+        default=0,
+        metavar="N",
+        help="N processes (1) spinning on a core each beside every measured run",
+    )
     parser.add_argument("--caps", default=",".join(str(c) for c in CAPS))
     parser.add_argument(
         "--latencies", default=",".join(f"{1000 * s:g}" for s in LATENCIES), help="in ms"

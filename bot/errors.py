@@ -79,7 +79,7 @@ class TransientError(DeliveryError):
     """5xx, timeout, connection error: retry with backoff.
 
     ``ambiguous`` is true when the request may have reached the platform (a timeout after
-    the request was sent), so a retry may produce a duplicate.
+    the request was sent), so a retry may produce a duplicate: see :class:`OutcomeUnknown`.
     """
 
     CODE = "transient"
@@ -87,6 +87,24 @@ class TransientError(DeliveryError):
     def __init__(self, reason: str, *, ambiguous: bool = False, code: str | None = None) -> None:
         super().__init__(reason, code=code)
         self.ambiguous = ambiguous
+
+
+class OutcomeUnknown(TransientError):
+    """The send's outcome is unknown: its request left and no answer came (a timeout after
+    the request was written, a connection broken while waiting, Slack's ``fatal_error``).
+    The message may have arrived, so sending it again may post it twice.
+
+    Unless the sender says a re-send is never a duplicate
+    (:attr:`bot.delivery.sender.Sender.resend_is_safe`: an idempotency key such as
+    Discord's ``nonce`` with ``enforce_nonce``), the message is re-sent at most once, after
+    a pause and with a longer timeout, and held (not sent again) when that re-send has no
+    answer either (:func:`bot.delivery.failures.decide`).
+    """
+
+    CODE = "outcome_unknown"
+
+    def __init__(self, reason: str, *, code: str | None = None) -> None:
+        super().__init__(reason, ambiguous=True, code=code)
 
 
 class ChatGone(DeliveryError):

@@ -11,12 +11,13 @@ of :class:`~bot.commands.base.CommandBase` the core inherits.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import time
 from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot import metrics, payloads
+from bot import dberrors, metrics, payloads
 from bot.commands import registry
 from bot.commands.admin import AdminCommands
 from bot.commands.base import (
@@ -39,7 +40,7 @@ from bot.commands.schedule import ScheduleCommands
 from bot.commands.settings_page import SettingsPageCommands
 from bot.commands.subscription import TOGGLE, SubscriptionCommands
 from bot.errors import NotInChannel
-from bot.i18n import clean, t
+from bot.i18n import clean, negotiate, t
 from bot.matching import digest as digest_stage
 from bot.models import (
     ChatState,
@@ -57,6 +58,8 @@ from bot.store import merges as merge_store
 from bot.store import pages as page_store
 from bot.store import teams as team_store
 from bot.store import topics as topic_store
+
+log = logging.getLogger("bot.commands")
 
 
 class CommandCore(
@@ -80,9 +83,29 @@ class CommandCore(
         started = time.perf_counter()
         try:
             return await self._handle(caller, text, prefix=prefix)
+        except Exception as exc:
+            if not dberrors.is_outage(exc):
+                raise
+            return self._not_stored(caller, exc)
         finally:
             metrics.COMMANDS.labels(caller.platform.value, label).inc()
             metrics.COMMAND_LATENCY.labels(label).observe(time.perf_counter() - started)
+
+    def _not_stored(self, caller: Caller, exc: BaseException) -> Reply:
+        """The answer to a command the database could not carry out (full, taking no
+        writes, away): the reason in the user's words, in the caller's language (the chat's
+        cannot be read for sure). Nothing was changed: a command is one transaction."""
+        reason = dberrors.reason(exc)
+        log.warning("command not carried out: database error: %s", reason)
+        lowered = reason.lower()
+        if "full" in lowered or "no space left" in lowered:
+            key = "cmd.store.full"
+        elif "readonly" in lowered or "read-only" in lowered or "read only" in lowered:
+            key = "cmd.store.read_only"
+        else:
+            key = "cmd.store.away"
+        lang = negotiate(caller.language_code, default=self._defaults.lang)
+        return Reply(lang, t(lang, key))
 
     async def removed_from_chat(self, *, platform: Platform, chat_id: str) -> int:
         """The bot was removed from chat ``chat_id`` (or banned, or the chat archived): it

@@ -13,6 +13,8 @@ errors into it; ``bot.delivery.retries`` carries them out):
 - ``RateLimited``: that chat waits ``retry_after``; the message is sent then, never dropped.
 - ``TransientError`` (5xx, timeout, connection): back to the queue with exponential backoff
   and jitter; after ``MAX_ATTEMPTS`` attempts (about an hour) it is marked failed.
+- ``OutcomeUnknown`` (no answer, the request gone): sent again once, later and waiting
+  longer; held when that has no answer either (at most two copies of a message).
 - ``ChatGone``: the chat becomes inactive and nothing more is sent to it.
 - ``NotInChannel`` (Slack): the chat is paused until someone invites the bot and resumes.
 - ``ChatMigrated``: the chat takes its new id and the message goes there at once.
@@ -39,7 +41,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import dberrors, metrics, payloads
 from bot.delivery.claims import READING, Claiming, new_worker_id
-from bot.delivery.pacing import PER_CHAT_MARGIN_SECONDS, Pace, Pacing, written_at
+from bot.delivery.pacing import PER_CHAT_MARGIN_SECONDS, Abandoned, Pace, Pacing, written_at
 from bot.delivery.queues import ChatQueue, ctx
 from bot.delivery.recording import (
     DB_RETRY_MAX_SECONDS,
@@ -49,8 +51,8 @@ from bot.delivery.recording import (
     Records,
 )
 from bot.delivery.rendering import Renderer
-from bot.delivery.retries import BACKOFF_BASE_SECONDS, Failures
-from bot.delivery.sender import Sender
+from bot.delivery.retries import BACKOFF_BASE_SECONDS, UNKNOWN_PAUSE_SECONDS, Failures
+from bot.delivery.sender import Attempt, Sender
 from bot.errors import DeliveryError, TransientError
 from bot.models import ChatSettings, Outgoing, Platform
 from bot.store import outbox
@@ -90,6 +92,7 @@ class Delivery(Claiming, Failures):
         on_broadcast_row: Callable[[int], Awaitable[None]] | None = None,
         backoff_base: float = BACKOFF_BASE_SECONDS,
         on_auth_failure: Callable[[Platform, str], Awaitable[None]] | None = None,
+        unknown_pause: float = UNKNOWN_PAUSE_SECONDS,
     ) -> None:
         self._engine = engine
         self._on_auth_failure = on_auth_failure
@@ -110,6 +113,10 @@ class Delivery(Claiming, Failures):
         self._send_seconds: dict[Platform, float] = {}
         self._claim_batch = claim_batch
         self._backoff_base = backoff_base
+        # A send with no answer: the pause before its one re-send, and when each was seen
+        # (the platform is slow while any is recent).
+        self._unknown_pause = unknown_pause
+        self._unknown_at = {}
         self.worker_id = worker_id or new_worker_id()
         self._queues: dict[int, ChatQueue] = {}
         # The messages of claimed rows, rendered once for every chat that gets the same.
@@ -140,6 +147,7 @@ class Delivery(Claiming, Failures):
         self._counters: dict[tuple[Platform, str], SentCounter] = {}
         self.sent = 0  # outbox rows completed by this instance
         self.failed = 0  # outbox rows that failed for good
+        self.held = 0  # outbox rows held: sent twice with no answer, not sent again
 
     # Public -----------------------------------------------------------------------------
 
@@ -379,7 +387,7 @@ class Delivery(Claiming, Failures):
         except DeliveryError as exc:
             await self._failed(queue, exc)
             return
-        if went is None:  # not begun (stopping): it stays queued for later
+        if went is None:  # not begun (stopping, or a reply first): it stays queued
             return
         started, ref = went
         try:
@@ -404,7 +412,8 @@ class Delivery(Claiming, Failures):
         self, sender: Sender, queue: ChatQueue, part: Outgoing, *, slot: str, interval: float
     ) -> tuple[float, str | None] | None:
         """Wait for the platform's turn and send ``part``, the chat's slot taken; return
-        when it left and the platform's reference, or None if the engine stopped first."""
+        when it left and the platform's reference, or None if it did not begin (the engine
+        stopped, or a reply came for the chat first: it stays queued)."""
         chat = queue.record.chat
         pace = self._pace_of(sender, chat)
         started: float | None = None
@@ -412,7 +421,13 @@ class Delivery(Claiming, Failures):
         try:
             # Held until the answer: a request written late still counts where it lands.
             # Unsettled until its record (the caller settles it once the send was made).
-            started = await pace.acquire(hold=True, settle=True)
+            # A reply that comes for the chat meanwhile takes the slot: this one waits.
+            try:
+                started = await pace.acquire(
+                    hold=True, settle=True, unless=self._pacing[chat.platform].chats.wanted(slot)
+                )
+            except Abandoned:
+                return None
             if self._stopping:
                 return None
             if (
@@ -429,8 +444,12 @@ class Delivery(Claiming, Failures):
                 self._grow(len(self._workers) + 2)
             queue.started = started
             begun = True
+            row = queue.rows[0]
             ref = await sender.send(
-                chat.chat_id, part, thread=queue.thread if part.in_thread else None
+                chat.chat_id,
+                part,
+                thread=queue.thread if part.in_thread else None,
+                attempt=Attempt(key=f"{row.id}.{queue.next_part}", resend=row.unknown_sends > 0),
             )
             sent = True
             return written_at(started), ref  # the chat's next message keeps its distance

@@ -18,6 +18,7 @@ from bot.errors import (
     PermanentError,
     PlatformAuthFailed,
     RateLimited,
+    TransientError,
 )
 from bot.models import ChatState
 
@@ -29,6 +30,14 @@ class Outcome(enum.StrEnum):
     MOVE = "move"  # the chat moved to ``new_chat_id``: at once, there
     STOP_CHAT = "stop_chat"  # the chat becomes ``chat_state``; all its messages fail
     FAIL = "fail"  # this message failed for good; the chat goes on
+    # Sent with no answer, and sent again with no answer either: the message is held (it may
+    # have arrived, it is not sent again), the chat's other messages wait, operators are told
+    HELD = "held"
+
+
+# An unknown outcome (the request left, no answer came) may be a message that arrived: it is
+# re-sent once at most, so a chat gets at most this many copies of a message.
+MAX_UNKNOWN_SENDS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +48,21 @@ class Decision:
     count_attempt: bool = True  # RETRY: whether this failure counts towards the limit
     chat_state: ChatState | None = None  # STOP_CHAT: INACTIVE or PAUSED
     new_chat_id: str | None = None  # MOVE
+    unknown: bool = False  # RETRY: this send's outcome is unknown (it may have arrived)
 
 
 def decide(
-    exc: DeliveryError, *, attempts: int, max_attempts: int, max_inline_wait: float
+    exc: DeliveryError,
+    *,
+    attempts: int,
+    max_attempts: int,
+    max_inline_wait: float,
+    unknown_sends: int = 0,
+    unknown_pause: float = 0.0,
+    resend_is_safe: bool = False,
 ) -> Decision:
-    """What to do after ``exc`` on a message tried ``attempts`` times before this one.
+    """What to do after ``exc`` on a message tried ``attempts`` times before this one, of
+    which ``unknown_sends`` had no answer.
 
     * The credentials were refused: nothing is this chat's fault; hold its messages.
     * Rate limited: wait in memory up to ``max_inline_wait`` seconds, else requeue until
@@ -53,8 +71,14 @@ def decide(
     * The chat is gone (blocked, kicked, archived): inactive; the bot is not in the
       channel (Slack): paused, with a hint. Either way its queued messages fail.
     * A permanent error (a malformed message): this message fails.
+    * The outcome is unknown (the request left, no answer came: it may have arrived):
+      once, the message is sent again after ``unknown_pause`` (the sender waits longer for
+      that answer); when that send's outcome is unknown too (``MAX_UNKNOWN_SENDS``), it is
+      held: not sent again, not failed. A sender whose re-sends are never duplicates
+      (``resend_is_safe``) retries it as any transient failure.
     * Anything else is transient: retry with backoff, and fail once the attempts, this
-      one counted, reach ``max_attempts``.
+      one counted, reach ``max_attempts`` (held instead, when an earlier send of it may
+      have arrived).
     """
     if isinstance(exc, PlatformAuthFailed):
         return Decision(Outcome.HOLD, exc.reason)
@@ -70,6 +94,21 @@ def decide(
         return Decision(Outcome.STOP_CHAT, exc.reason, chat_state=ChatState.PAUSED)
     if isinstance(exc, PermanentError):
         return Decision(Outcome.FAIL, exc.reason)
+    unknown = isinstance(exc, TransientError) and exc.ambiguous and not resend_is_safe
+    if unknown and unknown_sends + 1 >= MAX_UNKNOWN_SENDS:
+        return Decision(
+            Outcome.HELD,
+            f"held: sent {unknown_sends + 1} times with no answer, it may have arrived; "
+            f"not sent again: {exc.reason}",
+        )
     if attempts + 1 >= max_attempts:
+        if unknown or (unknown_sends and not resend_is_safe):
+            return Decision(
+                Outcome.HELD,
+                f"held: gave up after {attempts + 1} attempts, an earlier one with no answer "
+                f"may have arrived: {exc.reason}",
+            )
         return Decision(Outcome.FAIL, f"gave up after {attempts + 1} attempts: {exc.reason}")
+    if unknown:
+        return Decision(Outcome.RETRY, exc.reason, delay=unknown_pause, unknown=True)
     return Decision(Outcome.RETRY, exc.reason)

@@ -30,6 +30,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
+from typing import TypeVar
 
 # A platform cap is paced with this much to spare: sends are spaced evenly at this share of
 # the cap, and what a late wake-up of the event loop holds back is made up in a burst.
@@ -51,6 +52,7 @@ CHAT_SLOTS_KEPT = 10_000
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
+_Data = TypeVar("_Data")
 
 # The stamp of the send this task was last let go for, and the pace that let it go (whose
 # clock reads it); the transport moves the stamp on to when the request was written
@@ -128,7 +130,12 @@ class Pace:
         return len(self._first) + len(self._rest)
 
     async def acquire(
-        self, *, first: bool = False, hold: bool = False, settle: bool = False
+        self,
+        *,
+        first: bool = False,
+        hold: bool = False,
+        settle: bool = False,
+        unless: asyncio.Event | None = None,
     ) -> float:
         """Wait for this send's turn; return its stamp: the clock's time when the caller
         resumed with its turn (a caller let go while the event loop was busy resumes late,
@@ -143,6 +150,8 @@ class Pace:
                 window of such sends are ever unsettled at once. The delivery engine
                 settles a send once its record is committed, so at most that many are
                 ever sent and not yet recorded (what a crash can send twice).
+            unless: give up waiting once this is set (a reply wants the chat whose slot
+                the caller holds): :class:`Abandoned` is raised, and nothing was let go.
         """
         if not self._interval:
             if settle:  # counted all the same, should a cap come (see :meth:`set_rate`)
@@ -150,7 +159,7 @@ class Pace:
             return self._clock()
         if self._driver is None and not self._first and not self._rest:
             now = self._clock()
-            if self._due() <= now:
+            if self._due(settle=settle) <= now:
                 stamp = self._let_go(now, hold=hold, settle=settle)
                 _LEAVING.set((stamp, self))
                 return stamp[0]
@@ -160,9 +169,11 @@ class Pace:
         queue.append(ticket)
         if self._driver is None:
             self._driver = asyncio.create_task(self._drive())
+        elif first:
+            self._released.set()  # the driver may wait for records a reply does not need
         try:
-            stamp = await ticket
-        except asyncio.CancelledError:
+            stamp = await (ticket if unless is None else _first_of(ticket, unless))
+        except (asyncio.CancelledError, Abandoned):
             self._holds.pop(ticket, None)
             if ticket.done() and not ticket.cancelled():  # let go, then cancelled: never went
                 if len(ticket.result()) == 2:
@@ -213,12 +224,14 @@ class Pace:
                 self._unsorted = False
             del self._log[: len(self._log) - self._cap]
 
-    def _due(self) -> float:
+    def _due(self, *, settle: bool) -> float:
         """When the next send may go: the even schedule's slot, and a window after the
-        stamp that leaves room for it beside the sends still on their way."""
+        stamp that leaves room for it beside the sends still on their way. A send to be
+        settled (``settle``) also waits while the cap's worth are unsettled; one that is
+        not (a reply, never recorded) goes past them, within the cap all the same."""
         due = self._next
         room = self._cap - self._held  # sends over that a window may hold, and this one
-        if room <= 0 or self._unsettled >= self._cap:
+        if room <= 0 or (settle and self._unsettled >= self._cap):
             return math.inf  # until one on its way is over, or one unsettled is settled
         log_ = self._log
         if len(log_) >= room:
@@ -254,7 +267,7 @@ class Pace:
         try:
             while (queue := self._head()) is not None:
                 now = self._clock()
-                due = self._due()
+                due = self._due(settle=self._holds.get(queue[0], (False, False))[1])
                 if due == math.inf:  # the window is full of sends on their way
                     self._released.clear()
                     await self._released.wait()
@@ -270,13 +283,33 @@ class Pace:
                 self._driver = None
 
 
+class Abandoned(Exception):
+    """:meth:`Pace.acquire` gave up waiting for its turn (its ``unless`` was set)."""
+
+
+async def _first_of(ticket: asyncio.Future[list[float]], unless: asyncio.Event) -> list[float]:
+    """The ticket's result once it comes, unless ``unless`` is set first: then the ticket
+    is cancelled and :class:`Abandoned` raised."""
+    if not unless.is_set():
+        gave_up = asyncio.ensure_future(unless.wait())
+        try:
+            await asyncio.wait((ticket, gave_up), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gave_up.cancel()
+    if ticket.done():
+        return ticket.result()
+    ticket.cancel()
+    raise Abandoned
+
+
 def request_written(at: float | None = None) -> None:
     """The transport wrote the request of the send this task was let go for at ``at``
     (default: now, on the clock of the pace that let it go): the send counts from then. A
     request that waited for a connection, or for a core, after its turn would otherwise
     leave later than its stamp says, closer to the sends a window after it than the
-    platform allows. The transport calls it as each part of the request is handed to the
-    socket (a task it starts for the body inherits the stamp), so the last part counts."""
+    platform allows. The transport calls it after each part of the request is handed to the
+    socket (:func:`stamped_after`; a task it starts for the body inherits the stamp), so
+    the last part counts."""
     leaving = _LEAVING.get()
     if leaving is None:
         return
@@ -287,6 +320,22 @@ def request_written(at: float | None = None) -> None:
         stamp[0] = at
         if len(stamp) == 1:  # a send already over (not held): the log is sorted again
             pace._unsorted = True
+
+
+def stamped_after(write: Callable[[_Data], object]) -> Callable[[_Data], None]:
+    """``write`` (a transport's: it hands the bytes to the kernel, which takes the moment
+    they arrive), then :func:`request_written`. The stamp is read after the write, never
+    before it: a process that loses its core between reading the clock and writing would
+    otherwise count the send earlier than it arrived, by as long as it waited for the core
+    (tens of milliseconds beside another busy process, more than the window's margin), and
+    a full window could then take one send more than the cap. Read after, a stamp is never
+    earlier than the arrival, and a late one only holds the next sends back a little."""
+
+    def write_then_stamp(data: _Data) -> None:
+        write(data)
+        request_written()
+
+    return write_then_stamp
 
 
 def written_at(stamp: float) -> float:
@@ -313,6 +362,8 @@ class ChatSlots:
         self._free_at: dict[str, float] = {}
         self._taken: dict[str, asyncio.Event] = {}
         self._wanted: dict[str, int] = {}  # replies waiting for the chat
+        # Set when a reply comes to want a chat whose slot a send holds (see :meth:`wanted`).
+        self._wants: dict[str, asyncio.Event] = {}
 
     def free_in(self, key: str) -> float:
         """Seconds until the chat's next message may leave (0: now)."""
@@ -327,11 +378,25 @@ class ChatSlots:
         if wait > 0:
             return wait
         self._taken[key] = asyncio.Event()
+        self._wants[key] = asyncio.Event()
         return 0.0
+
+    def wanted(self, key: str) -> asyncio.Event | None:
+        """Set once a reply comes to want the chat while the send that took its slot with
+        :meth:`take` holds it: a send still waiting for the platform's turn gives the slot
+        up (``Pace.acquire(unless=...)``), so the reply does not wait behind a turn that may
+        be long in coming (sends that wait for their records hold the deliveries' turns)."""
+        return self._wants.get(key)
+
+    def _want(self, key: str) -> None:
+        self._wanted[key] = self._wanted.get(key, 0) + 1
+        want = self._wants.get(key)
+        if want is not None:
+            want.set()
 
     async def take_first(self, key: str) -> None:
         """Wait until the chat's slot is free and take it, ahead of :meth:`take`."""
-        self._wanted[key] = self._wanted.get(key, 0) + 1
+        self._want(key)
         try:
             while True:
                 taken = self._taken.get(key)
@@ -353,7 +418,7 @@ class ChatSlots:
         """A reply to the chat is being made: until it is on its way (:meth:`take_first`),
         no delivery takes the chat's slot (``/digest`` queues a digest before its reply
         is sent, and the reply goes first)."""
-        self._wanted[key] = self._wanted.get(key, 0) + 1
+        self._want(key)
         try:
             yield
         finally:
@@ -364,6 +429,7 @@ class ChatSlots:
     def left(self, key: str, *, at: float | None, interval: float) -> None:
         """The send that took the chat's slot left at ``at`` (None: it did not leave)."""
         taken = self._taken.pop(key, None)
+        self._wants.pop(key, None)
         if at is not None:
             free = at + interval + PER_CHAT_MARGIN_SECONDS
             self._free_at[key] = max(free, self._free_at.get(key, 0.0))

@@ -69,8 +69,11 @@ class EngineState:
     _held_of: Counter[int]
     _only_broadcast: int | None
     _paused: dict[Platform, asyncio.Task[None]]
+    _unknown_pause: float
+    _unknown_at: dict[Platform, deque[float]]
     sent: int
     failed: int
+    held: int
 
     @property
     def window(self) -> int:

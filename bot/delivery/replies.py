@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from bot import metrics
+from bot.delivery.failures import MAX_UNKNOWN_SENDS
 from bot.delivery.pacing import Pacing, Sleep, written_at
 from bot.errors import DeliveryError, RateLimited, TransientError
 
@@ -32,8 +33,10 @@ class Replies:
     A reply takes the chat's slot ahead of queued deliveries and the platform's pace ahead
     of them (``first``), is retried after a 429 (as long as the platform asks, up to
     ``REPLY_MAX_WAIT_SECONDS`` at a time) and after a failure on the way (backing off), up
-    to ``REPLY_ATTEMPTS`` tries, and is counted in ``trendbot_replies_total`` by outcome:
-    ``sent``, ``retried`` (each try that will be made again) and ``failed``.
+    to ``REPLY_ATTEMPTS`` tries, but sent again once at most after a try with no answer (it
+    may have arrived: ``MAX_UNKNOWN_SENDS`` copies at most, as a delivery), and is counted
+    in ``trendbot_replies_total`` by outcome: ``sent``, ``retried`` (each try that will be
+    made again) and ``failed``.
     """
 
     def __init__(self, pacing: Pacing, *, platform: str, sleep: Sleep = asyncio.sleep) -> None:
@@ -61,6 +64,7 @@ class Replies:
         chats = self.pacing.chats
         pace = self.pacing.pace(pace_key)
         ctx = {"chat": f"{self._platform}:{chat}", "platform": self._platform}
+        unknown = 0  # tries with no answer: each may have arrived
         for attempt in range(1, REPLY_ATTEMPTS + 1):
             await chats.take_first(chat)
             at: float | None = None
@@ -76,8 +80,10 @@ class Replies:
                 if at is not None:
                     pace.release()
                 chats.left(chat, at=None if at is None else written_at(at), interval=interval)
+            if isinstance(error, TransientError) and error.ambiguous:
+                unknown += 1
             wait = self._retry_wait(error, attempt)
-            if wait is None:
+            if wait is None or unknown >= MAX_UNKNOWN_SENDS:
                 break
             if isinstance(error, RateLimited):
                 chats.hold(chat, seconds=wait)

@@ -11,6 +11,12 @@ translates its library's errors into it):
 - ``PermanentError``: this message is marked failed; the chat stays as it is.
 - ``PlatformAuthFailed``: nothing more is sent to that platform until its credentials
   work again; its messages go back to the queue as they were.
+- ``OutcomeUnknown`` (the request left, no answer came): the message may have arrived. It
+  is sent again once, after ``UNKNOWN_PAUSE_SECONDS`` and with the sender's longer timeout;
+  when that has no answer either it is ``held`` (not sent again: at most two copies), the
+  chat's other messages wait ``CHAT_HOLD_SECONDS``, and the platform counts as slow
+  (``/healthz``, the ``slow:PLATFORM`` alert) for ``SLOW_WINDOW_SECONDS``. A sender whose
+  re-sends are never duplicates (``resend_is_safe``) retries it as any transient failure.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import datetime as dt
 import logging
 import random
 import time
+from collections import deque
 from dataclasses import replace
 
 from bot import metrics
@@ -27,7 +34,7 @@ from bot.delivery import failures
 from bot.delivery.failures import Outcome
 from bot.delivery.queues import ChatQueue, EngineState, ctx
 from bot.delivery.sender import Sender
-from bot.errors import DeliveryError, RateLimited
+from bot.errors import DeliveryError, RateLimited, TransientError
 from bot.models import ChatState, Platform
 from bot.store import chats as chat_store
 from bot.store import merges as merge_store
@@ -42,6 +49,13 @@ BACKOFF_BASE_SECONDS = 30.0
 BACKOFF_JITTER = 0.2
 # A 429 asking for a longer wait sends the message back to the queue instead of memory.
 MAX_INLINE_WAIT_SECONDS = 60.0
+# A message whose send had no answer is sent again this long after (a platform that was slow
+# for a moment has answered, or delivered it, by then).
+UNKNOWN_PAUSE_SECONDS = 30.0
+# The other messages of a chat whose message was held wait this long before they are sent.
+CHAT_HOLD_SECONDS = 300.0
+# A platform that left a send with no answer counts as slow for this long after.
+SLOW_WINDOW_SECONDS = 300.0
 
 
 def backoff(attempt: int, *, base_seconds: float = BACKOFF_BASE_SECONDS) -> float:
@@ -56,12 +70,18 @@ class Failures(EngineState):
     async def _failed(self, queue: ChatQueue, exc: DeliveryError) -> None:
         """Carry out :func:`bot.failures.decide` for the failed send of the first message."""
         chat = queue.record.chat
+        sender = self._senders[chat.platform]
         decision = failures.decide(
             exc,
             attempts=queue.rows[0].attempts,
             max_attempts=MAX_ATTEMPTS,
             max_inline_wait=MAX_INLINE_WAIT_SECONDS,
+            unknown_sends=queue.rows[0].unknown_sends,
+            unknown_pause=self._unknown_pause,
+            resend_is_safe=sender.resend_is_safe,
         )
+        if isinstance(exc, TransientError) and exc.ambiguous:
+            self._no_answer(chat.platform)
         match decision.outcome:
             case Outcome.HOLD:
                 self._pause(self._senders[chat.platform])
@@ -74,7 +94,13 @@ class Failures(EngineState):
             case Outcome.RETRY:
                 if isinstance(exc, RateLimited):
                     log.warning("rate limited for %.1fs", decision.delay, extra=ctx(queue.record))
-                await self._retry(queue, exc, count=decision.count_attempt, delay=decision.delay)
+                await self._retry(
+                    queue,
+                    exc,
+                    count=decision.count_attempt,
+                    delay=decision.delay,
+                    unknown=decision.unknown,
+                )
             case Outcome.MOVE:
                 new_chat_id = decision.new_chat_id
                 assert new_chat_id is not None
@@ -94,6 +120,73 @@ class Failures(EngineState):
                 await self._chat_gone(queue, exc, state=decision.chat_state)
             case Outcome.FAIL:
                 await self._fail_row(queue, decision.reason, code=exc.code)
+            case Outcome.HELD:
+                unknown = isinstance(exc, TransientError) and exc.ambiguous
+                await self._hold_row(queue, decision.reason, code=exc.code, unknown=unknown)
+
+    def _no_answer(self, platform: Platform) -> None:
+        """A send to ``platform`` had no answer: it counts as slow for a while."""
+        now = time.monotonic()
+        stamps = self._unknown_at.setdefault(platform, deque())
+        stamps.append(now)
+        while stamps and stamps[0] < now - SLOW_WINDOW_SECONDS:
+            stamps.popleft()
+
+    def slow(self) -> dict[str, str]:
+        """The platforms that left sends with no answer in the last ``SLOW_WINDOW_SECONDS``,
+        each with what ``/healthz`` says of it."""
+        now = time.monotonic()
+        found: dict[str, str] = {}
+        for platform, stamps in self._unknown_at.items():
+            recent = sum(1 for at in stamps if at >= now - SLOW_WINDOW_SECONDS)
+            if recent:
+                minutes = round(SLOW_WINDOW_SECONDS / 60)
+                found[platform.value] = (
+                    f"{recent} sends had no answer in time in the last {minutes} minutes"
+                )
+        return found
+
+    async def _hold_row(self, queue: ChatQueue, reason: str, *, code: str, unknown: bool) -> None:
+        """The first message is held (it may have arrived; it is not sent again), and the
+        chat's other messages wait ``CHAT_HOLD_SECONDS``."""
+        row = queue.rows[0]
+        platform = queue.record.chat.platform.value
+        metrics.MESSAGES_FAILED.labels(platform, "held").inc()
+        log.error("delivery held, operators are told: %s", reason, extra=ctx(queue.record))
+        later = list(queue.rows)[1:]
+
+        async def hold() -> None:
+            async with self._engine.begin() as conn:
+                await outbox.part_sent(
+                    conn, row_id=row.id, parts_sent=queue.next_part, thread_ref=queue.thread
+                )
+                await outbox.hold(
+                    conn,
+                    row_id=row.id,
+                    error=reason,
+                    attempts=row.attempts + 1,
+                    unknown=unknown,
+                    now=page_store.utcnow(),
+                )
+                for other in later:
+                    await outbox.retry_later(
+                        conn,
+                        row_id=other.id,
+                        not_before=page_store.utcnow() + dt.timedelta(seconds=CHAT_HOLD_SECONDS),
+                        error="held: an earlier message to this chat had no answer",
+                        count_attempt=False,
+                    )
+
+        await self._durably(hold, doing="recording a held message")
+        self.held += 1
+        for held in list(queue.rows):
+            self._renderer.forget(held.id)
+            self._release(held)
+        queue.rows.clear()
+        queue.parts = None
+        queue.next_part = 0
+        queue.thread = None
+        await self._broadcasts_progressed([row.broadcast_id])
 
     async def _fail_row(self, queue: ChatQueue, reason: str, *, code: str) -> None:
         row = queue.rows[0]
@@ -117,6 +210,7 @@ class Failures(EngineState):
         *,
         count: bool,
         delay: float | None = None,
+        unknown: bool = False,
     ) -> None:
         row = queue.rows[0]
         attempts = row.attempts + (1 if count else 0)
@@ -135,6 +229,7 @@ class Failures(EngineState):
                     not_before=page_store.utcnow() + dt.timedelta(seconds=wait),
                     error=exc.reason,
                     count_attempt=count,
+                    unknown=unknown,
                 )
 
         await self._durably(retry_later, doing="recording a retry")

@@ -4,6 +4,7 @@ of its optional abilities (:class:`BaseSender`) for a platform that has no use f
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Protocol
 
 from bot.delivery.pacing import Pacing
@@ -14,6 +15,21 @@ from bot.models import ChatSettings, Outgoing, Platform
 AUTH_PAUSE_SECONDS = 60.0
 
 
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """What the engine knows of one send of one platform message.
+
+    ``key`` names the message part and is the same on every send of it, in every process
+    (the outbox row and the part: ``"123.0"``): an idempotency key for a platform that
+    takes one (Discord's ``nonce``, at most 25 characters). ``resend`` is true when an
+    earlier send of it had no answer (its outcome is unknown, it may have arrived): the
+    sender waits longer for this one's answer.
+    """
+
+    key: str
+    resend: bool = False
+
+
 class Sender(Protocol):
     """A platform's outbound adapter.
 
@@ -22,11 +38,20 @@ class Sender(Protocol):
     failure. ``rate_per_second`` is the platform-wide cap (None: no cap); ``interval`` the
     least spacing between two messages to one chat.
 
+    ``attempt`` is what the engine knows of this send (None: a send outside the outbox,
+    with no key). ``send`` raises :class:`~bot.errors.OutcomeUnknown` when the request left
+    and no answer came. Such a message is re-sent at most once (after a pause, with
+    ``attempt.resend`` true) and held when that has no answer either, since each re-send
+    may post it again; unless ``resend_is_safe``: the platform drops a re-send of a message
+    it already has (Discord's message create with ``nonce`` = ``attempt.key`` and
+    ``enforce_nonce``), so an unknown outcome is retried as any transient failure is.
+
     The rest say how the platform counts its limits and when it works again;
     :class:`BaseSender` has a default for each.
     """
 
     platform: Platform
+    resend_is_safe: bool
 
     @property
     def rate_per_second(self) -> float | None: ...
@@ -54,14 +79,19 @@ class Sender(Protocol):
         raised ``PlatformAuthFailed``)."""
         ...
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None: ...
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None: ...
 
 
 class BaseSender:
     """The defaults of :class:`Sender`'s abilities: the engine's own pacing, the platform's
-    cap for every chat, a slot per chat, and a fixed wait after refused credentials."""
+    cap for every chat, a slot per chat, a fixed wait after refused credentials, and
+    re-sends that may post a message twice."""
 
     pacing: Pacing | None = None
+    # A re-send may post the message twice (no idempotency key): see :class:`Sender`.
+    resend_is_safe: bool = False
 
     def pace_key(self, chat_id: str) -> str | None:
         """None: every send counts against the platform's cap."""

@@ -19,6 +19,9 @@ Incidents, by key:
   :data:`QUEUE_CLEAR_AGE`.
 - ``auth:PLATFORM``: the platform rejected the bot's credentials; ends at the first
   successful send to it after that.
+- ``slow:PLATFORM``: sends to the platform had no answer in time (their outcome unknown: they
+  may have arrived) in the last :data:`SEND_WINDOW`, or messages were held for it (sent
+  twice with no answer, not sent again); ends when the window holds none.
 """
 
 from __future__ import annotations
@@ -57,6 +60,12 @@ class SendCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class SlowCounts:
+    unknown: int = 0  # messages whose send in the window had no answer
+    held: int = 0  # of them, held: sent twice with no answer, not sent again
+
+
+@dataclass(frozen=True, slots=True)
 class AuthState:
     reason: str
     failed_at: dt.datetime
@@ -75,6 +84,7 @@ class Observation:
     oldest_due: dt.timedelta = dt.timedelta()
     queue_depth: int = 0
     auth: Mapping[str, AuthState] = field(default_factory=dict)
+    slow: Mapping[str, SlowCounts] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +128,9 @@ def signals(obs: Observation, *, source_failures: int) -> dict[str, Signal]:
     for platform, state in obs.auth.items():
         if not state.recovered:
             put(f"auth:{platform}", Level.FIRING)
+    for platform, slow in obs.slow.items():
+        if slow.unknown:
+            put(f"slow:{platform}", Level.FIRING)
     return found
 
 
@@ -160,4 +173,7 @@ def _describe(obs: Observation, key: str, *, started: bool) -> Transition:
     elif kind == "auth":
         state = obs.auth.get(subject)
         params = {"platform": subject.capitalize(), "reason": state.reason if state else "?"}
+    elif kind == "slow":
+        slow = obs.slow.get(subject, SlowCounts())
+        params = {"platform": subject.capitalize(), "unknown": slow.unknown, "held": slow.held}
     return Transition(key=key, started=started, message=f"dest.alert.{phase}.{kind}", params=params)

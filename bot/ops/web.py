@@ -66,6 +66,9 @@ class WebHooks:
     # Why the replica cannot make progress (the database's error of its last delivery,
     # planning or lease renewal), None while it can: /healthz answers 503 meanwhile.
     problem: Callable[[], str | None] = lambda: None
+    # Platforms that left sends with no answer in time lately, each with what it did
+    # (the delivery engine's ``slow``): /healthz says so, and answers 200 all the same.
+    slow: Callable[[], Mapping[str, str]] = dict
 
 
 def _unavailable(*, database: str, reason: str, **more: str) -> web.Response:
@@ -156,6 +159,11 @@ def make_app(*, engine: AsyncEngine, hooks: WebHooks) -> web.Application:
                 {"team": team, "error": reason}
                 for team, reason in unreachable[:MAX_LISTED_WORKSPACES]
             ]
+        for name, detail in hooks.slow().items():
+            platform = platforms.setdefault(name, {"status": "ok"})
+            if platform["status"] == "ok":
+                platform["status"] = "slow"
+            platform["slow"] = detail
         if platforms:
             body["platforms"] = platforms
             if any(p["status"] != "ok" for p in platforms.values()):

@@ -370,6 +370,7 @@ class Service:
                 source_failures=self._app.poller.failures,
                 sources=self._app.poller.sources,
                 problem=self.problem,
+                slow=self._delivery.slow,
             )
             if self._refresh is not None:
                 hooks.refresh = self._refresh.hook

@@ -7,11 +7,11 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import and_, delete, func, insert, or_, select, text, update
+from sqlalchemy import and_, case, delete, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.ops.alerts import AuthState, Observation, SendCounts
-from bot.store.outbox import FAILED, QUEUED, SENDING, SENT
+from bot.ops.alerts import AuthState, Observation, SendCounts, SlowCounts
+from bot.store.outbox import FAILED, HELD, QUEUED, SENDING, SENT
 from bot.store.schema import alert_admins, auth_failures, chats, incidents, outbox, source_streaks
 
 
@@ -129,6 +129,18 @@ async def observe(
     oldest, depth = (
         await conn.execute(select(func.min(outbox.c.created_at), func.count()).where(waiting))
     ).one()
+    slow = {
+        platform: SlowCounts(unknown=int(unknown), held=int(held or 0))
+        for platform, unknown, held in await conn.execute(
+            select(
+                outbox.c.platform,
+                func.count(),
+                func.sum(case((outbox.c.status == HELD, 1), else_=0)),
+            )
+            .where(outbox.c.unknown_sends > 0, outbox.c.claimed_at >= since)
+            .group_by(outbox.c.platform)
+        )
+    }
     auth: dict[str, AuthState] = {}
     for platform, reason, failed_at in await conn.execute(select(auth_failures)):
         later = await conn.execute(
@@ -150,6 +162,7 @@ async def observe(
         oldest_due=(now - oldest) if oldest is not None else dt.timedelta(),
         queue_depth=int(depth or 0),
         auth=auth,
+        slow=slow,
     )
 
 

@@ -5,8 +5,10 @@ Messages are put in it, and the ledger of what each chat was planned is written,
 
 A row moves ``queued`` -> ``sending`` (claimed by one worker) -> ``sent``; a failure moves
 it back to ``queued`` with a later ``not_before``, or to ``failed`` (retries exhausted, or
-the chat is gone). ``parts_sent`` is committed after each platform message, so a message
-that was already sent is not sent again after a crash; only the one in flight can be.
+the chat is gone), or to ``held`` (sent with no answer, then re-sent with no answer either:
+it may have arrived, so it is not sent again; ``unknown_sends`` counts such sends).
+``parts_sent`` is committed after each platform message, so a message that was already sent
+is not sent again after a crash; only the one in flight can be.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ QUEUED = "queued"
 SENDING = "sending"
 SENT = "sent"
 FAILED = "failed"
+HELD = "held"
 
 BULK_CHUNK = 10_000  # rows per statement of a bulk insert: bounds the memory of one call
 
@@ -59,6 +62,7 @@ class OutboxRow:
     thread_ref: str | None
     broadcast_id: int | None
     created_at: dt.datetime
+    unknown_sends: int  # sends with no answer: each may have arrived
     # The payload typed, or why it cannot be: decoded once, as the row is read.
     decoded: payloads.Payload | payloads.PayloadError = field(compare=False, repr=False)
 
@@ -209,6 +213,7 @@ def _row(r: RowMapping) -> OutboxRow:
         thread_ref=r["thread_ref"],
         broadcast_id=r["broadcast_id"],
         created_at=r["created_at"],
+        unknown_sends=r["unknown_sends"],
         decoded=decoded,
     )
 
@@ -269,8 +274,10 @@ async def retry_later(
     not_before: dt.datetime,
     error: str,
     count_attempt: bool = True,
+    unknown: bool = False,
 ) -> None:
-    """Back to the queue; ``count_attempt`` is false for a 429 (waiting is not failing)."""
+    """Back to the queue; ``count_attempt`` is false for a 429 (waiting is not failing);
+    ``unknown``: the send had no answer (``unknown_sends`` counts it)."""
     values: dict[str, Any] = {
         "status": QUEUED,
         "not_before": not_before,
@@ -279,6 +286,8 @@ async def retry_later(
     }
     if count_attempt:
         values["attempts"] = outbox.c.attempts + 1
+    if unknown:
+        values["unknown_sends"] = outbox.c.unknown_sends + 1
     await conn.execute(update(outbox).where(outbox.c.id == row_id).values(**values))
 
 
@@ -288,6 +297,30 @@ async def fail(conn: AsyncConnection, *, row_id: int, error: str, attempts: int)
         .where(outbox.c.id == row_id)
         .values(status=FAILED, last_error=error[:1000], attempts=attempts, claimed_by=None)
     )
+
+
+async def hold(
+    conn: AsyncConnection,
+    *,
+    row_id: int,
+    error: str,
+    attempts: int,
+    unknown: bool,
+    now: dt.datetime,
+) -> None:
+    """The message is ``held``: it may have arrived (``unknown``: this send had no answer
+    either, counted in ``unknown_sends``), and it is not sent again. ``sent_at`` is when it
+    was held."""
+    values: dict[str, Any] = {
+        "status": HELD,
+        "last_error": error[:1000],
+        "attempts": attempts,
+        "claimed_by": None,
+        "sent_at": now,
+    }
+    if unknown:
+        values["unknown_sends"] = outbox.c.unknown_sends + 1
+    await conn.execute(update(outbox).where(outbox.c.id == row_id).values(**values))
 
 
 async def fail_chat(conn: AsyncConnection, *, chat_pk: int, error: str) -> tuple[int, set[int]]:

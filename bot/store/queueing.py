@@ -50,6 +50,7 @@ def row_values(
         "priority": priority,
         "attempts": 0,
         "parts_sent": 0,
+        "unknown_sends": 0,
         "not_before": now,
         "broadcast_id": broadcast_id,
         "created_at": now,

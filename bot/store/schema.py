@@ -258,10 +258,15 @@ outbox = Table(
     Column("platform", String(16), nullable=False),  # copied from the chat, for claiming
     Column("kind", String(16), nullable=False),  # digest | page | broadcast | notice
     Column("payload", Text, nullable=False),  # JSON
-    Column("status", String(16), nullable=False),  # queued | sending | sent | failed | dropped
+    # queued | sending | sent | failed | dropped | held (sent with no answer twice: it may
+    # have arrived, and is not sent again)
+    Column("status", String(16), nullable=False),
     Column("priority", Integer, nullable=False, default=0),
     Column("attempts", Integer, nullable=False, default=0),
     Column("parts_sent", Integer, nullable=False, default=0),
+    # Sends of this message whose outcome is unknown (a timeout after the request left):
+    # each may have arrived. A message is re-sent at most once after one.
+    Column("unknown_sends", Integer, nullable=False, default=0, server_default="0"),
     Column("thread_ref", String(64), nullable=True),  # Slack: ts of the first message
     Column("not_before", DateTime, nullable=False),
     Column("claimed_by", String(64), nullable=True),

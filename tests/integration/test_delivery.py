@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.channels.telegram.client import close_bot, make_bot
 from bot.channels.telegram.sender import TelegramSender
 from bot.delivery.engine import Delivery
-from bot.delivery.sender import BaseSender
+from bot.delivery.sender import Attempt, BaseSender
 from bot.models import ChatSettings, ChatState, Mode, Outgoing, Platform
 from bot.settings import Settings
 from bot.store import chats as chat_store
@@ -278,7 +278,9 @@ class SleepingSender(BaseSender):
     def interval(self, chat: ChatSettings) -> float:
         return 1.0
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None:
         await asyncio.sleep(self.latency)
         self.chats.append(chat_id)
         return None
@@ -292,7 +294,9 @@ class BuggySender(SleepingSender):
         self.broken = broken
         self.tries = 0
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None:
         if chat_id == self.broken:
             self.tries += 1
             raise KeyError("a bug in the sender")
@@ -359,7 +363,9 @@ class CappedSleepingSender(SleepingSender):
         self.under_way = 0
         self.most_under_way = 0
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None:
         self.under_way += 1
         self.most_under_way = max(self.most_under_way, self.under_way)
         try:
@@ -396,7 +402,9 @@ class FirstAnswerSender(CappedSleepingSender):
         super().__init__(latency, rate=rate)
         self.under_way_at_first_answer: int | None = None
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None:
         self.under_way += 1
         self.most_under_way = max(self.most_under_way, self.under_way)
         try:

@@ -40,11 +40,13 @@ from bot.channels.slack.sender import SlackSender
 from bot.channels.slack.spec import EVENTS
 from bot.commands import CommandCore, Defaults, describe_filter
 from bot.delivery.engine import Delivery
+from bot.delivery.sender import Attempt
 from bot.errors import (
     ChatGone,
     ConfigError,
     DeliveryError,
     NotInChannel,
+    OutcomeUnknown,
     PermanentError,
     PlatformAuthFailed,
     RateLimited,
@@ -1402,6 +1404,22 @@ async def test_a_timeout_is_ambiguous_and_a_refused_connection_is_not(sl: FakeSl
     with pytest.raises(TransientError) as unreachable:
         await send_one(refused)
     assert unreachable.value.ambiguous is False
+
+
+async def test_a_re_send_after_no_answer_waits_longer_for_slacks_answer(sl: FakeSlack) -> None:
+    """A send with no answer in the client's timeout may have posted the message: its one
+    re-send (``Attempt.resend``) waits ``resend_timeout`` instead, long enough here."""
+    sender = SlackSender(
+        make_client(make_settings(sl), timeout=1), per_channel_rate=1.0, resend_timeout=3
+    )
+    sl.latency = 1.5
+    with pytest.raises(OutcomeUnknown):
+        await sender.send("C1", Outgoing(text="slow"), thread=None, attempt=Attempt("1.0"))
+    ts = await sender.send(
+        "C1", Outgoing(text="slow"), thread=None, attempt=Attempt("1.0", resend=True)
+    )
+    assert ts is not None
+    assert sl.request_count["chat.postMessage"] == 2
 
 
 async def test_a_message_slack_refuses_is_a_permanent_error(

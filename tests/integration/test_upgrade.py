@@ -518,3 +518,37 @@ async def test_the_previous_builds_votes_stay_takeable_and_a_moved_slack_chat_ke
         assert figures.toggles == [(moved, "ko", 2), (elsewhere, "ko", 1)]
     finally:
         await engine.dispose()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+async def test_the_0004_builds_queued_messages_get_no_unknown_sends_and_go_once(
+    last_0004_build: str, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    """``outbox.unknown_sends`` (revision 0007): the messages the last build left queued
+    had no send without an answer; they are sent once each, and nothing is held."""
+    before = await row_counts(last_0004_build)
+    assert before["outbox"] > 0
+    env = env_for(clean_env, last_0004_build)
+    upgraded = await run_cli_async("db", "upgrade", env=env, cwd=tmp_path)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert upgraded.stdout.splitlines()[-1] == f"from 0004_tag_followers to {head_revision()}"
+    assert {table: n for table, n in (await row_counts(last_0004_build)).items()} == before
+    engine = create_engine(last_0004_build)
+    try:
+        async with engine.connect() as conn:
+            assert await conn.run_sync(schema_differences) == []
+            found = await conn.execute(text("SELECT DISTINCT unknown_sends FROM outbox"))
+            assert found.scalars().all() == [0]
+        async with FakeTelegram(token=TOKEN) as tg:
+            env = env_for(clean_env, last_0004_build, tg)
+            digest = await run_cli_async("digest", "--now", env=env, cwd=tmp_path)
+            assert digest.returncode == 0, digest.stderr
+            assert digest.stdout.strip().endswith("0 failed, 0 left queued for retry")
+            per_chat = [c.chat_id for c in tg.calls("sendMessage", ok=True)]
+        async with engine.connect() as conn:
+            statuses = await conn.execute(text("SELECT DISTINCT status FROM outbox"))
+            assert statuses.scalars().all() == ["sent"]
+    finally:
+        await engine.dispose()
+    assert len(per_chat) >= before["outbox"]  # each queued message, none twice or held

@@ -3,14 +3,17 @@ decision."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
-from bot.delivery.failures import Decision, Outcome, decide
+from bot.delivery.failures import MAX_UNKNOWN_SENDS, Decision, Outcome, decide
 from bot.errors import (
     ChatGone,
     ChatMigrated,
     DeliveryError,
     NotInChannel,
+    OutcomeUnknown,
     PermanentError,
     PlatformAuthFailed,
     RateLimited,
@@ -121,6 +124,7 @@ def test_decide(exc: DeliveryError, attempts: int, expected: Decision) -> None:
         (NotInChannel("x"), "not_in_channel"),
         (RateLimited("x", retry_after=1), "rate_limited"),
         (TransientError("x"), "transient"),
+        (OutcomeUnknown("x"), "outcome_unknown"),
         (PermanentError("x"), "permanent"),
         (ChatMigrated("x", new_chat_id="1"), "chat_migrated"),
         (PlatformAuthFailed("x", code="invalid_auth"), "invalid_auth"),
@@ -129,3 +133,125 @@ def test_decide(exc: DeliveryError, attempts: int, expected: Decision) -> None:
 )
 def test_every_delivery_error_has_a_code(exc: DeliveryError, code: str) -> None:
     assert exc.code == code
+
+
+PAUSE = 30.0
+TIMEOUT = OutcomeUnknown("timeout: Timed out", code="timeout")
+
+# error, attempts, unknown sends before, a re-send never a duplicate -> decision
+UNKNOWN_TABLE: list[tuple[str, DeliveryError, int, int, bool, Decision]] = [
+    (
+        "a first send with no answer is sent again once, after the pause",
+        TIMEOUT,
+        0,
+        0,
+        False,
+        Decision(Outcome.RETRY, TIMEOUT.reason, delay=PAUSE, unknown=True),
+    ),
+    (
+        "the re-send with no answer either is held: two copies at most",
+        TIMEOUT,
+        1,
+        1,
+        False,
+        Decision(
+            Outcome.HELD,
+            f"held: sent 2 times with no answer, it may have arrived; not sent again: "
+            f"{TIMEOUT.reason}",
+        ),
+    ),
+    (
+        "a flagged TransientError counts as unknown too",
+        TransientError("fatal_error", ambiguous=True),
+        1,
+        1,
+        False,
+        Decision(
+            Outcome.HELD,
+            "held: sent 2 times with no answer, it may have arrived; not sent again: fatal_error",
+        ),
+    ),
+    (
+        "an unsent failure after an unknown send is retried with backoff",
+        TransientError("network: refused"),
+        1,
+        1,
+        False,
+        Decision(Outcome.RETRY, "network: refused"),
+    ),
+    (
+        "the last attempt after an unknown send is held, not failed: it may have arrived",
+        TransientError("http_503"),
+        MAX_ATTEMPTS - 1,
+        1,
+        False,
+        Decision(
+            Outcome.HELD,
+            f"held: gave up after {MAX_ATTEMPTS} attempts, an earlier one with no answer "
+            "may have arrived: http_503",
+        ),
+    ),
+    (
+        "with an idempotency key a re-send is no duplicate: retried with backoff",
+        TIMEOUT,
+        3,
+        3,
+        True,
+        Decision(Outcome.RETRY, TIMEOUT.reason),
+    ),
+    (
+        "with an idempotency key the last attempt fails as any other",
+        TIMEOUT,
+        MAX_ATTEMPTS - 1,
+        2,
+        True,
+        Decision(Outcome.FAIL, f"gave up after {MAX_ATTEMPTS} attempts: {TIMEOUT.reason}"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("exc", "attempts", "unknown", "safe", "expected"),
+    [row[1:] for row in UNKNOWN_TABLE],
+    ids=[row[0] for row in UNKNOWN_TABLE],
+)
+def test_decide_unknown_outcomes(
+    exc: DeliveryError, attempts: int, unknown: int, safe: bool, expected: Decision
+) -> None:
+    got = decide(
+        exc,
+        attempts=attempts,
+        max_attempts=MAX_ATTEMPTS,
+        max_inline_wait=MAX_INLINE_WAIT,
+        unknown_sends=unknown,
+        unknown_pause=PAUSE,
+        resend_is_safe=safe,
+    )
+    assert got == expected
+
+
+def test_no_message_gets_more_than_two_copies_whatever_the_failures() -> None:
+    """Any sequence of failures: the sends that may have arrived stay within two."""
+    errors: list[DeliveryError] = [
+        TIMEOUT,
+        TransientError("http_503"),
+        RateLimited("x", retry_after=1),
+    ]
+    for sequence in itertools.product(errors, repeat=5):
+        attempts = unknown = 0
+        for error in sequence:
+            decision = decide(
+                error,
+                attempts=attempts,
+                max_attempts=MAX_ATTEMPTS,
+                max_inline_wait=MAX_INLINE_WAIT,
+                unknown_sends=unknown,
+                unknown_pause=PAUSE,
+            )
+            if isinstance(error, OutcomeUnknown):
+                unknown += 1
+            if decision.outcome in (Outcome.HELD, Outcome.FAIL):
+                break
+            attempts += decision.count_attempt and not isinstance(error, RateLimited)
+        # Each unknown send may be a copy; one more send is made only while under the bound.
+        assert unknown <= MAX_UNKNOWN_SENDS, sequence

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -21,13 +22,15 @@ from bot.delivery.pacing import (
     PACE_HEADROOM,
     PACE_WINDOW_MARGIN_SECONDS,
     PER_CHAT_MARGIN_SECONDS,
+    Abandoned,
     ChatSlots,
     Pace,
     Pacing,
     request_written,
+    stamped_after,
 )
 from bot.delivery.replies import REPLY_ATTEMPTS, Replies
-from bot.errors import PermanentError, RateLimited, TransientError
+from bot.errors import OutcomeUnknown, PermanentError, RateLimited, TransientError
 
 
 class FakeClock:
@@ -192,6 +195,71 @@ async def test_a_send_counts_from_the_last_part_of_its_request_on_the_paces_cloc
     assert stamps == [0.0, pytest.approx(before_headers + before_body + window)]
 
 
+def _stamp_before(write: Callable[[float], None]) -> Callable[[float], None]:
+    """The order of a transport that stamps a send before handing its bytes to the kernel
+    (aiohttp's trace of a sent chunk): what :func:`stamped_after` replaced."""
+
+    def stamp_then_write(stall: float) -> None:
+        request_written()
+        write(stall)
+
+    return stamp_then_write
+
+
+async def _starved_sends(
+    order: Callable[[Callable[[float], None]], Callable[[float], None]],
+    *,
+    rate: int,
+    tasks: int,
+    seed: int,
+) -> list[float]:
+    """``rate`` x 20 sends through ``tasks`` tasks, each answered in 100 ms, one request's
+    write in 20 losing the core for 50 or 100 ms (the clock jumps while its bytes wait to
+    reach the kernel, which takes the moment they arrive); their arrivals."""
+    sends, latency = rate * 20, 0.1
+    clock = FakeClock()
+    pace = Pace(rate, clock=clock, sleep=clock.sleep)
+    rng = random.Random(seed)
+    arrivals: list[float] = []
+
+    def kernel_write(stall: float) -> None:
+        clock.stall(stall)  # the process waits for a core, its request not yet written
+        arrivals.append(clock.now)
+
+    write = order(kernel_write)
+
+    async def task() -> None:
+        while len(arrivals) < sends:
+            await pace.acquire(hold=True)
+            try:
+                write(rng.choice((0.05, 0.1)) if rng.random() < 0.05 else 0.0)
+                await clock.sleep(latency)  # the answer
+            finally:
+                pace.release()
+
+    await clock.run(*(task() for _ in range(tasks)))
+    return arrivals
+
+
+@pytest.mark.parametrize(("rate", "tasks"), [(10, 5), (30, 8), (100, 40)])
+async def test_a_starved_process_never_puts_more_than_the_cap_in_a_second_of_arrivals(
+    rate: int, tasks: int
+) -> None:
+    """The process loses its core between reading the clock and writing a request (the
+    fake clock jumps there), as it does beside another busy process: stamped after the
+    write, no second of arrivals holds more than the cap, counted exactly as the platform
+    counts (no margin); stamped before it, as aiohttp's trace of a sent chunk did, a write
+    that lands late joins a window the pace had already filled."""
+    over_before = 0
+    for seed in range(3):
+        arrivals = await _starved_sends(stamped_after, rate=rate, tasks=tasks, seed=seed)
+        assert densest(arrivals) <= rate
+        assert len(arrivals) / (max(arrivals) - min(arrivals)) >= 0.75 * rate  # late, not lost
+        before = await _starved_sends(_stamp_before, rate=rate, tasks=tasks, seed=seed)
+        over_before += densest(before) > rate
+    assert over_before  # the fault this reproduces
+
+
 async def test_a_held_send_counts_in_every_window_until_it_is_over() -> None:
     clock = FakeClock()
     pace = Pace(1, clock=clock, sleep=clock.sleep)
@@ -239,6 +307,71 @@ async def test_no_more_than_the_cap_of_sends_are_unsettled_at_once() -> None:
     assert stamps[2] < 1.0
     assert stamps[3] == pytest.approx(0.1 + 10.0)
     assert stamps[3] < stamps[4] <= stamps[3] + spacing
+
+
+async def test_a_reply_goes_while_the_sends_ahead_wait_for_their_records() -> None:
+    """The sends let go wait for their records (a database that takes no writes): no new
+    delivery goes, but a reply (``first``, never recorded) goes at its turn in the cap,
+    ahead of the deliveries waiting, and counts in the window like any send."""
+    clock = FakeClock()
+    pace = Pace(3, clock=clock, sleep=clock.sleep)
+    deliveries: list[float] = []
+    replies: list[float] = []
+
+    async def deliver() -> None:
+        deliveries.append(await pace.acquire(hold=True, settle=True))
+        pace.release()
+        await clock.sleep(30.0)  # the record waits for the database
+        pace.settle()
+
+    async def reply(at: float) -> None:
+        await clock.sleep(at)
+        replies.append(await pace.acquire(first=True, hold=True))
+        pace.release()
+
+    await clock.run(*(deliver() for _ in range(6)), reply(2.0), reply(2.0))
+    assert len([d for d in deliveries if d < 30.0]) == 3  # the cap's worth, then none
+    # At once and by the even schedule's next slot: there is room in the window.
+    assert replies[0] == pytest.approx(2.0)
+    assert replies[1] <= 2.0 + 1 / (3 * PACE_HEADROOM)
+    assert densest(deliveries + replies, window=1.0 + PACE_WINDOW_MARGIN_SECONDS) <= 3
+
+
+async def test_a_send_waiting_for_its_turn_gives_its_chat_up_to_a_reply() -> None:
+    """A delivery took the chat's slot and waits for a turn the unsettled sends hold back:
+    a reply that comes for the chat takes the slot at once (the delivery gives up its wait,
+    nothing let go) and goes at its own turn in the cap."""
+    clock = FakeClock()
+    pacing = Pacing(1, clock=clock, sleep=clock.sleep)
+    pace, chats = pacing.pace(), pacing.chats
+    await pace.acquire(hold=True, settle=True)  # sent; its record never comes
+    pace.release()
+    assert chats.take("7", interval=1.0) == 0.0
+    events: list[tuple[str, float]] = []
+
+    async def deliver() -> None:
+        try:
+            events.append(
+                ("went", await pace.acquire(hold=True, settle=True, unless=chats.wanted("7")))
+            )
+        except Abandoned:
+            events.append(("gave up", clock.now))
+        finally:
+            chats.left("7", at=None, interval=1.0)
+
+    async def reply() -> None:
+        await clock.sleep(0.5)
+        await chats.take_first("7")
+        at = await pace.acquire(first=True, hold=True)
+        pace.release()
+        chats.left("7", at=at, interval=1.0)
+        events.append(("reply", at))
+
+    await clock.run(deliver(), reply())
+    assert events == [
+        ("gave up", pytest.approx(0.5)),
+        ("reply", pytest.approx(1.0 + PACE_WINDOW_MARGIN_SECONDS)),  # a window after the send
+    ]
 
 
 async def test_sends_unsettled_while_unpaced_count_once_a_cap_comes() -> None:
@@ -479,6 +612,14 @@ def _failing(*errors: Exception) -> tuple[Callable[[], Awaitable[str]], list[flo
             None,
             REPLY_ATTEMPTS,
             {"retried": REPLY_ATTEMPTS - 1, "failed": 1},
+        ),
+        # No answer (it may have arrived): sent again once, then given up: two copies at most.
+        ([OutcomeUnknown("timeout")], "ok", 2, {"sent": 1, "retried": 1}),
+        (
+            [OutcomeUnknown("timeout"), TransientError("502"), OutcomeUnknown("timeout")],
+            None,
+            3,
+            {"retried": 2, "failed": 1},
         ),
     ],
 )

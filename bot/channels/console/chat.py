@@ -21,7 +21,7 @@ from prompt_toolkit.document import Document
 from bot import render
 from bot.channels.console.render import payload
 from bot.commands import Caller, CommandCore, registry
-from bot.delivery.sender import BaseSender
+from bot.delivery.sender import Attempt, BaseSender
 from bot.i18n import t, tn
 from bot.models import Button, ChatSettings, Outgoing, Platform, Reply, Toast
 from bot.render import votes
@@ -142,7 +142,9 @@ class ConsoleSender(BaseSender):
     def interval(self, chat: ChatSettings) -> float:
         return 0.0
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None:
         # Looked up at each send: while the prompt is open, sys.stdout is its proxy, which
         # prints above the prompt and redraws it.
         out = self._out or sys.stdout
@@ -294,9 +296,7 @@ class ConsoleChannel:
             return
         index = int(number)
         if self._replies_since_buttons:
-            self._say(
-                tn(lang, "console.buttons_gone", self._replies_since_buttons, number=index)
-            )
+            self._say(tn(lang, "console.buttons_gone", self._replies_since_buttons, number=index))
             return
         if not 1 <= index <= len(self._buttons):
             self._say(t(lang, "console.no_such_button", number=index, last=len(self._buttons)))
@@ -424,9 +424,7 @@ def logs_to_file(path: Path = LOG_FILE) -> Iterator[bool]:
     before the prompt); the prompt moves them again, which then changes nothing."""
     root = logging.getLogger()
     target = str(path.resolve())
-    if any(
-        isinstance(h, logging.FileHandler) and h.baseFilename == target for h in root.handlers
-    ):
+    if any(isinstance(h, logging.FileHandler) and h.baseFilename == target for h in root.handlers):
         yield True
         return
     screen = [

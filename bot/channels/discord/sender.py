@@ -23,7 +23,7 @@ from bot.channels.discord.rest import (
 )
 from bot.channels.discord.spec import DISCORD
 from bot.delivery.pacing import Pacing
-from bot.delivery.sender import BaseSender
+from bot.delivery.sender import Attempt, BaseSender
 from bot.errors import (
     ChatGone,
     DeliveryError,
@@ -114,10 +114,13 @@ class DiscordSender(BaseSender):
     A chat is a channel: a guild's text channel, a thread, or a DM channel. Every message
     carries a nonce with ``enforce_nonce``: Discord returns the message a nonce already
     made in the last few minutes instead of making another, so a send tried again after a
-    timeout is never a duplicate.
+    timeout is never a duplicate (``resend_is_safe``). The nonce is the engine's key of the
+    message part (its outbox row and part), the same on every try and in every process;
+    a message sent outside the outbox (a reply) hashes its channel and body instead.
     """
 
     platform = DISCORD
+    resend_is_safe = True
 
     def __init__(
         self, rest: RestClient, *, rate_per_second: float = MESSAGE_RATE_PER_SECOND
@@ -138,14 +141,21 @@ class DiscordSender(BaseSender):
     def interval(self, chat: ChatSettings) -> float:
         return CHANNEL_INTERVAL_SECONDS
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+    async def send(
+        self,
+        chat_id: str,
+        message: Outgoing,
+        *,
+        thread: str | None,
+        attempt: Attempt | None = None,
+    ) -> str | None:
         """Create one message in channel ``chat_id``; return its id.
 
         Raises:
             DeliveryError: a subclass saying what to do (:func:`translate_error`).
         """
         body = message_body(message)
-        body["nonce"] = nonce(chat_id, body)
+        body["nonce"] = attempt.key if attempt is not None else nonce(chat_id, body)
         body["enforce_nonce"] = True
         try:
             answer = await self._rest.request(

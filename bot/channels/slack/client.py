@@ -39,6 +39,7 @@ from bot.errors import (
     ChatGone,
     DeliveryError,
     NotInChannel,
+    OutcomeUnknown,
     PermanentError,
     PlatformAuthFailed,
     RateLimited,
@@ -48,9 +49,13 @@ from bot.settings import Settings
 
 log = logging.getLogger("bot.channels.slack")
 
-# A Web API call that has not answered in this long is abandoned (chat.postMessage answers
-# in well under a second); the delivery engine retries it as a possible duplicate.
-REQUEST_TIMEOUT_SECONDS = 15
+# A Web API call that has not answered in this long is abandoned: slack-sdk's own default.
+# chat.postMessage answers in well under a second, but Slack has answered in tens of seconds
+# when busy and posted the message all the same, so a shorter wait turns a slow answer into
+# a message whose outcome is unknown (``OutcomeUnknown``), which may be posted twice.
+REQUEST_TIMEOUT_SECONDS = 30
+# A message whose earlier send had no answer is sent again once, waiting this long for it.
+RESEND_TIMEOUT_SECONDS = 90
 # Slack waits 3 s for the acknowledgement of a slash command or a button. A reply that is
 # not ready this long after the request arrived is acknowledged empty and sent through the
 # response_url instead; the rest of the 3 s is margin for the network.
@@ -248,19 +253,19 @@ def translate_error(exc: BaseException) -> DeliveryError:
         if code in GONE_ERRORS:
             return ChatGone(code, code=code)
         if code in AMBIGUOUS_ERRORS:
-            return TransientError(code, ambiguous=True)
+            return OutcomeUnknown(code)
         if code in UNAVAILABLE_ERRORS:
             return TransientError(code)
         if status >= 500:
             label = f"http_{status}" + (f": {code}" if code else "")
-            return TransientError(label, ambiguous=status != 503)
+            return OutcomeUnknown(label) if status != 503 else TransientError(label)
         return PermanentError(code or f"http_{status}")
     if isinstance(exc, TimeoutError):  # also aiohttp's ServerTimeoutError
-        return TransientError("timeout: no answer from Slack", ambiguous=True)
+        return OutcomeUnknown("timeout: no answer from Slack")
     if isinstance(exc, aiohttp.ClientConnectorError):
         return TransientError(f"network: {type(exc).__name__}")
     if isinstance(exc, aiohttp.ClientError):  # the connection broke after the request left
-        return TransientError(f"network: {type(exc).__name__}", ambiguous=True)
+        return OutcomeUnknown(f"network: {type(exc).__name__}")
     return PermanentError(f"error: {type(exc).__name__}")
 
 

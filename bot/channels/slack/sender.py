@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError, SlackTokenRotationError
@@ -10,6 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.channels.slack.client import (
     _ERRORS,
     REFUSED_BLOCKS,
+    RESEND_TIMEOUT_SECONDS,
     SlackAuth,
     _error_code,
     _needed_scopes,
@@ -18,7 +20,7 @@ from bot.channels.slack.client import (
 )
 from bot.channels.slack.payload import payload
 from bot.delivery.pacing import Pacing
-from bot.delivery.sender import BaseSender
+from bot.delivery.sender import Attempt, BaseSender
 from bot.errors import (
     ChatGone,
     PermanentError,
@@ -41,7 +43,9 @@ class SlackSender(BaseSender):
     Slack limits posting per channel (about one message a second, :meth:`interval`) and,
     above that, per workspace (``rate_per_second``, ``SLACK_WORKSPACE_RATE_PER_SECOND``).
     A refused token stops every send (:class:`SlackAuth`); the delivery engine waits on
-    :meth:`wait_authorized` before it sends to Slack again.
+    :meth:`wait_authorized` before it sends to Slack again. A re-send of a message whose
+    send had no answer waits ``resend_timeout`` seconds for its answer (the client's own
+    timeout for the rest).
     """
 
     platform = Platform.SLACK
@@ -54,8 +58,12 @@ class SlackSender(BaseSender):
         workspace_rate: float | None = None,
         auth: SlackAuth | None = None,
         workspaces: Workspaces | None = None,
+        resend_timeout: int = RESEND_TIMEOUT_SECONDS,
     ) -> None:
         self._client = client
+        # The same client (its session, its token), waiting longer for an answer.
+        self._patient = copy.copy(client)
+        self._patient.timeout = resend_timeout
         self._interval = 1.0 / per_channel_rate
         self._workspace_rate = workspace_rate
         # Each workspace's pace and the channels' slots, shared with the replies.
@@ -87,7 +95,9 @@ class SlackSender(BaseSender):
         """Return once Slack accepts the bot token again."""
         await self.auth.wait_accepted()
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None:
         """``chat.postMessage`` of one message; returns its ``ts``.
 
         ``chat_id`` is a channel id, or a user id for the user's DM with the app (Slack posts
@@ -99,13 +109,18 @@ class SlackSender(BaseSender):
             DeliveryError: a subclass saying what to do (see :func:`translate_error`);
                 :class:`PlatformAuthFailed` at once, without a call, while the token is refused.
         """
+        api_client = self._patient if attempt is not None and attempt.resend else self._client
         if self._workspaces is not None:
-            return await self._send_installed(chat_id, message, thread=thread)
+            return await self._send_installed(
+                chat_id, message, thread=thread, api_client=api_client
+            )
         if self.auth.error is not None:
             code = self.auth.error
             raise PlatformAuthFailed(f"{code}: Slack refused the bot token", code=code)
         try:
-            response = await self._post(message, channel=chat_id, thread=thread, workspace="")
+            response = await self._post(
+                message, channel=chat_id, thread=thread, workspace="", api_client=api_client
+            )
         except _ERRORS as exc:
             error = translate_error(exc)
             if isinstance(error, PlatformAuthFailed):
@@ -115,7 +130,12 @@ class SlackSender(BaseSender):
         return str(ts) if ts else None
 
     async def _send_installed(
-        self, chat_id: str, message: Outgoing, *, thread: str | None
+        self,
+        chat_id: str,
+        message: Outgoing,
+        *,
+        thread: str | None,
+        api_client: AsyncWebClient,
     ) -> str | None:
         """Installed by OAuth: post with the token of the chat's workspace (``T123/C456``).
 
@@ -149,7 +169,12 @@ class SlackSender(BaseSender):
             )
         try:
             response = await self._post(
-                message, channel=channel, thread=thread, workspace=team, token=token
+                message,
+                channel=channel,
+                thread=thread,
+                workspace=team,
+                token=token,
+                api_client=api_client,
             )
         except _ERRORS as exc:
             error = translate_error(exc)
@@ -173,6 +198,7 @@ class SlackSender(BaseSender):
         channel: str,
         thread: str | None,
         workspace: str,
+        api_client: AsyncWebClient,
         token: str | None = None,
     ) -> Any:
         """``chat.postMessage``; where Slack refuses the blocks (``invalid_blocks``) of a
@@ -182,17 +208,17 @@ class SlackSender(BaseSender):
         extra: dict[str, Any] = {} if token is None else {"token": token}
         fallback = payload(message).fallback_blocks
         if fallback and workspace in self.fallback_workspaces:
-            return await self._client.chat_postMessage(
+            return await api_client.chat_postMessage(
                 **extra, **_post_args(message, channel=channel, thread=thread, blocks=fallback)
             )
         try:
-            return await self._client.chat_postMessage(
+            return await api_client.chat_postMessage(
                 **extra, **_post_args(message, channel=channel, thread=thread)
             )
         except SlackApiError as exc:
             if not fallback or _error_code(exc) != REFUSED_BLOCKS:
                 raise
-        response = await self._client.chat_postMessage(
+        response = await api_client.chat_postMessage(
             **extra, **_post_args(message, channel=channel, thread=thread, blocks=fallback)
         )
         if workspace not in self.fallback_workspaces:

@@ -36,6 +36,7 @@ from bot.errors import (
     ChatGone,
     ChatMigrated,
     DeliveryError,
+    OutcomeUnknown,
     PermanentError,
     PlatformAuthFailed,
     RateLimited,
@@ -55,7 +56,17 @@ GROUP_CHAT_INTERVAL = 3.0  # Bot API: at most 20 messages a minute to one group
 # need room beside them. Connections are opened as they are needed.
 CONNECTION_POOL_SIZE = 1024 + 32
 CONNECT_TIMEOUT = 5.0
-READ_TIMEOUT = 15.0  # sendMessage answers in well under a second; this is a hung server
+# sendMessage answers in well under a second, but a busy Telegram has answered in tens of
+# seconds and delivered the message all the same (python-telegram-bot#1045: its 5-s default
+# raised TimedOut for messages that arrived). Waiting less turns a slow answer into a message
+# whose outcome is unknown (``OutcomeUnknown``), which may arrive twice: so sends wait as
+# long as slack-sdk's default (30 s).
+READ_TIMEOUT = 30.0
+# getUpdates (long polling) waits less beyond its long poll: nothing is lost by asking again,
+# and a stop waits for the last one (within the 15 s a stop takes in all).
+UPDATES_READ_TIMEOUT = 15.0
+# A message whose earlier send had no answer is sent again once, waiting this long for it.
+RESEND_READ_TIMEOUT = 90.0
 WRITE_TIMEOUT = 15.0
 # With every connection busy a send waits this long for one, then fails unsent (not ambiguous).
 POOL_TIMEOUT = 10.0
@@ -148,7 +159,7 @@ def make_bot(settings: Settings) -> Bot:
     updates_request = AiohttpRequest(
         connection_pool_size=1,
         connect_timeout=CONNECT_TIMEOUT,
-        read_timeout=READ_TIMEOUT,
+        read_timeout=UPDATES_READ_TIMEOUT,
         write_timeout=WRITE_TIMEOUT,
         pool_timeout=POOL_TIMEOUT,
     )
@@ -293,8 +304,9 @@ def translate_error(
     if isinstance(exc, tg_error.TimedOut):
         # A request that timed out while connecting or waiting for a pooled connection was
         # never sent; one that timed out later may have reached Telegram.
-        unsent = isinstance(exc.__cause__, _UNSENT_TIMEOUTS)
-        return TransientError(f"timeout: {text}", ambiguous=not unsent, code="timeout")
+        if isinstance(exc.__cause__, _UNSENT_TIMEOUTS):
+            return TransientError(f"timeout: {text}", code="timeout")
+        return OutcomeUnknown(f"timeout: {text}", code="timeout")
     if isinstance(exc, tg_error.NetworkError):  # 5xx, connection refused or dropped
         return TransientError(f"network: {text}", code="network")
     if isinstance(exc, tg_error.EndPointNotFound | tg_error.Conflict):

@@ -15,12 +15,13 @@ have reached Telegram.
 
 from __future__ import annotations
 
+import asyncio
 import functools
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import orjson
+from aiohttp.client_proto import ResponseHandler
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
@@ -115,13 +116,15 @@ class AiohttpRequest(BaseRequest):
         if self._closed:
             raise RuntimeError("This AiohttpRequest is not initialized!")
         if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=self._pool_size)
+            # Each connection's protocol: aiohttp's own, whose writes stamp the pace.
+            connector._factory = functools.partial(_StampingHandler, loop=connector._loop)  # type: ignore[assignment]
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._pool_size),
+                connector=connector,
                 headers={"User-Agent": self.USER_AGENT},
                 # PTB reads the body itself; aiohttp need not track cookies for the Bot API.
                 cookie_jar=aiohttp.DummyCookieJar(),
                 raise_for_status=False,
-                trace_configs=[_WRITTEN],
             )
         return self._session
 
@@ -195,30 +198,22 @@ class AiohttpRequest(BaseRequest):
             raise NetworkError(f"aiohttp.{type(exc).__name__}: {exc}") from exc
 
 
-async def _headers_sent(
-    _session: aiohttp.ClientSession,
-    _context: SimpleNamespace,
-    _params: aiohttp.TraceRequestHeadersSentParams,
-) -> None:
-    """A paced send counts from when its request is written (``bot.delivery.pacing``)."""
-    pacing.request_written()
+class _StampingHandler(ResponseHandler):
+    """aiohttp's protocol of a connection, whose transport stamps each write for the pace
+    once the bytes are handed to the kernel (:func:`bot.delivery.pacing.stamped_after`):
+    a paced send counts from when its request is written, its last part included (aiohttp
+    keeps the headers back to send them with the body, which a task of its own writes:
+    before Python 3.12, on a later turn of the event loop, which a busy loop takes long to
+    come round to). aiohttp's trace of a sent chunk comes right *before* the write, so a
+    process that loses its core in between would stamp the send early."""
 
-
-async def _chunk_sent(
-    _session: aiohttp.ClientSession,
-    _context: SimpleNamespace,
-    _params: aiohttp.TraceRequestChunkSentParams,
-) -> None:
-    """... and its body: aiohttp keeps the headers back to send them with the body, which
-    a task of its own writes (before Python 3.12, on a later turn of the event loop, which
-    a busy loop takes long to come round to). Called right before the write."""
-    pacing.request_written()
-
-
-_WRITTEN = aiohttp.TraceConfig()
-_WRITTEN.on_request_headers_sent.append(_headers_sent)
-_WRITTEN.on_request_chunk_sent.append(_chunk_sent)
-_WRITTEN.freeze()
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        if isinstance(transport, asyncio.WriteTransport):
+            transport.write = pacing.stamped_after(transport.write)  # type: ignore[method-assign,assignment]
+            transport.writelines = pacing.stamped_after(  # type: ignore[method-assign,assignment]
+                transport.writelines
+            )
 
 
 def _given(value: ODVInput[float], default: float | None) -> float | None:

@@ -20,6 +20,7 @@ from telegram.request._requestparameter import RequestParameter
 from bot.channels.telegram.client import (
     GROUP_CHAT_INTERVAL,
     PRIVATE_CHAT_INTERVAL,
+    RESEND_READ_TIMEOUT,
     RICH_REFUSALS_FOR_ALL,
     RichMode,
     _not_found,
@@ -30,7 +31,7 @@ from bot.channels.telegram.client import (
 )
 from bot.channels.telegram.payload import payload
 from bot.delivery.pacing import Pacing
-from bot.delivery.sender import BaseSender
+from bot.delivery.sender import Attempt, BaseSender
 from bot.errors import (
     TransientError,
 )
@@ -46,7 +47,8 @@ class TelegramSender(BaseSender):
     """Sends rendered messages to Telegram chats (satisfies ``bot.delivery.engine.Sender``).
 
     ``rich`` is ``TELEGRAM_RICH_MESSAGES`` (the deployment's default is ``auto``; a sender
-    made without it sends HTML only)."""
+    made without it sends HTML only). A re-send of a message whose send had no answer
+    waits ``resend_timeout`` for its answer (the bot's read timeout for the rest)."""
 
     platform = Platform.TELEGRAM
 
@@ -57,8 +59,10 @@ class TelegramSender(BaseSender):
         rate_per_second: float,
         paid_broadcast: bool = False,
         rich: RichMode = "off",
+        resend_timeout: float = RESEND_READ_TIMEOUT,
     ) -> None:
         self._bot = bot
+        self._resend_timeout = resend_timeout
         self._rate = rate_per_second
         self._paid = paid_broadcast
         # The platform's pace and chats' slots, shared with the replies to commands.
@@ -86,7 +90,9 @@ class TelegramSender(BaseSender):
     def interval(self, chat: ChatSettings) -> float:
         return GROUP_CHAT_INTERVAL if chat.kind == ChatKind.GROUP else PRIVATE_CHAT_INTERVAL
 
-    async def send(self, chat_id: str, message: Outgoing, *, thread: str | None) -> str | None:
+    async def send(
+        self, chat_id: str, message: Outgoing, *, thread: str | None, attempt: Attempt | None = None
+    ) -> str | None:
         """Send one message; return its message id. ``thread`` is Slack's: on Telegram a
         forum topic is part of the chat id (:func:`split_chat_id`).
 
@@ -104,6 +110,7 @@ class TelegramSender(BaseSender):
         """
         chat_ref, topic = split_chat_id(chat_id)
         key = self.slot_key(chat_id)
+        timeout = self._resend_timeout if attempt is not None and attempt.resend else None
         try:
             rich = payload(message)
             if rich.rich_covered:
@@ -115,12 +122,19 @@ class TelegramSender(BaseSender):
             if rich.rich is not None:
                 self._went_rich[key] = False
                 if self.rich_for(chat_id):
-                    rich_id = await self._send_rich(chat_ref, rich.rich, thread_id=topic)
+                    rich_id = await self._send_rich(
+                        chat_ref, rich.rich, thread_id=topic, read_timeout=timeout
+                    )
                     if rich_id is not None:
                         self._went_rich[key] = True
                         return str(rich_id)
             message_id = await post_message(
-                self._bot, chat_id=chat_ref, message=message, thread_id=topic, paid=self._paid
+                self._bot,
+                chat_id=chat_ref,
+                message=message,
+                thread_id=topic,
+                paid=self._paid,
+                read_timeout=timeout,
             )
         except tg_error.TelegramError as exc:
             raise translate_error(exc, token=self._bot.token, method="sendMessage") from None
@@ -138,7 +152,7 @@ class TelegramSender(BaseSender):
         return str(split_chat_id(chat_id)[0])
 
     async def _send_rich(
-        self, chat_ref: int | str, rich: str, *, thread_id: int | None
+        self, chat_ref: int | str, rich: str, *, thread_id: int | None, read_timeout: float | None
     ) -> int | None:
         """``sendRichMessage`` of ``rich`` (the JSON text of an ``InputRichMessage``); the
         message id, or ``None`` when the server refused the method or the message.
@@ -167,7 +181,9 @@ class TelegramSender(BaseSender):
         )
         key = str(chat_ref)
         try:
-            result = await self._bot.request.post(f"{self._bot.base_url}/sendRichMessage", data)
+            result = await self._bot.request.post(
+                f"{self._bot.base_url}/sendRichMessage", data, **_timeouts(read_timeout)
+            )
         except tg_error.BadRequest as exc:
             if translate_error(exc).code != "bad_request":
                 raise  # the chat or its topic is gone: no message goes there
@@ -206,6 +222,7 @@ async def post_message(
     message: Outgoing,
     thread_id: int | None = None,
     paid: bool = False,
+    read_timeout: float | None = None,
 ) -> int:
     """``sendMessage`` with the parameters :func:`send_outgoing` passes, posted through the
     bot's own request object; returns the message id.
@@ -215,7 +232,8 @@ async def post_message(
     cost about a third of the CPU of a whole delivery (``bench/fanout.py``). The request and
     its errors are python-telegram-bot's own (``BaseRequest.post``); a test compares the
     parameters on the wire with those of ``Bot.send_message``. ``paid`` sends
-    ``allow_paid_broadcast`` (past 30 messages a second, charged in Stars).
+    ``allow_paid_broadcast`` (past 30 messages a second, charged in Stars); ``read_timeout``
+    replaces the bot's own (None: the bot's).
 
     Raises:
         telegram.error.TelegramError: as ``Bot.send_message`` raises it.
@@ -242,7 +260,7 @@ async def post_message(
             if value is not None
         ]
     )
-    result = await bot.request.post(f"{bot.base_url}/sendMessage", data)
+    result = await bot.request.post(f"{bot.base_url}/sendMessage", data, **_timeouts(read_timeout))
     if not isinstance(result, dict):
         raise tg_error.TelegramError(f"sendMessage answered {type(result).__name__}")
     return int(result["message_id"])
@@ -264,6 +282,12 @@ async def send_outgoing(
 
 _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 _NO_PREVIEW_JSON = json.dumps(_NO_PREVIEW.to_dict())
+
+
+def _timeouts(read_timeout: float | None) -> dict[str, float]:
+    """The keyword that replaces the request's read timeout, when there is one (PTB reads
+    ``read_timeout=None`` as no timeout at all)."""
+    return {} if read_timeout is None else {"read_timeout": read_timeout}
 
 
 def _markup(markup: dict[str, object] | None) -> InlineKeyboardMarkup | None:

@@ -12,14 +12,14 @@
   that its vote can still be taken back.
 
 Revision ID: 0009_toggle_chat_ids
-Revises: 0006_active_sources
+Revises: 0007_held_sends
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0009_toggle_chat_ids"
-down_revision = "0006_active_sources"
+down_revision = "0007_held_sends"
 branch_labels = None
 depends_on = None
 
