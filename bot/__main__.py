@@ -63,6 +63,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(HANDLERS[args.command](settings, args))
     except KeyboardInterrupt:
         return EXIT_OK
+    except BrokenPipeError:
+        # Whoever read the output stopped reading (`trendbot stats --json | head`): nothing
+        # of the bot's failed. Later writes (the flush at exit) go nowhere, and nothing is said.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
     except SchemaError as exc:  # one line, never a half-working command
         print(f"trendbot {args.command}: {exc.reason}", file=sys.stderr)
         return EXIT_CONFIG

@@ -162,3 +162,31 @@ def test_run_on_a_host_not_of_this_machine_names_http_host_in_one_line(
     )
     line = refusal(result)
     assert line.startswith("configuration error: HTTP_HOST: "), line
+
+
+def test_a_reader_that_stops_reading_is_no_database_error(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """``trendbot stats --json | head``: the pipe closes before the output is written; the
+    command says nothing of a database, and prints no traceback."""
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first write
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "bot", "stats", "--json"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=tmp_path,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    stderr = done.stderr.decode()
+    assert "database" not in stderr and "Traceback" not in stderr, stderr
+    assert "Broken pipe" not in stderr and "BrokenPipeError" not in stderr, stderr
+    assert done.returncode == 1
