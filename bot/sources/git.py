@@ -33,7 +33,6 @@ process group of its own, ended whole on its deadline or when the poll stops wai
 from __future__ import annotations
 
 import asyncio
-import base64
 import datetime as dt
 import hashlib
 import logging
@@ -42,7 +41,6 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -56,7 +54,7 @@ from bot.sources.feed import (
     make_feed_client,
     redirect_target,
 )
-from bot.sources.gitrun import GitRunner, redirected
+from bot.sources.gitrun import GitRunner, auth_environment, redirected
 from bot.sources.giturl import SCHEMES, GitUrl, is_git, parse_git_url, valid_ref
 from bot.sources.pages import (
     MAX_PAGE_BYTES,
@@ -65,7 +63,7 @@ from bot.sources.pages import (
     parse_page_file,
     split_path,
 )
-from bot.sources.spec import Credentials, SourceSpec, parse_source
+from bot.sources.spec import SourceSpec, parse_source
 from bot.sources.urls import redact_url
 
 __all__ = [
@@ -161,7 +159,7 @@ class GitRepository:
             directory=directory,
             stop=stop,
             credentials=spec.credentials,
-            env=_auth_environment(self.url.remote, spec.credentials),
+            env=auth_environment(self.url.remote, spec.credentials),
         )
 
     # ------------------------------------------------------------------ git itself
@@ -483,22 +481,6 @@ class GitRepository:
             contents.append(out[start : start + min(size, MAX_PAGE_BYTES + 1)])
             position = start + size + 1
         return contents
-
-
-def _auth_environment(remote: str, credentials: Credentials) -> dict[str, str]:
-    """git's environment for a repository's credentials: an ``Authorization: Basic``
-    header sent to the repository's scheme, host and port alone (``http.<url>.extraHeader``
-    through ``GIT_CONFIG_COUNT``, git 2.31)."""
-    basic = credentials.basic()
-    if basic is None or not remote.startswith(("https://", "http://")):
-        return {}
-    parts = urlsplit(remote)
-    pair = base64.b64encode(":".join(basic).encode("utf-8")).decode()
-    return {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": f"http.{parts.scheme}://{parts.netloc}/.extraHeader",
-        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {pair}",
-    }
 
 
 def clone_directory(data_dir: Path, source: str) -> Path:

@@ -16,6 +16,7 @@ credentials, which only the log shows.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import signal
@@ -26,6 +27,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
+from urllib.parse import urlsplit
 
 from bot.errors import SourceError
 from bot.sources.spec import Credentials
@@ -246,6 +248,15 @@ class GitRunner:
         lines = [line.strip() for line in stderr.splitlines() if line.strip()]
         lines = [line.removeprefix("fatal: ").removeprefix("error: ") for line in lines]
         lines = [line for line in lines if line not in _BOILERPLATE] or lines
+        # git asks for a user name or password when the server refused the credentials of
+        # its header (or wanted some): what it means, not git's prompt.
+        lines = [
+            "Authentication failed"
+            + (": the server refused the credentials" if self._credentials else "")
+            if line.startswith(("could not read Username", "could not read Password"))
+            else line
+            for line in lines
+        ]
         text = self._credentials.scrub("; ".join(lines) or "failed")
         return text if len(text) <= MAX_DETAIL_CHARS else text[: MAX_DETAIL_CHARS - 1] + "…"
 
@@ -308,3 +319,19 @@ class _Watch:
         self._done.set()
         self._thread.join()
         self.end_group()
+
+
+def auth_environment(remote: str, credentials: Credentials) -> dict[str, str]:
+    """git's environment for a repository's credentials: an ``Authorization: Basic``
+    header sent to the repository's scheme, host and port alone (``http.<url>.extraHeader``
+    through ``GIT_CONFIG_COUNT``, git 2.31)."""
+    basic = credentials.basic()
+    if basic is None or not remote.startswith(("https://", "http://")):
+        return {}
+    parts = urlsplit(remote)
+    pair = base64.b64encode(":".join(basic).encode("utf-8")).decode()
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"http.{parts.scheme}://{parts.netloc}/.extraHeader",
+        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {pair}",
+    }
