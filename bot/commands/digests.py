@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -29,6 +32,11 @@ LATEST_MAX = 20
 LATEST_SCAN_FACTOR = 4
 LIMIT_MAX = 50
 
+log = logging.getLogger("bot.commands")
+# ``latest``'s records of the pages it showed, under way (a task must be held to run).
+_RECORDING: set[asyncio.Task[None]] = set()
+SHOWN_WAIT_SECONDS = 0.5
+
 
 class DigestCommands(CommandBase):
     """Pages the chat receives now, and how many a digest shows."""
@@ -38,7 +46,6 @@ class DigestCommands(CommandBase):
         "latest",
         order=130,
         audience=EVERYONE,
-        writes=True,
         slow=True,
         menu=Menu.GROUP,
         usage="[N]",
@@ -64,8 +71,27 @@ class DigestCommands(CommandBase):
         weights = await feedback_store.weights_of(ctx.conn, chat_pk=record.pk)
         items = [items[i] for i in ranking.order([i.page.tags for i in items], weights)]
         shown = [item.page_id for item in items if item.page_id is not None]
-        await feedback_store.shown(ctx.conn, chat_pk=record.pk, page_ids=shown)
+        await self._record_shown(record.pk, shown)
         return Reply(lang, tn(lang, "latest.header", len(items)), items=tuple(items))
+
+    async def _record_shown(self, chat_pk: int, page_ids: list[int]) -> None:
+        """Record that the chat was shown ``page_ids`` (their votes count from then on), in
+        a transaction of its own. ``latest`` only reads: while another process writes (on
+        SQLite, holds the write lock) the reply waits at most :data:`SHOWN_WAIT_SECONDS` for
+        the record, which then goes on beside it."""
+
+        async def record() -> None:
+            try:
+                async with self._engine.begin() as conn:
+                    await feedback_store.shown(conn, chat_pk=chat_pk, page_ids=page_ids)
+            except Exception as exc:  # the database is away: those pages take no vote
+                log.warning("latest: could not record the pages shown: %s", type(exc).__name__)
+
+        task = asyncio.get_running_loop().create_task(record())
+        _RECORDING.add(task)
+        task.add_done_callback(_RECORDING.discard)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(task), SHOWN_WAIT_SECONDS)
 
     async def _newest_matching(
         self, conn: AsyncConnection, chat_filter: Filter, count: int

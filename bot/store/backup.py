@@ -139,7 +139,9 @@ async def migrate(engine: AsyncEngine, url: str, *, tell: Callable[[str], None])
     from bot.store.engine import head_revision, schema_verdict, stamped_revision, upgrade
 
     source = sqlite_file(url)
-    new = source is not None and not source.exists()
+    # A file made for it a moment ago is empty (bot/store/files.py creates it 0600 before
+    # SQLite opens it): that, or no file at all, is a new database.
+    new = source is not None and (not source.exists() or source.stat().st_size == 0)
     stamped = await stamped_revision(engine)
     head = head_revision()
     if stamped is not None and stamped != head and schema_verdict(stamped) is None:

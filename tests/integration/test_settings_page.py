@@ -209,7 +209,8 @@ async def test_the_link_is_a_button_of_the_reply_and_a_mini_app_in_a_private_cha
     assert "15 minutes" in reply.text
     group = telegram("-100200", kind=ChatKind.GROUP, can_manage=_yes)
     [[in_group]] = (await site.core.handle(group, "/settings")).buttons
-    assert in_group.app is None and in_group.url is not None  # a link: no Mini App in groups
+    # A Telegram group reads the reply: no link in it, a button that sends one privately.
+    assert in_group.url is None and in_group.app is None and in_group.action == "page:open"
 
 
 async def test_the_console_prints_the_link(site: Site) -> None:

@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.channels.console.chat import ConsoleChannel
 from bot.channels.telegram import webapp
 from bot.commands import CommandCore, Defaults
+from bot.commands.settings_page import PrivateLink
 from bot.errors import TransferError
 from bot.i18n import t
 from bot.matching import transfer
@@ -549,7 +550,13 @@ async def test_a_group_that_moved_to_a_new_id_is_saved_there_and_not_made_again(
     group = telegram("-100", kind=ChatKind.GROUP, can_manage=_yes)
     if merged:
         await site.core.handle(telegram("-1009", kind=ChatKind.GROUP, can_manage=_yes), "/start")
-    cookie = await opened(site, await link_for(site, group))
+    # In a group the link goes to the pressing administrator's private chat.
+    await site.core.handle(telegram(), "/start")
+    sent = await site.core.open_page_privately(group)
+    assert isinstance(sent, PrivateLink)
+    [[button]] = sent.reply.buttons
+    assert button.url is not None
+    cookie = await opened(site, button.url)
     csrf = await csrf_of(site, cookie)
     assert await site.core.chat_moved(
         platform=Platform.TELEGRAM, old_chat_id="-100", new_chat_id="-1009"
