@@ -22,8 +22,8 @@ import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from bot.rules.urls import redact_url
 from bot.sources.spec import SourceSpec, parse_sources, public_identity, source_kind
-from bot.sources.urls import redact_url
 
 __all__ = ["Source", "SourceSet", "identify", "source_id"]
 

@@ -28,9 +28,9 @@ import httpx
 from bot import __version__
 from bot.errors import SourceError
 from bot.models import Page, Skipped
+from bot.rules.urls import is_internal_address
 from bot.sources.entries import parse_feed, short
 from bot.sources.spec import Credentials, SourceSpec, parse_source, public_identity
-from bot.sources.urls import is_internal_address
 
 MAX_FEED_BYTES = 10 * 1024 * 1024  # real feeds are well under 1 MB; more is a wrong URL
 FEED_TIMEOUT = httpx.Timeout(20.0, connect=10.0)  # per network operation

@@ -48,6 +48,7 @@ import httpx
 
 from bot.errors import ParseError, SourceError
 from bot.models import Page, Skipped
+from bot.rules.urls import redact_url
 from bot.sources.bounds import MAX_PATH_CHARS, bound_page, too_many_tags
 from bot.sources.feed import (
     MAX_REDIRECTS,
@@ -66,7 +67,6 @@ from bot.sources.pages import (
     split_path,
 )
 from bot.sources.spec import Credentials, SourceSpec, parse_source
-from bot.sources.urls import redact_url
 
 __all__ = [
     "SCHEMES",

@@ -1,0 +1,8 @@
+"""The pure rules, below the store: data in, data out, no I/O; they import only the ground
+(``models``, ``errors``, ``tags``, the standard library).
+
+``filters`` (the filter syntax; a filter x a page -> bool), ``digest`` (pages x a chat -> a
+digest), ``ranking`` (votes -> tag weights), ``schedule`` (a chat's quiet hours and next
+digest), ``alerts`` (the operators' alert rules), ``urls`` (a source's address: redacted,
+public, internal or not).
+"""
