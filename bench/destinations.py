@@ -26,9 +26,9 @@ from collections.abc import Awaitable, Callable
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.matching import filters
 from bot.models import Page, PageText
 from bot.render import atom as feeds
+from bot.rules import filters
 from bot.store import alerts as alert_store
 from bot.store import feeds as feed_store
 from bot.store import pages as page_store

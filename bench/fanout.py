@@ -129,8 +129,6 @@ from bot.channels.telegram.sender import TelegramSender, send_outgoing
 from bot.delivery.engine import Delivery
 from bot.delivery.pacing import written_at
 from bot.delivery.sender import Attempt, BaseSender
-from bot.matching import digest as digest_stage
-from bot.matching import filters
 from bot.matching.planner import Planner
 from bot.models import (
     ChatSettings,
@@ -142,6 +140,8 @@ from bot.models import (
     PageText,
     Platform,
 )
+from bot.rules import digest as digest_stage
+from bot.rules import filters
 from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller

@@ -165,6 +165,22 @@ class Page:
 
 
 @dataclass(frozen=True, slots=True)
+class FileStamp:
+    """What a scan remembers of one file, to know next time whether it changed.
+
+    ``error`` is the reason the file was skipped, or None when it parsed.
+    """
+
+    mtime_ns: int
+    size: int
+    error: str | None = None
+
+    def same_file(self, other: FileStamp) -> bool:
+        """True when ``other`` has the same modification time and size."""
+        return self.mtime_ns == other.mtime_ns and self.size == other.size
+
+
+@dataclass(frozen=True, slots=True)
 class Skipped:
     """A file or entry that could not be read or parsed, and why."""
 

@@ -240,9 +240,9 @@ def _sample_digest(lang: str) -> object:
     import dataclasses
     import datetime as dt
 
-    from bot.matching.digest import build_digest
-    from bot.matching.filters import add, parse_items
     from bot.models import Filter
+    from bot.rules.digest import build_digest
+    from bot.rules.filters import add, parse_items
     from bot.settings import Settings
     from bot.sources.pages import merge_translations, parse_page_file
 

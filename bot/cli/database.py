@@ -55,7 +55,8 @@ async def _db_backup(settings: Settings, args: argparse.Namespace) -> int:
 async def export(settings: Settings, args: argparse.Namespace) -> int:
     from bot.matching.transfer import export_record
     from bot.store import chats as chat_store
-    from bot.store.engine import open_store, reader
+    from bot.store.backup import open_store
+    from bot.store.engine import reader
 
     async with open_store(settings.database_url) as engine, reader(engine).connect() as conn:
         if args.chat is not None:
@@ -76,7 +77,7 @@ async def import_(settings: Settings, args: argparse.Namespace) -> int:
     from bot.errors import TransferError
     from bot.matching.transfer import describe_error, parse_record
     from bot.store import chats as chat_store
-    from bot.store.engine import open_store
+    from bot.store.backup import open_store
 
     try:
         if args.file == "-":

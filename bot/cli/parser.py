@@ -212,7 +212,7 @@ def _since(value: str) -> dt.datetime:
 
 def _tag(value: str) -> str:
     from bot.errors import FilterError
-    from bot.matching.filters import parse_items
+    from bot.rules.filters import parse_items
 
     try:
         items = parse_items([value])

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 async def subscribers(settings: Settings, args: argparse.Namespace) -> int:
     from bot.store import chats as chat_store
-    from bot.store.engine import open_store, reader
+    from bot.store.backup import open_store
+    from bot.store.engine import reader
 
     async with open_store(settings.database_url) as engine, reader(engine).connect() as conn:
         records = await chat_store.listing(conn)
@@ -34,7 +35,7 @@ async def subscribers(settings: Settings, args: argparse.Namespace) -> int:
 async def stats(settings: Settings, args: argparse.Namespace) -> int:
     from bot.commands.operator import Admin
     from bot.store import admin as admin_store
-    from bot.store.engine import open_store
+    from bot.store.backup import open_store
 
     async with open_store(settings.database_url) as engine, engine.begin() as conn:
         figures = await Admin(engine=engine, settings=settings).figures(conn)
@@ -50,7 +51,8 @@ async def stats(settings: Settings, args: argparse.Namespace) -> int:
 
 async def audit(settings: Settings, args: argparse.Namespace) -> int:
     from bot.store import admin as admin_store
-    from bot.store.engine import open_store, reader
+    from bot.store.backup import open_store
+    from bot.store.engine import reader
 
     async with open_store(settings.database_url) as engine, reader(engine).connect() as conn:
         entries = await admin_store.audit_entries(conn, since=args.since)

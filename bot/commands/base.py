@@ -18,7 +18,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.commands import registry
 from bot.i18n import clean, negotiate, t
-from bot.matching import schedule
 from bot.models import (
     ChatKind,
     ChatSettings,
@@ -26,6 +25,7 @@ from bot.models import (
     Platform,
     Reply,
 )
+from bot.rules import schedule
 from bot.store import chats as chat_store
 from bot.store import current
 from bot.store.engine import reader

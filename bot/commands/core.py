@@ -41,7 +41,6 @@ from bot.commands.settings_page import SettingsPageCommands
 from bot.commands.subscription import TOGGLE, SubscriptionCommands
 from bot.errors import NotInChannel
 from bot.i18n import clean, negotiate, t
-from bot.matching import digest as digest_stage
 from bot.models import (
     ChatState,
     Filter,
@@ -51,6 +50,7 @@ from bot.models import (
     Toggled,
 )
 from bot.render import toggle, votes
+from bot.rules import digest as digest_stage
 from bot.store import admin as admin_store
 from bot.store import chats as chat_store
 from bot.store import current, outbox

@@ -13,7 +13,7 @@ from bot.models import (
     Mode,
     Reply,
 )
-from bot.render import atom as feeds
+from bot.rules import feeds
 from bot.store import chats as chat_store
 from bot.store import feeds as feed_store
 

@@ -12,7 +12,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot.commands.base import Caller, CommandBase, _Context, _record
 from bot.commands.registry import EVERYONE, MANAGERS, Menu, command
 from bot.i18n import t, tn
-from bot.matching import filters, ranking
 from bot.models import (
     ChatState,
     DigestItem,
@@ -20,6 +19,7 @@ from bot.models import (
     Mode,
     Reply,
 )
+from bot.rules import filters, ranking
 from bot.store import chats as chat_store
 from bot.store import current
 from bot.store import feedback as feedback_store

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot.commands.base import Caller, CommandBase, _answer, _Context, _record
 from bot.commands.registry import EVERYONE, command
 from bot.i18n import t
-from bot.matching import ranking, why
+from bot.matching import why
 from bot.models import (
     Button,
     Chart,
@@ -19,6 +19,7 @@ from bot.models import (
     Toast,
 )
 from bot.render import votes
+from bot.rules import ranking
 from bot.store import chats as chat_store
 from bot.store import feedback as feedback_store
 

@@ -10,12 +10,12 @@ from bot.commands.registry import EVERYONE, MANAGERS, Menu, command
 from bot.commands.schedule import describe_next, describe_schedule
 from bot.commands.subscription import describe_filter
 from bot.i18n import language_name, t
-from bot.matching.schedule import zone_label
 from bot.models import (
     LANGUAGES,
     ChatState,
     Reply,
 )
+from bot.rules.schedule import zone_label
 from bot.store import chats as chat_store
 from bot.util import utcnow
 

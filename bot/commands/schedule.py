@@ -9,8 +9,6 @@ from zoneinfo import ZoneInfo
 from bot.commands.base import CommandBase, _Context, echo
 from bot.commands.registry import MANAGERS, command
 from bot.i18n import t
-from bot.matching import schedule
-from bot.matching.schedule import zone_label
 from bot.models import (
     ChatSettings,
     ChatState,
@@ -19,6 +17,8 @@ from bot.models import (
     Reply,
 )
 from bot.render.text import format_date
+from bot.rules import schedule
+from bot.rules.schedule import zone_label
 from bot.settings import parse_hhmm
 from bot.store import chats as chat_store
 
@@ -157,7 +157,7 @@ class ScheduleCommands(CommandBase):
 
 def find_timezone(text: str) -> str | None:
     """The IANA zone ``text`` names: a zone in any case, a common abbreviation or an
-    offset (``KST``, ``UTC+9``; see :func:`bot.matching.schedule.resolve_zone`)."""
+    offset (``KST``, ``UTC+9``; see :func:`bot.rules.schedule.resolve_zone`)."""
     return schedule.resolve_zone(text)
 
 

@@ -22,7 +22,7 @@ from bot.commands.help import HelpCommands
 from bot.commands.registry import EVERYONE, Menu, command
 from bot.errors import FilterError, TransferError
 from bot.i18n import t
-from bot.matching import filters, transfer
+from bot.matching import transfer
 from bot.models import (
     Button,
     Chart,
@@ -36,6 +36,7 @@ from bot.models import (
     Toast,
 )
 from bot.platforms import rules
+from bot.rules import filters
 from bot.store import chats as chat_store
 from bot.store import current, queueing
 from bot.store import pages as page_store

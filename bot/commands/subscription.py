@@ -13,8 +13,6 @@ from bot.commands.registry import EVERYONE, MANAGERS, Menu, command
 from bot.commands.schedule import describe_next
 from bot.errors import FilterError
 from bot.i18n import clean, t, tn
-from bot.matching import filters
-from bot.matching.schedule import zone_label
 from bot.models import (
     Button,
     ChatSettings,
@@ -22,6 +20,8 @@ from bot.models import (
     Filter,
     Reply,
 )
+from bot.rules import filters
+from bot.rules.schedule import zone_label
 from bot.store import chats as chat_store
 from bot.store import current
 from bot.util import utcnow

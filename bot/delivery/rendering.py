@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import payloads, render
-from bot.matching import digest as digest_stage
 from bot.models import Outgoing, Page
 from bot.render import toggle
+from bot.rules import digest as digest_stage
 from bot.store import pages as page_store
 from bot.store.chats import ChatRecord
 from bot.store.engine import reader

@@ -15,8 +15,8 @@ from typing import NamedTuple
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.matching import filters, ranking
 from bot.models import Filter, Mode, QuietHours
+from bot.rules import filters, ranking
 from bot.store import planning
 from bot.store.planning import Event
 from bot.store.planning import Window as _Window
@@ -177,7 +177,7 @@ class Offers:
     def ranked(
         self, chat: PlannedChat, offers: tuple[Offer, ...], found: Mapping[str, int] | None
     ) -> tuple[tuple[Offer, ...], tuple[Offer, ...]]:
-        """``(shown, left out)``: ``offers`` best ranked first (``bot.matching.ranking``) and cut at
+        """``(shown, left out)``: ``offers`` best ranked first (``bot.rules.ranking``) and cut at
         the chat's limit. The usual order, the ranking's tie-break, is the digest's own:
         more matched tags first, then newest."""
         # Chats with the same cursor and filter that never had these pages share one

@@ -20,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import payloads
 from bot.i18n import tn
-from bot.matching import schedule
 from bot.matching.offers import Offer, Offers, PlannedChat, Welcome
 from bot.models import QuietHours
+from bot.rules import schedule
 from bot.store import chats as chat_store
 from bot.store import feedback, planning, queueing
 from bot.store.planning import Window as _Window
@@ -432,7 +432,7 @@ class _Messages:
 
     def next_due(self, chat: PlannedChat) -> dt.datetime | None:
         """When the chat's next digest is due after this one, as naive UTC; None in instant
-        mode (:func:`bot.matching.schedule.next_digest`)."""
+        mode (:func:`bot.rules.schedule.next_digest`)."""
         weekday = schedule.digest_weekday(chat.mode, chat.weekday)
         key = (chat.mode, chat.digest_time, chat.timezone, weekday, chat.quiet)
         if key not in self._next_dues:

@@ -30,9 +30,9 @@ from functools import cache
 from typing import Any, TypeVar
 
 from bot.errors import FilterError, TransferError
-from bot.matching import filters
-from bot.matching.schedule import resolve_zone, zone_label
 from bot.models import LANGUAGES, ChatKind, ChatSettings, ChatState, Mode, Platform, QuietHours
+from bot.rules import filters
+from bot.rules.schedule import resolve_zone, zone_label
 
 FORMAT = "trendbot"
 VERSION = 1

@@ -16,10 +16,10 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.i18n import t
-from bot.matching import filters
-from bot.matching.schedule import zone_label
 from bot.models import ChatState, Filter, Mode, Page, Reply
-from bot.sources.urls import public_name
+from bot.rules import filters
+from bot.rules.schedule import zone_label
+from bot.rules.urls import public_name
 from bot.store import chats as chat_store
 from bot.store import current, history
 from bot.store import pages as page_store

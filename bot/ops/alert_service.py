@@ -1,4 +1,4 @@
-"""Operator alerts: the checks of :mod:`bot.ops.alerts` run against the store, and their
+"""Operator alerts: the checks of :mod:`bot.rules.alerts` run against the store, and their
 messages queued for the admins.
 
 Recipients are the deployment's admins alone: each configured platform's admin entries
@@ -24,11 +24,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot import payloads, platforms
 from bot.i18n import t
 from bot.models import ChatKind, ChatSettings, ChatState, Platform
-from bot.ops import alerts
 from bot.platforms import PlatformRules
+from bot.rules import alerts
+from bot.rules.urls import redact_url
 from bot.settings import Settings
 from bot.sources import SourceSet
-from bot.sources.urls import redact_url
 from bot.store import alerts as store
 from bot.store import chats as chat_store
 from bot.store import queueing

@@ -14,8 +14,9 @@ from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.i18n import t
-from bot.matching import filters
 from bot.render import atom as feeds
+from bot.rules import feeds as feed_rules
+from bot.rules import filters
 from bot.store import feeds as feed_store
 
 log = logging.getLogger("bot.feeds")
@@ -31,7 +32,7 @@ class FeedServer:
         self._base = public_base_url
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        token = feeds.token_from_path(request.match_info.get("name", ""))
+        token = feed_rules.token_from_path(request.match_info.get("name", ""))
         if token is None or self._base is None:
             return _not_found()
         try:
@@ -53,7 +54,7 @@ class FeedServer:
                 feed_id=feeds.feed_id(owner.token_hash),
                 title=t(lang, "dest.feed.title", filter=filters.format_filter(chat.filter)),
                 author=t(lang, "dest.feed.author"),
-                self_url=feeds.feed_url(self._base, token),
+                self_url=feed_rules.feed_url(self._base, token),
                 lang=lang,
                 updated=updated,
                 entries=tuple(entries),

@@ -29,13 +29,11 @@ import time
 from collections import OrderedDict
 
 from aiohttp import web
-from sqlalchemy import delete, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import dberrors
 from bot.logs import Refusals
-from bot.store.schema import leases
+from bot.store import leases
 from bot.util import utcnow
 
 log = logging.getLogger("bot.service")
@@ -143,19 +141,8 @@ class Refresh:
     async def _store(self) -> None:
         # Kept a minute: long enough for the leader to see it, short enough that a request
         # whose leader died with it does not outlive the next scheduled poll by much.
-        row = {
-            "name": REQUEST,
-            "holder": self._holder,
-            "expires_at": utcnow() + dt.timedelta(seconds=REQUEST_TTL_SECONDS),
-        }
-        async with self._engine.begin() as conn:
-            insert = (postgresql if conn.dialect.name == "postgresql" else sqlite).insert
-            statement = insert(leases).values(row)
-            await conn.execute(
-                statement.on_conflict_do_update(
-                    index_elements=[leases.c.name], set_={"expires_at": row["expires_at"]}
-                )
-            )
+        expires = utcnow() + dt.timedelta(seconds=REQUEST_TTL_SECONDS)
+        await leases.leave(self._engine, name=REQUEST, holder=self._holder, expires=expires)
 
     async def wait(self, seconds: float) -> bool:
         """Wait up to ``seconds`` for a request (this process's, or one another replica
@@ -194,9 +181,4 @@ class Refresh:
         self._wanted.set()
 
     async def _take_stored(self) -> bool:
-        async with self._engine.begin() as conn:
-            found = await conn.scalar(select(leases.c.expires_at).where(leases.c.name == REQUEST))
-            if found is None:
-                return False
-            await conn.execute(delete(leases).where(leases.c.name == REQUEST))
-        return True
+        return await leases.take(self._engine, name=REQUEST)

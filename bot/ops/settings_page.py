@@ -37,10 +37,11 @@ from bot.commands import CommandCore, echo
 from bot.commands import settings_page as page
 from bot.commands.schedule import weekday_name
 from bot.i18n import LANGUAGES, language_name, negotiate, t, tn
-from bot.matching import filters, schedule, transfer
-from bot.matching.schedule import zone_label
+from bot.matching import transfer
 from bot.models import ChatState, Mode, Platform
 from bot.render import charts
+from bot.rules import filters, schedule
+from bot.rules.schedule import zone_label
 from bot.settings import Settings
 from bot.store import settings_links as link_store
 from bot.tags import normalize_tag

@@ -14,54 +14,20 @@ import datetime as dt
 import email.utils
 import hashlib
 import re
-import secrets
 import uuid
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 from bot.i18n import clean
-from bot.models import DigestItem
 from bot.render.text import link_url
+from bot.rules.feeds import FeedEntry
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
-MAX_ENTRIES = 50  # CONTRACT.md: the newest 50 pages the filter matches
-# 32 random bytes, URL-safe base64 without padding: 43 characters, 256 bits.
-TOKEN_BYTES = 32
-TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{43}")
-SUFFIX = ".atom"
 # XML 1.0 forbids these characters anywhere in a document (section 2.2, "Char").
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _ENTRY_NS = uuid.UUID("6f1f1b52-7a3e-4d0e-9a55-2f0c3e0f5a10")
 
 ET.register_namespace("", ATOM_NS)
-
-
-def new_token() -> str:
-    """A feed token: random, 256 bits, safe in a URL path."""
-    return secrets.token_urlsafe(TOKEN_BYTES)
-
-
-def token_hash(token: str) -> str:
-    """What the store keeps of a token: its SHA-256 (a token is random, so no salt)."""
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def token_from_path(name: str) -> str | None:
-    """``TOKEN.atom`` -> TOKEN; None for anything that cannot be a token."""
-    if not name.endswith(SUFFIX):
-        return None
-    token = name[: -len(SUFFIX)]
-    return token if TOKEN_RE.fullmatch(token) else None
-
-
-def feed_url(base: str, token: str) -> str:
-    return f"{base.rstrip('/')}/feeds/{token}{SUFFIX}"
-
-
-@dataclass(frozen=True, slots=True)
-class FeedEntry:
-    item: DigestItem
-    updated: dt.datetime  # naive UTC: the page's date, or when it was last seen to change
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,9 +16,9 @@ from urllib.parse import quote, urlsplit
 
 from bot import i18n
 from bot.i18n import clean, t, tn
-from bot.matching import digest
 from bot.models import Digest, DigestItem, Reply
 from bot.render import votes
+from bot.rules import digest
 
 TITLE_LIMIT = 256  # characters of a title; arXiv titles run to ~200
 SHORT_TITLE_LIMIT = 100  # the last resort for an entry that does not fit a message

@@ -2,7 +2,7 @@
 
 A source is configured (``WIKI_SOURCES``) as a directory or a URL, and a URL may carry
 credentials: ``https://user:pass@host/feed``, ``?api_key=…``, ``https://TOKEN@host/…``. Each
-entry is parsed once (:func:`bot.sources.spec.parse_source`) into its public identity and its
+entry is parsed once (:func:`bot.rules.sources.parse_source`) into its public identity and its
 credentials, which only the fetchers unwrap. Everywhere else a source is named by its
 :class:`Source`:
 
@@ -22,8 +22,8 @@ import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from bot.sources.spec import SourceSpec, parse_sources, public_identity, source_kind
-from bot.sources.urls import redact_url
+from bot.rules.sources import SourceSpec, parse_sources, public_identity, source_kind
+from bot.rules.urls import redact_url
 
 __all__ = ["Source", "SourceSet", "identify", "source_id"]
 

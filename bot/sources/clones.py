@@ -14,7 +14,7 @@ import logging
 import shutil
 from pathlib import Path
 
-from bot.sources.spec import without_userinfo
+from bot.rules.sources import without_userinfo
 
 log = logging.getLogger("bot.sources")
 

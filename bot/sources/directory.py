@@ -22,7 +22,7 @@ from pathlib import Path
 from threading import Event
 
 from bot.errors import ParseError, SourceError
-from bot.models import Page, Skipped
+from bot.models import FileStamp, Page, Skipped
 from bot.sources.bounds import MAX_PATH_CHARS, bound_page, too_many_tags, unrecordable, valid_text
 from bot.sources.pages import (
     MAX_PAGE_BYTES,
@@ -47,22 +47,6 @@ FileId = tuple[int, int]  # (st_dev, st_ino) of the file a walk checked
 
 class ScanStopped(Exception):
     """The scan was asked to stop (its poll was cancelled or timed out) and did."""
-
-
-@dataclass(frozen=True, slots=True)
-class FileStamp:
-    """What a scan remembers of one file, to know next time whether it changed.
-
-    ``error`` is the reason the file was skipped, or None when it parsed.
-    """
-
-    mtime_ns: int
-    size: int
-    error: str | None = None
-
-    def same_file(self, other: FileStamp) -> bool:
-        """True when ``other`` has the same modification time and size."""
-        return self.mtime_ns == other.mtime_ns and self.size == other.size
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,9 +24,9 @@ import feedparser
 from bot import papers
 from bot.errors import SourceError
 from bot.models import Page, PageText, Skipped, normalize_lang
+from bot.rules.sources import without_userinfo
 from bot.sources.bounds import bound_page, too_many_tags, unrecordable, valid_text
 from bot.sources.pages import normalize_paragraphs, normalize_tags
-from bot.sources.spec import without_userinfo
 
 log = logging.getLogger("bot.sources")
 

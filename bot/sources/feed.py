@@ -8,7 +8,7 @@ streamed and cut off at :data:`MAX_FEED_BYTES`, counted after gzip or deflate, w
 undone here a bounded piece at a time (a gzip bomb never inflates past the cap). The body
 fetched is parsed into pages by :func:`bot.sources.entries.parse_feed`.
 
-A feed's credentials (:class:`bot.sources.spec.Credentials`) are applied to each request by
+A feed's credentials (:class:`bot.rules.sources.Credentials`) are applied to each request by
 :class:`SourceAuth`, an ``httpx.Auth`` flow, and to no request for another host; the URL
 the fetch is built from, the redirects it follows and the base its relative links and ids
 resolve against are the feed's public identity, which carries none of them.
@@ -28,9 +28,9 @@ import httpx
 from bot import __version__
 from bot.errors import SourceError
 from bot.models import Page, Skipped
+from bot.rules.sources import Credentials, SourceSpec, parse_source, public_identity
+from bot.rules.urls import is_internal_address
 from bot.sources.entries import parse_feed, short
-from bot.sources.spec import Credentials, SourceSpec, parse_source, public_identity
-from bot.sources.urls import is_internal_address
 
 MAX_FEED_BYTES = 10 * 1024 * 1024  # real feeds are well under 1 MB; more is a wrong URL
 FEED_TIMEOUT = httpx.Timeout(20.0, connect=10.0)  # per network operation

@@ -17,7 +17,7 @@ rewritten under the bot an ordinary change.
 The git command does the work (not a library such as dulwich): it is the reference for
 every transport the URL form allows (smart HTTP, SSH, local), for shallow fetches and for
 rename detection, and operators already know how to give it credentials. Credentials in
-the URL (``https://token@host/…``) are held apart (:mod:`bot.sources.spec`): git is handed
+the URL (``https://token@host/…``) are held apart (:mod:`bot.rules.sources`): git is handed
 them as an ``Authorization`` header for the repository's host in its environment
 (``GIT_CONFIG_*``), never on a command line that ``ps`` shows nor in the clone's config,
 whose ``origin`` is the public URL; every error is scrubbed of them.
@@ -46,6 +46,8 @@ import httpx
 
 from bot.errors import ParseError, SourceError
 from bot.models import Page, Skipped
+from bot.rules.sources import SourceSpec, parse_source
+from bot.rules.urls import redact_url
 from bot.sources.bounds import MAX_PATH_CHARS, bound_page, too_many_tags
 from bot.sources.feed import (
     MAX_REDIRECTS,
@@ -63,8 +65,6 @@ from bot.sources.pages import (
     parse_page_file,
     split_path,
 )
-from bot.sources.spec import SourceSpec, parse_source
-from bot.sources.urls import redact_url
 
 __all__ = [
     "SCHEMES",

@@ -30,7 +30,7 @@ from typing import IO
 from urllib.parse import urlsplit
 
 from bot.errors import SourceError
-from bot.sources.spec import Credentials
+from bot.rules.sources import Credentials
 
 GIT_TIMEOUT_SECONDS = 50.0  # below the poller's 60 s a source: a hung fetch fails alone
 WATCH_INTERVAL_SECONDS = 0.05  # how soon a stop or a deadline ends the git process group

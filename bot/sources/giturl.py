@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from bot.sources.urls import redact_url
+from bot.rules.urls import redact_url
 
 SCHEMES = ("git+https", "git+http", "git+ssh", "git+file")
 # What git's check-ref-format(1) refuses in a branch or tag name, beside control characters.

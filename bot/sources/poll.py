@@ -23,12 +23,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import dberrors
 from bot.errors import SourceError
+from bot.rules.urls import is_feed_url
 from bot.sources import Source, SourceSet
 from bot.sources.clones import forget_earlier_clones
 from bot.sources.directory import scan_directory
 from bot.sources.feed import fetch_feed
 from bot.sources.git import GitRepository, clone_directory
-from bot.sources.urls import is_feed_url
 from bot.store import current, planning
 from bot.store import pages as store
 from bot.store.engine import reader

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from sqlalchemy import and_, case, delete, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.ops.alerts import AuthState, Observation, SendCounts, SlowCounts
+from bot.rules.alerts import AuthState, Observation, SendCounts, SlowCounts
 from bot.store.outbox import FAILED, HELD, QUEUED, SENDING, SENT
 from bot.store.schema import alert_admins, auth_failures, chats, incidents, outbox, source_streaks
 

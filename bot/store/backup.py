@@ -16,8 +16,8 @@ import datetime as dt
 import logging
 import os
 import sqlite3
-from collections.abc import Callable
-from contextlib import closing
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -154,6 +154,20 @@ async def migrate(engine: AsyncEngine, url: str, *, tell: Callable[[str], None])
     if new and source is not None:
         tell(f"created a new database: {source.resolve()}")
     return done
+
+
+@asynccontextmanager
+async def open_store(url: str) -> AsyncIterator[AsyncEngine]:
+    """The database at ``url``, migrated to the latest schema, for commands that only need
+    it; what that did is logged (:func:`migrate`)."""
+    from bot.store.engine import create_engine
+
+    engine = create_engine(url)
+    try:
+        await migrate(engine, url, tell=to_log)
+        yield engine
+    finally:
+        await engine.dispose()
 
 
 def to_log(line: str) -> None:

@@ -13,8 +13,8 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.matching import filters, schedule
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Mode, Platform, QuietHours
+from bot.rules import filters, schedule
 from bot.store import outbox as outbox_store
 from bot.store.engine import among_bound, id_parts, reader
 from bot.store.schema import chat_pages, chat_tags, chats, page_events
@@ -200,7 +200,7 @@ async def ensure(
 
 def next_digest(chat: ChatSettings, *, after: dt.datetime) -> dt.datetime | None:
     """When ``chat``'s next digest is due after ``after``, as the store keeps it; None in
-    instant mode (:func:`bot.matching.schedule.next_digest_for`)."""
+    instant mode (:func:`bot.rules.schedule.next_digest_for`)."""
     due = schedule.next_digest_for(chat, now=after)
     return None if due is None else schedule.naive_utc(due)
 

@@ -9,8 +9,8 @@ import re
 import sqlite3
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import asynccontextmanager, closing
+from collections.abc import Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -29,6 +29,7 @@ from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
 from bot.errors import SchemaError
 from bot.store.files import prepare_database_file
+from bot.store.migrations import MIGRATIONS
 from bot.util import chunks
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS = Path(__file__).parent / "migrations"
 # Waits for another process's write (a one-shot command beside `run`) instead of failing.
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # Any fixed number: serialises concurrent `db upgrade` runs of several replicas.
@@ -434,20 +434,6 @@ def _upgrade_locked(sync: Connection) -> Upgrade:
     command.upgrade(config, "head")
     compact = bool(config.attributes.get(COMPACT_AFTER_UPGRADE))
     return Upgrade(before=stamped, after=head_revision(), compact=compact)
-
-
-@asynccontextmanager
-async def open_store(url: str) -> AsyncIterator[AsyncEngine]:
-    """The database at ``url``, migrated to the latest schema, for commands that only need
-    it; what that did is logged (:func:`bot.store.backup.migrate`)."""
-    from bot.store import backup
-
-    engine = create_engine(url)
-    try:
-        await backup.migrate(engine, url, tell=backup.to_log)
-        yield engine
-    finally:
-        await engine.dispose()
 
 
 def id_parts(conn: AsyncConnection, ids: Sequence[int]) -> Iterable[Sequence[int]]:

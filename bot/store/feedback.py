@@ -1,7 +1,7 @@
 """Feedback: the 👍 and 👎 of each chat's users, and the tag weights they give.
 
 A vote is one row per chat, page and user, so in a group every member counts once. Each
-change works the chat's weights out again from all its votes (``bot.matching.ranking``) and keeps
+change works the chat's weights out again from all its votes (``bot.rules.ranking``) and keeps
 them in ``chat_weights``, which is what planning reads.
 
 A vote counts only for a page the chat received (:func:`delivered`): a button's action names
@@ -18,7 +18,7 @@ from sqlalchemy import delete, func, insert, select, union_all, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.matching import ranking
+from bot.rules import ranking
 from bot.store.schema import chat_pages, chat_weights, chats, page_tags, pages, shown_pages, votes
 from bot.util import utcnow
 

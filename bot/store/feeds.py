@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.matching import filters
 from bot.models import DigestItem, Filter
-from bot.render import atom as feeds
+from bot.rules import feeds, filters
 from bot.store import chats as chat_store
 from bot.store import current
 from bot.store.chats import ChatRecord

@@ -9,6 +9,7 @@ import datetime as dt
 from collections.abc import Callable, Sequence
 
 from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -113,3 +114,26 @@ async def release(
                 leases.c.expires_at < expired_before,
             )
         )
+
+
+async def leave(engine: AsyncEngine, *, name: str, holder: str, expires: dt.datetime) -> None:
+    """Put row ``name`` in place for ``holder`` until ``expires``, or move the expiry of the
+    one there: a request left for whichever replica looks for it (``bot.ops.refresh``)."""
+    async with engine.begin() as conn:
+        insert_of = (postgresql if conn.dialect.name == "postgresql" else sqlite).insert
+        statement = insert_of(leases).values(name=name, holder=holder, expires_at=expires)
+        await conn.execute(
+            statement.on_conflict_do_update(
+                index_elements=[leases.c.name], set_={"expires_at": expires}
+            )
+        )
+
+
+async def take(engine: AsyncEngine, *, name: str) -> bool:
+    """Remove row ``name``; True when it was there (a request left by :func:`leave`)."""
+    async with engine.begin() as conn:
+        found = await conn.scalar(select(leases.c.expires_at).where(leases.c.name == name))
+        if found is None:
+            return False
+        await conn.execute(delete(leases).where(leases.c.name == name))
+    return True

@@ -10,8 +10,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot import papers
-from bot.models import ChangeKind, Page, PageText
-from bot.sources.directory import FileStamp
+from bot.models import ChangeKind, FileStamp, Page, PageText
 from bot.store.schema import (
     page_events,
     page_tags,

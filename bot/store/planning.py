@@ -24,8 +24,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.matching import filters
 from bot.models import ChangeKind, ChatState, Mode
+from bot.rules import filters
 from bot.store import chats as chat_store
 from bot.store import current
 from bot.store import pages as page_store

@@ -33,6 +33,7 @@ from sqlalchemy.schema import CreateIndex
 from sqlalchemy.sql.expression import Executable
 
 from bot.errors import SchemaError
+from bot.store.migrations import MIGRATIONS
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +100,6 @@ def baseline(dialect_name: str) -> Baseline:
 
 
 def _baseline_module() -> Any:
-    from bot.store.engine import MIGRATIONS
-
     path = next((MIGRATIONS / "versions").glob(f"{BASELINE}*.py"))
     spec = importlib.util.spec_from_file_location(f"trendbot_revision_{BASELINE}", path)
     assert spec is not None and spec.loader is not None

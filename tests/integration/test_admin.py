@@ -24,9 +24,9 @@ from bot.channels.telegram.sender import TelegramSender
 from bot.commands import CommandCore, Defaults
 from bot.commands.operator import Admin
 from bot.delivery.engine import Delivery
-from bot.matching.filters import parse_filter
 from bot.matching.planner import Planner
 from bot.models import ChatSettings, Platform
+from bot.rules.filters import parse_filter
 from bot.settings import SAMPLE_WIKI, Settings
 from bot.store import admin as admin_store
 from bot.store import chats as chat_store

@@ -32,11 +32,11 @@ from bot.commands import CommandCore, Defaults
 from bot.delivery.engine import Delivery
 from bot.errors import ChatGone, NotInChannel, PermanentError, RateLimited, TransientError
 from bot.i18n import t
-from bot.matching import filters
-from bot.matching.digest import build_digest
 from bot.models import ChatKind, ChatSettings, ChatState, Filter, Page, PageText
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
+from bot.rules import filters
+from bot.rules.digest import build_digest
 from bot.store import chats as chat_store
 from tests.fakes.discord_api import (
     APPLICATION_ID,

@@ -164,8 +164,8 @@ def test_a_malformed_git_source_stops_start_up_with_one_line(
     ],
 )
 def test_credentials_are_never_shown(source: str, shown: str, secrets: set[str]) -> None:
+    from bot.rules.sources import parse_source
     from bot.sources import identify
-    from bot.sources.spec import parse_source
 
     (identity,) = identify([source])
     assert identity.name == shown and identity.key == parse_source(source).public

@@ -254,7 +254,7 @@ SERVER_ALONE = """
 import asyncio, os, sys
 from bot import logs
 from bot.ops import web
-from bot.store.engine import open_store
+from bot.store.backup import open_store
 
 async def main() -> None:
     logs.configure(level="INFO", fmt="text", secrets=())

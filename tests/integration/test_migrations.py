@@ -12,7 +12,8 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store import prerelease
-from bot.store.engine import MIGRATIONS, head_revision, stamped_revision
+from bot.store.engine import head_revision, stamped_revision
+from bot.store.migrations import MIGRATIONS
 from bot.store.schema import _LEDGER_CLEANUP, metadata
 
 

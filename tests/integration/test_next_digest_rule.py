@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.matching import schedule
 from bot.models import Mode
+from bot.rules import schedule
 from bot.settings import load_settings
 from tests.integration.test_digest_quality import Bot
 from tests.integration.test_planner import started

@@ -13,9 +13,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import Caller, CommandCore, Defaults
-from bot.matching import filters
 from bot.matching.planner import Planner
 from bot.models import ChatKind, ChatSettings, Mode, Platform
+from bot.rules import filters
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
 from bot.store import chats as chat_store

@@ -11,10 +11,10 @@ from sqlalchemy import delete, event, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import Delete
 
-from bot.matching import filters
 from bot.matching import planner as planner_module
 from bot.matching.planner import Planner
 from bot.models import ChatSettings, ChatState, Mode, Platform
+from bot.rules import filters
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
 from bot.store import chats as chat_store

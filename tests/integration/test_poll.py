@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.matching import filters
 from bot.matching.planner import Planner
 from bot.models import ChatSettings, Platform
+from bot.rules import filters
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import POLL_CONCURRENCY, Poller
 from bot.store import chats as chat_store

@@ -53,7 +53,6 @@ from bot.errors import (
     TransientError,
 )
 from bot.i18n import t, tn
-from bot.matching.digest import build_digest
 from bot.models import (
     ChatKind,
     ChatSettings,
@@ -68,6 +67,7 @@ from bot.models import (
 )
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
+from bot.rules.digest import build_digest
 from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store

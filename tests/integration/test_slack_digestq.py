@@ -19,9 +19,9 @@ from bot.channels.slack.sender import SlackSender
 from bot.commands import Caller, CommandCore, Defaults
 from bot.delivery.engine import Delivery
 from bot.i18n import t
-from bot.matching.digest import as_planned
 from bot.models import ChatKind, ChatSettings, Digest, DigestItem, Filter, Platform
 from bot.render import votes
+from bot.rules.digest import as_planned
 from bot.store import chats as chat_store
 from bot.store import feedback as feedback_store
 from bot.store.schema import pages

@@ -39,10 +39,10 @@ from bot.channels.slack.oauth import UNINSTALL_CODES, Workspaces
 from bot.channels.slack.spec import EVENTS, INSTALL, REDIRECT
 from bot.commands import Caller
 from bot.i18n import t
-from bot.matching.filters import parse_filter
 from bot.models import ChatKind, ChatSettings, ChatState, Platform
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
+from bot.rules.filters import parse_filter
 from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import teams as team_store

@@ -24,8 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.commands import KNOWN_COMMANDS
 from bot.i18n import t
+from bot.rules.urls import redact_url
 from bot.sources import identify, source_id
-from bot.sources.urls import redact_url
 from bot.util import utcnow
 from tests.cli import run_cli, start_cli
 from tests.fakes.feed_server import FeedServer, Served

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.matching.filters import parse_filter
 from bot.models import ChatKind, ChatSettings, ChatState, Platform
+from bot.rules.filters import parse_filter
 from bot.store import chats as chat_store
 from tests.cli import run_cli_async
 

@@ -28,10 +28,10 @@ from bot.channels.telegram.sender import TelegramSender
 from bot.commands.operator import Admin
 from bot.delivery.engine import Delivery
 from bot.i18n import LANGUAGES, t
-from bot.matching.filters import parse_filter
 from bot.models import Button, ChatSettings, Page, PageText, Platform
 from bot.render import toggle
 from bot.render.text import language_note
+from bot.rules.filters import parse_filter
 from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from bot.ops import alerts
-from bot.ops.alerts import AuthState, Observation, SendCounts
+from bot.rules import alerts
+from bot.rules.alerts import AuthState, Observation, SendCounts
 
 T0 = dt.datetime(2026, 9, 1, 12, 0)
 

@@ -219,7 +219,7 @@ def test_a_star_filter_reads_as_one_phrase_in_both_languages() -> None:
     """With *, English goes on after commas; Korean puts what is first and what is left
     out in brackets after "모든 페이지", never as a list of clauses after commas."""
     from bot.commands import describe_filter
-    from bot.matching.filters import parse_filter
+    from bot.rules.filters import parse_filter
 
     star = parse_filter("* rl +post-training -robotics")
     assert describe_filter(star, lang="en") == (

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.matching.digest import ELLIPSIS, TLDR_LIMIT, build_digest, truncate
-from bot.matching.filters import parse_filter
 from bot.models import Digest, Page, PageText
+from bot.rules.digest import ELLIPSIS, TLDR_LIMIT, build_digest, truncate
+from bot.rules.filters import parse_filter
 
 TODAY = dt.date(2026, 12, 3)
 

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.errors import SourceError
-from bot.models import Skipped
+from bot.models import FileStamp, Skipped
 from bot.sources import directory
 from bot.sources.bounds import MAX_PAGE_TAGS, MAX_PATH_CHARS, MAX_TYPE_CHARS
-from bot.sources.directory import DirectoryScan, FileStamp, scan_directory
+from bot.sources.directory import DirectoryScan, scan_directory
 
 WIKI = Path(__file__).parents[1] / "fixtures" / "wiki"
 SEED_KEY = "papers/2026/2608.27351-evolution-strategies-reasoning"

@@ -14,9 +14,9 @@ from bot import render
 from bot.channels.discord import components
 from bot.channels.discord.payload import payload
 from bot.channels.discord.spec import DISCORD
-from bot.matching.digest import build_digest
 from bot.models import Button, Filter, Page, PageText, Reply
 from bot.render import toggle
+from bot.rules.digest import build_digest
 
 UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
 

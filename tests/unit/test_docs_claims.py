@@ -11,7 +11,7 @@ import pytest
 
 from bot.commands.stats import TREND_DAYS
 from bot.i18n import t
-from bot.matching import schedule
+from bot.rules import schedule
 from bot.store import trends
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,6 +14,7 @@ from lxml import etree
 
 from bot.models import DigestItem, Page, PageText
 from bot.render import atom as feeds
+from bot.rules import feeds as feed_rules
 
 SCHEMA = etree.RelaxNG(etree.parse(str(Path(__file__).parents[1] / "fixtures/atom/atom.rng")))
 A = "{http://www.w3.org/2005/Atom}"
@@ -32,20 +33,20 @@ def page(
     )
 
 
-def feed(*entries: feeds.FeedEntry, lang: str = "en") -> feeds.Feed:
+def feed(*entries: feed_rules.FeedEntry, lang: str = "en") -> feeds.Feed:
     return feeds.Feed(
         feed_id=feeds.feed_id("0" * 64),
         title="AI trends: rl",
         author="AI Trend Notifier",
-        self_url=feeds.feed_url(BASE, "T" * 43),
+        self_url=feed_rules.feed_url(BASE, "T" * 43),
         lang=lang,
         updated=dt.datetime(2026, 8, 30, 12, 0, 5),
         entries=entries,
     )
 
 
-def entry(p: Page, matched: tuple[str, ...] = ("rl",)) -> feeds.FeedEntry:
-    return feeds.FeedEntry(
+def entry(p: Page, matched: tuple[str, ...] = ("rl",)) -> feed_rules.FeedEntry:
+    return feed_rules.FeedEntry(
         item=DigestItem(page=p, matched=matched), updated=dt.datetime(2026, 8, 29)
     )
 
@@ -131,11 +132,11 @@ def test_the_same_input_gives_the_same_bytes() -> None:
 
 
 def test_tokens_are_random_256_bits_and_only_their_shape_is_accepted() -> None:
-    tokens = {feeds.new_token() for _ in range(100)}
+    tokens = {feed_rules.new_token() for _ in range(100)}
     assert len(tokens) == 100
     for token in tokens:
-        assert feeds.token_from_path(f"{token}.atom") == token
-        assert len(feeds.token_hash(token)) == 64
+        assert feed_rules.token_from_path(f"{token}.atom") == token
+        assert len(feed_rules.token_hash(token)) == 64
     token = next(iter(tokens))
     for name in (
         token,
@@ -148,7 +149,7 @@ def test_tokens_are_random_256_bits_and_only_their_shape_is_accepted() -> None:
         "",
         f"{token}.atom.atom",
     ):
-        assert feeds.token_from_path(name) is None, name
+        assert feed_rules.token_from_path(name) is None, name
 
 
 LAST = dt.datetime(2026, 8, 30, 12, 0, 5)
@@ -211,7 +212,7 @@ def test_the_schema_check_rejects_what_rfc_4287_forbids(broken: object) -> None:
 def test_feed_addresses_are_redacted_from_logs() -> None:
     from bot.logs import Redactor
 
-    token = feeds.new_token()
-    url = feeds.feed_url(BASE, token)
+    token = feed_rules.new_token()
+    url = feed_rules.feed_url(BASE, token)
     text = Redactor(()).redact(f"sendMessage with parameters {{'text': 'feed: {url}'}}")
     assert token not in text and "/feeds/[redacted].atom" in text

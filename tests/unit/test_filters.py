@@ -5,9 +5,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.errors import FilterError
-from bot.matching import filters
-from bot.matching.filters import FilterItem, add, format_filter, parse_filter, parse_items, remove
 from bot.models import Filter
+from bot.rules import filters
+from bot.rules.filters import FilterItem, add, format_filter, parse_filter, parse_items, remove
 from bot.tags import fold_tag
 
 

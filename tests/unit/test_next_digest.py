@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from bot.commands import describe_next, find_timezone
 from bot.errors import ConfigError
-from bot.matching import schedule
 from bot.models import ChatSettings, Mode, Platform, QuietHours
+from bot.rules import schedule
 from bot.settings import load_settings
 from bot.store import chats as chat_store
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.matching import ranking
 from bot.render import votes
+from bot.rules import ranking
 
 NOW = dt.datetime(2026, 12, 3, 12, 0)
 TAGS = st.sampled_from(["rl", "reasoning", "robotics", "vision", "agents", "nlp"])

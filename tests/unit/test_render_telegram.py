@@ -17,8 +17,8 @@ from bot.channels.telegram import rich as telegram_rich
 from bot.channels.telegram.html import MAX_MESSAGE_CHARS, render_digest, render_reply, reply_markup
 from bot.channels.telegram.payload import payload as telegram_payload
 from bot.i18n import clean
-from bot.matching.digest import ELLIPSIS, TLDR_LIMIT
 from bot.models import Button, Digest, DigestItem, Page, PageText, Platform, Reply
+from bot.rules.digest import ELLIPSIS, TLDR_LIMIT
 from tests.fakes.telegram_api import check_rich_message
 from tests.strategies import LONG_TEXT, TEXT, digest_items
 

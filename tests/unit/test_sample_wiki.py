@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.matching import digest
+from bot.rules import digest
 from bot.sources.directory import scan_directory
 from tests.conftest import ROOT
 

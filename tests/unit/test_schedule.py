@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
-from bot.matching import schedule
-from bot.matching.schedule import local_date, next_due
+from bot.rules import schedule
+from bot.rules.schedule import local_date, next_due
 
 UTC = dt.UTC
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.matching.schedule import in_quiet, next_due, quiet_end, quiet_of
 from bot.models import QuietHours
+from bot.rules.schedule import in_quiet, next_due, quiet_end, quiet_of
 
 UTC = dt.UTC
 

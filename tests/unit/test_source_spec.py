@@ -1,5 +1,5 @@
 """A WIKI_SOURCES entry split once: its public identity, and credentials held apart that
-only the fetchers unwrap (bot.sources.spec, bot.sources.feed.SourceAuth)."""
+only the fetchers unwrap (bot.rules.sources, bot.sources.feed.SourceAuth)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.errors import ConfigError
-from bot.settings import Settings, load_settings
-from bot.sources.feed import SourceAuth
-from bot.sources.spec import (
+from bot.rules.sources import (
     REDACTED,
     Secret,
     parse_source,
     public_identity,
     without_userinfo,
 )
+from bot.settings import Settings, load_settings
+from bot.sources.feed import SourceAuth
 
 
 @pytest.mark.parametrize(

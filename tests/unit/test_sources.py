@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.errors import ConfigError
+from bot.rules.sources import parse_source
 from bot.settings import load_settings
 from bot.sources import SourceSet, identify, source_id
-from bot.sources.spec import parse_source
 
 SECRET = st.text(
     alphabet="ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789", min_size=8, max_size=30

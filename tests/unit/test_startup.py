@@ -10,7 +10,8 @@ import pytest
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 
-from bot.store.engine import MIGRATIONS, head_revision
+from bot.store.engine import head_revision
+from bot.store.migrations import MIGRATIONS
 from bot.util import GC_THRESHOLDS
 
 ROOT = Path(__file__).resolve().parents[2]

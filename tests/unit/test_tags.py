@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.i18n import negotiate
-from bot.matching import filters
 from bot.models import normalize_lang
+from bot.rules import filters
 from bot.tags import MAX_TAG_LENGTH, normalize_tag
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.sources.urls import is_internal_address, redact_url
+from bot.rules.urls import is_internal_address, redact_url
 
 
 @pytest.mark.parametrize(

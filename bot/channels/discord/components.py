@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.i18n import t
-from bot.matching import digest
 from bot.models import Button, Digest, DigestItem, Reply
 from bot.render import text, votes
+from bot.rules import digest
 
 IS_COMPONENTS_V2 = 1 << 15  # Message Flags: the message is its components
 EPHEMERAL = 1 << 6  # Message Flags: only the user who invoked the interaction sees it

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.i18n import t, tn
-from bot.matching import digest
 from bot.models import Button, Digest, DigestItem, Reply
 from bot.render import text, votes
+from bot.rules import digest
 
 MAX_BLOCKS = 50  # blocks per message; chat.postMessage rejects more
 MAX_SECTION_TEXT = 3000  # characters of a section block's text

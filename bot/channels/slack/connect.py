@@ -14,10 +14,18 @@ from bot.channels.slack.client import make_client
 from bot.channels.slack.install import StateStore
 from bot.channels.slack.oauth import Workspaces
 from bot.channels.slack.sender import SlackSender
-from bot.channels.slack.spec import EVENTS, INSTALL, REDIRECT
 from bot.commands import CommandCore
 from bot.settings import Settings
 from bot.store.installations import TokenCipher
+
+
+@dataclass(frozen=True, slots=True)
+class SlackRoutes:
+    """The spec's routes, given by it: this module never imports the spec."""
+
+    events: Route
+    install: Route
+    redirect: Route
 
 
 @dataclass(slots=True)
@@ -25,6 +33,7 @@ class SlackConnection:
     settings: Settings
     client: AsyncWebClient
     sender: SlackSender
+    routes: SlackRoutes
     workspaces: Workspaces | None = None  # installed by OAuth (SLACK_CLIENT_ID)
     states: StateStore | None = None
 
@@ -34,9 +43,9 @@ class SlackConnection:
         channel = self.channel(core)
         routes: dict[Route, RequestHook] = {}
         if self.settings.slack_signing_secret is not None:
-            routes[EVENTS] = channel.handle_request
+            routes[self.routes.events] = channel.handle_request
         if channel.oauth:
-            routes[INSTALL] = routes[REDIRECT] = channel.handle_install
+            routes[self.routes.install] = routes[self.routes.redirect] = channel.handle_install
         return Inbound(
             channel=channel,
             running=lambda: channel.running,
@@ -61,7 +70,7 @@ class SlackConnection:
         return None
 
 
-def connect(opening: Opening) -> SlackConnection:
+def connect(opening: Opening, *, routes: SlackRoutes) -> SlackConnection:
     settings = opening.settings
     client = make_client(settings)
     workspaces = states = None
@@ -74,7 +83,12 @@ def connect(opening: Opening) -> SlackConnection:
         workspaces=workspaces,
     )
     return SlackConnection(
-        settings=settings, client=client, sender=sender, workspaces=workspaces, states=states
+        settings=settings,
+        client=client,
+        sender=sender,
+        routes=routes,
+        workspaces=workspaces,
+        states=states,
     )
 
 

@@ -55,9 +55,9 @@ def _admin_chat(settings: Settings, entry: str) -> platforms.AdminChat | None:
 
 
 def _connect(opening: Opening) -> SlackConnection:
-    from bot.channels.slack.connect import connect
+    from bot.channels.slack.connect import SlackRoutes, connect
 
-    return connect(opening)
+    return connect(opening, routes=SlackRoutes(events=EVENTS, install=INSTALL, redirect=REDIRECT))
 
 
 RULES = platforms.PlatformRules(

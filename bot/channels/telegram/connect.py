@@ -8,11 +8,10 @@ from dataclasses import dataclass
 from aiohttp import web
 from telegram import Bot
 
-from bot.channels.platform import Inbound, Opening, RequestHook
+from bot.channels.platform import Inbound, Opening, RequestHook, Route
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.client import close_bot, make_bot
 from bot.channels.telegram.sender import TelegramSender
-from bot.channels.telegram.spec import WEBHOOK
 from bot.commands import CommandCore
 from bot.settings import Settings
 
@@ -25,6 +24,7 @@ class TelegramConnection:
     settings: Settings
     bot: Bot
     sender: TelegramSender
+    webhook: Route  # the spec's route, given by it: this module never imports the spec
 
     def inbound(self, core: CommandCore) -> Inbound:
         """The channel on ``core``: on the webhook where ``TELEGRAM_WEBHOOK_URL`` is set,
@@ -35,7 +35,7 @@ class TelegramConnection:
             channel=channel,
             running=lambda: channel.application.running,
             polling=None if webhook else channel,
-            routes={WEBHOOK: webhook_hook(channel)} if webhook else {},
+            routes={self.webhook: webhook_hook(channel)} if webhook else {},
         )
 
     def channel(self, core: CommandCore) -> TelegramChannel:
@@ -58,7 +58,7 @@ def webhook_hook(channel: TelegramChannel) -> RequestHook:
     return handle
 
 
-def connect(opening: Opening) -> TelegramConnection:
+def connect(opening: Opening, *, webhook: Route) -> TelegramConnection:
     settings = opening.settings
     bot = make_bot(settings)
     sender = TelegramSender(
@@ -67,4 +67,4 @@ def connect(opening: Opening) -> TelegramConnection:
         paid_broadcast=settings.telegram_paid_broadcast,
         rich=settings.telegram_rich_messages,
     )
-    return TelegramConnection(settings=settings, bot=bot, sender=sender)
+    return TelegramConnection(settings=settings, bot=bot, sender=sender, webhook=webhook)

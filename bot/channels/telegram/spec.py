@@ -41,7 +41,7 @@ def _admin_chat(_settings: Settings, entry: str) -> platforms.AdminChat:
 def _connect(opening: Opening) -> TelegramConnection:
     from bot.channels.telegram.connect import connect
 
-    return connect(opening)
+    return connect(opening, webhook=WEBHOOK)
 
 
 RULES = platforms.PlatformRules(

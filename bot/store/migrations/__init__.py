@@ -1,0 +1,5 @@
+"""The Alembic migrations: ``env.py`` and one revision a file in ``versions/``."""
+
+from pathlib import Path
+
+MIGRATIONS = Path(__file__).parent  # Alembic's script_location

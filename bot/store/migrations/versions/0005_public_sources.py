@@ -4,7 +4,7 @@ Earlier builds kept each source under its ``WIKI_SOURCES`` entry as configured
 (``http://user:pass@host/feed.atom?token=…``), and resolved a feed's relative links and ids
 against it, so page keys, links, paper identities and queued messages held the credentials
 too. This revision rewrites every such row to the public identity the running code derives
-(:func:`bot.sources.spec.parse_source`: the URL without user info and secret query values),
+(:func:`bot.rules.sources.parse_source`: the URL without user info and secret query values),
 and keeps each source's history:
 
 - a source is renamed in place (its id, baseline and pages stay); two rows that are one
@@ -36,7 +36,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.engine import Connection
 
-from bot.sources.spec import REDACTED, SourceSpec, parse_source, public_identity
+from bot.rules.sources import REDACTED, SourceSpec, parse_source, public_identity
 from bot.store.engine import COMPACT_AFTER_UPGRADE
 
 revision = "0005_public_sources"

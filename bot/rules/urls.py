@@ -1,6 +1,6 @@
 """URLs of sources: the short form a source is shown by, and which addresses are internal.
 
-A source's credentials are taken apart once, by :mod:`bot.sources.spec`; what reaches this
+A source's credentials are taken apart once, by :mod:`bot.rules.sources`; what reaches this
 module is a public identity already. :func:`redact_url` shortens it for display (scheme,
 host, port and path), and :func:`is_internal_address` tells the redirect policy which
 addresses a public feed may not lead to.

@@ -13,8 +13,8 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from bot.matching import filters
 from bot.models import Digest, DigestItem, Filter, Page
+from bot.rules import filters
 
 TLDR_LIMIT = 400  # characters of TL;DR per page: a digest is a list to skim, the page has the rest
 ELLIPSIS = "…"
