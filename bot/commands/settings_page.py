@@ -36,9 +36,10 @@ from bot.models import (
     Toast,
 )
 from bot.platforms import rules
-from bot.rules import filters
+from bot.rules import feeds, filters
 from bot.store import chats as chat_store
 from bot.store import current, queueing
+from bot.store import feeds as feed_store
 from bot.store import pages as page_store
 from bot.store import settings_links as link_store
 from bot.util import utcnow
@@ -198,6 +199,33 @@ class SettingsPageCommands(HelpCommands):
             line=transfer.export_line(record.chat),
             votes=chart,
         )
+
+    async def page_new_feed(self, chat_pk: int) -> str | None:
+        """A new address of the chat's private feed, as ``feed reset`` gives one (the old one
+        stops working); the chat is told its feed moved, without the address, which the
+        page alone shows. None without ``PUBLIC_BASE_URL`` or for a chat that is gone."""
+        if self._public_base_url is None:
+            return None
+        async with self._engine.begin() as conn:
+            record = await chat_store.get_by_pk(conn, chat_pk)
+            if record is None:
+                return None
+            token = await feed_store.issue(conn, chat_pk=chat_pk)
+            lang = record.chat.lang
+            await queueing.enqueue(
+                conn,
+                [
+                    queueing.row_values(
+                        chat_pk=chat_pk,
+                        platform=record.chat.platform.value,
+                        kind=payloads.NOTICE,
+                        payload=payloads.Notice(text=t(lang, "page.feed_moved_notice")),
+                        now=utcnow(),
+                        priority=NOTICE_PRIORITY,
+                    )
+                ],
+            )
+        return feeds.feed_url(self._public_base_url, token)
 
     async def page_preview(self, filter_text: str, *, today: dt.date) -> Preview | FilterError:
         """The pages of the last :data:`PREVIEW_DAYS` days the filter ``filter_text`` lets

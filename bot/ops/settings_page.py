@@ -119,6 +119,8 @@ class SettingsPage:
                 return await self._page(request)
             if tail == "" and request.method == "POST":
                 return await self._save(request)
+            if tail == "feed" and request.method == "POST":
+                return await self._new_feed(request)
             if tail == "preview" and request.method == "GET":
                 return await self._preview(request)
             if tail == "app" and request.method == "GET":
@@ -204,6 +206,7 @@ class SettingsPage:
         values: dict[str, Any] | None = None,
         message: str = "",
         saved: bool = False,
+        feed_url: str | None = None,
     ) -> web.Response:
         chat = view.record.chat
         lang = chat.lang
@@ -219,6 +222,7 @@ class SettingsPage:
             lang=lang,
             status=status,
             page_days=page.PREVIEW_DAYS,
+            feed_url=feed_url,
             prefix=platforms.rules(chat.platform).prefix(self._settings),
             title=t(lang, "page.title", chat=chat.address),
             csrf=_csrf(session),
@@ -291,6 +295,23 @@ class SettingsPage:
             after or view, session=session, status=200, message=t(result.lang, "page.saved"),
             saved=True,
         )
+
+    async def _new_feed(self, request: web.Request) -> web.StreamResponse:
+        """The form's "new feed address": a new private feed URL, shown on the page once."""
+        found = await self._chat_of(request)
+        lang = self._lang_of(request)
+        if found is None:
+            return self._refusal(lang, "session")
+        chat_pk, session = found
+        body = await _body(request)
+        form = _form_of(body) if body is not None else {}
+        if not hmac.compare_digest(form.get("csrf", "").encode(), _csrf(session).encode()):
+            return self._refusal(lang, "form", status=403)
+        url = await self._core.page_new_feed(chat_pk)
+        view = await self._core.page_view(chat_pk)
+        if url is None or view is None:
+            return self._refusal(lang, "session")
+        return await self._form(view, session=session, status=200, feed_url=url)
 
     async def _preview(self, request: web.Request) -> web.StreamResponse:
         found = await self._chat_of(request)

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from sqlalchemy import select
@@ -24,13 +26,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 import bot.channels.registry  # noqa: F401  (the platforms' rules)
 from bot import payloads
+from bot.channels.registry import settings_class
+from bot.channels.telegram import webapp
 from bot.commands import Caller, CommandCore, Defaults
 from bot.i18n import t
 from bot.models import ChatKind, Mode, Platform
-from bot.ops.settings_page import SettingsPage
+from bot.ops.settings_page import TELEGRAM_SCRIPT, SettingsPage, mini_app_check
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
-from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store.schema import outbox
 from tests.integration.test_settings_page import SOURCE, page, publish
@@ -57,6 +60,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 USER = "5151"
+TG_TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 
 
 @dataclass
@@ -71,11 +75,13 @@ async def browsing(engine: AsyncEngine) -> AsyncIterator[Browsing]:
     hooks = WebHooks()
     runner, port = await start_web(make_app(engine=engine, hooks=hooks), host="127.0.0.1", port=0)
     base = f"http://127.0.0.1:{port}"
-    settings = Settings(  # type: ignore[call-arg]
-        _env_file=None, public_base_url=base, wiki_sources=(SOURCE,)
+    settings = settings_class()(  # type: ignore[call-arg]
+        _env_file=None, public_base_url=base, wiki_sources=(SOURCE,), telegram_bot_token=TG_TOKEN
     )
     core = CommandCore(engine=engine, defaults=Defaults(), public_base_url=base)
-    hooks.settings_page = SettingsPage(core=core, settings=settings).handle
+    hooks.settings_page = SettingsPage(
+        core=core, settings=settings, mini_app=mini_app_check(settings)
+    ).handle
     await publish(
         engine,
         page("a", ("rl", "reasoning"), days_ago=1),
@@ -185,4 +191,59 @@ async def test_a_korean_chat_gets_a_korean_page(browsing: Browsing) -> None:
     await tab.click("#save")
     await tab.wait_for_selector("#message.ok")
     assert await tab.locator("#message").inner_text() == t("ko", "page.saved")
+    await context.close()
+
+
+def init_data(user_id: int) -> str:
+    fields = {
+        "auth_date": str(int(time.time())),
+        "query_id": "AAH",
+        "user": json.dumps({"id": user_id, "first_name": "A"}),
+    }
+    return urlencode({**fields, "hash": webapp.sign(fields, bot_token=TG_TOKEN)})
+
+
+@pytest.mark.slow
+async def test_a_telegram_mini_app_opens_the_private_chat_s_page(browsing: Browsing) -> None:
+    """Telegram's script hands the Mini App its signed ``initData``; here a stand-in of that
+    script (https://core.telegram.org/bots/webapps#initializing-mini-apps: window.Telegram.
+    WebApp.initData) is served at its address, as the page's CSP allows."""
+    await browsing.core.handle(caller(), "/start")  # the user's private chat with the bot
+    context = await browsing.browser.new_context()
+    tab = await context.new_page()
+    stand_in = f"window.Telegram = {{WebApp: {{initData: {json.dumps(init_data(int(USER)))}}}}};"
+    await tab.route(
+        TELEGRAM_SCRIPT,
+        lambda route: route.fulfill(status=200, content_type="text/javascript", body=stand_in),
+    )
+    base = (await link(browsing)).split("/settings/")[0]
+    await tab.goto(f"{base}/settings/app")
+    await tab.wait_for_url(f"{base}/settings/")
+    assert "telegram:5151" in await tab.locator("h1").inner_text()
+    # A forged initData opens nothing: the page says why.
+    other = await browsing.browser.new_context()
+    forged = await other.new_page()
+    await forged.route(
+        TELEGRAM_SCRIPT,
+        lambda route: route.fulfill(
+            status=200,
+            content_type="text/javascript",
+            body="window.Telegram = {WebApp: {initData: 'user=%7B%22id%22%3A5151%7D&hash=00'}};",
+        ),
+    )
+    await forged.goto(f"{base}/settings/app")
+    await playwright.expect(forged.locator("#reason")).to_have_text(
+        t("en", "page.refused.unknown")
+    )
+    await context.close()
+    await other.close()
+
+
+@pytest.mark.slow
+async def test_a_new_feed_address_is_a_click_away(browsing: Browsing) -> None:
+    context = await browsing.browser.new_context()
+    tab = await context.new_page()
+    await tab.goto(await link(browsing))
+    await tab.click("#new-feed")
+    await playwright.expect(tab.locator("#feed-url code")).to_contain_text("/feeds/")
     await context.close()

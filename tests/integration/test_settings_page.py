@@ -32,11 +32,12 @@ from bot.ops.settings_page import COOKIE, SettingsPage, mini_app_check
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
 from bot.render import charts, votes
+from bot.rules.feeds import token_hash as feed_digest
 from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store import settings_links as link_store
-from bot.store.schema import outbox, settings_links
+from bot.store.schema import chat_feeds, outbox, settings_links
 from bot.util import utcnow
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
@@ -552,3 +553,31 @@ async def test_a_telegram_group_s_link_goes_to_the_admin_who_presses_alone(
         assert LINK.match(link["url"]) and "web_app" not in link
     in_group = [b for c in tg.calls("sendMessage") if c.chat_id == group for b in _keyboard(c)]
     assert not any("url" in b for b in in_group)  # no link was ever shown to the group
+
+
+# ---------------------------------------------------------------------------- the feed
+
+
+async def test_the_page_gives_a_new_private_feed_address_shown_once(site: Site) -> None:
+    cookie = await opened(site, await link_for(site))
+    csrf = await csrf_of(site, cookie)
+    async with site.http.post(
+        site.origin + "/settings/feed", data={"csrf": "0" * 64}, headers=session(cookie)
+    ) as refused:
+        assert refused.status == 403
+    async with site.http.post(
+        site.origin + "/settings/feed", data={"csrf": csrf}, headers=session(cookie)
+    ) as answer:
+        assert answer.status == 200
+        body = html.unescape(await answer.text())
+    found = re.search(rf"<code>({re.escape(BASE)}/feeds/([A-Za-z0-9_-]{{43}})\.atom)</code>", body)
+    assert found, body
+    token = found[2]
+    async with site.engine.connect() as conn:
+        rows = (await conn.execute(select(chat_feeds))).all()
+    stored = json.dumps([list(r) for r in rows], default=str)
+    assert token not in stored and feed_digest(token) in stored  # only its hash is kept
+    [notice] = await notices(site)
+    assert notice == t("en", "page.feed_moved_notice") and token not in notice
+    async with site.http.get(site.origin + "/settings/", headers=session(cookie)) as again:
+        assert token not in await again.text()  # shown once
