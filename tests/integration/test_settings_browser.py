@@ -30,9 +30,9 @@ from bot.models import ChatKind, Mode, Platform
 from bot.ops.settings_page import SettingsPage
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
-from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store.schema import outbox
+from tests.conftest import Settings
 from tests.integration.test_settings_page import SOURCE, page, publish
 
 playwright = pytest.importorskip(

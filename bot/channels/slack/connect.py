@@ -14,15 +14,15 @@ from bot.channels.slack.client import make_client
 from bot.channels.slack.install import StateStore
 from bot.channels.slack.oauth import Workspaces
 from bot.channels.slack.sender import SlackSender
+from bot.channels.slack.settings import SlackSettings
 from bot.channels.slack.spec import EVENTS, INSTALL, REDIRECT
 from bot.commands import CommandCore
-from bot.settings import Settings
 from bot.store.installations import TokenCipher
 
 
 @dataclass(slots=True)
 class SlackConnection:
-    settings: Settings
+    settings: SlackSettings
     client: AsyncWebClient
     sender: SlackSender
     workspaces: Workspaces | None = None  # installed by OAuth (SLACK_CLIENT_ID)
@@ -63,6 +63,7 @@ class SlackConnection:
 
 def connect(opening: Opening) -> SlackConnection:
     settings = opening.settings
+    assert isinstance(settings, SlackSettings)  # opened only where its section is read (enabled)
     client = make_client(settings)
     workspaces = states = None
     if settings.slack_oauth:
@@ -79,7 +80,7 @@ def connect(opening: Opening) -> SlackConnection:
 
 
 def _oauth(
-    settings: Settings, engine: AsyncEngine, client: AsyncWebClient
+    settings: SlackSettings, engine: AsyncEngine, client: AsyncWebClient
 ) -> tuple[Workspaces, StateStore]:
     """The installed workspaces and the OAuth state store, on the project's database."""
     assert settings.slack_token_key and settings.slack_client_secret and settings.slack_state_secret
