@@ -49,10 +49,13 @@ from sqlalchemy.engine import make_url
 
 from bot import logs
 from bot.app import App, open_app
+from bot.channels.registry import settings_class
 from bot.channels.telegram.connect import TelegramConnection
-from bot.settings import Settings
 from bot.store import current
 from tests import scratch
+
+# The settings the CLI reads: the core's and every platform's section.
+Settings = settings_class()
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "123456789:AAHbenchTokenForTheLocalServer_0123456789"

@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bot.channels.registry import settings_class
 from bot.delivery.recording import RECORD_BATCH
-from bot.settings import Settings
 from bot.store.engine import create_engine, upgrade
 from tests.cli import start_cli
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
@@ -36,6 +36,9 @@ from tests.integration.test_admin import subscribers
 from tests.integration.test_planner import started
 from tests.run_env import telegram_env
 from tests.scratch import scratch_database
+
+# The settings the CLI reads: the core's and every platform's section.
+Settings = settings_class()
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 

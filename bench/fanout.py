@@ -120,6 +120,7 @@ from telegram import Bot
 from telegram.request import HTTPXRequest
 
 from bot import render
+from bot.channels.registry import settings_class
 from bot.channels.slack import blocks as slack_render
 from bot.channels.slack.payload import payload as slack_payload
 from bot.channels.telegram import client as tg_channel
@@ -142,7 +143,6 @@ from bot.models import (
 )
 from bot.rules import digest as digest_stage
 from bot.rules import filters
-from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
 from bot.store import chats as chat_store
@@ -153,6 +153,9 @@ from bot.store.schema import chat_pages, chat_tags, chat_weights, chats
 from bot.store.schema import outbox as outbox_table
 from bot.util import settle_heap
 from tests import scratch
+
+# The settings the CLI reads: the core's and every platform's section.
+Settings = settings_class()
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"

@@ -104,6 +104,59 @@ def _in_package(value: str) -> str:
     return "bot" + value[len(package) :] if value.startswith(package) else value
 
 
+# The page's order of the variables the core settings held before each platform's moved
+# into its package (bot/channels/*/settings.py); any other variable follows, as the
+# composed settings list it.
+ROW_ORDER = [
+    "DATABASE_URL",
+    "WIKI_SOURCES",
+    "WIKI_BASE_URL",
+    "REFRESH_WEBHOOK_SECRET",
+    "POLL_INTERVAL_SECONDS",
+    "DEFAULT_DIGEST_TIME",
+    "DEFAULT_TIMEZONE",
+    "DEFAULT_LANGUAGE",
+    "WELCOME_DIGEST_DAYS",
+    "TELEGRAM_BOT_TOKEN",
+    "TELEGRAM_API_BASE_URL",
+    "TELEGRAM_WEBHOOK_URL",
+    "TELEGRAM_WEBHOOK_SECRET",
+    "TELEGRAM_ADMIN_IDS",
+    "TELEGRAM_PAID_BROADCAST",
+    "TELEGRAM_RICH_MESSAGES",
+    "SLACK_BOT_TOKEN",
+    "SLACK_SIGNING_SECRET",
+    "SLACK_APP_TOKEN",
+    "SLACK_API_BASE_URL",
+    "SLACK_COMMAND",
+    "SLACK_ADMIN_IDS",
+    "SLACK_CLIENT_ID",
+    "SLACK_CLIENT_SECRET",
+    "SLACK_STATE_SECRET",
+    "SLACK_TOKEN_KEY",
+    "TELEGRAM_RATE_PER_SECOND",
+    "SLACK_RATE_PER_SECOND",
+    "SLACK_WORKSPACE_RATE_PER_SECOND",
+    "PUBLIC_BASE_URL",
+    "ALERT_SOURCE_FAILURES",
+    "FEED_ALLOW_CROSS_HOST_REDIRECTS",
+    "HTTP_HOST",
+    "HTTP_PORT",
+    "LOG_LEVEL",
+    "LOG_FORMAT",
+]
+
+
+def _row_place(names: list[str]) -> Callable[[str], tuple[int, int]]:
+    def place(name: str) -> tuple[int, int]:
+        variable = name.upper()
+        if variable in ROW_ORDER:
+            return (0, ROW_ORDER.index(variable))
+        return (1, names.index(name))
+
+    return place
+
+
 def environment_page() -> str:
     from pydantic import SecretStr
 
@@ -114,7 +167,9 @@ def environment_page() -> str:
     lists: list[str] = []
     # Each platform's own variables included, described by their fields where .env.example
     # does not list them.
-    for name, field in settings_class().model_fields.items():
+    fields = settings_class().model_fields
+    for name in sorted(fields, key=_row_place(list(fields))):
+        field = fields[name]
         variable = name.upper()
         default = field.get_default()
         if default is None or isinstance(default, SecretStr):
@@ -176,9 +231,7 @@ def cli_page() -> str:
     from bot.cli.parser import build_parser
 
     parser = build_parser()
-    sub = next(
-        a for a in parser._actions if isinstance(a, argparse._SubParsersAction)
-    )
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     out = [
         GENERATED,
         "",

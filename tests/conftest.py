@@ -10,12 +10,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.settings import Settings
+from bot.channels.registry import settings_class
 from bot.store.engine import create_engine, upgrade
 from tests.scratch import DatabasePool, scratch_database
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# The settings the CLI reads (bot/__main__.py): the core's variables and every platform's
+# section (bot.channels.registry.settings_class). Tests build them as ``Settings(...)`` and
+# ``load_settings(Settings, ...)``.
+Settings = settings_class()
 # Every variable of the contract: removed from the environment of each test.
 CONTRACT_VARIABLES = tuple(name.upper() for name in Settings.model_fields)
 NO_POSTGRES = (

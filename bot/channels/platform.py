@@ -115,10 +115,11 @@ class PlatformSpec:
         rules: what the settings say of it (:class:`~bot.platforms.PlatformRules`).
         connect: opens it where ``rules.enabled`` (its libraries load only then).
         routes: the web routes it may answer, all served; 404 while its hook is unset.
-        settings: its own variables, where :class:`~bot.settings.Settings` has none of
-            them: a subclass of it declaring only those (named as CONTRACT.md names them),
-            read from the environment with the rest (:func:`bot.channels.registry.
-            settings_class`); its code finds them with ``isinstance(settings, ...)``.
+        settings: its own variables (:class:`~bot.settings.Settings` names no platform):
+            a subclass of it declaring only those (named as CONTRACT.md names them), with
+            their checks, read from the environment with the rest (:func:`bot.channels.
+            registry.settings_class`); its code finds them with ``isinstance(settings,
+            ...)``. None for a platform without variables (the console).
     """
 
     rules: PlatformRules

@@ -40,4 +40,6 @@ def settings_class() -> type[Settings]:
     sections = tuple(spec.settings for spec in PLATFORMS if spec.settings is not None)
     if not sections:
         return Settings
-    return create_model("Settings", __base__=sections, __module__=__name__)
+    # Reversed: pydantic lists the fields of the last base first, so each section's
+    # variables follow the core's in the order of PACKAGES.
+    return create_model("Settings", __base__=sections[::-1], __module__=__name__)

@@ -33,6 +33,7 @@ from aiohttp import web
 
 from bot import platforms
 from bot.channels.telegram import webapp
+from bot.channels.telegram.settings import bot_token
 from bot.commands import CommandCore, echo
 from bot.commands import settings_page as page
 from bot.commands.schedule import weekday_name
@@ -75,9 +76,9 @@ _ASSETS = resources.files("bot.ops") / "settings_assets"
 
 def mini_app_check(settings: Settings) -> MiniAppCheck | None:
     """Who opened the Telegram Mini App, by its ``initData`` (with Telegram configured)."""
-    if settings.telegram_bot_token is None:
+    token = bot_token(settings)
+    if token is None:
         return None
-    token = settings.telegram_bot_token
 
     def check(init_data: str) -> str | None:
         return webapp.user_of(init_data, bot_token=token.get_secret_value(), now=utcnow())

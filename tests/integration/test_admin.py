@@ -27,13 +27,14 @@ from bot.delivery.engine import Delivery
 from bot.matching.planner import Planner
 from bot.models import ChatSettings, Platform
 from bot.rules.filters import parse_filter
-from bot.settings import SAMPLE_WIKI, Settings
+from bot.settings import SAMPLE_WIKI
 from bot.store import admin as admin_store
 from bot.store import chats as chat_store
 from bot.store.engine import create_engine
 from bot.store.schema import audit_log, chat_tags, chats
 from bot.util import utcnow
 from tests.cli import run_cli
+from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_planner import started
 

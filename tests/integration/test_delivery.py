@@ -18,11 +18,11 @@ from bot.channels.telegram.sender import TelegramSender
 from bot.delivery.engine import Delivery
 from bot.delivery.sender import Attempt, BaseSender
 from bot.models import ChatSettings, ChatState, Mode, Outgoing, Platform
-from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import outbox
 from bot.store.schema import chats as chats_table
 from bot.store.schema import outbox as outbox_table
+from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_planner import World, started
 

@@ -41,7 +41,6 @@ from bot.ops.alert_service import ALERT_PRIORITY, AlertService
 from bot.ops.feed_server import FeedServer
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
-from bot.settings import Settings
 from bot.sources import source_id
 from bot.store import alerts as alert_store
 from bot.store import chats as chat_store
@@ -49,6 +48,7 @@ from bot.store import pages as page_store
 from bot.store.engine import create_engine, upgrade
 from bot.store.schema import audit_log, chat_feeds, outbox
 from bot.util import utcnow
+from tests.conftest import Settings
 from tests.fakes.slack_api import DEFAULT_TOKEN, FakeSlack, shown_for_command, signed_headers
 from tests.fakes.telegram_api import FakeTelegram
 from tests.unit.test_feeds import check_atom

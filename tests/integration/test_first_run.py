@@ -18,13 +18,12 @@ from bot.commands.operator import Admin
 from bot.matching.offers import WELCOME_MAX, WELCOME_MIN
 from bot.matching.planner import Planner
 from bot.models import Platform, Reply
-from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
 from bot.store import current
 from bot.store.schema import broadcasts, page_tags, pages
 from bot.util import utcnow
-from tests.conftest import ROOT
+from tests.conftest import ROOT, Settings
 from tests.integration.test_planner import queued_for
 
 WIKI = ROOT / "bot" / "sample_wiki"

@@ -140,7 +140,7 @@ async def test_sends_that_do_not_settle_are_a_stall_whatever_the_reason(
     from bot.channels.telegram.sender import TelegramSender
     from bot.delivery.engine import STALL_SECONDS, Delivery
     from bot.models import Platform
-    from bot.settings import Settings
+    from tests.conftest import Settings
 
     await subscribers(engine, 5)
     assert await broadcast(engine, "Held", tag="rl") == 5

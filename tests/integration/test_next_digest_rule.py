@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.models import Mode
 from bot.rules import schedule
 from bot.settings import load_settings
+from tests.conftest import Settings
 from tests.integration.test_digest_quality import Bot
 from tests.integration.test_planner import started
 
@@ -78,7 +79,7 @@ async def test_store_planner_and_settings_agree_on_a_weekly_digest(bot: Bot, off
     ["UTC", "Asia/Seoul", "Etc/GMT-14", "US/Pacific", "America/Argentina/Buenos_Aires"],
 )
 async def test_the_timezone_command_takes_each_default_zone(bot: Bot, zone: str) -> None:
-    assert load_settings(_env_file=None, default_timezone=zone).default_timezone == zone
+    assert load_settings(Settings, _env_file=None, default_timezone=zone).default_timezone == zone
     reply = await bot.say("1", f"/timezone {zone}")
     assert reply.text.startswith("Time zone set to ")
     assert (await bot.record("1")).chat.timezone == zone

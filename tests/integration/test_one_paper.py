@@ -28,7 +28,6 @@ from bot.models import ChatKind, Page, PageText, Platform
 from bot.ops.feed_server import FeedServer as AtomServer
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
-from bot.settings import Settings
 from bot.sources import SourceSet
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
@@ -37,6 +36,7 @@ from bot.store import pages as page_store
 from bot.store.schema import pages
 from bot.util import utcnow
 from tests.cli import run_cli_async
+from tests.conftest import Settings
 from tests.fakes.feed_server import FeedServer, Served
 from tests.fakes.git_server import git_commit_all
 

@@ -41,10 +41,10 @@ from bot.delivery.engine import SHUTDOWN_GRACE_SECONDS, Delivery
 from bot.models import Platform
 from bot.ops import web
 from bot.ops.leader import LEASE_SECONDS
-from bot.settings import Settings
 from bot.store.engine import create_engine
 from bot.store.schema import outbox
 from tests.cli import start_cli
+from tests.conftest import Settings
 from tests.fakes.tcp_proxy import TcpProxy
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_admin import subscribers

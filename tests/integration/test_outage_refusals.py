@@ -31,9 +31,9 @@ from bot.channels.telegram.client import close_bot, make_bot
 from bot.channels.telegram.sender import TelegramSender
 from bot.delivery.engine import SHUTDOWN_GRACE_SECONDS, Delivery
 from bot.models import Platform
-from bot.settings import Settings
 from bot.store.engine import create_engine
 from bot.store.schema import outbox
+from tests.conftest import Settings
 from tests.fakes.tcp_proxy import TcpProxy
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_admin import subscribers

@@ -31,11 +31,11 @@ from bot.commands.operator import Admin
 from bot.matching.planner import Planner
 from bot.models import Digest, Outgoing, Platform, Reply, Toast
 from bot.render import digest_messages, reply_messages
-from bot.settings import Settings
 from bot.sources.feed import make_feed_client
 from bot.sources.poll import Poller
 from bot.store import current
 from bot.store import pages as page_store
+from tests.conftest import Settings
 from tests.fakes.slack_api import block_problems
 from tests.fakes.telegram_api import _check_markup, _parse_html, _utf16_len
 

@@ -20,8 +20,8 @@ from bot.delivery.engine import Delivery
 from bot.i18n import t
 from bot.matching.planner import Planner
 from bot.models import Page, PageText, Platform
-from bot.settings import Settings
 from bot.store import pages as page_store
+from tests.conftest import Settings
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_slack import TOKEN as SLACK_TOKEN

@@ -33,12 +33,12 @@ from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
 from bot.render import charts, votes
 from bot.rules.feeds import token_hash as feed_digest
-from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store import settings_links as link_store
 from bot.store.schema import chat_feeds, outbox, settings_links
 from bot.util import utcnow
+from tests.conftest import Settings
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration import test_discord as discord_test

@@ -37,10 +37,10 @@ from bot.models import ChatKind, ChatSettings, PageText, Platform
 from bot.ops.settings_page import COOKIE, HEADERS, SettingsPage, mini_app_check
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
-from bot.settings import Settings
 from bot.store.engine import create_engine
 from bot.store.schema import chats, metadata, settings_links
 from bot.util import utcnow
+from tests.conftest import Settings
 from tests.integration.test_settings_page import (
     BASE,
     LINK,

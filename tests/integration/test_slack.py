@@ -68,7 +68,6 @@ from bot.models import (
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
 from bot.rules.digest import build_digest
-from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store.chats import ChatRecord
@@ -76,6 +75,7 @@ from bot.store.schema import chats
 from bot.store.schema import outbox as outbox_table
 from bot.util import utcnow
 from tests.cli import run_cli_async
+from tests.conftest import Settings
 from tests.fakes.slack_api import (
     DEFAULT_TOKEN,
     FakeSlack,

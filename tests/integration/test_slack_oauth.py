@@ -43,12 +43,12 @@ from bot.models import ChatKind, ChatSettings, ChatState, Platform
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
 from bot.rules.filters import parse_filter
-from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import teams as team_store
 from bot.store.chats import ChatRecord
 from bot.store.installations import TokenCipher
 from bot.store.schema import broadcasts, chats, slack_installations
+from tests.conftest import Settings
 from tests.fakes.slack_api import (
     FakeSlack,
     event_body,

@@ -27,8 +27,8 @@ from bot.i18n import t
 from bot.models import ChatSettings, Outgoing, Platform
 from bot.ops import web
 from bot.ops.alert_service import AlertService
-from bot.settings import Settings
 from bot.store.schema import outbox
+from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_admin import subscribers
 from tests.integration.test_crash import wait_until

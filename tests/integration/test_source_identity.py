@@ -235,8 +235,8 @@ async def test_a_failing_credentialed_feed_raises_its_alert(
     one identity: the alert fires and names the feed without its credentials."""
     from bot.app import open_app
     from bot.service import Service
-    from bot.settings import Settings
     from bot.store import alerts as alert_store
+    from tests.conftest import Settings
 
     async with FeedServer() as feeds:
         failing = credentialed(feeds.base_url, "/gone.json")
@@ -277,9 +277,9 @@ async def test_an_upgrade_keeps_the_streaks_and_open_incidents_of_sources(
     upgrade they are found under the source's id, so a failing source is neither announced
     again nor told recovered, and a streak short of the threshold goes on counting."""
     from bot.ops.alert_service import AlertService
-    from bot.settings import Settings
     from bot.store import alerts as alert_store
     from bot.store.schema import incidents, source_streaks
+    from tests.conftest import Settings
 
     down = "https://u:pw@feeds.example.org/down.json?api_key=k3y"
     flaky = "/srv/wiki"

@@ -20,7 +20,7 @@ from bot.commands import CommandCore, Defaults
 from bot.delivery.engine import SHUTDOWN_GRACE_SECONDS, Delivery
 from bot.i18n import t
 from bot.models import Platform
-from bot.settings import Settings
+from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_admin import subscribers
 from tests.integration.test_crash import wait_until

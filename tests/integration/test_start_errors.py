@@ -14,6 +14,7 @@ import pytest
 from bot.errors import ConfigError
 from bot.settings import load_settings
 from tests.cli import refusal, run_cli
+from tests.conftest import Settings
 from tests.integration.test_ops import free_port
 
 PASSWORD = "Sekr3t-pw"
@@ -38,7 +39,7 @@ def env(clean_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
 @pytest.mark.parametrize("url", MALFORMED_URLS)
 def test_a_malformed_database_url_is_one_line_naming_it(url: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        load_settings(database_url=url)
+        load_settings(Settings, database_url=url)
     assert caught.value.variable == "DATABASE_URL"
     assert PASSWORD not in str(caught.value)
 
@@ -55,7 +56,7 @@ def test_a_malformed_database_url_is_one_line_naming_it(url: str) -> None:
     ],
 )
 def test_a_well_formed_database_url_is_accepted(url: str) -> None:
-    assert load_settings(database_url=url).database_url == url
+    assert load_settings(Settings, database_url=url).database_url == url
 
 
 @pytest.mark.slow

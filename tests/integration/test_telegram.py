@@ -45,12 +45,13 @@ from bot.errors import (
     TransientError,
 )
 from bot.models import ChatKind, ChatSettings, ChatState, Outgoing, Page, PageText, Platform
-from bot.settings import Settings, load_settings
+from bot.settings import load_settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store.chats import ChatRecord
 from bot.store.schema import chats as chats_table
 from bot.store.schema import outbox as outbox_table
+from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_planner import started
 from tests.strategies import MALFORMED_UPDATES
@@ -622,11 +623,14 @@ def test_telegram_settings_that_are_configuration_errors(
     """A webhook anyone could post to, a webhook Telegram refuses (http), a cap over the
     free 30 a second without paid broadcasts, or over the paid 1,000."""
     with pytest.raises(ConfigError) as caught:
-        load_settings(telegram_bot_token=TOKEN, **overrides)
+        load_settings(Settings, telegram_bot_token=TOKEN, **overrides)
     assert caught.value.variable == variable
     assert TOKEN not in str(caught.value)
     paid = load_settings(
-        telegram_bot_token=TOKEN, telegram_rate_per_second=1000, telegram_paid_broadcast=True
+        Settings,
+        telegram_bot_token=TOKEN,
+        telegram_rate_per_second=1000,
+        telegram_paid_broadcast=True,
     )
     assert paid.telegram_paid_broadcast and paid.telegram_rate_per_second == 1000
 

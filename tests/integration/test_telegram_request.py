@@ -22,7 +22,7 @@ from bot.channels.telegram.sender import TelegramSender, post_message, send_outg
 from bot.delivery.pacing import PACE_WINDOW_MARGIN_SECONDS, Pace
 from bot.errors import DeliveryError, TransientError
 from bot.models import Outgoing
-from bot.settings import Settings
+from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"

@@ -15,7 +15,7 @@ from bot.channels.telegram.payload import payload as telegram_payload
 from bot.channels.telegram.sender import TelegramSender
 from bot.errors import ChatGone
 from bot.models import Digest, DigestItem, Outgoing, Page, PageText, Platform
-from bot.settings import Settings
+from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram, _ApiError, check_rich_message
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"

@@ -19,8 +19,9 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.client import make_bot
 from bot.commands import CommandCore, Defaults
-from bot.settings import SAMPLE_WIKI, Settings
+from bot.settings import SAMPLE_WIKI
 from tests.cli import run_cli_async, start_cli
+from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_ops import free_port, wait_healthy
 from tests.run_env import TELEGRAM_WEBHOOK_URL, telegram_env

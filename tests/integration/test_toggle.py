@@ -32,7 +32,6 @@ from bot.models import Button, ChatSettings, Page, PageText, Platform
 from bot.render import toggle
 from bot.render.text import language_note
 from bot.rules.filters import parse_filter
-from bot.settings import Settings
 from bot.store import chats as chat_store
 from bot.store import pages as page_store
 from bot.store import queueing
@@ -40,6 +39,7 @@ from bot.store import teams as team_store
 from bot.store.schema import audit_log, pages
 from bot.store.schema import outbox as outbox_table
 from bot.util import utcnow
+from tests.conftest import Settings
 from tests.fakes.slack_api import (
     DEFAULT_TEAM_ID,
     FakeSlack,

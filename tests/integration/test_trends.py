@@ -16,10 +16,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.commands.operator import Admin
 from bot.commands.stats import Stats
 from bot.i18n import t
-from bot.settings import SAMPLE_WIKI, Settings
+from bot.settings import SAMPLE_WIKI
 from bot.store import trends
 from bot.store.schema import chat_tags, chats, tag_followers
 from tests.cli import run_cli_async, start_cli
+from tests.conftest import Settings
 from tests.integration.test_admin import subscribers
 
 TODAY = dt.date(2026, 12, 6)

@@ -27,7 +27,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from bot.commands.operator import Admin
 from bot.ops import web
 from bot.render import toggle
-from bot.settings import Settings
 from bot.store import admin as admin_store
 from bot.store import feedback as feedback_store
 from bot.store import trends
@@ -37,7 +36,7 @@ from bot.store.prerelease import BASELINE, PRERELEASE
 from bot.store.schema import audit_log
 from bot.store.schema import chats as chats_table
 from tests.cli import run_cli_async, start_cli
-from tests.conftest import NO_POSTGRES
+from tests.conftest import NO_POSTGRES, Settings
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_migrations import schema_differences
 from tests.run_env import telegram_env

@@ -30,8 +30,7 @@ from bot.__main__ import HANDLERS
 from bot.channels.slack import client as slack
 from bot.cli.parser import build_parser
 from bot.commands import registry
-from bot.settings import Settings
-from tests.conftest import ROOT
+from tests.conftest import ROOT, Settings
 
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"

@@ -6,6 +6,7 @@ import pytest
 
 from bot.errors import ConfigError
 from bot.settings import load_settings
+from tests.conftest import Settings
 
 
 @pytest.mark.parametrize(
@@ -22,7 +23,7 @@ from bot.settings import load_settings
 )
 def test_public_base_url(monkeypatch: pytest.MonkeyPatch, value: str, expected: str | None) -> None:
     monkeypatch.setenv("PUBLIC_BASE_URL", value)
-    assert load_settings(_env_file=None).public_base_url == expected
+    assert load_settings(Settings, _env_file=None).public_base_url == expected
 
 
 @pytest.mark.parametrize(
@@ -45,7 +46,7 @@ def test_bad_public_base_url_names_the_variable(
 ) -> None:
     monkeypatch.setenv("PUBLIC_BASE_URL", value)
     with pytest.raises(ConfigError) as info:
-        load_settings(_env_file=None)
+        load_settings(Settings, _env_file=None)
     assert info.value.variable == "PUBLIC_BASE_URL"
     assert expected in info.value.message
     assert "pw" not in info.value.message
@@ -55,8 +56,8 @@ def test_bad_public_base_url_names_the_variable(
     ("value", "expected"), [("0", "greater than or equal to 1"), ("x", "number")]
 )
 def test_alert_source_failures(monkeypatch: pytest.MonkeyPatch, value: str, expected: str) -> None:
-    assert load_settings(_env_file=None).alert_source_failures == 3
+    assert load_settings(Settings, _env_file=None).alert_source_failures == 3
     monkeypatch.setenv("ALERT_SOURCE_FAILURES", value)
     with pytest.raises(ConfigError) as info:
-        load_settings(_env_file=None)
+        load_settings(Settings, _env_file=None)
     assert info.value.variable == "ALERT_SOURCE_FAILURES" and expected in info.value.message

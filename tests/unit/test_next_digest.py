@@ -17,6 +17,7 @@ from bot.models import ChatSettings, Mode, Platform, QuietHours
 from bot.rules import schedule
 from bot.settings import load_settings
 from bot.store import chats as chat_store
+from tests.conftest import Settings
 
 UTC = dt.UTC
 
@@ -180,7 +181,7 @@ def test_an_instant_chat_has_no_next_digest() -> None:
 
 def _settings_accept(zone: str) -> bool:
     try:
-        load_settings(_env_file=None, default_timezone=zone)
+        load_settings(Settings, _env_file=None, default_timezone=zone)
     except ConfigError as exc:
         assert exc.variable == "DEFAULT_TIMEZONE"
         assert "\n" not in str(exc)

@@ -3,21 +3,39 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
 
+import bot.settings
+from bot.channels.registry import PLATFORMS
 from bot.errors import ConfigError
 from bot.i18n import LANGUAGES
 from bot.settings import SAMPLE_WIKI, load_settings
 from tests.cli import refusal, run_cli
+from tests.conftest import Settings
 
 TOKEN = "123456789:AAEhBP0av28pGHs_k3GfT-4VmWjR0uYsQpA"
 
 
+def test_the_core_settings_name_no_platform() -> None:
+    """A platform's variables, rules and checks are its package's (``PlatformSpec.settings``):
+    outside comments, ``bot/settings.py`` names none of the platforms."""
+    source = Path(bot.settings.__file__).read_text(encoding="utf-8")
+    code = " ".join(
+        token.string
+        for token in tokenize.generate_tokens(io.StringIO(source).readline)
+        if token.type != tokenize.COMMENT
+    ).lower()
+    names = {spec.rules.name.value for spec in PLATFORMS} | {"telegram", "slack", "discord"}
+    assert [name for name in sorted(names) if name in code] == []
+
+
 def test_defaults_are_the_contract_defaults() -> None:
-    s = load_settings(_env_file=None)
+    s = load_settings(Settings, _env_file=None)
     assert s.database_url == "sqlite+aiosqlite:///./data/trendbot.db"
     assert s.wiki_sources == (str(SAMPLE_WIKI),)
     assert (SAMPLE_WIKI / "papers").is_dir()
@@ -41,7 +59,7 @@ def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SLACK_ADMIN_IDS", "U012AB3CD")
     monkeypatch.setenv("DEFAULT_LANGUAGE", "KO")
     monkeypatch.setenv("LOG_LEVEL", "debug")
-    s = load_settings(_env_file=None)
+    s = load_settings(Settings, _env_file=None)
     assert s.wiki_sources == ("wiki/a", "https://example.org/feed.xml", "wiki/b")
     assert s.telegram_admin_ids == (1001, 1002)
     assert s.slack_admin_ids == ("U012AB3CD",)
@@ -91,7 +109,7 @@ def test_bad_value_names_the_variable(
 ) -> None:
     monkeypatch.setenv(variable, value)
     with pytest.raises(ConfigError) as info:
-        load_settings(_env_file=None)
+        load_settings(Settings, _env_file=None)
     assert info.value.variable == variable
     assert expected in info.value.message
 
@@ -104,28 +122,30 @@ def test_a_refused_telegram_token_is_told_the_rule_with_an_example_that_passes(
 ) -> None:
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", token)
     with pytest.raises(ConfigError) as info:
-        load_settings(_env_file=None)
+        load_settings(Settings, _env_file=None)
     message = info.value.message
     assert info.value.variable == "TELEGRAM_BOT_TOKEN" and token not in str(info.value)
     assert "20 or more" in message and "colon" in message
     [example] = re.findall(r"e\.g\. (\S+?)\)", message)
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", example)  # the example passes its own check
-    assert load_settings(_env_file=None).telegram_bot_token is not None
+    assert load_settings(Settings, _env_file=None).telegram_bot_token is not None
 
 
 def test_slack_token_without_signing_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1-2-secretvalue")
     with pytest.raises(ConfigError) as info:
-        load_settings(_env_file=None)
+        load_settings(Settings, _env_file=None)
     assert info.value.variable == "SLACK_SIGNING_SECRET"
     assert "secretvalue" not in str(info.value)
     monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1-socket")
-    assert load_settings(_env_file=None).slack_enabled  # Socket Mode needs no signing secret
+    assert load_settings(
+        Settings, _env_file=None
+    ).slack_enabled  # Socket Mode needs no signing secret
 
 
 def test_secrets_are_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", TOKEN)
-    s = load_settings(_env_file=None)
+    s = load_settings(Settings, _env_file=None)
     assert TOKEN not in repr(s) and TOKEN not in str(s)
     assert s.secrets() == (TOKEN,)
 
@@ -133,7 +153,7 @@ def test_secrets_are_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_dotenv_file_is_read(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     env_file = tmp_path / ".env"
     env_file.write_text("DEFAULT_TIMEZONE=Asia/Seoul\n# comment\nPOLL_INTERVAL_SECONDS=60\n")
-    s = load_settings(_env_file=env_file)
+    s = load_settings(Settings, _env_file=env_file)
     assert (s.default_timezone, s.poll_interval_seconds) == ("Asia/Seoul", 60)
 
 

@@ -11,7 +11,7 @@ from cryptography.fernet import Fernet
 from bot.errors import ConfigError
 from bot.settings import load_settings
 from tests.cli import refusal, run_cli
-from tests.conftest import ROOT
+from tests.conftest import ROOT, Settings
 
 CLIENT_ID = "1234567890.1234567890"
 CLIENT_SECRET = "client-secret-value-0123456789"
@@ -34,7 +34,7 @@ def _set(monkeypatch: pytest.MonkeyPatch, values: dict[str, str]) -> None:
 
 def test_a_client_id_needs_no_bot_token(monkeypatch: pytest.MonkeyPatch) -> None:
     _set(monkeypatch, OAUTH)
-    s = load_settings(_env_file=None)
+    s = load_settings(Settings, _env_file=None)
     assert s.slack_enabled and s.slack_oauth and s.slack_bot_token is None
     for secret in (CLIENT_SECRET, SIGNING_SECRET, STATE_SECRET, KEY):
         assert secret in s.secrets()
@@ -44,7 +44,7 @@ def test_a_client_id_needs_no_bot_token(monkeypatch: pytest.MonkeyPatch) -> None
 def test_both_setups_at_once_is_refused_naming_the_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     _set(monkeypatch, {**OAUTH, "SLACK_BOT_TOKEN": "xoxb-1-2-secretvalue"})
     with pytest.raises(ConfigError) as info:
-        load_settings(_env_file=None)
+        load_settings(Settings, _env_file=None)
     assert info.value.variable == "SLACK_BOT_TOKEN"
     assert "SLACK_CLIENT_ID" in info.value.message and "not both" in info.value.message
     assert "secretvalue" not in str(info.value)
@@ -59,7 +59,7 @@ def test_a_client_id_needs_each_oauth_setting(
 ) -> None:
     _set(monkeypatch, {k: v for k, v in OAUTH.items() if k != missing})
     with pytest.raises(ConfigError) as info:
-        load_settings(_env_file=None)
+        load_settings(Settings, _env_file=None)
     assert info.value.variable == missing
     assert "SLACK_CLIENT_ID" in info.value.message
 
@@ -72,7 +72,7 @@ def test_an_oauth_setting_without_a_client_id_is_refused(
 ) -> None:
     _set(monkeypatch, {variable: OAUTH[variable]})
     with pytest.raises(ConfigError) as info:
-        load_settings(_env_file=None)
+        load_settings(Settings, _env_file=None)
     assert info.value.variable == "SLACK_CLIENT_ID"
     assert variable in info.value.message
 
@@ -93,7 +93,7 @@ def test_a_bad_oauth_value_names_the_variable(
 ) -> None:
     _set(monkeypatch, {**OAUTH, variable: value})
     with pytest.raises(ConfigError) as info:
-        load_settings(_env_file=None)
+        load_settings(Settings, _env_file=None)
     assert info.value.variable == variable
     assert expected in info.value.message
     secret = variable != "SLACK_CLIENT_ID" and value.strip(" ,")
@@ -103,14 +103,14 @@ def test_a_bad_oauth_value_names_the_variable(
 def test_a_socket_mode_token_does_not_go_with_oauth(monkeypatch: pytest.MonkeyPatch) -> None:
     _set(monkeypatch, {**OAUTH, "SLACK_APP_TOKEN": "xapp-1-socket"})
     with pytest.raises(ConfigError) as info:
-        load_settings(_env_file=None)
+        load_settings(Settings, _env_file=None)
     assert info.value.variable == "SLACK_APP_TOKEN"
 
 
 def test_two_token_keys_while_the_key_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     old = Fernet.generate_key().decode()
     _set(monkeypatch, {**OAUTH, "SLACK_TOKEN_KEY": f"{KEY},{old}"})
-    s = load_settings(_env_file=None)
+    s = load_settings(Settings, _env_file=None)
     assert KEY in s.secrets() and old in s.secrets()  # each redacted on its own
 
 
@@ -137,16 +137,16 @@ def test_the_slack_page_says_what_moving_to_oauth_takes(monkeypatch: pytest.Monk
     assert "take `SLACK_BOT_TOKEN`" in steps
     [example] = re.findall(r"`(T\w+:U\w+)`", steps)[:1]
     _set(monkeypatch, {**OAUTH, "SLACK_ADMIN_IDS": example})
-    assert load_settings(_env_file=None).slack_admins == (tuple(example.split(":")),)
+    assert load_settings(Settings, _env_file=None).slack_admins == (tuple(example.split(":")),)
     bare = example.split(":")[1]
     monkeypatch.setenv("SLACK_ADMIN_IDS", bare)
     with pytest.raises(ConfigError) as info:
-        load_settings(_env_file=None)
+        load_settings(Settings, _env_file=None)
     assert info.value.variable == "SLACK_ADMIN_IDS" and "TEAM:USER" in info.value.message
     monkeypatch.setenv("SLACK_ADMIN_IDS", example)
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1-2-secretvalue")
     with pytest.raises(ConfigError) as info:
-        load_settings(_env_file=None)
+        load_settings(Settings, _env_file=None)
     assert info.value.variable == "SLACK_BOT_TOKEN"
 
 

@@ -19,8 +19,9 @@ from bot.rules.sources import (
     public_identity,
     without_userinfo,
 )
-from bot.settings import Settings, load_settings
+from bot.settings import load_settings
 from bot.sources.feed import SourceAuth
+from tests.conftest import Settings
 
 
 @pytest.mark.parametrize(
@@ -124,7 +125,7 @@ def test_settings_list_feed_credentials_among_the_secrets_the_logs_redact() -> N
 )
 def test_sources_that_cannot_be_told_apart_or_held_are_refused(sources: str, said: str) -> None:
     with pytest.raises(ConfigError) as refused:
-        load_settings(_env_file=None, wiki_sources=sources)
+        load_settings(Settings, _env_file=None, wiki_sources=sources)
     message = str(refused.value)
     assert "WIKI_SOURCES" in message and said in message
     assert "AAAAAAAA" not in message and "SECRETVALUE" not in message

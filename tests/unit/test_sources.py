@@ -11,6 +11,7 @@ from bot.errors import ConfigError
 from bot.rules.sources import parse_source
 from bot.settings import load_settings
 from bot.sources import SourceSet, identify, source_id
+from tests.conftest import Settings
 
 SECRET = st.text(
     alphabet="ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789", min_size=8, max_size=30
@@ -90,6 +91,7 @@ def test_no_credential_reaches_the_id_or_the_name(
 @pytest.mark.parametrize("entries", ["T0123AB:U0456CD", "T0123AB:U0456CD,TB2:W789"])
 def test_team_user_admins_are_read_with_oauth(entries: str) -> None:
     settings = load_settings(
+        Settings,
         _env_file=None,
         slack_client_id="1111.2222",
         slack_client_secret="c",
@@ -104,6 +106,7 @@ def test_team_user_admins_are_read_with_oauth(entries: str) -> None:
 def test_a_bare_user_id_with_oauth_names_the_variable() -> None:
     with pytest.raises(ConfigError) as raised:
         load_settings(
+            Settings,
             _env_file=None,
             slack_client_id="1111.2222",
             slack_client_secret="c",
@@ -118,6 +121,7 @@ def test_a_bare_user_id_with_oauth_names_the_variable() -> None:
 
 def test_a_bare_user_id_with_a_bot_token_is_one_workspace_admin() -> None:
     settings = load_settings(
+        Settings,
         _env_file=None,
         slack_bot_token="xoxb-1",
         slack_signing_secret="s",

@@ -40,6 +40,7 @@ from bot.channels.slack.client import (
 )
 from bot.channels.slack.conversations import Conversation, Where, _ephemeral, _received, unescape
 from bot.channels.slack.handlers import EventHandlers
+from bot.channels.slack.settings import SlackSettings
 from bot.channels.slack.verify import _unreadable, malformed_body, verify_signature
 from bot.commands import Caller, CommandCore, registry, split_command
 from bot.delivery.pacing import Pacing
@@ -56,7 +57,6 @@ from bot.models import (
     Platform,
     Reply,
 )
-from bot.settings import Settings
 
 if TYPE_CHECKING:
     from bot.channels.slack.install import StateStore
@@ -96,7 +96,7 @@ class SlackChannel(EventHandlers):
     def __init__(
         self,
         *,
-        settings: Settings,
+        settings: SlackSettings,
         core: CommandCore,
         client: AsyncWebClient,
         auth: SlackAuth | None = None,

@@ -35,6 +35,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import metrics
+from bot.channels.slack.settings import SlackSettings
 from bot.errors import (
     ChatGone,
     DeliveryError,
@@ -45,7 +46,6 @@ from bot.errors import (
     RateLimited,
     TransientError,
 )
-from bot.settings import Settings
 
 log = logging.getLogger("bot.channels.slack")
 
@@ -184,7 +184,9 @@ BOT_SCOPES = frozenset({"commands"}).union(*METHOD_SCOPES.values())
 # ---------------------------------------------------------------------------- the client
 
 
-def make_client(settings: Settings, *, timeout: int = REQUEST_TIMEOUT_SECONDS) -> AsyncWebClient:
+def make_client(
+    settings: SlackSettings, *, timeout: int = REQUEST_TIMEOUT_SECONDS
+) -> AsyncWebClient:
     """The one Web API client of the process, for the sender and the channel.
 
     Calls go to ``settings.slack_api_base_url``. The client has no retry handlers at all:

@@ -14,8 +14,8 @@ from bot.channels.slack.client import make_client
 from bot.channels.slack.install import StateStore
 from bot.channels.slack.oauth import Workspaces
 from bot.channels.slack.sender import SlackSender
+from bot.channels.slack.settings import SlackSettings
 from bot.commands import CommandCore
-from bot.settings import Settings
 from bot.store.installations import TokenCipher
 
 
@@ -30,7 +30,7 @@ class SlackRoutes:
 
 @dataclass(slots=True)
 class SlackConnection:
-    settings: Settings
+    settings: SlackSettings
     client: AsyncWebClient
     sender: SlackSender
     routes: SlackRoutes
@@ -72,6 +72,7 @@ class SlackConnection:
 
 def connect(opening: Opening, *, routes: SlackRoutes) -> SlackConnection:
     settings = opening.settings
+    assert isinstance(settings, SlackSettings)  # opened only where its section is read (enabled)
     client = make_client(settings)
     workspaces = states = None
     if settings.slack_oauth:
@@ -93,7 +94,7 @@ def connect(opening: Opening, *, routes: SlackRoutes) -> SlackConnection:
 
 
 def _oauth(
-    settings: Settings, engine: AsyncEngine, client: AsyncWebClient
+    settings: SlackSettings, engine: AsyncEngine, client: AsyncWebClient
 ) -> tuple[Workspaces, StateStore]:
     """The installed workspaces and the OAuth state store, on the project's database."""
     assert settings.slack_token_key and settings.slack_client_secret and settings.slack_state_secret

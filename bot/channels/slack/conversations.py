@@ -40,6 +40,7 @@ from bot.channels.slack.client import (
     translate_error,
 )
 from bot.channels.slack.payload import payload
+from bot.channels.slack.settings import SlackSettings
 from bot.commands import Caller, ChatStatus, CommandCore
 from bot.delivery.replies import Replies
 from bot.errors import (
@@ -58,7 +59,6 @@ from bot.models import (
     Reply,
 )
 from bot.render import charts
-from bot.settings import Settings
 
 if TYPE_CHECKING:
     from bot.channels.slack.oauth import Workspaces
@@ -108,7 +108,7 @@ _WORKSPACE: ContextVar[_Workspace | None] = ContextVar("slack_workspace", defaul
 class ChannelBase:
     """Set up by :class:`~bot.channels.slack.channel.SlackChannel`."""
 
-    _settings: Settings
+    _settings: SlackSettings
     _ack_budget: float
     _replies: Replies
     _reply_interval: float

@@ -1,4 +1,7 @@
-"""Slack as a platform (:mod:`bot.channels.platform`): its rules, and how to open it.
+"""Slack as a platform (:mod:`bot.channels.platform`): its variables, its rules, and how
+to open it.
+
+Its variables are a section of their own (:class:`.settings.SlackSettings`).
 
 slack-sdk and Bolt load only where Slack is configured (:mod:`.connect`).
 """
@@ -10,8 +13,15 @@ from typing import TYPE_CHECKING
 
 from bot import platforms
 from bot.channels.platform import Opening, PlatformSpec, Route
+from bot.channels.slack.settings import (
+    DEFAULT_COMMAND,
+    SLACK_ADMIN_RE,
+    SlackSettings,
+    enabled,
+    slack_settings,
+)
 from bot.models import Platform
-from bot.settings import SLACK_ADMIN_RE, Settings
+from bot.settings import Settings
 
 if TYPE_CHECKING:
     from bot.channels.slack.connect import SlackConnection
@@ -27,9 +37,20 @@ TOKEN_IN_TEXT = re.compile(r"\bxox[abepr]-[A-Za-z0-9-]+|\bxapp-[A-Za-z0-9-]+")
 OAUTH_CODE_IN_TEXT = re.compile(r"\b\d{4,}\.\d{4,}\.[0-9a-f]{16,}\b")
 
 
+def _admin_ids(settings: Settings) -> tuple[str, ...]:
+    found = slack_settings(settings)
+    return () if found is None else found.slack_admin_ids
+
+
+def _prefix(settings: Settings) -> str:
+    found = slack_settings(settings)
+    return f"{DEFAULT_COMMAND if found is None else found.slack_command} "
+
+
 def _admins(settings: Settings) -> platforms.AdminCheck:
     """``SLACK_ADMIN_IDS``: ``TEAM:USER`` entries, or a bare user id with one workspace."""
-    pairs = set(settings.slack_admins)
+    found = slack_settings(settings)
+    pairs = set(() if found is None else found.slack_admins)
 
     def check(user: str, workspace: str | None) -> str | None:
         if workspace and (workspace, user) in pairs:
@@ -50,7 +71,8 @@ def _admin_chat(settings: Settings, entry: str) -> platforms.AdminChat | None:
     if match is None:
         return None
     team, user_id = match[1], match[2]
-    channel = f"{team}/{user_id}" if settings.slack_oauth else user_id
+    found = slack_settings(settings)
+    channel = f"{team}/{user_id}" if found is not None and found.slack_oauth else user_id
     return platforms.AdminChat(chat_id=channel, opened=True)
 
 
@@ -62,16 +84,18 @@ def _connect(opening: Opening) -> SlackConnection:
 
 RULES = platforms.PlatformRules(
     name=SLACK,
-    enabled=lambda settings: settings.slack_enabled,
-    admin_ids=lambda settings: settings.slack_admin_ids,
+    enabled=enabled,
+    admin_ids=_admin_ids,
     admins=_admins,
     admin_chat=_admin_chat,
     workspace_admins=True,
-    prefix=lambda settings: f"{settings.slack_command} ",
+    prefix=_prefix,
     private_replies=True,  # every answer to a command or a press is ephemeral
     redact=(OAUTH_CODE_IN_TEXT, TOKEN_IN_TEXT),
     loggers=("slack_bolt",),
 )
-PLATFORM = PlatformSpec(rules=RULES, connect=_connect, routes=(EVENTS, INSTALL, REDIRECT))
+PLATFORM = PlatformSpec(
+    rules=RULES, connect=_connect, routes=(EVENTS, INSTALL, REDIRECT), settings=SlackSettings
+)
 
 platforms.register(RULES)

@@ -48,6 +48,7 @@ from bot.channels.telegram.client import (
     translate_error,
 )
 from bot.channels.telegram.replies import _caller
+from bot.channels.telegram.settings import TelegramSettings
 from bot.commands import Caller, CommandCore, registry
 from bot.delivery.pacing import Pacing
 from bot.delivery.replies import Replies
@@ -60,7 +61,6 @@ from bot.models import (
     Platform,
     Reply,
 )
-from bot.settings import Settings
 
 # ---------------------------------------------------------------------------- outbound
 
@@ -105,7 +105,12 @@ class TelegramChannel(ButtonHandlers):
     """
 
     def __init__(
-        self, *, settings: Settings, core: CommandCore, bot: Bot, pacing: Pacing | None = None
+        self,
+        *,
+        settings: TelegramSettings,
+        core: CommandCore,
+        bot: Bot,
+        pacing: Pacing | None = None,
     ) -> None:
         self._settings = settings
         # Replies share the sender's pacing (``TelegramSender.pacing``) when given it.

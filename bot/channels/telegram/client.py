@@ -32,6 +32,7 @@ from telegram.ext import (
 from telegram.warnings import PTBDeprecationWarning
 
 from bot.channels.telegram.request import AiohttpRequest
+from bot.channels.telegram.settings import TelegramSettings
 from bot.errors import (
     ChatGone,
     ChatMigrated,
@@ -42,7 +43,6 @@ from bot.errors import (
     RateLimited,
     TransientError,
 )
-from bot.settings import Settings
 
 log = logging.getLogger("bot.channels.telegram")
 
@@ -135,7 +135,7 @@ _Context: TypeAlias = ContextTypes.DEFAULT_TYPE
 # ---------------------------------------------------------------------------- the bot
 
 
-def make_bot(settings: Settings) -> Bot:
+def make_bot(settings: TelegramSettings) -> Bot:
     """The one :class:`telegram.Bot` of the process, for the sender and the channel.
 
     Requests go to ``settings.telegram_api_base_url`` through a pool of

@@ -12,8 +12,8 @@ from bot.channels.platform import Inbound, Opening, RequestHook, Route
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.client import close_bot, make_bot
 from bot.channels.telegram.sender import TelegramSender
+from bot.channels.telegram.settings import TelegramSettings
 from bot.commands import CommandCore
-from bot.settings import Settings
 
 # Bot API setWebhook secret_token: sent back in this header with every update.
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 - a header's name
@@ -21,7 +21,7 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 - a header's nam
 
 @dataclass(slots=True)
 class TelegramConnection:
-    settings: Settings
+    settings: TelegramSettings
     bot: Bot
     sender: TelegramSender
     webhook: Route  # the spec's route, given by it: this module never imports the spec
@@ -60,6 +60,7 @@ def webhook_hook(channel: TelegramChannel) -> RequestHook:
 
 def connect(opening: Opening, *, webhook: Route) -> TelegramConnection:
     settings = opening.settings
+    assert isinstance(settings, TelegramSettings)  # opened only where its section is read (enabled)
     bot = make_bot(settings)
     sender = TelegramSender(
         bot,

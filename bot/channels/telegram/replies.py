@@ -41,6 +41,7 @@ from bot.channels.telegram.client import (
 )
 from bot.channels.telegram.payload import payload
 from bot.channels.telegram.sender import _markup, post_message
+from bot.channels.telegram.settings import TelegramSettings
 from bot.commands import Caller, CommandCore
 from bot.delivery.replies import Replies
 from bot.i18n import negotiate
@@ -52,14 +53,13 @@ from bot.models import (
     Reply,
 )
 from bot.render import charts
-from bot.settings import Settings
 
 
 class ChannelReplies:
     """What every handler of the channel uses to answer: set up by
     :class:`~bot.channels.telegram.channel.TelegramChannel`."""
 
-    _settings: Settings
+    _settings: TelegramSettings
     _replies: Replies
     _core: CommandCore
     _bot: Bot

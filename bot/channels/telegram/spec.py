@@ -1,4 +1,7 @@
-"""Telegram as a platform (:mod:`bot.channels.platform`): its rules, and how to open it.
+"""Telegram as a platform (:mod:`bot.channels.platform`): its variables, its rules, and how
+to open it.
+
+Its variables are a section of their own (:class:`.settings.TelegramSettings`).
 
 python-telegram-bot loads only where Telegram is configured (:mod:`.connect`).
 """
@@ -10,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from bot import platforms
 from bot.channels.platform import Opening, PlatformSpec, Route
+from bot.channels.telegram.settings import TelegramSettings, enabled, telegram_settings
 from bot.models import Platform
 from bot.settings import Settings
 
@@ -24,7 +28,8 @@ TOKEN_IN_TEXT = re.compile(r"\b\d{5,20}:[A-Za-z0-9_-]{30,}\b")
 
 
 def _admin_ids(settings: Settings) -> tuple[str, ...]:
-    return tuple(str(i) for i in settings.telegram_admin_ids)
+    found = telegram_settings(settings)
+    return () if found is None else tuple(str(i) for i in found.telegram_admin_ids)
 
 
 def _admins(settings: Settings) -> platforms.AdminCheck:
@@ -46,7 +51,7 @@ def _connect(opening: Opening) -> TelegramConnection:
 
 RULES = platforms.PlatformRules(
     name=TELEGRAM,
-    enabled=lambda settings: settings.telegram_enabled,
+    enabled=enabled,
     admin_ids=_admin_ids,
     admins=_admins,
     admin_chat=_admin_chat,
@@ -54,6 +59,6 @@ RULES = platforms.PlatformRules(
     redact=(TOKEN_IN_TEXT,),
     loggers=("telegram",),
 )
-PLATFORM = PlatformSpec(rules=RULES, connect=_connect, routes=(WEBHOOK,))
+PLATFORM = PlatformSpec(rules=RULES, connect=_connect, routes=(WEBHOOK,), settings=TelegramSettings)
 
 platforms.register(RULES)
