@@ -20,9 +20,9 @@ from bot.checks import check_database_url, check_http_url, config_error, split_c
 from bot.checks import check_public_base_url as check_public_base_url
 from bot.checks import parse_hhmm as parse_hhmm
 from bot.i18n import LANGUAGES
-from bot.matching import schedule
+from bot.rules import schedule
+from bot.rules.sources import parse_source, parse_sources, public_identity
 from bot.sources.git import is_git, parse_git_url
-from bot.sources.spec import parse_source, parse_sources, public_identity
 
 # The sample wiki shipped inside the package: the default source, from any directory.
 SAMPLE_WIKI = Path(__file__).resolve().parent / "sample_wiki"
@@ -31,7 +31,7 @@ MAX_SOURCE_CHARS = 2000  # sources.name, String(2000) in bot/store/schema.py
 
 def check_timezone(value: str) -> str:
     """A zone a chat may keep, such as ``Asia/Seoul``; raises ValueError otherwise: the
-    ``timezone`` command's own check (:func:`bot.matching.schedule.check_zone`)."""
+    ``timezone`` command's own check (:func:`bot.rules.schedule.check_zone`)."""
     return schedule.check_zone(value)
 
 
@@ -41,7 +41,7 @@ class Settings(BaseSettings):
     )
 
     database_url: str = "sqlite+aiosqlite:///./data/trendbot.db"
-    # As configured, credentials included: parsed into bot.sources.spec.SourceSpec (public
+    # As configured, credentials included: parsed into bot.rules.sources.SourceSpec (public
     # identity, credentials apart) wherever it is used, and never shown (repr=False).
     wiki_sources: Annotated[tuple[str, ...], NoDecode] = Field(
         default=(str(SAMPLE_WIKI),), repr=False

@@ -77,12 +77,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 # (importer, imported, why): an import running back up a layer, not moved yet. A prefix
 # covers the modules below it.
 ALLOWED_UPWARD: tuple[tuple[str, str, str], ...] = (
-    # bot/settings.py validates WIKI_SOURCES and DEFAULT_TIMEZONE by the sources' and the
-    # schedule's own rules. It is being split by platform meanwhile; once that lands its
-    # imports follow the rules to bot.rules (and bot/matching/schedule.py and
-    # bot/sources/spec.py, one-line re-exports kept for it, go).
-    ("bot.settings", "bot.matching.schedule", "DEFAULT_TIMEZONE: check_zone"),
-    ("bot.settings", "bot.sources.spec", "WIKI_SOURCES: parse_sources, public_identity"),
+    # bot/settings.py validates WIKI_SOURCES by the git sources' own parser (one rule of what
+    # a git source is); it goes when that parser moves down to bot.rules.
     ("bot.settings", "bot.sources.git", "WIKI_SOURCES: is_git, parse_git_url"),
 )
 
