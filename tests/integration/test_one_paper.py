@@ -215,6 +215,7 @@ FIRST_ONLY = [title for _, title, _ in SHARED]
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.timeout(240)  # a dozen real CLI runs and a served feed, each a process
 async def test_a_paper_through_two_sources_is_one_paper_on_every_surface(
     kind: str, engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]
 ) -> None:

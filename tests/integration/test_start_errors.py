@@ -187,7 +187,7 @@ def test_a_reader_that_stops_reading_is_no_database_error(
         )
     finally:
         os.close(write)
-    stderr = done.stderr.decode()
-    assert "database" not in stderr and "Traceback" not in stderr, stderr
-    assert "Broken pipe" not in stderr and "BrokenPipeError" not in stderr, stderr
-    assert done.returncode == 1
+    # Nothing is said but that the database was made (the directory had none).
+    lines = done.stderr.decode().splitlines()
+    said = [line for line in lines if "created a new database" not in line]
+    assert said == [] and done.returncode == 1, said
