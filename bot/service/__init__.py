@@ -224,6 +224,12 @@ class Service:
             self._delivery.share_caps(replicas)
             metrics.LEADER.set(1 if leader else 0)
             metrics.REPLICAS_LIVE.set(replicas)
+        except asyncio.CancelledError:
+            if not self._stop.is_set():
+                raise
+            # The service is stopping and ended the renewal under way: its leases are
+            # released by the stop; nothing failed (the scheduler would log a traceback).
+            return
         except Exception as exc:  # the database may be briefly away: keep the role held
             if dberrors.is_outage(exc):
                 if self._lease_problem is None:
