@@ -23,7 +23,7 @@ from bot.cli import (
     serve,
 )
 from bot.cli.parser import build_parser, undecodable
-from bot.errors import ConfigError, DeliveryError, SchemaError
+from bot.errors import BotError, ConfigError, DeliveryError, SchemaError
 
 HANDLERS: dict[str, Handler] = {
     "run": serve.run,
@@ -71,6 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SchemaError as exc:  # one line, never a half-working command
         print(f"trendbot {args.command}: {exc.reason}", file=sys.stderr)
         return EXIT_CONFIG
+    except BotError as exc:  # raised on purpose, with its own words: one line, no traceback
+        print(f"trendbot {args.command}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except Exception as exc:
         from bot import dberrors
 

@@ -120,9 +120,21 @@ def keep_before_upgrade(source: Path, *, revision: str) -> Path:
     """A copy of ``source`` beside it, named after the revision it had and the time, made
     before ``db upgrade`` migrates it; returns its path."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    destination = source.with_name(f"{source.name}.before-{revision}-{stamp}")
-    copy(source, destination)
-    return destination
+    base = f"{source.name}.before-{revision}-{stamp}"
+    # Two commands started in the same second (a refused upgrade, then the next command)
+    # each keep their own copy: the second is numbered, never refused for the first's name.
+    for n in range(1, 100):
+        destination = source.with_name(base if n == 1 else f"{base}-{n}")
+        if destination.exists() or destination.is_symlink():
+            continue
+        try:
+            copy(source, destination)
+        except BackupError:
+            if destination.exists() or destination.is_symlink():
+                continue  # made between the check and the copy: take the next name
+            raise
+        return destination
+    raise BackupError(f"{source.with_name(base)} and 98 numbered copies exist; remove old ones")
 
 
 async def migrate(engine: AsyncEngine, url: str, *, tell: Callable[[str], None]) -> Upgrade:

@@ -187,3 +187,30 @@ async def test_a_partial_file_already_there_is_refused_never_written_into(
         assert not (tmp_path / name).exists()
     assert planted.read_bytes() == b"someone else's file" and mode(planted) == 0o666
     assert linked.is_symlink() and not target.exists()
+
+
+def test_two_copies_kept_in_the_same_second_are_both_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A refused upgrade and the command after it, started within one second, each keep
+    # their copy: the later one is numbered, never refused for the earlier one's name.
+    from bot.store import backup
+
+    database = tmp_path / "bot.db"
+    with sqlite3.connect(database) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    frozen = backup.dt.datetime(2026, 12, 7, 4, 29, 52, tzinfo=backup.dt.UTC)
+
+    class Clock(backup.dt.datetime):
+        @classmethod
+        def now(cls, tz: backup.dt.tzinfo | None = None) -> backup.dt.datetime:  # type: ignore[override]
+            return frozen
+
+    monkeypatch.setattr(backup.dt, "datetime", Clock)
+    first = backup.keep_before_upgrade(database, revision="0001")
+    second = backup.keep_before_upgrade(database, revision="0001")
+    assert first.name == "bot.db.before-0001-20261207T042952Z"
+    assert second.name == "bot.db.before-0001-20261207T042952Z-2"
+    for kept in (first, second):
+        with sqlite3.connect(kept) as conn:
+            assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("t",)]
