@@ -24,6 +24,7 @@ import hmac
 import logging
 import zoneinfo
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -246,7 +247,9 @@ class SettingsPage:
             tn=lambda key, count, **kw: tn(lang, key, count, **kw),
         )
 
-    async def _save(self, request: web.Request) -> web.StreamResponse:
+    async def _posted(self, request: web.Request) -> _Posted | web.Response:
+        """A form posted by a session's page: its chat, session and fields, or the refusal
+        (no session, a body over the bound, a CSRF token that is not the session's)."""
         found = await self._chat_of(request)
         lang = self._lang_of(request)
         if found is None:
@@ -259,6 +262,13 @@ class SettingsPage:
         # Bytes: ``compare_digest`` refuses a str that is not ASCII (it raised: a 503).
         if not hmac.compare_digest(form.get("csrf", "").encode(), _csrf(session).encode()):
             return self._refusal(lang, "form", status=403)
+        return _Posted(chat_pk=chat_pk, session=session, form=form, lang=lang)
+
+    async def _save(self, request: web.Request) -> web.StreamResponse:
+        posted = await self._posted(request)
+        if isinstance(posted, web.Response):
+            return posted
+        chat_pk, session, form, lang = posted.chat_pk, posted.session, posted.form, posted.lang
         view = await self._core.page_view(chat_pk)
         if view is None:
             return self._refusal(lang, "session")
@@ -299,20 +309,14 @@ class SettingsPage:
 
     async def _new_feed(self, request: web.Request) -> web.StreamResponse:
         """The form's "new feed address": a new private feed URL, shown on the page once."""
-        found = await self._chat_of(request)
-        lang = self._lang_of(request)
-        if found is None:
-            return self._refusal(lang, "session")
-        chat_pk, session = found
-        body = await _body(request)
-        form = _form_of(body) if body is not None else {}
-        if not hmac.compare_digest(form.get("csrf", "").encode(), _csrf(session).encode()):
-            return self._refusal(lang, "form", status=403)
-        url = await self._core.page_new_feed(chat_pk)
-        view = await self._core.page_view(chat_pk)
+        posted = await self._posted(request)
+        if isinstance(posted, web.Response):
+            return posted
+        url = await self._core.page_new_feed(posted.chat_pk)
+        view = await self._core.page_view(posted.chat_pk)
         if url is None or view is None:
-            return self._refusal(lang, "session")
-        return await self._form(view, session=session, status=200, feed_url=url)
+            return self._refusal(posted.lang, "session")
+        return await self._form(view, session=posted.session, status=200, feed_url=url)
 
     async def _preview(self, request: web.Request) -> web.StreamResponse:
         found = await self._chat_of(request)
@@ -362,6 +366,14 @@ class SettingsPage:
         """The language to refuse in: the browser's first, else the deployment's."""
         accepted = request.headers.get("Accept-Language", "").split(",")[0].split(";")[0]
         return negotiate(accepted or None, default=self._settings.default_language)
+
+
+@dataclass(frozen=True, slots=True)
+class _Posted:
+    chat_pk: int
+    session: str
+    form: dict[str, str]
+    lang: str  # the browser's, for a refusal
 
 
 async def _body(request: web.Request) -> bytes | None:

@@ -38,7 +38,7 @@ from bot.ops.settings_page import COOKIE, HEADERS, SettingsPage, mini_app_check
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
 from bot.store.engine import create_engine
-from bot.store.schema import chats, metadata, settings_links
+from bot.store.schema import chat_feeds, chats, metadata, settings_links
 from bot.util import utcnow
 from tests.conftest import Settings
 from tests.integration.test_settings_page import (
@@ -399,6 +399,26 @@ async def test_a_body_sent_in_chunks_past_the_limit_is_refused(site: Site) -> No
         assert answer.status == 400
         assert_headers(answer)
     assert (await chat(site)).chat == before
+
+
+@pytest.mark.parametrize("tail", ["", "feed"])
+async def test_every_form_refuses_a_body_past_the_limit_alike(site: Site, tail: str) -> None:
+    # The settings form and the new-feed button check a posted form in one place: the
+    # same bound, the same answer, nothing changed (no new feed address either).
+    cookie, csrf = await signed_in(site)
+    before = (await chat(site)).chat
+    async with site.engine.connect() as conn:
+        feeds = (await conn.execute(select(chat_feeds))).all()
+    async with site.http.post(
+        site.origin + PAGE + tail,
+        data=f"csrf={csrf}&x=".encode() + b"a" * 100_000,
+        headers={"Content-Type": "application/x-www-form-urlencoded", **session(cookie)},
+    ) as answer:
+        assert answer.status == 400
+        assert_headers(answer)
+    assert (await chat(site)).chat == before
+    async with site.engine.connect() as conn:
+        assert (await conn.execute(select(chat_feeds))).all() == feeds
 
 
 # ---------------------------------------------------------------------------- markup
