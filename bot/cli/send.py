@@ -68,6 +68,11 @@ async def digest(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# Messages sent twice with no answer (bot/store/outbox.py): neither sent nor failed, and
+# never retried, so a summary names them apart.
+HELD = "held (no answer twice: may have arrived, not sent again)"
+
+
 def digest_summary(
     *,
     planned: int,
@@ -87,7 +92,7 @@ def digest_summary(
     was sending when the command stopped waiting, so what is still to send is handed over
     to it. Sent, failed, handed over (or still to send) and left for retry make ``took``;
     messages queued for later that the command did not take are counted apart, never as
-    its own.
+    its own. Held messages are counted apart, when there are any.
     """
     earlier = max(0, took - planned - retried)
     parts = [f"{planned} planned", f"{retried} retried"]
@@ -95,6 +100,8 @@ def digest_summary(
         parts.append(f"{earlier} already due")
     parts.append(sent_clause(done.sent, sent_here=sent_here))
     parts.append(f"{done.failed} failed")
+    if done.held:
+        parts.append(f"{done.held} {HELD}")
     if done.due:
         where = "handed over to the running trendbot run" if run_sending else "still to send"
         parts.append(f"{done.due} {where}")
@@ -172,9 +179,10 @@ async def broadcast(settings: Settings, args: argparse.Namespace) -> int:
         if handover.run_sending
         else "left queued for retry"
     )
+    held = f"{state.held} {HELD}, " if state.held else ""
     print(
         f"Broadcast #{broadcast_id}: {queued} queued, {sent}, {state.failed} failed, "
-        f"{state.pending} {left}"
+        f"{held}{state.pending} {left}"
     )
     return EXIT_OK
 

@@ -80,6 +80,7 @@ class Progress:
     failed: int
     pending: int
     failures: tuple[tuple[str, int], ...]
+    held: int = 0  # sent twice with no answer: they may have arrived, not sent again
 
 
 def _audience_filter(audience: Audience) -> list[ColumnElement[bool]]:
@@ -247,6 +248,7 @@ async def progress(conn: AsyncConnection, broadcast_id: int) -> Progress:
         failed=by_status.get(outbox.FAILED, 0),
         pending=by_status.get(outbox.QUEUED, 0) + by_status.get(outbox.SENDING, 0),
         failures=tuple((error or "?", int(n)) for error, n in failures),
+        held=by_status.get(outbox.HELD, 0),
     )
 
 

@@ -430,13 +430,15 @@ async def oldest_queued_age(conn: AsyncConnection, *, now: dt.datetime) -> float
 
 @dataclass(frozen=True, slots=True)
 class Standing:
-    """Where a set of messages stands: sent, failed for good, to be sent now (queued and
-    due, or being sent), and queued for a later retry."""
+    """Where a set of messages stands: sent, failed for good, held (sent twice with no
+    answer: they may have arrived, and are not sent again), to be sent now (queued and due,
+    or being sent), and queued for a later retry."""
 
     sent: int = 0
     failed: int = 0
     due: int = 0
     later: int = 0
+    held: int = 0
 
 
 def _to_send_now(now: dt.datetime) -> ColumnElement[bool]:
@@ -494,5 +496,9 @@ async def standing(conn: AsyncConnection, *, row_ids: Sequence[int], now: dt.dat
             else:
                 counts[status] += int(count)
     return Standing(
-        sent=counts[SENT], failed=counts[FAILED], due=counts["due"], later=counts["later"]
+        sent=counts[SENT],
+        failed=counts[FAILED],
+        due=counts["due"],
+        later=counts["later"],
+        held=counts[HELD],
     )

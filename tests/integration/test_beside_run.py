@@ -281,7 +281,7 @@ async def test_live_services_and_one_shots_count_live_leases_only(engine: AsyncE
 
 
 async def test_where_a_commands_messages_stand(engine: AsyncEngine) -> None:
-    await due_later(engine, 6)
+    await due_later(engine, 7)
     now = utcnow()
     async with engine.begin() as conn:
         pks = [pk for (pk,) in await conn.execute(select(chats.c.id).order_by(chats.c.id))]
@@ -301,12 +301,13 @@ async def test_where_a_commands_messages_stand(engine: AsyncEngine) -> None:
         await outbox.retry_later(
             conn, row_id=ids[3], not_before=now + dt.timedelta(minutes=5), error="timeout"
         )
+        await outbox.hold(conn, row_id=ids[6], error="no answer", attempts=2, unknown=True, now=now)
     assert [r.id for r in claimed] == [ids[0]]  # being sent: still to send now
     async with engine.connect() as conn:
         assert await outbox.due_ids(conn, now=now) == [ids[0], ids[4], ids[5]]
         assert await outbox.due_ids(conn, now=now, chat_pks=[pks[4]]) == [ids[4]]
         assert await outbox.standing(conn, row_ids=ids, now=now) == outbox.Standing(
-            sent=1, failed=1, due=3, later=1
+            sent=1, failed=1, due=3, later=1, held=1
         )
         assert await outbox.due_count(conn, now=now) == 3
         assert await outbox.due_count(conn, now=now, up_to_id=ids[4]) == 2

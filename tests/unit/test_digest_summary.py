@@ -40,6 +40,10 @@ from bot.store.outbox import Standing
         # Rows another process still claims, no run to hand them to.
         (10, 0, 10, Standing(sent=7, failed=0, due=3, later=0), 3, 7, False,
          "10 planned, 0 retried, 7 sent, 0 failed, 3 still to send, 0 left queued for retry"),
+        # Two sent twice with no answer: held, counted apart (neither sent nor failed).
+        (10, 0, 10, Standing(sent=8, failed=0, due=0, later=0, held=2), 0, 8, False,
+         "10 planned, 0 retried, 8 sent, 0 failed, 2 held (no answer twice: may have "
+         "arrived, not sent again), 0 left queued for retry"),
     ],
 )  # fmt: skip
 def test_the_summary_adds_up(
@@ -69,6 +73,7 @@ def test_the_summary_adds_up(
         for k in (
             "sent",
             "failed",
+            "held",
             "still to send",
             "handed over to the running trendbot run",
             "left queued for retry",
