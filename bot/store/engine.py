@@ -265,8 +265,16 @@ def _alembic_config(connection: Connection) -> Config:
 
 
 _REVISION_RE = re.compile(r"^(down_revision|revision)\s*=\s*(None|\"([^\"]*)\")", re.MULTILINE)
-# The stamp of databases made before the first release (see ``bot.store.prerelease``).
+# The stamp of databases made before the first release. Such a database (or one with the
+# bot's tables and no stamp) is refused: ``scripts/adopt_prerelease.py`` brings it to the
+# baseline once, outside the bot, and then it upgrades as any other.
 PRERELEASE_REVISION = "0001"
+PRERELEASE_REFUSAL = (
+    "the database was made before the first release (revision 0001, or the bot's tables "
+    "with no revision): bring it to the baseline once with "
+    "python scripts/adopt_prerelease.py DATABASE_URL (from a checkout of the project; "
+    "see docs/operating.md, 'Upgrading'), then run trendbot db upgrade"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,7 +335,9 @@ class Upgrade:
 def schema_verdict(stamped: str | None) -> str | None:
     """Why this build cannot run on a database stamped ``stamped``, or None when it can
     (after :func:`upgrade` where it is behind)."""
-    if stamped is None or stamped == PRERELEASE_REVISION or stamped in revisions().known:
+    if stamped == PRERELEASE_REVISION:
+        return PRERELEASE_REFUSAL
+    if stamped is None or stamped in revisions().known:
         return None
     return (
         f"the database's schema is at revision {stamped}, which this build does not know: "
@@ -360,12 +370,10 @@ async def stamped_revision(engine: AsyncEngine) -> str | None:
 async def upgrade(engine: AsyncEngine) -> Upgrade:
     """Apply every pending migration; safe to run from several processes at once.
 
-    A database made before the first release (stamped ``0001``) is first brought to the
-    baseline (:mod:`bot.store.prerelease`).
-
     Raises:
         SchemaError: the database is at a revision this build does not know (a newer
-            build's), or a pre-release database cannot be brought over in place.
+            build's), or was made before the first release (:data:`PRERELEASE_REFUSAL`);
+            nothing is changed.
     """
     stamped = await stamped_revision(engine)
     if (current := _current(stamped)) is not None:
@@ -416,20 +424,11 @@ def _upgrade_locked(sync: Connection) -> Upgrade:
     replica may have migrated while this one waited."""
     from alembic import command
 
-    from bot.store import prerelease
-
     stamped = _read_stamp(sync)
     if (current := _current(stamped)) is not None:
         return current
-    if stamped == PRERELEASE_REVISION or (
-        stamped is None and sync.dialect.has_table(sync, "chats")
-    ):
-        changes = prerelease.adopt(sync)
-        log.info(
-            "pre-release schema adopted as %s: %s",
-            prerelease.BASELINE,
-            "; ".join(changes) or "nothing was missing",
-        )
+    if stamped is None and sync.dialect.has_table(sync, "chats"):
+        raise SchemaError(PRERELEASE_REFUSAL)
     config = _alembic_config(sync)
     command.upgrade(config, "head")
     compact = bool(config.attributes.get(COMPACT_AFTER_UPGRADE))

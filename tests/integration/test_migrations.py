@@ -11,10 +11,10 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.store import prerelease
 from bot.store.engine import head_revision, stamped_revision
 from bot.store.migrations import MIGRATIONS
 from bot.store.schema import _LEDGER_CLEANUP, metadata
+from scripts import adopt_prerelease as prerelease
 
 
 def schema_differences(sync: Connection) -> list[Any]:
@@ -23,13 +23,13 @@ def schema_differences(sync: Connection) -> list[Any]:
     context = MigrationContext.configure(sync, opts={"compare_type": True})
     differences: list[Any] = list(compare_metadata(context, metadata))
     wanted = prerelease.Baseline(metadata, list(_LEDGER_CLEANUP[sync.dialect.name])).defined()
-    found = prerelease._live_defined(sync)
+    found = prerelease.live_defined(sync)
     differences += [("missing trigger or function", name) for name in sorted(set(wanted) - found)]
     differences += [("unknown trigger or function", name) for name in sorted(found - set(wanted))]
     differences += [
         ("index defined otherwise", name, shape)
         for table in metadata.sorted_tables
-        for name, shape in prerelease._live_indexes(sync, table.name).items()
+        for name, shape in prerelease.live_indexes(sync, table.name).items()
         if shape != _model_index_shape(sync, table, name)
     ]
     return differences
@@ -40,7 +40,7 @@ def _model_index_shape(sync: Connection, table: Any, name: str) -> str | None:
 
     for index in table.indexes:
         if index.name == name:
-            return prerelease._index_shape(str(CreateIndex(index).compile(dialect=sync.dialect)))
+            return prerelease.index_shape(str(CreateIndex(index).compile(dialect=sync.dialect)))
     return None
 
 

@@ -1,9 +1,11 @@
 """Upgrading the databases of earlier builds, and refusing what cannot be run.
 
-The dumps in ``tests/data/upgrade/`` were made by three earlier builds with their own code
+The dumps in ``tests/data/upgrade/`` were made by earlier builds with their own code
 (``make_dumps.sh``). Each is loaded into a fresh SQLite file or PostgreSQL database and
-upgraded by ``trendbot db upgrade``; then ``subscribers``, ``digest --now`` against the fake
-Telegram and a ``run`` with a delivery work on it, and no row of any table was lost.
+upgraded by ``trendbot db upgrade`` (a database from before the first release is refused
+until ``scripts/adopt_prerelease.py`` has brought it to the baseline); then ``subscribers``,
+``digest --now`` against the fake Telegram and a ``run`` with a delivery work on it, and no
+row of any table was lost.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import json
 import os
 import signal
 import sqlite3
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import asyncpg
 import httpx
@@ -31,10 +35,10 @@ from bot.store import admin as admin_store
 from bot.store import feedback as feedback_store
 from bot.store import trends
 from bot.store.admin import Audience
-from bot.store.engine import create_engine, head_revision, stamped_revision
-from bot.store.prerelease import BASELINE, PRERELEASE
+from bot.store.engine import PRERELEASE_REFUSAL, create_engine, head_revision, stamped_revision
 from bot.store.schema import audit_log
 from bot.store.schema import chats as chats_table
+from scripts.adopt_prerelease import BASELINE, PRERELEASE
 from tests.cli import run_cli_async, start_cli
 from tests.conftest import NO_POSTGRES, Settings
 from tests.fakes.telegram_api import FakeTelegram
@@ -48,6 +52,7 @@ DUMPS = Path(__file__).resolve().parents[1] / "data" / "upgrade"
 BUILDS = ("1a7c8e9", "f76b35d", "831c0a4")
 SAMPLE_WIKI = Path(__file__).resolve().parents[2] / "bot" / "sample_wiki"
 OPERATING = Path(__file__).resolve().parents[2] / "docs" / "operating.md"
+ADOPT = Path(__file__).resolve().parents[2] / "scripts" / "adopt_prerelease.py"
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 # What opening an older database says first: the copy kept (SQLite), or to use pg_dump.
 NOTICES = ("backup of the database before the upgrade: ", "migrating the PostgreSQL database")
@@ -78,6 +83,23 @@ async def load_dump(build: str, backend: str, directory: Path) -> AsyncIterator[
         yield url
     finally:
         await drop_database(url, base_url=base)
+
+
+async def run_adopt(url: str, *, env: dict[str, str], cwd: Path) -> CompletedProcess[str]:
+    """``python scripts/adopt_prerelease.py URL`` to its end, as an operator runs it."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(ADOPT),
+        url,
+        env=env,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode is not None
+    return CompletedProcess([str(ADOPT), url], process.returncode, out.decode(), err.decode())
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -132,18 +154,25 @@ async def test_an_earlier_builds_database_upgrades_and_keeps_every_row(
     assert before["chats"] == 5 and before["outbox"] > 0 and before["pages"] > 0
     env = env_for(clean_env, old_database)
 
-    upgraded = await run_cli_async("db", "upgrade", env=env, cwd=tmp_path)
-    assert upgraded.returncode == 0, upgraded.stderr
-    lines = upgraded.stdout.splitlines()
-    assert lines[-1] == f"from {PRERELEASE} to {head_revision()}"
+    adopted = await run_adopt(old_database, env=env, cwd=tmp_path)
+    assert adopted.returncode == 0, adopted.stderr
+    told = adopted.stdout.splitlines()
+    assert told[-2].startswith(f"adopted as {BASELINE}: ")
+    assert told[-1] == "now run: trendbot db upgrade"
     if old_database.startswith("sqlite"):  # the file as it was, kept beside it
-        assert lines[0].startswith("backup of the database before the upgrade: ")
-        kept = Path(lines[0].rsplit(": ", 1)[1])
+        assert told[0].startswith("backup of the database before the upgrade: ")
+        kept = Path(told[0].rsplit(": ", 1)[1])
         with sqlite3.connect(kept) as conn:
             assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [
                 (PRERELEASE,)
             ]
         conn.close()
+    else:
+        assert told[0].startswith(f"migrating the PostgreSQL database from {PRERELEASE} to ")
+    upgraded = await run_cli_async("db", "upgrade", env=env, cwd=tmp_path)
+    assert upgraded.returncode == 0, upgraded.stderr
+    lines = upgraded.stdout.splitlines()
+    assert lines[-1] == f"from {BASELINE} to {head_revision()}"
     after = await row_counts(old_database)
     print(f"\nrows before and after the upgrade: {before} -> {after}")
     assert {table: after[table] for table in before} == before
@@ -221,19 +250,18 @@ async def test_a_database_that_cannot_be_adopted_is_refused_unchanged(
         await engine.dispose()
     before = await row_counts(late_build)
     env = env_for(clean_env, late_build)
-    for args in (("db", "upgrade"), ("subscribers",)):
-        refused = await run_cli_async(*args, env=env, cwd=tmp_path)
-        assert refused.returncode == 2
-        # The copy ``db upgrade`` keeps on SQLite is made before the refusal (its line on
-        # stdout for ``db upgrade``, on stderr for the others); on PostgreSQL, the advice.
-        told = [
-            line
-            for line in [*refused.stdout.splitlines(), *refused.stderr.splitlines()]
-            if any(notice in line for notice in NOTICES)
-        ]
-        assert len(told) == 1, (refused.stdout, refused.stderr)
-        [refusal] = [line for line in refused.stderr.splitlines() if line not in told]
-        assert "chats.nickname" in refusal and "Upgrading" in refusal
+    refused = await run_adopt(late_build, env=env, cwd=tmp_path)
+    assert refused.returncode == 2
+    # The copy the script keeps on SQLite is made before the refusal (its line on stdout);
+    # on PostgreSQL, the advice.
+    told = [
+        line
+        for line in [*refused.stdout.splitlines(), *refused.stderr.splitlines()]
+        if any(notice in line for notice in NOTICES)
+    ]
+    assert len(told) == 1, (refused.stdout, refused.stderr)
+    [refusal] = [line for line in refused.stderr.splitlines() if line not in told]
+    assert "chats.nickname" in refusal and "Upgrading" in refusal
     assert await row_counts(late_build) == before
     engine = create_engine(late_build)
     try:
@@ -245,33 +273,81 @@ async def test_a_database_that_cannot_be_adopted_is_refused_unchanged(
         await engine.dispose()
 
 
+@pytest.mark.parametrize("stamp", ["0001", "none"])
+async def test_the_bot_refuses_a_prerelease_database_with_one_line_and_changes_nothing(
+    late_build: str, tmp_path: Path, clean_env: dict[str, str], stamp: str
+) -> None:
+    """Stamped ``0001``, or the bot's tables with no stamp at all: every command, ``run``
+    included, names the script that adopts it, in one line, and neither copies nor changes
+    the database."""
+    if stamp == "none":
+        engine = create_async_engine(late_build)
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(text("DROP TABLE alembic_version"))
+        finally:
+            await engine.dispose()
+    before = await row_counts(late_build)
+    env = env_for(clean_env, late_build)
+    for args in (("db", "upgrade"), ("subscribers",), ("digest", "--now"), ("run",)):
+        refused = await run_cli_async(*args, env=env, cwd=tmp_path, seconds=60)
+        assert refused.returncode == 2, (args, refused.stderr)
+        assert "Traceback" not in refused.stderr
+        lines = [line for line in refused.stderr.splitlines() if "adopt_prerelease" in line]
+        assert lines == [f"trendbot {args[0]}: {PRERELEASE_REFUSAL}"], refused.stderr
+        assert "python scripts/adopt_prerelease.py DATABASE_URL" in lines[0]
+        assert not [
+            line
+            for line in [*refused.stdout.splitlines(), *refused.stderr.splitlines()]
+            if any(notice in line for notice in NOTICES)
+        ]
+    assert await row_counts(late_build) == before
+    kept = await asyncio.to_thread(lambda: list(tmp_path.glob("*.before-*")))
+    assert not kept  # nothing to keep: nothing was changed
+    engine = create_engine(late_build)
+    try:
+        assert await stamped_revision(engine) == (PRERELEASE if stamp == "0001" else None)
+        async with engine.connect() as conn:  # the index was not rebuilt either
+            differences = await conn.run_sync(schema_differences)
+        assert any(d[:2] == ("index defined otherwise", "ix_outbox_ready") for d in differences)
+    finally:
+        await engine.dispose()
+    # The script adopts the unstamped database too; then it upgrades as any other.
+    assert (await run_adopt(late_build, env=env, cwd=tmp_path)).returncode == 0
+    upgraded = await run_cli_async("db", "upgrade", env=env, cwd=tmp_path)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert upgraded.stdout.splitlines()[-1] == f"from {BASELINE} to {head_revision()}"
+    after = await row_counts(late_build)
+    assert {table: after[table] for table in before} == before
+
+
 @pytest.mark.parametrize("args", [("subscribers",), ("poll",)])
 async def test_every_command_keeps_a_copy_before_it_migrates(
-    late_build: str, tmp_path: Path, clean_env: dict[str, str], args: tuple[str, ...]
+    previous_build: str, tmp_path: Path, clean_env: dict[str, str], args: tuple[str, ...]
 ) -> None:
     """Not only ``db upgrade``: any command that migrates an older SQLite database copies it
     first and names the copy on stderr; on PostgreSQL it says to back up with pg_dump."""
-    done = await run_cli_async(*args, env=env_for(clean_env, late_build), cwd=tmp_path)
+    done = await run_cli_async(*args, env=env_for(clean_env, previous_build), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     told = [line for line in done.stderr.splitlines() if any(n in line for n in NOTICES)]
     assert len(told) == 1, done.stderr
     assert " WARNING " in told[0] and "bot.store" in told[0]
-    if late_build.startswith("sqlite"):
+    if previous_build.startswith("sqlite"):
         kept = Path(told[0].split(NOTICES[0], 1)[1])
         with sqlite3.connect(kept) as conn:
             assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [
-                (PRERELEASE,)
+                (BASELINE,)
             ]
         conn.close()
-        assert kept.name.startswith(f"831c0a4.db.before-{PRERELEASE}-")
+        assert kept.name.startswith(f"d9caa29.db.before-{BASELINE}-")
     else:
         assert told[0].endswith(
-            f"migrating the PostgreSQL database from {PRERELEASE} to "
+            f"migrating the PostgreSQL database from {BASELINE} to "
             f"{head_revision()} without a copy: back up with pg_dump before trendbot db "
             "upgrade (see docs/operating.md#backups)"
         )
         assert "#backups" in told[0] and "## Backups" in OPERATING.read_text(encoding="utf-8")
-    again = await run_cli_async(*args, env=env_for(clean_env, late_build), cwd=tmp_path)
+    again = await run_cli_async(*args, env=env_for(clean_env, previous_build), cwd=tmp_path)
     assert not [line for line in again.stderr.splitlines() if any(n in line for n in NOTICES)]
 
 

@@ -6,7 +6,8 @@ change comes with a revision of its own (``tests/integration/test_migrations.py`
 a model that the migrations do not produce).
 
 A database stamped ``0001`` was made before the first release, by ``create_all`` of the
-schema of its day; ``bot.store.prerelease`` brings it to this revision's shape and stamps it.
+schema of its day; ``scripts/adopt_prerelease.py`` brings it to this revision's shape and
+stamps it (the bot refuses it until then).
 
 Revision ID: 0002_baseline
 Revises:

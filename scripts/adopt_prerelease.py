@@ -1,4 +1,9 @@
-"""Bringing a database made before the first release to the baseline revision.
+"""Bring a database made before the first release to the baseline revision, once.
+
+``python scripts/adopt_prerelease.py DATABASE_URL`` (from a checkout of the project, with
+the project installed), then ``trendbot db upgrade``. The bot itself refuses such a
+database with one line naming this script (``bot.store.engine.PRERELEASE_REFUSAL``): the
+adoption is done once per deployment, so it lives here, outside the package and its start.
 
 Before the first release the only migration, ``0001``, ran ``create_all`` of the schema of
 its day, and a database once stamped ``0001`` was never touched again while the schema grew
@@ -9,19 +14,23 @@ indexes, triggers), an index defined otherwise is built again, and it is stamped
 baseline. Rows are never rewritten or dropped. What cannot be brought over that way (a
 column of another type, a missing constraint, a column or table the baseline does not know)
 is refused with one line before anything changes, and the whole adoption is one
-transaction on both databases.
+transaction on both databases. A SQLite file is first copied beside itself, as
+``trendbot db upgrade`` does; on PostgreSQL the script says to back up with pg_dump.
 
 The baseline is read from its revision file, by running its operations against a recorder
-instead of a database, so that this module keeps working when later revisions change the
+instead of a database, so that this script keeps working when later revisions change the
 models.
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import importlib.util
 import io
-import logging
+import os
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,14 +41,19 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.schema import CreateIndex
 from sqlalchemy.sql.expression import Executable
 
-from bot.errors import SchemaError
+from bot.errors import BotError, SchemaError
+from bot.store import backup
+from bot.store.engine import (
+    PG_MIGRATION_LOCK,
+    PRERELEASE_REVISION,
+    create_engine,
+    stamped_revision,
+)
 from bot.store.migrations import MIGRATIONS
 
-log = logging.getLogger(__name__)
-
-PRERELEASE = "0001"
+PRERELEASE = PRERELEASE_REVISION
 BASELINE = "0002_baseline"
-UPGRADE_HELP = "see the README's 'Upgrading' section: export, a new database, import"
+UPGRADE_HELP = "see docs/operating.md, 'Upgrading': export, a new database, import"
 
 # For a NOT NULL column an earlier build lacked: the value its rows get, the one the models
 # give a new row. A NOT NULL column without an entry here is refused.
@@ -108,6 +122,16 @@ def _baseline_module() -> Any:
     return module
 
 
+def is_prerelease(conn: Connection) -> bool:
+    """Whether the database on ``conn`` was made before the first release: stamped ``0001``,
+    or with the bot's tables and no stamp at all."""
+    if conn.dialect.has_table(conn, "alembic_version"):
+        row = conn.execute(text("SELECT version_num FROM alembic_version")).first()
+        if row is not None:
+            return str(row[0]) == PRERELEASE
+    return bool(conn.dialect.has_table(conn, "chats"))
+
+
 def adopt(conn: Connection) -> list[str]:
     """Bring the pre-release database on ``conn`` to the baseline and stamp it.
 
@@ -164,9 +188,9 @@ def _plan(conn: Connection, reference: Baseline) -> list[_Step]:
         steps.extend(_column_steps(conn, inspector, table))
         _check_constraints(inspector, table)
         steps.extend(_index_steps(conn, table))
-    live_defined = _live_defined(conn)
+    present = live_defined(conn)
     for name, statement in reference.defined().items():
-        if name not in live_defined:
+        if name not in present:
             steps.append(_Step(f"trigger {name} created", (statement,)))
     return steps
 
@@ -257,12 +281,12 @@ def _check_constraints(inspector: Any, table: Table) -> None:
 
 
 def _index_steps(conn: Connection, table: Table) -> list[_Step]:
-    live = _live_indexes(conn, table.name)
+    live = live_indexes(conn, table.name)
     wanted = {str(index.name): index for index in table.indexes}
     steps = []
     quote = conn.dialect.identifier_preparer.quote
     for name, index in wanted.items():
-        definition = _index_shape(str(CreateIndex(index).compile(dialect=conn.dialect)))
+        definition = index_shape(str(CreateIndex(index).compile(dialect=conn.dialect)))
         if name not in live:
             steps.append(_Step(f"index {name} created", (CreateIndex(index),)))
         elif live[name] != definition:
@@ -277,15 +301,15 @@ def _index_steps(conn: Connection, table: Table) -> list[_Step]:
     return steps
 
 
-def _index_shape(definition: str) -> str:
+def index_shape(definition: str) -> str:
     """What makes two index definitions the same: unique or not, and the column list."""
     unique = "UNIQUE " if re.match(r"\s*CREATE\s+UNIQUE", definition, re.IGNORECASE) else ""
     columns = definition[definition.index("(") :]
     return unique + re.sub(r"\s+", " ", columns.replace('"', "")).strip().lower()
 
 
-def _live_indexes(conn: Connection, table_name: str) -> dict[str, str]:
-    """The table's indexes that back no constraint, by name, as :func:`_index_shape`."""
+def live_indexes(conn: Connection, table_name: str) -> dict[str, str]:
+    """The table's indexes that back no constraint, by name, as :func:`index_shape`."""
     if conn.dialect.name == "sqlite":
         rows = conn.execute(
             text(
@@ -306,10 +330,10 @@ def _live_indexes(conn: Connection, table_name: str) -> dict[str, str]:
             ),
             {"t": table_name},
         ).all()
-    return {str(name): _index_shape(str(sql)) for name, sql in rows}
+    return {str(name): index_shape(str(sql)) for name, sql in rows}
 
 
-def _live_defined(conn: Connection) -> set[str]:
+def live_defined(conn: Connection) -> set[str]:
     """The names of the database's triggers (and, on PostgreSQL, functions)."""
     if conn.dialect.name == "sqlite":
         rows = conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'")).all()
@@ -324,3 +348,67 @@ def _live_defined(conn: Connection) -> set[str]:
             )
         ).all()
     return {str(row[0]) for row in rows}
+
+
+async def adopt_database(url: str) -> int:
+    """Adopt the database at ``url``, saying what was done; the exit status."""
+    engine = create_engine(url)
+    try:
+        stamped = await stamped_revision(engine)
+        async with engine.connect() as conn:
+            found = await conn.run_sync(is_prerelease)
+        if not found:
+            print(
+                f"not a database from before the first release (at {stamped or 'no revision'}): "
+                "nothing to adopt; trendbot db upgrade brings it up to date"
+            )
+            return 0
+        source = backup.sqlite_file(url)
+        if source is not None:
+            kept = await asyncio.to_thread(
+                backup.keep_before_upgrade, source, revision=stamped or PRERELEASE
+            )
+            print(f"backup of the database before the upgrade: {kept}")
+        else:
+            print(
+                f"migrating the PostgreSQL database from {stamped or 'no revision'} to "
+                f"{BASELINE} without a copy: back up with pg_dump first "
+                f"(see {backup.PG_BACKUP_DOCS})"
+            )
+        async with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                await conn.execute(text(f"SELECT pg_advisory_xact_lock({PG_MIGRATION_LOCK})"))
+            # Read again under the lock: another run may have adopted it meanwhile.
+            changes = await conn.run_sync(lambda sync: adopt(sync) if is_prerelease(sync) else [])
+    except SchemaError as exc:
+        print(f"adopt_prerelease: {exc.reason}", file=sys.stderr)
+        return 2
+    except BotError as exc:  # the copy could not be made: nothing was changed
+        print(f"adopt_prerelease: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        await engine.dispose()
+    print(f"adopted as {BASELINE}: {'; '.join(changes) or 'nothing was missing'}")
+    print("now run: trendbot db upgrade")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="adopt_prerelease.py",
+        description="Bring a database made before the first release to the baseline revision.",
+    )
+    parser.add_argument(
+        "database_url",
+        nargs="?",
+        default=os.environ.get("DATABASE_URL"),
+        help="the SQLAlchemy URL of the database (default: $DATABASE_URL)",
+    )
+    args = parser.parse_args(argv)
+    if not args.database_url:
+        parser.error("name the database: DATABASE_URL as an argument or in the environment")
+    return asyncio.run(adopt_database(args.database_url))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
