@@ -20,7 +20,7 @@ async def _serve(
     settings: Settings, *, console: bool, http: bool, channels: bool, lock: bool
 ) -> int:
     from bot.app import open_app
-    from bot.service import AlreadyRunning, Service, sqlite_run_lock
+    from bot.service import AlreadyRunning, CannotLock, Service, sqlite_run_lock
     from bot.store import reach
     from bot.util import settle_heap
 
@@ -31,7 +31,7 @@ async def _serve(
                 opened = True
                 settle_heap()
                 return await Service(app, console=console, serve_http=http, channels=channels).run()
-    except AlreadyRunning as exc:
+    except (AlreadyRunning, CannotLock) as exc:
         print(f"trendbot run: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except (ConfigError, DeliveryError) as exc:

@@ -26,12 +26,19 @@ from bot.ops.feed_server import FeedServer
 from bot.ops.leader import RENEW_SECONDS, Leases, one_shots_sending
 from bot.ops.refresh import CHECK_SECONDS, Refresh
 from bot.ops.settings_page import SettingsPage, mini_app_check
-from bot.service.lock import AlreadyRunning, sqlite_run_lock
+from bot.service.lock import AlreadyRunning, CannotLock, sqlite_run_lock
 from bot.service.once import send_once
 from bot.store import trends
 from bot.util import utcnow
 
-__all__ = ["AlreadyRunning", "Service", "send_once", "sqlite_run_lock", "stdin_is_terminal"]
+__all__ = [
+    "AlreadyRunning",
+    "CannotLock",
+    "Service",
+    "send_once",
+    "sqlite_run_lock",
+    "stdin_is_terminal",
+]
 
 log = logging.getLogger("bot.service")
 

@@ -27,6 +27,11 @@ class AlreadyRunning(BotError):
     """Another ``trendbot run`` holds this SQLite database."""
 
 
+class CannotLock(BotError):
+    """The lock file cannot be opened or locked (no permission, a file system without
+    ``flock``): the run does not start unguarded."""
+
+
 @contextlib.contextmanager
 def sqlite_run_lock(database_url: str) -> Iterator[None]:
     """One ``run`` per SQLite file: a lock file beside it, held while the service runs.
@@ -40,7 +45,11 @@ def sqlite_run_lock(database_url: str) -> Iterator[None]:
         return
     path = Path(database).resolve()
     path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)  # as the store makes it
-    handle: IO[str] = open(f"{path}.run.lock", "a+")  # noqa: SIM115 - held for the whole run
+    lock = f"{path}.run.lock"
+    try:
+        handle: IO[str] = open(lock, "a+")  # noqa: SIM115 - held for the whole run
+    except OSError as exc:
+        raise CannotLock(f"cannot open {lock}: {exc.strerror or exc}") from None
     try:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -48,6 +57,11 @@ def sqlite_run_lock(database_url: str) -> Iterator[None]:
             raise AlreadyRunning(
                 f"another trendbot run is already using {path}; SQLite serves one run "
                 "process (use PostgreSQL for several replicas)"
+            ) from None
+        except OSError as exc:
+            raise CannotLock(
+                f"cannot lock {lock}: {exc.strerror or exc} (a file system without flock "
+                "cannot guard against a second run: use a local disk, or PostgreSQL)"
             ) from None
         handle.seek(0)
         handle.truncate()

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.service import AlreadyRunning, sqlite_run_lock
+from bot.service import AlreadyRunning, CannotLock, sqlite_run_lock
+from tests.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = (
@@ -70,3 +71,21 @@ def test_other_databases_take_no_lock(tmp_path: Path) -> None:
         with sqlite_run_lock(url), sqlite_run_lock(url):
             pass
     assert not list(tmp_path.iterdir())
+
+
+def test_a_lock_file_that_cannot_be_taken_stops_run_in_one_line(
+    tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    # A directory where the lock file goes: it cannot be opened, so the run does not start
+    # unguarded, and says so in one line (no traceback), before opening the database.
+    database = tmp_path / "trendbot.db"
+    Path(f"{database}.run.lock").mkdir()
+    env = {**clean_env, "DATABASE_URL": f"sqlite+aiosqlite:///{database}"}
+    done = run_cli("run", env=env, cwd=tmp_path, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"trendbot run: cannot open {database}.run.lock: Is a directory"
+    ], done.stderr
+    assert not database.exists()
+    with pytest.raises(CannotLock, match="cannot open"):
+        _take(f"sqlite+aiosqlite:///{database}")
