@@ -83,17 +83,7 @@ ALLOWED_UPWARD: tuple[tuple[str, str, str], ...] = (
 )
 
 # Circles of imports, each the sorted tuple of its modules, with why it stays for now.
-ALLOWED_CYCLES: dict[tuple[str, ...], str] = {
-    # spec.py opens the platform lazily (connect), and holds DiscordSettings, which connect
-    # and interactions read. Goes when the settings section has a module of its own, as the
-    # platforms' settings move into their packages.
-    (
-        "bot.channels.discord.connect",
-        "bot.channels.discord.interactions",
-        "bot.channels.discord.sender",
-        "bot.channels.discord.spec",
-    ): "DiscordSettings and DISCORD live in the spec that opens the platform",
-}
+ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
 
 # (importer, module) -> (its ``_private`` names the importer takes, why). Issue 40 item 3:
 # each such name is made public where it is shared, or kept inside its module.
