@@ -76,11 +76,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 
 # (importer, imported, why): an import running back up a layer, not moved yet. A prefix
 # covers the modules below it.
-ALLOWED_UPWARD: tuple[tuple[str, str, str], ...] = (
-    # bot/settings.py validates WIKI_SOURCES by the git sources' own parser (one rule of what
-    # a git source is); it goes when that parser moves down to bot.rules.
-    ("bot.settings", "bot.sources.git", "WIKI_SOURCES: is_git, parse_git_url"),
-)
+ALLOWED_UPWARD: tuple[tuple[str, str, str], ...] = ()
 
 # Circles of imports, each the sorted tuple of its modules, with why it stays for now.
 ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
