@@ -8,3 +8,6 @@ taken apart: its public identity, its credentials), ``giturl`` (a git source's U
 pip's form, taken apart and checked), ``urls`` (a source's address: redacted,
 public, internal or not), ``feeds`` (a private feed's token, address and entries).
 """
+
+# Nothing is taken from the package itself: its modules are imported by name.
+__all__: list[str] = []

@@ -118,11 +118,7 @@ def enabled(settings: Settings) -> bool:
 
 
 __all__ = [
-    "DEFAULT_API_BASE_URL",
     "DISCORD",
-    "PUBLIC_KEY_RE",
-    "SNOWFLAKE_RE",
-    "TOKEN_RE",
     "DiscordSettings",
     "enabled",
 ]
