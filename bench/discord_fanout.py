@@ -47,7 +47,7 @@ from bot.channels.discord.sender import (
     MESSAGE_RATE_PER_SECOND,
     DiscordSender,
 )
-from bot.channels.discord.spec import DISCORD
+from bot.channels.discord.settings import DISCORD
 from bot.delivery.engine import Delivery
 from bot.matching.planner import Planner
 from bot.models import Outgoing

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 
+__all__ = ["DISTRIBUTION", "__version__", "version"]
+
 DISTRIBUTION = "ai-trend-notifier"
 
 

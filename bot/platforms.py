@@ -130,3 +130,16 @@ def title(name: str, lang: str) -> str:
         if rules.name.value == name and rules.title:
             return rules.title
     return name
+
+
+__all__ = [
+    "AdminChat",
+    "AdminCheck",
+    "PlatformRules",
+    "broadcast_names",
+    "declare",
+    "register",
+    "registered",
+    "rules",
+    "title",
+]

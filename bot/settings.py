@@ -21,8 +21,8 @@ from bot.checks import check_public_base_url as check_public_base_url
 from bot.checks import parse_hhmm as parse_hhmm
 from bot.i18n import LANGUAGES
 from bot.rules import schedule
+from bot.rules.giturl import is_git, parse_git_url
 from bot.rules.sources import parse_source, parse_sources, public_identity
-from bot.sources.git import is_git, parse_git_url
 
 # The sample wiki shipped inside the package: the default source, from any directory.
 SAMPLE_WIKI = Path(__file__).resolve().parent / "sample_wiki"

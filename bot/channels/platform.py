@@ -126,3 +126,15 @@ class PlatformSpec:
     connect: Callable[[Opening], Connection]
     routes: tuple[Route, ...] = ()
     settings: type[Settings] | None = None
+
+
+__all__ = [
+    "Channel",
+    "Connection",
+    "Inbound",
+    "Opening",
+    "PlatformSpec",
+    "PollingChannel",
+    "RequestHook",
+    "Route",
+]

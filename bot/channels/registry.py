@@ -43,3 +43,11 @@ def settings_class() -> type[Settings]:
     # Reversed: pydantic lists the fields of the last base first, so each section's
     # variables follow the core's in the order of PACKAGES.
     return create_model("Settings", __base__=sections[::-1], __module__=__name__)
+
+
+__all__ = [
+    "PACKAGES",
+    "PLATFORMS",
+    "routes",
+    "settings_class",
+]

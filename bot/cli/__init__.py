@@ -27,6 +27,8 @@ from bot.errors import ConfigError, DeliveryError
 if TYPE_CHECKING:
     from bot.settings import Settings
 
+__all__ = ["EXIT_CONFIG", "EXIT_FAILED", "EXIT_OK", "Handler", "cannot_start"]
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_CONFIG = 2

@@ -53,6 +53,26 @@ from typing import Any, overload
 from babel import Locale, UnknownLocaleError
 from babel.dates import format_date as _babel_format_date
 
+__all__ = [
+    "CATALOGUE",
+    "GLOSSARY_KO_AVOID",
+    "LANGUAGES",
+    "SOURCE",
+    "Message",
+    "add_language",
+    "clean",
+    "complete",
+    "format_date",
+    "has",
+    "language_name",
+    "match",
+    "negotiate",
+    "plural_category",
+    "remove_language",
+    "t",
+    "tn",
+]
+
 SOURCE = "en"  # the language the messages are written in first; every other falls back to it
 # A placeholder any message may use without its caller passing it: the languages the bot
 # speaks (``en | ko``), so that no message lists them and a new file needs no edit of another.

@@ -3,3 +3,6 @@
 -> outbox rows), ``why`` (why a page was or was not sent), ``transfer`` (a chat's settings as a
 file).
 """
+
+# Nothing is taken from the package itself: its modules are imported by name.
+__all__: list[str] = []

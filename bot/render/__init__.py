@@ -16,6 +16,16 @@ from dataclasses import dataclass
 from bot.models import Button, Digest, DigestItem, Outgoing, Platform, Reply
 from bot.render import votes
 
+__all__ = [
+    "PlatformRenderer",
+    "digest_messages",
+    "register",
+    "renderer",
+    "reply_messages",
+    "text_message",
+    "vote_buttons",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class PlatformRenderer:

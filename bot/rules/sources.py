@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
 __all__ = [
+    "REDACTED",
     "Credentials",
     "Secret",
     "SourceSpec",

@@ -12,6 +12,8 @@ import ipaddress
 from pathlib import PurePath
 from urllib.parse import urlsplit
 
+__all__ = ["is_feed_url", "is_internal_address", "public_name", "redact_url"]
+
 
 def is_feed_url(source: str) -> bool:
     """True for an ``http(s)://`` source, which is a feed; anything else is a directory."""

@@ -46,6 +46,7 @@ import httpx
 
 from bot.errors import ParseError, SourceError
 from bot.models import Page, Skipped
+from bot.rules.giturl import parse_git_url
 from bot.rules.sources import SourceSpec, parse_source
 from bot.rules.urls import redact_url
 from bot.sources.bounds import MAX_PATH_CHARS, bound_page, too_many_tags
@@ -57,7 +58,6 @@ from bot.sources.feed import (
     redirect_target,
 )
 from bot.sources.gitrun import GitRunner, auth_environment, redirected
-from bot.sources.giturl import SCHEMES, GitUrl, is_git, parse_git_url, valid_ref
 from bot.sources.pages import (
     MAX_PAGE_BYTES,
     PageFile,
@@ -67,14 +67,9 @@ from bot.sources.pages import (
 )
 
 __all__ = [
-    "SCHEMES",
     "GitRepository",
     "GitScan",
-    "GitUrl",
     "clone_directory",
-    "is_git",
-    "parse_git_url",
-    "valid_ref",
 ]
 
 log = logging.getLogger("bot.sources")
@@ -269,9 +264,7 @@ class GitRepository:
         origin = httpx.URL(remote)
         target = httpx.URL(remote + INFO_REFS)
         # The credentials as git sends them: to the repository's own host alone.
-        auth = SourceAuth(
-            self._credentials, host=origin.host, secure=origin.scheme == "https"
-        )
+        auth = SourceAuth(self._credentials, host=origin.host, secure=origin.scheme == "https")
         async with asyncio.timeout(PROBE_SECONDS), make_feed_client() as client:
             for _hop in range(MAX_REDIRECTS + 1):
                 base = target

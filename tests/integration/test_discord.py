@@ -27,7 +27,8 @@ from bot import render
 from bot.channels.discord.interactions import DiscordChannel
 from bot.channels.discord.rest import RestClient
 from bot.channels.discord.sender import DiscordSender
-from bot.channels.discord.spec import DISCORD, INSTALL, INTERACTIONS, DiscordSettings
+from bot.channels.discord.settings import DISCORD, DiscordSettings
+from bot.channels.discord.spec import INSTALL, INTERACTIONS
 from bot.commands import CommandCore, Defaults
 from bot.delivery.engine import Delivery
 from bot.errors import ChatGone, NotInChannel, PermanentError, RateLimited, TransientError

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.errors import SourceError
-from bot.sources.git import GitRepository, clone_directory, is_git, parse_git_url
+from bot.rules.giturl import is_git, parse_git_url
+from bot.sources.git import GitRepository, clone_directory
 from tests.fakes.git_server import GitServer, Wiki
 
 

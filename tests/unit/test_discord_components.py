@@ -13,7 +13,7 @@ import bot.channels.discord  # noqa: F401  (registers the renderer)
 from bot import render
 from bot.channels.discord import components
 from bot.channels.discord.payload import payload
-from bot.channels.discord.spec import DISCORD
+from bot.channels.discord.settings import DISCORD
 from bot.models import Button, Filter, Page, PageText, Reply
 from bot.render import toggle
 from bot.rules.digest import build_digest

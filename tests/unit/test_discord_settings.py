@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.channels.discord.spec import DiscordSettings, enabled
+from bot.channels.discord.settings import DiscordSettings, enabled
 from bot.channels.registry import settings_class
 from bot.errors import ConfigError
 from bot.settings import load_settings

@@ -10,7 +10,7 @@ from urllib.parse import quote
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.sources.giturl import parse_git_url, valid_ref
+from bot.rules.giturl import parse_git_url, valid_ref
 
 NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=12)
 REF = st.lists(NAME, min_size=1, max_size=4).map("/".join).filter(lambda r: r[0] != "-")

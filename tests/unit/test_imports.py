@@ -76,87 +76,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 
 # (importer, imported, why): an import running back up a layer, not moved yet. A prefix
 # covers the modules below it.
-ALLOWED_UPWARD: tuple[tuple[str, str, str], ...] = (
-    # bot/settings.py validates WIKI_SOURCES by the git sources' own parser (one rule of what
-    # a git source is); it goes when that parser moves down to bot.rules.
-    ("bot.settings", "bot.sources.git", "WIKI_SOURCES: is_git, parse_git_url"),
-)
+ALLOWED_UPWARD: tuple[tuple[str, str, str], ...] = ()
 
 # Circles of imports, each the sorted tuple of its modules, with why it stays for now.
-ALLOWED_CYCLES: dict[tuple[str, ...], str] = {
-    # spec.py opens the platform lazily (connect), and holds DiscordSettings, which connect
-    # and interactions read. Goes when the settings section has a module of its own, as the
-    # platforms' settings move into their packages.
-    (
-        "bot.channels.discord.connect",
-        "bot.channels.discord.interactions",
-        "bot.channels.discord.sender",
-        "bot.channels.discord.spec",
-    ): "DiscordSettings and DISCORD live in the spec that opens the platform",
-}
+ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
 
 # (importer, module) -> (its ``_private`` names the importer takes, why). Issue 40 item 3:
 # each such name is made public where it is shared, or kept inside its module.
-_TELEGRAM_CLIENT = "the bot's context and error helpers, shared by the whole package"
-_SLACK_CLIENT = "the Web API's error table and helpers, shared by the whole package"
 _COMMANDS_BASE = "the command context and the audit/answer helpers every area uses"
 ALLOWED_PRIVATE: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
-    ("bot.channels.slack.channel", "bot.channels.slack.client"): (
-        ("_APP_TOKEN_REJECTED", "_ERRORS"),
-        _SLACK_CLIENT,
-    ),
-    ("bot.channels.slack.channel", "bot.channels.slack.conversations"): (
-        ("_ephemeral", "_received"),
-        "the channel answers through the conversations' helpers",
-    ),
-    ("bot.channels.slack.channel", "bot.channels.slack.verify"): (
-        ("_unreadable",),
-        "the channel answers an unreadable body as verify decides",
-    ),
-    ("bot.channels.slack.conversations", "bot.channels.slack.client"): (
-        ("_ERRORS", "_retry_after"),
-        _SLACK_CLIENT,
-    ),
-    ("bot.channels.slack.handlers", "bot.channels.slack.client"): (
-        ("_ERRORS", "_error_code"),
-        _SLACK_CLIENT,
-    ),
-    ("bot.channels.slack.handlers", "bot.channels.slack.conversations"): (
-        ("_chat_ctx",),
-        "a button's chat context, built as a message's is",
-    ),
-    ("bot.channels.slack.sender", "bot.channels.slack.client"): (
-        ("_ERRORS", "_error_code", "_needed_scopes"),
-        _SLACK_CLIENT,
-    ),
-    ("bot.channels.telegram.buttons", "bot.channels.telegram.client"): (
-        ("_Context", "_topic_of"),
-        _TELEGRAM_CLIENT,
-    ),
-    ("bot.channels.telegram.buttons", "bot.channels.telegram.replies"): (
-        ("_caller",),
-        "who pressed a button, as who sent a message",
-    ),
-    ("bot.channels.telegram.channel", "bot.channels.telegram.client"): (
-        ("_App", "_Context", "_ctx", "_topic_of"),
-        _TELEGRAM_CLIENT,
-    ),
-    ("bot.channels.telegram.channel", "bot.channels.telegram.replies"): (
-        ("_caller",),
-        "who sent a message, as the replies read it",
-    ),
-    ("bot.channels.telegram.replies", "bot.channels.telegram.client"): (
-        ("_NOT_MODIFIED", "_ctx", "_topic_of"),
-        _TELEGRAM_CLIENT,
-    ),
-    ("bot.channels.telegram.replies", "bot.channels.telegram.sender"): (
-        ("_markup",),
-        "a reply's keyboard, built as a sent message's is",
-    ),
-    ("bot.channels.telegram.sender", "bot.channels.telegram.client"): (
-        ("_not_found",),
-        _TELEGRAM_CLIENT,
-    ),
     ("bot.commands.admin", "bot.commands.base"): (("_Context", "_record"), _COMMANDS_BASE),
     ("bot.commands.core", "bot.commands.base"): (
         ("_Context", "_answer", "_record"),

@@ -9,7 +9,7 @@ from typing import Any
 import bot.channels.registry  # noqa: F401  (the platforms' renderers)
 from bot import render
 from bot.channels.discord.payload import payload as discord_payload
-from bot.channels.discord.spec import DISCORD
+from bot.channels.discord.settings import DISCORD
 from bot.channels.slack.blocks import LINK_ACTION_ID
 from bot.channels.slack.payload import payload as slack_payload
 from bot.channels.telegram.payload import payload as telegram_payload

@@ -20,3 +20,5 @@ console is used; this package declares the platform (:mod:`.spec`, :mod:`.render
 from __future__ import annotations
 
 from bot.channels.console.spec import PLATFORM as PLATFORM
+
+__all__ = ["PLATFORM"]  # what bot.channels.registry loads

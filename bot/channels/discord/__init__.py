@@ -18,6 +18,8 @@ from bot.channels.discord.payload import DiscordPayload, payload
 from bot.channels.discord.spec import PLATFORM as PLATFORM
 from bot.models import Button, Digest, Outgoing, Reply
 
+__all__ = ["PLATFORM"]  # what bot.channels.registry loads
+
 
 def _messages(rendered: list[tuple[str, tuple[dict[str, object], ...]]]) -> list[Outgoing]:
     return [Outgoing(text=plain, payload=DiscordPayload(components=c)) for plain, c in rendered]

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from bot.channels.discord.interactions import DiscordChannel
 from bot.channels.discord.rest import RestClient
 from bot.channels.discord.sender import DiscordSender
-from bot.channels.discord.spec import INSTALL, INTERACTIONS, DiscordSettings
-from bot.channels.platform import Inbound, Opening
+from bot.channels.discord.settings import DiscordSettings
+from bot.channels.platform import Inbound, Opening, Route
 from bot.commands import CommandCore
 
 
@@ -18,6 +18,9 @@ class DiscordConnection:
     settings: DiscordSettings
     rest: RestClient
     sender: DiscordSender
+    # The spec's routes, given by it: this module never imports the spec.
+    interactions: Route
+    install: Route
 
     def inbound(self, core: CommandCore) -> Inbound:
         """The interactions endpoint on ``core``, and the install link."""
@@ -25,7 +28,10 @@ class DiscordConnection:
         return Inbound(
             channel=channel,
             running=lambda: channel.running,
-            routes={INTERACTIONS: channel.handle_request, INSTALL: channel.handle_install},
+            routes={
+                self.interactions: channel.handle_request,
+                self.install: channel.handle_install,
+            },
             auth_error=lambda: self.rest.auth_error,
         )
 
@@ -36,11 +42,19 @@ class DiscordConnection:
         await self.rest.close()
 
 
-def connect(opening: Opening) -> DiscordConnection:
+def connect(opening: Opening, *, interactions: Route, install: Route) -> DiscordConnection:
+    """The REST client and the sender of ``opening``'s settings; the channel on the spec's
+    ``interactions`` and ``install`` routes."""
     settings = opening.settings
     assert isinstance(settings, DiscordSettings) and settings.discord_bot_token is not None
     rest = RestClient(
         base_url=settings.discord_api_base_url,
         token=settings.discord_bot_token.get_secret_value(),
     )
-    return DiscordConnection(settings=settings, rest=rest, sender=DiscordSender(rest))
+    return DiscordConnection(
+        settings=settings,
+        rest=rest,
+        sender=DiscordSender(rest),
+        interactions=interactions,
+        install=install,
+    )

@@ -31,7 +31,7 @@ from bot.channels.discord import components
 from bot.channels.discord.commands import definitions, same, split_invocation
 from bot.channels.discord.rest import DiscordError, RestClient
 from bot.channels.discord.sender import message_body
-from bot.channels.discord.spec import DISCORD, DiscordSettings
+from bot.channels.discord.settings import DISCORD, DiscordSettings
 from bot.channels.discord.verify import (
     MAX_BODY_BYTES,
     SIGNATURE_MAX_AGE_SECONDS,

@@ -21,7 +21,7 @@ from bot.channels.discord.rest import (
     RestClient,
     describe_errors,
 )
-from bot.channels.discord.spec import DISCORD
+from bot.channels.discord.settings import DISCORD
 from bot.delivery.pacing import Pacing
 from bot.delivery.sender import Attempt, BaseSender
 from bot.errors import (

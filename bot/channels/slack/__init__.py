@@ -19,6 +19,8 @@ from bot.models import Button, Digest, Outgoing, Reply
 from bot.render import text
 from bot.render.toggle import ACTION_ID
 
+__all__ = ["PLATFORM"]  # what bot.channels.registry loads
+
 
 def _digest(digest: Digest) -> list[Outgoing]:
     # Each page a collapsible container; today's sections where a workspace refuses it.

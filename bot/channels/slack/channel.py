@@ -21,11 +21,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.channels.slack.blocks import LINK_ACTION_ID
 from bot.channels.slack.client import (
-    _APP_TOKEN_REJECTED,
-    _ERRORS,
     ACK_BUDGET_SECONDS,
     ACTION_ID_RE,
+    APP_TOKEN_REJECTED,
     BOT_SCOPES,
+    CALL_ERRORS,
     EVENT_RETRY_WINDOW_SECONDS,
     MAX_OAUTH_QUERY_CHARS,
     MAX_REMEMBERED_CONVERSATIONS,
@@ -38,10 +38,10 @@ from bot.channels.slack.client import (
     log,
     translate_error,
 )
-from bot.channels.slack.conversations import Conversation, Where, _ephemeral, _received, unescape
+from bot.channels.slack.conversations import Conversation, Where, ephemeral, received_at, unescape
 from bot.channels.slack.handlers import EventHandlers
 from bot.channels.slack.settings import SlackSettings
-from bot.channels.slack.verify import _unreadable, malformed_body, verify_signature
+from bot.channels.slack.verify import malformed_body, refuse_unreadable, verify_signature
 from bot.commands import Caller, CommandCore, registry, split_command
 from bot.delivery.pacing import Pacing
 from bot.delivery.replies import Replies
@@ -281,7 +281,7 @@ class SlackChannel(EventHandlers):
             return
         try:
             identity = await self._client.auth_test()
-        except _ERRORS as exc:
+        except CALL_ERRORS as exc:
             refused = translate_error(exc)
             if isinstance(refused, PlatformAuthFailed):
                 raise ConfigError(
@@ -313,9 +313,9 @@ class SlackChannel(EventHandlers):
         # a connection URL first, so that a rejected or unreachable token fails start-up.
         try:
             await self._client.apps_connections_open(app_token=token)
-        except _ERRORS as exc:
+        except CALL_ERRORS as exc:
             error = translate_error(exc)
-            if error.reason.split(":", 1)[0] in _APP_TOKEN_REJECTED:
+            if error.reason.split(":", 1)[0] in APP_TOKEN_REJECTED:
                 raise ConfigError(
                     "SLACK_APP_TOKEN", "was rejected by Slack; check the app-level token (xapp-)"
                 ) from None
@@ -410,11 +410,11 @@ class SlackChannel(EventHandlers):
                 headers=request.headers,  # type: ignore[arg-type]
             )
         except Exception as exc:
-            return _unreadable(type(exc).__name__)
+            return refuse_unreadable(type(exc).__name__)
         bolt_request.context["trendbot_received"] = received
         bolt_response = await self.app.async_dispatch(bolt_request)
         if bolt_response.status >= 500:
-            return _unreadable(f"status {bolt_response.status}")
+            return refuse_unreadable(f"status {bolt_response.status}")
         return await to_aiohttp_response(bolt_response)
 
     # Handlers (Bolt passes arguments by name) -------------------------------------------
@@ -438,7 +438,7 @@ class SlackChannel(EventHandlers):
             user_id=user_id,
         )
         if refusal is not None and not (conversation.where == Where.INVITE and name == "subscribe"):
-            await ack(**_ephemeral(refusal))
+            await ack(**ephemeral(refusal))
             return
         chat_id = conversation.chat_id
         if refusal is not None:  # a channel all the same: its chat is the channel's
@@ -460,14 +460,14 @@ class SlackChannel(EventHandlers):
         # always acknowledged at once and answered later.
         declared = registry.find(name)
         if declared is None or not declared.slow:
-            budget = self._ack_budget - (time.monotonic() - _received(context))
+            budget = self._ack_budget - (time.monotonic() - received_at(context))
             done, _ = await asyncio.wait({work}, timeout=max(budget, 0.0))
             if done:
                 reply = work.result().reply
                 if reply is None:
                     await ack()
                 else:
-                    await ack(**_ephemeral(reply))
+                    await ack(**ephemeral(reply))
                     await self._send_chart(
                         reply, conversation, channel_id=command.get("channel_id")
                     )

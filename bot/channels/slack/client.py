@@ -138,11 +138,15 @@ AUTH_RETRY_SECONDS = 60.0
 AMBIGUOUS_ERRORS = frozenset({"fatal_error", "internal_error"})
 # Slack could not take the call now; nothing happened.
 UNAVAILABLE_ERRORS = frozenset({"service_unavailable", "request_timeout"})
-_APP_TOKEN_REJECTED = frozenset(
+# The app-level token (Socket Mode's apps.connections.open) was refused: the socket cannot
+# connect until SLACK_APP_TOKEN is fixed.
+APP_TOKEN_REJECTED = frozenset(
     {"invalid_auth", "not_authed", "token_revoked", "account_inactive", "not_allowed_token_type"}
 )
 
-_ERRORS: tuple[type[BaseException], ...] = (SlackClientError, aiohttp.ClientError, TimeoutError)
+# What a Web API call raises: Slack's refusal, the connection's failure, the timeout. Each
+# goes through :func:`translate_error`.
+CALL_ERRORS: tuple[type[BaseException], ...] = (SlackClientError, aiohttp.ClientError, TimeoutError)
 # files.getUploadURLExternal alt_txt: longer is alt_txt_too_large
 # (https://docs.slack.dev/reference/methods/files.getUploadURLExternal, Errors).
 MAX_ALT_TEXT_CHARS = 1000
@@ -209,7 +213,8 @@ def make_client(
     )
 
 
-def _retry_after(headers: Mapping[str, Any] | None) -> float:
+def retry_after_seconds(headers: Mapping[str, Any] | None) -> float:
+    """A 429's ``Retry-After`` in seconds; :data:`DEFAULT_RETRY_AFTER_SECONDS` without one."""
     for name, value in (headers or {}).items():
         if name.lower() != "retry-after":
             continue
@@ -246,7 +251,7 @@ def translate_error(exc: BaseException) -> DeliveryError:
         data = getattr(response, "data", None)
         code = str(data.get("error") or "") if isinstance(data, dict) else ""
         if status == 429 or code == "ratelimited":
-            seconds = _retry_after(getattr(response, "headers", None))
+            seconds = retry_after_seconds(getattr(response, "headers", None))
             return RateLimited(f"ratelimited: retry after {seconds:g}s", retry_after=seconds)
         if code in AUTH_ERRORS:
             return PlatformAuthFailed(f"{code}: Slack refused the bot token", code=code)
@@ -274,7 +279,7 @@ def translate_error(exc: BaseException) -> DeliveryError:
 # ---------------------------------------------------------------------------- outbound
 
 
-def _needed_scopes(exc: BaseException) -> frozenset[str]:
+def needed_scopes(exc: BaseException) -> frozenset[str]:
     """The scopes a ``missing_scope`` answer says are needed (its ``needed`` field)."""
     data = getattr(getattr(exc, "response", None), "data", None)
     needed = data.get("needed") if isinstance(data, dict) else None
@@ -343,7 +348,7 @@ class SlackAuth:
             await asyncio.sleep(self._retry_seconds)
             try:
                 response = await self._client.auth_test()
-            except _ERRORS as exc:
+            except CALL_ERRORS as exc:
                 error = translate_error(exc)
                 if isinstance(error, PlatformAuthFailed):
                     self.error = error.code
@@ -359,15 +364,21 @@ class SlackAuth:
             log.info("slack: the bot token is accepted again; sending resumes")
 
 
-def _error_code(exc: SlackApiError) -> str:
+def error_code(exc: SlackApiError) -> str:
+    """Slack's ``error`` field of a refused call (``invalid_blocks``); empty without one."""
     data = getattr(exc.response, "data", None)
     return str(data.get("error") or "") if isinstance(data, dict) else ""
 
 
 __all__ = [
+    "APP_TOKEN_REJECTED",
     "BOT_EVENTS",
+    "CALL_ERRORS",
     "METHOD_SCOPES",
     "SlackAuth",
+    "error_code",
     "make_client",
+    "needed_scopes",
+    "retry_after_seconds",
     "translate_error",
 ]

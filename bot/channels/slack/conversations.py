@@ -24,7 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import render
 from bot.channels.slack.client import (
-    _ERRORS,
+    CALL_ERRORS,
     CHANNEL_NOT_FOUND,
     CHART_FILENAME,
     CONVERSATION_TIMEOUT_SECONDS,
@@ -35,8 +35,8 @@ from bot.channels.slack.client import (
     MAX_ALT_TEXT_CHARS,
     MAX_REMEMBERED_CONVERSATIONS,
     SlackAuth,
-    _retry_after,
     log,
+    retry_after_seconds,
     translate_error,
 )
 from bot.channels.slack.payload import payload
@@ -262,7 +262,7 @@ class ChannelBase:
             else:
                 log.info("slack: conversations.info failed: %s", translate_error(exc).reason)
             return guess
-        except _ERRORS as exc:
+        except CALL_ERRORS as exc:
             log.info("slack: conversations.info failed: %s", translate_error(exc).reason)
             return guess
         info = response.get("channel") or {}
@@ -356,7 +356,7 @@ class ChannelBase:
             async with asyncio.timeout(LOCALE_TIMEOUT_SECONDS):
                 api_client = self._api()
                 response = await api_client.users_info(user=user_id, include_locale=True)
-        except _ERRORS as exc:
+        except CALL_ERRORS as exc:
             log.debug("slack: no locale for a user: %s", translate_error(exc).reason)
             return None, None
         user = response.get("user") or {}
@@ -387,16 +387,16 @@ class ChannelBase:
         async def post() -> None:
             try:
                 if replace_original:
-                    answer = await respond(replace_original=True, **_ephemeral(reply))
+                    answer = await respond(replace_original=True, **ephemeral(reply))
                 else:
-                    answer = await respond(**_ephemeral(reply))
+                    answer = await respond(**ephemeral(reply))
             except (aiohttp.ClientError, TimeoutError) as exc:
                 raise TransientError(type(exc).__name__) from None
             except (SlackClientError, ValueError) as exc:
                 raise PermanentError(type(exc).__name__) from None
             status = getattr(answer, "status_code", 200)
             if status == 429:
-                seconds = _retry_after(getattr(answer, "headers", None))
+                seconds = retry_after_seconds(getattr(answer, "headers", None))
                 raise RateLimited(f"response_url answered {status}", retry_after=seconds)
             if status >= 500:
                 raise TransientError(f"response_url answered {status}")
@@ -439,11 +439,11 @@ class ChannelBase:
                 channel=str(channel_id),
                 initial_comment=chart.alt,
             )
-        except _ERRORS as exc:
+        except CALL_ERRORS as exc:
             log.warning(
                 "slack: could not upload a chart: %s",
                 translate_error(exc).reason,
-                extra=_chat_ctx(conversation.chat_id),
+                extra=log_extra(conversation.chat_id),
             )
 
 
@@ -456,11 +456,13 @@ def _guess(channel_id: str, channel_name: str, *, user_id: str) -> Conversation:
     return Conversation(Where.CHANNEL, channel_id)
 
 
-def _chat_ctx(channel: str) -> dict[str, str]:
+def log_extra(channel: str) -> dict[str, str]:
+    """The ``extra`` of a log line about one conversation."""
     return {"chat": f"slack:{channel}", "platform": "slack"}
 
 
-def _received(context: Mapping[str, Any]) -> float:
+def received_at(context: Mapping[str, Any]) -> float:
+    """When the request of a Bolt ``context`` arrived (``time.monotonic``); now if unknown."""
     value = context.get("trendbot_received")
     return float(value) if isinstance(value, int | float) else time.monotonic()
 
@@ -475,7 +477,8 @@ def _message(reply: Reply) -> Outgoing:
     return render.reply_messages(Platform.SLACK, reply)[0]
 
 
-def _ephemeral(reply: Reply) -> dict[str, Any]:
+def ephemeral(reply: Reply) -> dict[str, Any]:
+    """``reply`` as the fields of an ephemeral answer (an ack's or a response_url's)."""
     message = _message(reply)
     return {
         "response_type": "ephemeral",
@@ -485,5 +488,11 @@ def _ephemeral(reply: Reply) -> dict[str, Any]:
 
 
 __all__ = [
+    "ChannelBase",
+    "Conversation",
+    "Where",
+    "ephemeral",
+    "log_extra",
+    "received_at",
     "unescape",
 ]

@@ -19,18 +19,18 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import render
 from bot.channels.slack.client import (
-    _ERRORS,
     ARCHIVED_REASON,
     AWAITING_INVITE,
     AWAITING_INVITE_DAYS,
+    CALL_ERRORS,
     DELETED_REASON,
     INVITE_CODES,
     REFUSED_BLOCKS,
-    _error_code,
+    error_code,
     log,
     translate_error,
 )
-from bot.channels.slack.conversations import ChannelBase, _chat_ctx
+from bot.channels.slack.conversations import ChannelBase, log_extra
 from bot.channels.slack.payload import payload
 from bot.commands import Caller
 from bot.i18n import LANGUAGES, t
@@ -133,10 +133,10 @@ class EventHandlers(ChannelBase):
                 try:
                     await post(blocks=payload(part).blocks)
                 except SlackApiError as exc:
-                    if not payload(part).fallback_blocks or _error_code(exc) != REFUSED_BLOCKS:
+                    if not payload(part).fallback_blocks or error_code(exc) != REFUSED_BLOCKS:
                         raise
                     await post(blocks=payload(part).fallback_blocks)
-            except _ERRORS as exc:
+            except CALL_ERRORS as exc:
                 log.warning(
                     "slack: could not post a toggled digest: %s",
                     translate_error(exc).reason,
@@ -236,7 +236,7 @@ class EventHandlers(ChannelBase):
         if await self._core.chat_reachable(
             platform=Platform.SLACK, chat_id=channel, codes=INVITE_CODES
         ):
-            log.info("slack: invited to the channel; deliveries resume", extra=_chat_ctx(channel))
+            log.info("slack: invited to the channel; deliveries resume", extra=log_extra(channel))
         elif await self._core.chat_reachable(
             platform=Platform.SLACK,
             chat_id=channel,
@@ -244,7 +244,7 @@ class EventHandlers(ChannelBase):
             since=utcnow() - dt.timedelta(days=AWAITING_INVITE_DAYS),
         ):
             log.info(
-                "slack: invited to the channel; its subscription starts", extra=_chat_ctx(channel)
+                "slack: invited to the channel; its subscription starts", extra=log_extra(channel)
             )
 
     async def _on_home_opened(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
@@ -273,7 +273,7 @@ class EventHandlers(ChannelBase):
         try:
             await api_client.views_publish(user_id=user_id, view=view)
         except SlackApiError as exc:
-            log.warning("slack: the Home tab could not be shown: %s", _error_code(exc))
+            log.warning("slack: the Home tab could not be shown: %s", error_code(exc))
 
     async def _on_archived(self, event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """https://api.slack.com/events/channel_archive, .../group_archive."""
@@ -296,7 +296,7 @@ class EventHandlers(ChannelBase):
             codes=frozenset({ARCHIVED_REASON}),
             states=frozenset({ChatState.INACTIVE}),
         ):
-            log.info("slack: channel unarchived; deliveries resume", extra=_chat_ctx(channel))
+            log.info("slack: channel unarchived; deliveries resume", extra=log_extra(channel))
 
     async def _stopped(self, channel: str, *, reason: str) -> None:
         """The channel can take no more messages: its chat is inactive, its queue failed."""
@@ -306,7 +306,7 @@ class EventHandlers(ChannelBase):
             platform=Platform.SLACK, chat_id=channel, reason=reason, code=reason
         ):
             self._conversations.pop(channel, None)
-            log.info("slack: chat now inactive: %s", reason, extra=_chat_ctx(channel))
+            log.info("slack: chat now inactive: %s", reason, extra=log_extra(channel))
 
     async def _reachable(
         self, req: AsyncBoltRequest, next: Callable[[], Awaitable[None]]
@@ -361,7 +361,7 @@ class EventHandlers(ChannelBase):
     async def _tell(self, context: Any, text: str) -> None:
         try:
             await context.respond(text)
-        except _ERRORS as exc:
+        except CALL_ERRORS as exc:
             log.warning(
                 "slack: could not answer through response_url: %s",
                 translate_error(exc).reason,

@@ -9,13 +9,13 @@ from slack_sdk.errors import SlackApiError, SlackTokenRotationError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.channels.slack.client import (
-    _ERRORS,
+    CALL_ERRORS,
     REFUSED_BLOCKS,
     RESEND_TIMEOUT_SECONDS,
     SlackAuth,
-    _error_code,
-    _needed_scopes,
+    error_code,
     log,
+    needed_scopes,
     translate_error,
 )
 from bot.channels.slack.payload import payload
@@ -121,10 +121,10 @@ class SlackSender(BaseSender):
             response = await self._post(
                 message, channel=chat_id, thread=thread, workspace="", api_client=api_client
             )
-        except _ERRORS as exc:
+        except CALL_ERRORS as exc:
             error = translate_error(exc)
             if isinstance(error, PlatformAuthFailed):
-                self.auth.refused(error.code, needed=_needed_scopes(exc))
+                self.auth.refused(error.code, needed=needed_scopes(exc))
             raise error from None
         ts = response.get("ts")
         return str(ts) if ts else None
@@ -161,7 +161,7 @@ class SlackSender(BaseSender):
             raise TransientError(f"{UNREADABLE_REASON} ({team})") from None
         except SlackTokenRotationError:
             raise TransientError("token_refresh_failed: Slack refused the refresh") from None
-        except _ERRORS as exc:
+        except CALL_ERRORS as exc:
             raise TransientError(f"token_refresh: {translate_error(exc).reason}") from None
         if token is None:
             raise ChatGone(
@@ -176,7 +176,7 @@ class SlackSender(BaseSender):
                 token=token,
                 api_client=api_client,
             )
-        except _ERRORS as exc:
+        except CALL_ERRORS as exc:
             error = translate_error(exc)
             if isinstance(error, PlatformAuthFailed):
                 self._workspaces.forget(enterprise_id=None, team_id=team)
@@ -216,7 +216,7 @@ class SlackSender(BaseSender):
                 **extra, **_post_args(message, channel=channel, thread=thread)
             )
         except SlackApiError as exc:
-            if not fallback or _error_code(exc) != REFUSED_BLOCKS:
+            if not fallback or error_code(exc) != REFUSED_BLOCKS:
                 raise
         response = await api_client.chat_postMessage(
             **extra, **_post_args(message, channel=channel, thread=thread, blocks=fallback)

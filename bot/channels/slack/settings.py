@@ -231,3 +231,10 @@ def slack_settings(settings: Settings) -> SlackSettings | None:
 def enabled(settings: Settings) -> bool:
     found = slack_settings(settings)
     return found is not None and found.slack_enabled
+
+
+__all__ = [
+    "SlackSettings",
+    "enabled",
+    "slack_settings",
+]

@@ -224,7 +224,8 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _unreadable(what: str) -> web.Response:
+def refuse_unreadable(what: str) -> web.Response:
+    """The 400 for a signed request Bolt could not read (``what`` says why), logged."""
     log.warning(
         "slack: signed request refused (400): Bolt could not read it (%s)",
         what,
@@ -235,5 +236,6 @@ def _unreadable(what: str) -> web.Response:
 
 __all__ = [
     "malformed_body",
+    "refuse_unreadable",
     "verify_signature",
 ]

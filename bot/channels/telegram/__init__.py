@@ -22,16 +22,18 @@ from bot.channels.telegram.spec import PLATFORM as PLATFORM
 from bot.models import Button, Digest, Outgoing, Reply
 from bot.render import text
 
+__all__ = ["PLATFORM"]  # what bot.channels.registry loads
+
 
 def _digest(digest: Digest) -> list[Outgoing]:
     parts = [
         Outgoing(text=h, payload=TelegramPayload(markup=m))
         for h, m in html.render_digest_parts(digest)
     ]
-    return with_rich(parts, rich.render_digest(digest))
+    return _with_rich(parts, rich.render_digest(digest))
 
 
-def with_rich(parts: list[Outgoing], rich: str | None) -> list[Outgoing]:
+def _with_rich(parts: list[Outgoing], rich: str | None) -> list[Outgoing]:
     """``parts`` with the rich message that says all of them: on the first, and the others
     marked as covered by it (see :class:`TelegramPayload`)."""
     if rich is None or not parts:

@@ -13,9 +13,9 @@ from telegram import (
 )
 
 from bot import render
-from bot.channels.telegram.client import VOTE_TOAST_WAIT_SECONDS, _Context, _topic_of
+from bot.channels.telegram.client import VOTE_TOAST_WAIT_SECONDS, HandlerContext, topic_of
 from bot.channels.telegram.payload import payload
-from bot.channels.telegram.replies import ChannelReplies, _caller
+from bot.channels.telegram.replies import ChannelReplies, caller_of
 from bot.commands import FEEDBACK_RESET, TOGGLE, Caller
 from bot.commands.broadcast import CANCEL as BROADCAST_CANCEL
 from bot.commands.broadcast import SEND as BROADCAST_SEND
@@ -32,7 +32,7 @@ from bot.render import toggle, votes
 class ButtonHandlers(ChannelReplies):
     """The callback queries of :class:`~bot.channels.telegram.channel.TelegramChannel`."""
 
-    async def _on_callback(self, update: Update, _context: _Context) -> None:
+    async def _on_callback(self, update: Update, _context: HandlerContext) -> None:
         """A button press: answered first, then acted on.
 
         Telegram shows a spinner until the query is answered and refuses an answer that
@@ -53,9 +53,9 @@ class ButtonHandlers(ChannelReplies):
         async def can_manage() -> bool:
             return await self._can_manage(chat.id, user.id)
 
-        caller = _caller(
+        caller = caller_of(
             chat,
-            topic=_topic_of(message),
+            topic=topic_of(message),
             user_id=user.id,
             language_code=user.language_code,
             can_manage=can_manage,
@@ -82,7 +82,7 @@ class ButtonHandlers(ChannelReplies):
         except Exception:
             self._log_failure("button", chat.id)
             await self._reply(
-                chat.id, Reply(lang, t(lang, "cmd.error")), thread_id=_topic_of(message)
+                chat.id, Reply(lang, t(lang, "cmd.error")), thread_id=topic_of(message)
             )
             return
         if reply is None or refusal is not None or isinstance(reply, Toast):
@@ -144,11 +144,11 @@ class ButtonHandlers(ChannelReplies):
         except Exception:
             self._log_failure("toggle", message.chat.id)
             await self._reply(
-                message.chat.id, Reply(lang, t(lang, "cmd.error")), thread_id=_topic_of(message)
+                message.chat.id, Reply(lang, t(lang, "cmd.error")), thread_id=topic_of(message)
             )
             return
         if isinstance(answer, Reply):
-            await self._reply(message.chat.id, answer, thread_id=_topic_of(message))
+            await self._reply(message.chat.id, answer, thread_id=topic_of(message))
             return
         back = toggle.back(answer.digest, answer.row_id)
         parts = toggle.with_toggle(
@@ -165,7 +165,7 @@ class ButtonHandlers(ChannelReplies):
             await self._send_reply(
                 message.chat.id,
                 replace(part, payload=replace(payload(part), rich=None, rich_covered=False)),
-                thread_id=_topic_of(message),
+                thread_id=topic_of(message),
             )
 
     async def _refusal(self, caller: Caller, data: str, *, lang: str) -> str | None:

@@ -7,7 +7,7 @@ import hmac
 import json
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 from telegram import (
     Bot,
@@ -23,6 +23,7 @@ from telegram import (
 )
 from telegram import error as tg_error
 from telegram.ext import (
+    Application,
     ApplicationBuilder,
     BaseUpdateProcessor,
     CallbackQueryHandler,
@@ -39,15 +40,14 @@ from bot.channels.telegram.client import (
     LONG_POLL_SECONDS,
     MAX_COMMAND_DESCRIPTION,
     SEEN_UPDATES_MAX,
-    _App,
-    _Context,
-    _ctx,
-    _topic_of,
+    HandlerContext,
     log,
+    log_extra,
     redact,
+    topic_of,
     translate_error,
 )
-from bot.channels.telegram.replies import _caller
+from bot.channels.telegram.replies import caller_of
 from bot.channels.telegram.settings import TelegramSettings
 from bot.commands import Caller, CommandCore, registry
 from bot.delivery.pacing import Pacing
@@ -62,8 +62,7 @@ from bot.models import (
     Reply,
 )
 
-# ---------------------------------------------------------------------------- outbound
-
+_App: TypeAlias = Application[Any, Any, Any, Any, Any, Any]
 
 # ---------------------------------------------------------------------------- inbound
 
@@ -300,7 +299,7 @@ class TelegramChannel(ButtonHandlers):
 
     # Handlers ---------------------------------------------------------------------------
 
-    async def _on_command(self, update: Update, _context: _Context) -> None:
+    async def _on_command(self, update: Update, _context: HandlerContext) -> None:
         message = update.message
         if message is None or message.text is None or not self._from_person(message):
             return
@@ -311,7 +310,7 @@ class TelegramChannel(ButtonHandlers):
             return
         await self._run(message, lambda caller: self._core.handle(caller, text))
 
-    async def _on_text(self, update: Update, _context: _Context) -> None:
+    async def _on_text(self, update: Update, _context: HandlerContext) -> None:
         message = update.message
         if message is None or not self._from_person(message):
             return
@@ -319,13 +318,13 @@ class TelegramChannel(ButtonHandlers):
 
     async def _run(self, message: Message, command: Callable[[Caller], Awaitable[Reply]]) -> None:
         chat, user = message.chat, message.from_user
-        topic = _topic_of(message)
+        topic = topic_of(message)
         if user is None or user.is_bot:  # an anonymous administrator: the group itself
 
             async def group_itself() -> bool:
                 return True
 
-            caller = _caller(
+            caller = caller_of(
                 chat, topic=topic, user_id=chat.id, language_code=None, can_manage=group_itself
             )
         else:
@@ -334,7 +333,7 @@ class TelegramChannel(ButtonHandlers):
             async def can_manage() -> bool:
                 return await self._can_manage(chat.id, user_id)
 
-            caller = _caller(
+            caller = caller_of(
                 chat,
                 topic=topic,
                 user_id=user_id,
@@ -350,7 +349,7 @@ class TelegramChannel(ButtonHandlers):
                 reply = Reply(lang, t(lang, "cmd.error"))
             await self._reply(chat.id, reply, thread_id=topic)
 
-    async def _on_migrate(self, update: Update, _context: _Context) -> None:
+    async def _on_migrate(self, update: Update, _context: HandlerContext) -> None:
         """A group became a supergroup: its chat moves to the new id at once.
 
         Telegram posts two service messages, ``migrate_to_chat_id`` in the old group and
@@ -369,9 +368,9 @@ class TelegramChannel(ButtonHandlers):
         if await self._core.chat_moved(
             platform=Platform.TELEGRAM, old_chat_id=str(old), new_chat_id=str(new)
         ):
-            log.info("telegram: group became supergroup %s; chat moved", new, extra=_ctx(old))
+            log.info("telegram: group became supergroup %s; chat moved", new, extra=log_extra(old))
 
-    async def _on_my_chat_member(self, update: Update, _context: _Context) -> None:
+    async def _on_my_chat_member(self, update: Update, _context: HandlerContext) -> None:
         change = update.my_chat_member
         if change is None:
             return
@@ -380,9 +379,11 @@ class TelegramChannel(ButtonHandlers):
             return  # (re-)added: a later subscribe or resume makes the chat active again
         chat_id = str(change.chat.id)
         if await self._core.removed_from_chat(platform=Platform.TELEGRAM, chat_id=chat_id):
-            log.info("telegram: bot removed from chat; chat is now inactive", extra=_ctx(chat_id))
+            log.info(
+                "telegram: bot removed from chat; chat is now inactive", extra=log_extra(chat_id)
+            )
 
-    async def _on_error(self, update: object, context: _Context) -> None:
+    async def _on_error(self, update: object, context: HandlerContext) -> None:
         exc = context.error
         log.error(
             "telegram: unhandled error: %s: %s",

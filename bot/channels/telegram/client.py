@@ -25,10 +25,7 @@ from telegram import (
     Message,
 )
 from telegram import error as tg_error
-from telegram.ext import (
-    Application,
-    ContextTypes,
-)
+from telegram.ext import ContextTypes
 from telegram.warnings import PTBDeprecationWarning
 
 from bot.channels.telegram.request import AiohttpRequest
@@ -123,13 +120,14 @@ _TOPIC_CLOSED_MARKERS = ("topic_closed",)
 _TOPIC_GONE_MARKERS = ("message thread not found", "topic_deleted", "topic_id_invalid")
 _TOKEN_IN_TEXT = re.compile(r"\d{3,20}(?::|%3[aA])[A-Za-z0-9_-]{10,}")
 _REDACTED = "[token]"
+# A BadRequest text (lower case): an edit that would leave the message as it is.
 _NOT_MODIFIED = "message is not modified"
 # Transport timeouts before a request went out: no connection was had (httpx: connecting or
 # waiting for the pool; aiohttp: both are its connect timeout).
 _UNSENT_TIMEOUTS = (httpx.ConnectTimeout, httpx.PoolTimeout, aiohttp.ConnectionTimeoutError)
 
-_App: TypeAlias = Application[Any, Any, Any, Any, Any, Any]
-_Context: TypeAlias = ContextTypes.DEFAULT_TYPE
+# What python-telegram-bot passes every handler beside the update.
+HandlerContext: TypeAlias = ContextTypes.DEFAULT_TYPE
 
 
 # ---------------------------------------------------------------------------- the bot
@@ -213,7 +211,7 @@ def topic_chat_id(chat_id: int, thread_id: int | None) -> str:
     return str(chat_id) if thread_id is None else f"{chat_id}{TOPIC_SEPARATOR}{thread_id}"
 
 
-def _topic_of(message: Message) -> int | None:
+def topic_of(message: Message) -> int | None:
     """The forum topic a message is in; None outside forums and in the General topic.
 
     Replies in an ordinary supergroup carry a ``message_thread_id`` too; only
@@ -233,7 +231,13 @@ def _retry_after_seconds(exc: tg_error.RetryAfter) -> float:
     return max(seconds, MIN_RETRY_AFTER_SECONDS)
 
 
-def _not_found(exc: tg_error.TelegramError) -> bool:
+def is_not_modified(exc: tg_error.TelegramError) -> bool:
+    """A 400 for an edit that changes nothing: the message already reads so, which is no
+    failure."""
+    return isinstance(exc, tg_error.BadRequest) and _NOT_MODIFIED in str(exc).lower()
+
+
+def is_not_found(exc: tg_error.TelegramError) -> bool:
     """A 404 ``Not Found``: a method the Bot API server does not have. Posted through the
     bot's request object, python-telegram-bot raises ``InvalidToken`` with the server's
     text (a 401 says ``Unauthorized``); through ``Bot.do_api_request``, ``EndPointNotFound``
@@ -262,7 +266,7 @@ def translate_error(
     the reason names where python-telegram-bot's error alone would mislead (a 404).
     """
     text = redact(str(exc), token)
-    if _not_found(exc):
+    if is_not_found(exc):
         # python-telegram-bot raises InvalidToken for a 404 as for a 401, but Telegram
         # answers 404 for a method this Bot API server does not have (or an address that is
         # no Bot API): the token is not what failed. Sending stops all the same and the
@@ -314,7 +318,8 @@ def translate_error(
     return TransientError(f"telegram: {text}", code="telegram")  # e.g. an unreadable answer
 
 
-def _ctx(chat_id: int | str) -> dict[str, object]:
+def log_extra(chat_id: int | str) -> dict[str, object]:
+    """The ``extra`` of a log line about one chat."""
     return {"chat": f"telegram:{chat_id}", "platform": "telegram"}
 
 
@@ -322,10 +327,15 @@ __all__ = [
     "ALLOWED_UPDATES",
     "GROUP_CHAT_INTERVAL",
     "PRIVATE_CHAT_INTERVAL",
+    "HandlerContext",
     "close_bot",
+    "is_not_found",
+    "is_not_modified",
+    "log_extra",
     "make_bot",
     "redact",
     "split_chat_id",
     "topic_chat_id",
+    "topic_of",
     "translate_error",
 ]

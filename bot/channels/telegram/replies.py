@@ -24,7 +24,6 @@ from telegram.constants import ParseMode
 
 from bot import render
 from bot.channels.telegram.client import (
-    _NOT_MODIFIED,
     ADMIN_CACHE_MAX,
     ADMIN_CACHE_SECONDS,
     CHART_FILENAME,
@@ -32,15 +31,16 @@ from bot.channels.telegram.client import (
     MAX_ALERT_CHARS,
     MAX_CAPTION_CHARS,
     PRIVATE_CHAT_INTERVAL,
-    _ctx,
-    _topic_of,
+    is_not_modified,
     log,
+    log_extra,
     redact,
     topic_chat_id,
+    topic_of,
     translate_error,
 )
 from bot.channels.telegram.payload import payload
-from bot.channels.telegram.sender import _markup, post_message
+from bot.channels.telegram.sender import keyboard_markup, post_message
 from bot.channels.telegram.settings import TelegramSettings
 from bot.commands import Caller, CommandCore
 from bot.delivery.replies import Replies
@@ -80,7 +80,7 @@ class ChannelReplies:
             "telegram: %s failed: %s",
             what,
             redact(f"{type(exc).__name__}: {exc}", self._token),
-            extra={**_ctx(chat_id), "error": redact(trace, self._token)},
+            extra={**log_extra(chat_id), "error": redact(trace, self._token)},
         )
 
     def _fallback_lang(self, caller: Caller) -> str:
@@ -161,15 +161,15 @@ class ChannelReplies:
                 message_id=message_id,
                 parse_mode=None if first.plain else ParseMode.HTML,
                 link_preview_options=LinkPreviewOptions(is_disabled=True),
-                reply_markup=_markup(markup),
+                reply_markup=keyboard_markup(markup),
             )
         except tg_error.BadRequest as exc:
-            if _NOT_MODIFIED not in str(exc).lower():
+            if not is_not_modified(exc):
                 log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
         except tg_error.TelegramError as exc:
             log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
         for part in rest:
-            await self._send_reply(chat_id, part, thread_id=_topic_of(message))
+            await self._send_reply(chat_id, part, thread_id=topic_of(message))
 
     async def _edit_rich(self, message: Message, part: Outgoing) -> bool:
         """A rich message edited in place: ``editMessageText`` takes ``rich_message``
@@ -188,7 +188,7 @@ class ChannelReplies:
                 api_kwargs={"rich_message": payload(part).rich},
             )
         except tg_error.BadRequest as exc:
-            if _NOT_MODIFIED in str(exc).lower():
+            if is_not_modified(exc):
                 return True
             log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
             return False
@@ -205,10 +205,10 @@ class ChannelReplies:
                 message_id=message.message_id,
                 parse_mode=None if first.plain else ParseMode.HTML,
                 link_preview_options=LinkPreviewOptions(is_disabled=True),
-                reply_markup=_markup(payload(first).markup),
+                reply_markup=keyboard_markup(payload(first).markup),
             )
         except tg_error.BadRequest as exc:
-            if _NOT_MODIFIED not in str(exc).lower():
+            if not is_not_modified(exc):
                 log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
         except tg_error.TelegramError as exc:
             log.warning("telegram: could not edit a message: %s", redact(str(exc), self._token))
@@ -227,7 +227,7 @@ class ChannelReplies:
             log.info("telegram: could not answer a button: %s", redact(str(exc), self._token))
 
 
-def _caller(
+def caller_of(
     chat: Chat,
     *,
     topic: int | None,
@@ -235,6 +235,8 @@ def _caller(
     language_code: str | None,
     can_manage: Callable[[], Awaitable[bool]],
 ) -> Caller:
+    """Who wrote in ``chat`` (or its forum ``topic``) or pressed a button there, for the
+    command core; ``can_manage`` is asked only in groups."""
     group = chat.type != Chat.PRIVATE  # group, supergroup or channel
     return Caller(
         platform=Platform.TELEGRAM,

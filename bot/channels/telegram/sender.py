@@ -23,7 +23,7 @@ from bot.channels.telegram.client import (
     RESEND_READ_TIMEOUT,
     RICH_REFUSALS_FOR_ALL,
     RichMode,
-    _not_found,
+    is_not_found,
     log,
     redact,
     split_chat_id,
@@ -190,7 +190,7 @@ class TelegramSender(BaseSender):
             self._refused(key, everywhere=False, reason=redact(str(exc), self._bot.token))
             return None
         except (tg_error.EndPointNotFound, tg_error.InvalidToken) as exc:
-            if not _not_found(exc):
+            if not is_not_found(exc):
                 raise  # 401: the token itself
             self._refused(key, everywhere=True, reason=redact(str(exc), self._bot.token))
             return None
@@ -275,7 +275,7 @@ async def send_outgoing(
         message.text,
         parse_mode=None if message.plain else ParseMode.HTML,
         link_preview_options=_NO_PREVIEW,
-        reply_markup=_markup(payload(message).markup),
+        reply_markup=keyboard_markup(payload(message).markup),
         message_thread_id=thread_id,
     )
 
@@ -290,12 +290,14 @@ def _timeouts(read_timeout: float | None) -> dict[str, float]:
     return {} if read_timeout is None else {"read_timeout": read_timeout}
 
 
-def _markup(markup: dict[str, object] | None) -> InlineKeyboardMarkup | None:
+def keyboard_markup(markup: dict[str, object] | None) -> InlineKeyboardMarkup | None:
+    """A payload's ``markup`` as python-telegram-bot's keyboard; None when there is none."""
     return InlineKeyboardMarkup.de_json(markup, None) if markup else None
 
 
 __all__ = [
     "TelegramSender",
+    "keyboard_markup",
     "post_message",
     "send_outgoing",
 ]

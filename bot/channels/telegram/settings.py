@@ -123,3 +123,11 @@ def bot_token(settings: Settings) -> SecretStr | None:
     """``TELEGRAM_BOT_TOKEN``, None where Telegram is not configured."""
     found = telegram_settings(settings)
     return None if found is None else found.telegram_bot_token
+
+
+__all__ = [
+    "TelegramSettings",
+    "bot_token",
+    "enabled",
+    "telegram_settings",
+]

@@ -2,4 +2,6 @@
 
 from pathlib import Path
 
+__all__ = ["MIGRATIONS"]
+
 MIGRATIONS = Path(__file__).parent  # Alembic's script_location

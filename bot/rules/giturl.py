@@ -6,7 +6,8 @@
     git+ssh://git@host/org/wiki.git@feature/x
     git+file:///srv/wiki.git
 
-A malformed one stops start-up with a line naming ``WIKI_SOURCES`` (bot/settings.py).
+A malformed one stops start-up with a line naming ``WIKI_SOURCES`` (bot/settings.py); the
+git fetcher (bot/sources/git.py) reads a valid one the same way.
 """
 
 from __future__ import annotations
@@ -16,6 +17,14 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from bot.rules.urls import redact_url
+
+__all__ = [
+    "SCHEMES",
+    "GitUrl",
+    "is_git",
+    "parse_git_url",
+    "valid_ref",
+]
 
 SCHEMES = ("git+https", "git+http", "git+ssh", "git+file")
 # What git's check-ref-format(1) refuses in a branch or tag name, beside control characters.
