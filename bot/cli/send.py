@@ -31,6 +31,7 @@ async def digest(settings: Settings, args: argparse.Namespace) -> int:
     from bot.service import send_once
     from bot.store import chats as chat_store
     from bot.store import outbox
+    from bot.store import standing as progress
     from bot.store.engine import reader
     from bot.util import settle_heap, utcnow
 
@@ -49,10 +50,10 @@ async def digest(settings: Settings, args: argparse.Namespace) -> int:
             retried = await outbox.retry_failed(conn, chat_pks=chat_pks)
         planned = await app.planner.plan_now(chat_pks=chat_pks)
         async with reader(app.engine).connect() as conn:
-            row_ids = await outbox.due_ids(conn, now=utcnow(), chat_pks=chat_pks)
+            row_ids = await progress.due_ids(conn, now=utcnow(), chat_pks=chat_pks)
         handover = await send_once(app, say=_say, row_ids=row_ids, chat_pks=chat_pks)
         async with reader(app.engine).connect() as conn:
-            done = await outbox.standing(conn, row_ids=row_ids, now=utcnow())
+            done = await progress.standing(conn, row_ids=row_ids, now=utcnow())
             left, _ = await outbox.pending(conn, chat_pks=chat_pks)
     print(
         digest_summary(
@@ -86,7 +87,7 @@ def digest_summary(
     """What ``digest --now`` planned and what became of it, in numbers that add up.
 
     ``took``: the messages the command set out to send (those it planned and retried, and
-    any others already due); ``done``: where they stand now (an ``outbox.Standing``);
+    any others already due); ``done``: where they stand now (a ``bot.store.standing.Standing``);
     ``left``: every message still queued; ``sent_here``: the messages this process sent
     itself (those sent besides, a running ``trendbot run`` sent); ``run_sending``: a run
     was sending when the command stopped waiting, so what is still to send is handed over

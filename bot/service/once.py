@@ -20,7 +20,7 @@ from bot.delivery.claims import (
 )
 from bot.delivery.recording import DB_RETRY_FIRST_SECONDS, DB_RETRY_MAX_SECONDS
 from bot.ops.leader import RENEW_SECONDS, Leases, services_present
-from bot.store import outbox
+from bot.store import standing as progress
 from bot.store.engine import reader
 from bot.util import utcnow
 
@@ -78,7 +78,7 @@ async def send_once(
         # Soon due counts as due: a dead worker's claims come back held a few seconds.
         soon = utcnow() + dt.timedelta(seconds=ahead)
         async with reader(app.engine).connect() as conn:
-            return await outbox.due_count(
+            return await progress.due_count(
                 conn, now=soon, up_to_id=up_to_id, chat_pks=chat_pks, broadcast=broadcast
             )
 

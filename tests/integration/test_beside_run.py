@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.ops.leader import LEASE_SECONDS, Leases, live_services, one_shots_sending
 from bot.payloads import Notice
 from bot.store import outbox, queueing
+from bot.store import standing as progress
 from bot.store.schema import chats
 from bot.store.schema import outbox as outbox_table
 from bot.util import utcnow
@@ -304,12 +305,12 @@ async def test_where_a_commands_messages_stand(engine: AsyncEngine) -> None:
         await outbox.hold(conn, row_id=ids[6], error="no answer", attempts=2, unknown=True, now=now)
     assert [r.id for r in claimed] == [ids[0]]  # being sent: still to send now
     async with engine.connect() as conn:
-        assert await outbox.due_ids(conn, now=now) == [ids[0], ids[4], ids[5]]
-        assert await outbox.due_ids(conn, now=now, chat_pks=[pks[4]]) == [ids[4]]
-        assert await outbox.standing(conn, row_ids=ids, now=now) == outbox.Standing(
+        assert await progress.due_ids(conn, now=now) == [ids[0], ids[4], ids[5]]
+        assert await progress.due_ids(conn, now=now, chat_pks=[pks[4]]) == [ids[4]]
+        assert await progress.standing(conn, row_ids=ids, now=now) == progress.Standing(
             sent=1, failed=1, due=3, later=1, held=1
         )
-        assert await outbox.due_count(conn, now=now) == 3
-        assert await outbox.due_count(conn, now=now, up_to_id=ids[4]) == 2
-        assert await outbox.due_count(conn, now=now, chat_pks=[pks[3], pks[5]]) == 1
-        assert await outbox.due_count(conn, now=now + dt.timedelta(minutes=6)) == 4
+        assert await progress.due_count(conn, now=now) == 3
+        assert await progress.due_count(conn, now=now, up_to_id=ids[4]) == 2
+        assert await progress.due_count(conn, now=now, chat_pks=[pks[3], pks[5]]) == 1
+        assert await progress.due_count(conn, now=now + dt.timedelta(minutes=6)) == 4

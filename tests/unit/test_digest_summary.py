@@ -10,7 +10,7 @@ import re
 import pytest
 
 from bot.cli.send import digest_summary
-from bot.store.outbox import Standing
+from bot.store.standing import Standing
 
 
 @pytest.mark.parametrize(
