@@ -99,7 +99,6 @@ ALLOWED_CYCLES: dict[tuple[str, ...], str] = {
 # each such name is made public where it is shared, or kept inside its module.
 _TELEGRAM_CLIENT = "the bot's context and error helpers, shared by the whole package"
 _SLACK_CLIENT = "the Web API's error table and helpers, shared by the whole package"
-_COMMANDS_BASE = "the command context and the audit/answer helpers every area uses"
 ALLOWED_PRIVATE: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
     ("bot.channels.slack.channel", "bot.channels.slack.client"): (
         ("_APP_TOKEN_REJECTED", "_ERRORS"),
@@ -157,21 +156,6 @@ ALLOWED_PRIVATE: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
         ("_not_found",),
         _TELEGRAM_CLIENT,
     ),
-    ("bot.commands.admin", "bot.commands.base"): (("_Context", "_record"), _COMMANDS_BASE),
-    ("bot.commands.core", "bot.commands.base"): (
-        ("_Context", "_answer", "_record"),
-        _COMMANDS_BASE,
-    ),
-    ("bot.commands.destinations", "bot.commands.base"): (("_Context",), _COMMANDS_BASE),
-    ("bot.commands.digests", "bot.commands.base"): (("_Context", "_record"), _COMMANDS_BASE),
-    ("bot.commands.feedback", "bot.commands.base"): (
-        ("_Context", "_answer", "_record"),
-        _COMMANDS_BASE,
-    ),
-    ("bot.commands.help", "bot.commands.base"): (("_Context",), _COMMANDS_BASE),
-    ("bot.commands.schedule", "bot.commands.base"): (("_Context",), _COMMANDS_BASE),
-    ("bot.commands.settings_page", "bot.commands.base"): (("_record",), _COMMANDS_BASE),
-    ("bot.commands.subscription", "bot.commands.base"): (("_Context",), _COMMANDS_BASE),
 }
 
 
