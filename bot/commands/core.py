@@ -66,10 +66,9 @@ from bot.store import teams as team_store
 from bot.store import topics as topic_store
 from bot.store.engine import reader
 
-log = logging.getLogger("bot.commands")
-
-
 __all__ = ["CommandCore"]
+
+log = logging.getLogger("bot.commands")
 
 
 class CommandCore:

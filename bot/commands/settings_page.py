@@ -1,5 +1,7 @@
 """The settings page's side of the command core: the link a ``settings`` reply offers,
-what the page shows, its live preview, and saving it.
+what the page shows, its live preview, and saving it. Each is a function over the core's
+:class:`~bot.commands.base.Ports`; the web routes call them through the core, which passes
+them on.
 
 Saving goes where ``import`` goes: the page's fields become one settings line
 (:func:`bot.matching.transfer.line_of`), checked whole by :func:`~bot.matching.transfer.import_line`
