@@ -4,7 +4,7 @@
 its area's module; :mod:`bot.commands.core` runs them, handing each the ports of
 :mod:`bot.commands.base`. The core names no area: this package imports every module of
 it, below, so each area has declared its commands and buttons before a command runs. A new
-area is a new module here, and nothing else.
+area is a new module here (and its texts in the catalogues): no other module changes.
 
 The names below are the package's public face: what the channels, the web routes, the
 application and the tests take from it. An area's own names are imported from its module
