@@ -1,10 +1,20 @@
 """The chat commands: one core for Telegram, Slack and the console, and a module per area.
 
-:mod:`bot.commands.registry` declares every command once; :mod:`bot.commands.core` runs
-them; each other module holds one area's handlers and declares its commands beside them.
-The names below are the package's public surface.
+:mod:`bot.commands.registry` declares every command and button once, beside its handler in
+its area's module; :mod:`bot.commands.core` runs them, handing each the ports of
+:mod:`bot.commands.base`. The core names no area: this package imports every module of
+it, below, so each area has declared its commands and buttons before a command runs. A new
+area is a new module here (and its texts in the catalogues): no other module changes.
+
+The names below are the package's public face: what the channels, the web routes, the
+application and the tests take from it. An area's own names are imported from its module
+(``bot.commands.schedule``, ``bot.commands.settings_page``...), each with its ``__all__``.
 """
 
+import importlib
+import pkgutil
+
+from bot.commands import registry, settings_page
 from bot.commands.base import (
     STOPPED,
     AdminPort,
@@ -17,22 +27,17 @@ from bot.commands.base import (
     suggest_command,
 )
 from bot.commands.core import CommandCore
-from bot.commands.destinations import transfer_error_text
 from bot.commands.feedback import FEEDBACK_RESET
 from bot.commands.help import COMMAND_ORDER, help_text
-from bot.commands.registry import Audience
-from bot.commands.schedule import (
-    describe_next,
-    describe_schedule,
-    find_timezone,
-    format_wait,
-    parse_quiet,
-    parse_weekday,
-    weekday_name,
-)
+from bot.commands.schedule import describe_next, find_timezone
 from bot.commands.subscription import TAGS_SHOWN, TOGGLE, describe_filter
 
-# Derived from the registry once every handler module has declared its commands.
+# Every module of the package, so that each area's declarations are in the registry (the
+# admin module's too). After the names above: the admin module imports ``Caller`` from here.
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+
+# Derived from the registry once every area has declared its commands.
 KNOWN_COMMANDS = frozenset(COMMAND_ORDER)
 
 __all__ = [
@@ -43,7 +48,6 @@ __all__ = [
     "TAGS_SHOWN",
     "TOGGLE",
     "AdminPort",
-    "Audience",
     "Caller",
     "ChatStatus",
     "CommandCore",
@@ -51,15 +55,11 @@ __all__ = [
     "DigestPort",
     "describe_filter",
     "describe_next",
-    "describe_schedule",
     "echo",
     "find_timezone",
-    "format_wait",
     "help_text",
-    "parse_quiet",
-    "parse_weekday",
+    "registry",
+    "settings_page",
     "split_command",
     "suggest_command",
-    "transfer_error_text",
-    "weekday_name",
 ]

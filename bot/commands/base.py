@@ -1,9 +1,12 @@
 """What every command module shares: the caller, the ports, and the plumbing that runs a
 command in the chat's transaction.
 
-A command's handler is a method of a mixin of :class:`CommandBase`; the command core
-(:mod:`bot.commands.core`) inherits them all and dispatches by the registry
-(:mod:`bot.commands.registry`).
+A command's handler is a function of its area's module, declared with the registry
+(:mod:`bot.commands.registry`). The command core (:mod:`bot.commands.core`) builds one
+:class:`Ports` and passes it, or a :class:`Context` that carries it, to each handler it
+dispatches; a handler reaches the store, the digest planner and the admin module through
+it alone, so it can be run and tested by itself. :func:`may_manage`, :func:`save`,
+:func:`chat_record` and :func:`answer` are the steps the areas share.
 """
 
 from __future__ import annotations
@@ -28,7 +31,27 @@ from bot.models import (
 from bot.rules import schedule
 from bot.store import chats as chat_store
 from bot.store import current
-from bot.store.engine import reader
+
+__all__ = [
+    "ECHO_CHARS",
+    "MAX_COMMAND_CHARS",
+    "STOPPED",
+    "SUGGEST_CUTOFF",
+    "AdminPort",
+    "Caller",
+    "ChatStatus",
+    "Context",
+    "Defaults",
+    "DigestPort",
+    "Ports",
+    "answer",
+    "chat_record",
+    "echo",
+    "may_manage",
+    "save",
+    "split_command",
+    "suggest_command",
+]
 
 T = TypeVar("T")
 
@@ -137,26 +160,25 @@ def echo(text: str) -> str:
     return clean(text.strip())[:ECHO_CHARS]
 
 
-class CommandBase:
-    """The state and plumbing every command handler uses."""
+@dataclass(frozen=True, slots=True)
+class Ports:
+    """What a command reaches beyond its chat, built once by the command core.
 
-    def __init__(
-        self,
-        *,
-        engine: AsyncEngine,
-        defaults: Defaults,
-        digests: DigestPort | None = None,
-        admin: AdminPort | None = None,
-        public_base_url: str | None = None,
-    ) -> None:
-        self._engine = engine
-        self._public_base_url = public_base_url
-        self._reader = reader(engine)
-        self._defaults = defaults
-        self._digests = digests
-        self._admin = admin
+    ``engine`` runs the transactions that write, ``reader`` those that only read (see
+    :func:`bot.store.engine.reader`); ``defaults`` is what a new chat starts with;
+    ``digests`` plans a digest now and ``admin`` serves the admins' commands (None: the
+    commands that need them say they are not available); ``public_base_url`` is where the
+    feeds and the settings page are served (None: not served).
+    """
 
-    async def _in_chat(
+    engine: AsyncEngine
+    reader: AsyncEngine
+    defaults: Defaults
+    digests: DigestPort | None = None
+    admin: AdminPort | None = None
+    public_base_url: str | None = None
+
+    async def in_chat(
         self,
         caller: Caller,
         body: Callable[[AsyncConnection, chat_store.ChatRecord], Awaitable[T]],
@@ -169,70 +191,81 @@ class CommandBase:
         a chat seen for the first time is created, in a transaction that writes, either way.
         """
         return await chat_store.in_chat(
-            self._engine,
-            defaults=self._new_chat(caller),
+            self.engine,
+            defaults=self.new_chat(caller),
             title=caller.chat_title,
             body=body,
             write=write,
         )
 
-    def _new_chat(self, caller: Caller) -> ChatSettings:
-        lang = negotiate(caller.language_code, default=self._defaults.lang)
-        zone = self._defaults.timezone
+    def new_chat(self, caller: Caller) -> ChatSettings:
+        """The settings ``caller``'s chat starts with when it is seen for the first time: the
+        caller's language and time zone when the platform tells them, else the defaults."""
+        lang = negotiate(caller.language_code, default=self.defaults.lang)
+        zone = self.defaults.timezone
         if caller.timezone and schedule.is_place_zone(caller.timezone):
             zone = schedule.resolve_zone(caller.timezone) or zone
         return ChatSettings(
             platform=caller.platform,
             chat_id=caller.chat_id,
             kind=caller.chat_kind,
-            digest_time=self._defaults.digest_time,
+            digest_time=self.defaults.digest_time,
             timezone=zone,
             lang=lang,
         )
 
-    async def _may_manage(self, caller: Caller) -> bool:
-        if caller.chat_kind != ChatKind.GROUP or caller.can_manage is None:
-            return True
-        return await caller.can_manage()
-
-    async def _save(
-        self,
-        conn: AsyncConnection,
-        record: chat_store.ChatRecord,
-        after: ChatSettings,
-        *,
-        check_tags: Sequence[str] = (),
-    ) -> tuple[chat_store.ChatRecord, tuple[str, ...]]:
-        """Store ``after`` (nothing is written when it equals the chat as read) and find which
-        of ``check_tags`` no present page carries.
-
-        Returns the record as stored, with the next digest the new settings give: a reply
-        that shows a next digest reads it from there, never from the record before."""
-        saved = record
-        if after != record.chat:
-            saved = await chat_store.save(conn, before=record, after=after)
-        known = await current.known_tags(conn, check_tags) if check_tags else set()
-        return saved, tuple(dict.fromkeys(tag for tag in check_tags if tag not in known))
-
 
 @dataclass(frozen=True, slots=True)
-class _Context:
+class Context:
+    """What a command run in its chat's transaction gets besides the chat and its arguments."""
+
+    ports: Ports
     caller: Caller
-    prefix: str
+    prefix: str  # how the channel spells commands in help texts ("/", "/trend ")
     conn: AsyncConnection  # the transaction the chat was read in
 
 
-async def _record(_conn: AsyncConnection, record: chat_store.ChatRecord) -> chat_store.ChatRecord:
+async def may_manage(caller: Caller) -> bool:
+    """Whether ``caller`` may change their chat: anyone outside a group; in a group, who
+    the platform says may (its administrators)."""
+    if caller.chat_kind != ChatKind.GROUP or caller.can_manage is None:
+        return True
+    return await caller.can_manage()
+
+
+async def save(
+    conn: AsyncConnection,
+    record: chat_store.ChatRecord,
+    after: ChatSettings,
+    *,
+    check_tags: Sequence[str] = (),
+) -> tuple[chat_store.ChatRecord, tuple[str, ...]]:
+    """Store ``after`` (nothing is written when it equals the chat as read) and find which
+    of ``check_tags`` no present page carries.
+
+    Returns the record as stored, with the next digest the new settings give: a reply
+    that shows a next digest reads it from there, never from the record before."""
+    saved = record
+    if after != record.chat:
+        saved = await chat_store.save(conn, before=record, after=after)
+    known = await current.known_tags(conn, check_tags) if check_tags else set()
+    return saved, tuple(dict.fromkeys(tag for tag in check_tags if tag not in known))
+
+
+async def chat_record(
+    _conn: AsyncConnection, record: chat_store.ChatRecord
+) -> chat_store.ChatRecord:
+    """The chat as read: the body of :meth:`Ports.in_chat` that only wants the record."""
     return record
 
 
-def _answer(
+def answer(
     key: str, **params: object
 ) -> Callable[[AsyncConnection, chat_store.ChatRecord], Awaitable[Reply]]:
-    """A reply that needs nothing but the chat's language."""
+    """A body of :meth:`Ports.in_chat` whose reply needs nothing but the chat's language."""
 
-    async def answer(_conn: AsyncConnection, record: chat_store.ChatRecord) -> Reply:
+    async def reply(_conn: AsyncConnection, record: chat_store.ChatRecord) -> Reply:
         lang = record.chat.lang
         return Reply(lang, t(lang, key, **params))
 
-    return answer
+    return reply

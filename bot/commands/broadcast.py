@@ -25,6 +25,18 @@ from bot.store.admin import Audience
 from bot.tags import normalize_tag
 from bot.util import utcnow
 
+__all__ = [
+    "CANCEL",
+    "MAX_BROADCAST_CHARS",
+    "SEND",
+    "BadOption",
+    "BroadcastCommands",
+    "Draft",
+    "describe_audience",
+    "parse_broadcast",
+    "skipped_text",
+]
+
 SEND = "bc:send:"
 CANCEL = "bc:cancel:"
 OPTION = re.compile(r"^\s*--(tag|platform|lang)(?:\s+|=)(\S+)")

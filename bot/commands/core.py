@@ -4,8 +4,15 @@ A channel turns an inbound update into a :class:`~bot.commands.base.Caller` and 
 text, calls :meth:`CommandCore.handle`, and renders the :class:`~bot.models.Reply` it gets
 back. The core knows nothing of any platform: it parses, checks who may use the command
 (its declaration in :mod:`bot.commands.registry`), applies it to the store, and answers in
-the chat's language. The commands themselves live in one module per area, each a mixin
-of :class:`~bot.commands.base.CommandBase` the core inherits.
+the chat's language. The commands themselves live in one module per area, as functions
+declared with the registry (a command with :func:`~bot.commands.registry.command`, a
+button with :func:`~bot.commands.registry.action`): the core dispatches by the registry
+and imports no area, so a new area is a new module, and this one is left as it is. It
+hands each handler the :class:`~bot.commands.base.Ports` it builds once (the store, the
+digest planner, the admin module), or a :class:`~bot.commands.base.Context` carrying them.
+
+The settings page's routes call the core too: those calls are passed to
+:mod:`bot.commands.settings_page` as they are.
 """
 
 from __future__ import annotations
@@ -15,31 +22,29 @@ import logging
 import time
 from dataclasses import replace
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import dberrors, metrics, payloads
 from bot.commands import registry
-from bot.commands.admin import AdminCommands
+from bot.commands import settings_page as page
 from bot.commands.base import (
     MAX_COMMAND_CHARS,
     STOPPED,
+    AdminPort,
     Caller,
     ChatStatus,
-    _answer,
-    _Context,
-    _record,
+    Context,
+    Defaults,
+    DigestPort,
+    Ports,
+    answer,
+    chat_record,
     echo,
+    may_manage,
     split_command,
     suggest_command,
 )
-from bot.commands.destinations import DestinationCommands
-from bot.commands.digests import DigestCommands
-from bot.commands.feedback import FEEDBACK_RESET, FeedbackCommands
-from bot.commands.help import HelpCommands
-from bot.commands.schedule import ScheduleCommands
-from bot.commands.settings_page import SettingsPageCommands
-from bot.commands.subscription import TOGGLE, SubscriptionCommands
-from bot.errors import NotInChannel
+from bot.errors import FilterError, NotInChannel
 from bot.i18n import clean, negotiate, t
 from bot.models import (
     ChatState,
@@ -49,30 +54,43 @@ from bot.models import (
     Toast,
     Toggled,
 )
-from bot.render import toggle, votes
+from bot.render import toggle
 from bot.rules import digest as digest_stage
 from bot.store import admin as admin_store
 from bot.store import chats as chat_store
 from bot.store import current, outbox
 from bot.store import merges as merge_store
 from bot.store import pages as page_store
+from bot.store import settings_links as link_store
 from bot.store import teams as team_store
 from bot.store import topics as topic_store
+from bot.store.engine import reader
+
+__all__ = ["CommandCore"]
 
 log = logging.getLogger("bot.commands")
 
 
-class CommandCore(
-    SubscriptionCommands,
-    ScheduleCommands,
-    DigestCommands,
-    FeedbackCommands,
-    DestinationCommands,  # before HelpCommands: it builds on its settings text
-    SettingsPageCommands,
-    HelpCommands,
-    AdminCommands,
-):
+class CommandCore:
     """Runs the chat commands the registry declares (see the module's docstring)."""
+
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        defaults: Defaults,
+        digests: DigestPort | None = None,
+        admin: AdminPort | None = None,
+        public_base_url: str | None = None,
+    ) -> None:
+        self.ports = Ports(
+            engine=engine,
+            reader=reader(engine),
+            defaults=defaults,
+            digests=digests,
+            admin=admin,
+            public_base_url=public_base_url,
+        )
 
     # Entry points -----------------------------------------------------------------------
 
@@ -104,7 +122,7 @@ class CommandCore(
             key = "cmd.store.read_only"
         else:
             key = "cmd.store.away"
-        lang = negotiate(caller.language_code, default=self._defaults.lang)
+        lang = negotiate(caller.language_code, default=self.ports.defaults.lang)
         return Reply(lang, t(lang, key))
 
     async def removed_from_chat(self, *, platform: Platform, chat_id: str) -> int:
@@ -114,7 +132,7 @@ class CommandCore(
         Returns:
             How many chats became inactive (0: a chat the bot never knew).
         """
-        return await topic_store.remove_bot(self._engine, platform=platform, chat_id=chat_id)
+        return await topic_store.remove_bot(self.ports.engine, platform=platform, chat_id=chat_id)
 
     async def chat_moved(self, *, platform: Platform, old_chat_id: str, new_chat_id: str) -> bool:
         """The platform moved a chat to a new id (a Telegram group became a supergroup):
@@ -124,7 +142,7 @@ class CommandCore(
             False when the old chat was never seen (nothing to move).
         """
         return await merge_store.move(
-            self._engine, platform=platform, old_chat_id=old_chat_id, new_chat_id=new_chat_id
+            self.ports.engine, platform=platform, old_chat_id=old_chat_id, new_chat_id=new_chat_id
         )
 
     async def chat_status(
@@ -144,12 +162,12 @@ class CommandCore(
         Returns:
             None for a chat never seen (nothing is created).
         """
-        record = await chat_store.read(self._engine, platform=platform, chat_id=chat_id)
+        record = await chat_store.read(self.ports.engine, platform=platform, chat_id=chat_id)
         if record is None:
             return None
         if team_id is not None and record.team_id != team_id:
             await team_store.record_workspace(
-                self._engine, pk=record.pk, team_id=team_id, enterprise_id=enterprise_id
+                self.ports.engine, pk=record.pk, team_id=team_id, enterprise_id=enterprise_id
             )
         chat = record.chat
         return ChatStatus(
@@ -169,7 +187,7 @@ class CommandCore(
             False when the chat was never seen or is inactive already (nothing changed).
         """
         return await chat_store.stop(
-            self._engine, platform=platform, chat_id=chat_id, reason=reason, code=code
+            self.ports.engine, platform=platform, chat_id=chat_id, reason=reason, code=code
         )
 
     async def chat_reachable(
@@ -192,7 +210,7 @@ class CommandCore(
             Whether the chat became active.
         """
         return await chat_store.reactivate(
-            self._engine,
+            self.ports.engine,
             platform=platform,
             chat_id=chat_id,
             codes=codes,
@@ -211,63 +229,57 @@ class CommandCore(
             Whether the chat moved.
         """
         return await merge_store.readdress(
-            self._engine, platform=platform, old_chat_id=old_chat_id, new_chat_id=new_chat_id
+            self.ports.engine, platform=platform, old_chat_id=old_chat_id, new_chat_id=new_chat_id
         )
 
     async def _handle(self, caller: Caller, text: str, *, prefix: str) -> Reply:
         name, args = split_command(text)
         if len(text) > MAX_COMMAND_CHARS:
-            return await self._in_chat(caller, _answer("cmd.too_long"), write=False)
+            return await self.ports.in_chat(caller, answer("cmd.too_long"), write=False)
         declared = registry.find(name)
         if declared is None:
             command = echo(name or text)
             suggestion = suggest_command(name) if name else None
             if suggestion is not None:
-                unknown = _answer(
+                unknown = answer(
                     "cmd.did_you_mean", command=command, suggestion=suggestion, p=prefix
                 )
             else:
-                unknown = _answer("cmd.unknown", command=command, p=prefix)
-            return await self._in_chat(caller, unknown, write=False)
-        if declared.audience == registry.MANAGERS and not await self._may_manage(caller):
+                unknown = answer("cmd.unknown", command=command, p=prefix)
+            return await self.ports.in_chat(caller, unknown, write=False)
+        if declared.audience == registry.MANAGERS and not await may_manage(caller):
             key = declared.group_refusal
-            return await self._in_chat(caller, _answer(key, p=prefix), write=False)
+            return await self.ports.in_chat(caller, answer(key, p=prefix), write=False)
         if declared.alone:
-            return await declared.handler(self, caller, name=name, args=args, prefix=prefix)
+            return await declared.handler(self.ports, caller, name=name, args=args, prefix=prefix)
 
         async def run(conn: AsyncConnection, record: chat_store.ChatRecord) -> Reply:
-            ctx = _Context(caller=caller, prefix=prefix, conn=conn)
-            return await declared.handler(self, record, args, ctx)
+            ctx = Context(ports=self.ports, caller=caller, prefix=prefix, conn=conn)
+            return await declared.handler(record, args, ctx)
 
-        return await self._in_chat(caller, run, write=declared.writes)
+        return await self.ports.in_chat(caller, run, write=declared.writes)
 
     async def hint(self, caller: Caller, *, prefix: str = "/") -> Reply:
         """The answer to a message that is not a command (plain text in a private chat):
         one line that names ``help``, not the whole list of commands."""
-        return await self._in_chat(caller, _answer("cmd.plain_hint", p=prefix), write=False)
+        return await self.ports.in_chat(caller, answer("cmd.plain_hint", p=prefix), write=False)
 
     async def handle_action(
         self, caller: Caller, action: str, *, prefix: str = "/"
     ) -> Reply | Toast | None:
         """A button press. Returns the updated message, a :class:`Toast` for the one who
-        pressed (the message stays), or None when nothing should change."""
-        if action.startswith(votes.VOTE):
-            return await self._vote(caller, action)
-        if action.startswith(FEEDBACK_RESET):
-            return await self._feedback_reset(caller, action, prefix=prefix)
-        if action.startswith(TOGGLE):
-            if not await self._may_manage(caller):
-                return await self._in_chat(caller, _answer("cmd.group_admins_only"), write=False)
+        pressed (the message stays), or None when nothing should change.
 
-            async def toggle(conn: AsyncConnection, record: chat_store.ChatRecord) -> Reply:
-                tag = action.removeprefix(TOGGLE)
-                return await self._toggle(conn, record, tag, prefix=prefix)
-
-            return await self._in_chat(caller, toggle, write=True)
-        if self._admin is None:
+        A button an area declared (:func:`~bot.commands.registry.action`) runs its handler;
+        any other goes to the admin module (a broadcast's confirmation)."""
+        handler = registry.find_action(action)
+        if handler is not None:
+            return await handler(self.ports, caller, action, prefix=prefix)
+        admin = self.ports.admin
+        if admin is None:
             return None
-        record = await self._in_chat(caller, _record, write=False)
-        return await self._admin.handle_action(caller, action=action, lang=record.chat.lang)
+        record = await self.ports.in_chat(caller, chat_record, write=False)
+        return await admin.handle_action(caller, action=action, lang=record.chat.lang)
 
     async def toggle_language(self, caller: Caller, action: str) -> Toggled | Reply:
         """A digest's language toggle (``lang:ko:123``): the digest of outbox row 123 built
@@ -327,10 +339,54 @@ class CommandCore(
             metrics.LANGUAGE_TOGGLES.labels(caller.platform.value, to).inc()
             return Toggled(digest=built, row_id=row_id)
 
-        return await self._in_chat(caller, run, write=True)
+        return await self.ports.in_chat(caller, run, write=True)
 
     async def tag_names(self, *, limit: int) -> list[str]:
         """The ``limit`` most used tags of present pages (the console completes them)."""
-        async with self._reader.connect() as conn:
+        async with self.ports.reader.connect() as conn:
             counts = await current.tag_counts(conn)
         return [clean(tag) for tag, _ in counts[:limit]]
+
+    # The settings page ---------------------------------------------------------------------
+
+    async def open_page_privately(self, caller: Caller) -> page.PrivateLink | Toast:
+        """See :func:`bot.commands.settings_page.open_page_privately`."""
+        return await page.open_page_privately(self.ports, caller)
+
+    async def settings_link(self, conn: AsyncConnection, *, chat_pk: int) -> str | None:
+        """See :func:`bot.commands.settings_page.settings_link`."""
+        return await page.settings_link(self.ports, conn, chat_pk=chat_pk)
+
+    async def open_settings_link(self, token: str) -> link_store.Opened | link_store.Refusal:
+        """See :func:`bot.commands.settings_page.open_settings_link`."""
+        return await page.open_settings_link(self.ports, token)
+
+    async def open_settings_app(
+        self, *, platform: Platform, user_id: str
+    ) -> link_store.Opened | None:
+        """See :func:`bot.commands.settings_page.open_settings_app`."""
+        return await page.open_settings_app(self.ports, platform=platform, user_id=user_id)
+
+    async def settings_session(self, session: str) -> int | None:
+        """See :func:`bot.commands.settings_page.settings_session`."""
+        return await page.settings_session(self.ports, session)
+
+    async def page_view(self, chat_pk: int) -> page.PageView | None:
+        """See :func:`bot.commands.settings_page.page_view`."""
+        return await page.page_view(self.ports, chat_pk)
+
+    async def page_new_feed(self, chat_pk: int) -> str | None:
+        """See :func:`bot.commands.settings_page.page_new_feed`."""
+        return await page.page_new_feed(self.ports, chat_pk)
+
+    async def page_preview(self, filter_text: str, *, today: dt.date) -> page.Preview | FilterError:
+        """See :func:`bot.commands.settings_page.page_preview`."""
+        return await page.page_preview(self.ports, filter_text, today=today)
+
+    async def save_page(
+        self, chat_pk: int, *, fields: dict[str, str], paused: bool, prefix: str
+    ) -> page.Saved | page.Refused | None:
+        """See :func:`bot.commands.settings_page.save_page`."""
+        return await page.save_page(
+            self.ports, chat_pk, fields=fields, paused=paused, prefix=prefix
+        )

@@ -36,6 +36,10 @@ from bot.models import Reply
 from bot.settings import Settings
 from bot.sources import SourceSet
 
+__all__ = [
+    "Admin",
+]
+
 log = logging.getLogger("bot.admin")
 
 

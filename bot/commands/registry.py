@@ -1,10 +1,13 @@
-"""The chat commands, each declared once, next to its handler. Pure.
+"""The chat commands and the buttons, each declared once, next to its handler. Pure.
 
-A handler module declares its commands with :func:`command`, on the method that answers
-them. Every list of commands is read from here, in one order: the permission checks and
-the dispatch of the command core, ``help`` and ``help COMMAND``, the Telegram menus (one
-per scope and language), the console's completion, "did you mean", the commands Slack
-acknowledges before answering, the Slack manifest's usage hint and the commands reference.
+An area's module declares its commands with :func:`command`, on the function that answers
+them, and its buttons with :func:`action`, on the function a press of one runs: the
+command core dispatches by these tables and names no area (the package imports every
+module of it, so each has declared its own before the core runs). Every list of commands
+is read from here, in one order: the permission checks and the dispatch of the command
+core, ``help`` and ``help COMMAND``, the Telegram menus (one per scope and language), the
+console's completion, "did you mean", the commands Slack acknowledges before answering,
+the Slack manifest's usage hint and the commands reference.
 
 A command's one-line help is ``line.NAME`` in the catalogues (``{p}name ARGS —
 description``; a menu shows the description), its ``help COMMAND`` text ``help.NAME``.
@@ -17,7 +20,28 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, overload
 
-from bot.models import Reply
+from bot.models import Reply, Toast
+
+__all__ = [
+    "BOT_ADMINS",
+    "EVERYONE",
+    "MANAGERS",
+    "NAMES",
+    "ActionHandler",
+    "Audience",
+    "Command",
+    "Handler",
+    "Menu",
+    "action",
+    "action_prefixes",
+    "command",
+    "commands",
+    "find",
+    "find_action",
+    "for_caller",
+    "menu",
+    "usage_hint",
+]
 
 
 class Audience(enum.StrEnum):
@@ -39,11 +63,17 @@ class Menu(enum.StrEnum):
     GROUP = "group"  # also a group's members: the commands that only read
 
 
-# A handler is a method of the command core, declared unbound. In the chat's transaction
-# (the default): ``(core, record, args, ctx) -> Reply``; on its own (``alone``):
-# ``(core, caller, *, name, args, prefix) -> Reply``.
+# A command's handler, a function of its area's module. In the chat's transaction (the
+# default): ``(record, args, ctx) -> Reply``, ``ctx`` a :class:`bot.commands.base.Context`;
+# on its own (``alone``): ``(ports, caller, *, name, args, prefix) -> Reply``, ``ports`` the
+# core's :class:`bot.commands.base.Ports`.
 Handler = Callable[..., Awaitable[Reply]]
 H = TypeVar("H", bound=Handler)
+# A button's handler: ``(ports, caller, action, *, prefix) -> Reply | Toast | None`` (the
+# updated message, a note for the one who pressed, or nothing to change), given the whole
+# action its prefix starts.
+ActionHandler = Callable[..., Awaitable[Reply | Toast | None]]
+A = TypeVar("A", bound=ActionHandler)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +111,7 @@ class Command:
 
 
 _REGISTRY: dict[str, Command] = {}
+_ACTIONS: dict[str, ActionHandler] = {}
 
 
 def command(
@@ -95,7 +126,7 @@ def command(
     usage: str | None = None,
     group_refusal: str = "cmd.group_admins_only",
 ) -> Callable[[H], H]:
-    """Declare the method it decorates as the handler of command ``name``.
+    """Declare the function it decorates as the handler of command ``name``.
 
     Raises:
         ValueError: a name or an order declared twice (at import: two commands would
@@ -122,6 +153,39 @@ def command(
         return handler
 
     return register
+
+
+def action(prefix: str) -> Callable[[A], A]:
+    """Declare the function it decorates as what a press of a button whose action starts
+    with ``prefix`` runs (``vote:`` for the 👍/👎 under a page).
+
+    Raises:
+        ValueError: a prefix that starts another or is started by one (at import: a press
+            would have two handlers).
+    """
+
+    def register(handler: A) -> A:
+        for taken in _ACTIONS:
+            if taken.startswith(prefix) or prefix.startswith(taken):
+                raise ValueError(f"action prefix {prefix!r} overlaps {taken!r}")
+        _ACTIONS[prefix] = handler
+        return handler
+
+    return register
+
+
+def find_action(action: str) -> ActionHandler | None:
+    """The handler of a button's ``action``, or None (the admin module's buttons, a stale
+    or forged one)."""
+    for prefix, handler in _ACTIONS.items():
+        if action.startswith(prefix):
+            return handler
+    return None
+
+
+def action_prefixes() -> tuple[str, ...]:
+    """Every declared button prefix, sorted."""
+    return tuple(sorted(_ACTIONS))
 
 
 def commands() -> tuple[Command, ...]:
@@ -153,7 +217,7 @@ def usage_hint() -> str:
 
 
 class _Names(Sequence[str]):
-    """The commands' names in order, read from the registry when used (handler modules
+    """The commands' names in order, read from the registry when used (the areas' modules
     declare their commands as they are imported, after this module)."""
 
     @overload

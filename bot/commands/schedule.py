@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import replace
 from zoneinfo import ZoneInfo
 
-from bot.commands.base import CommandBase, _Context, echo
+from bot.commands.base import Context, echo, save
 from bot.commands.registry import MANAGERS, command
 from bot.i18n import t
 from bot.models import (
@@ -22,137 +22,155 @@ from bot.rules.schedule import zone_label
 from bot.settings import parse_hhmm
 from bot.store import chats as chat_store
 
+__all__ = [
+    "WEEKDAYS",
+    "WEEKDAYS_KO",
+    "describe_next",
+    "describe_schedule",
+    "find_timezone",
+    "format_wait",
+    "mode_command",
+    "parse_quiet",
+    "parse_weekday",
+    "pause_command",
+    "quiet_command",
+    "resume_command",
+    "time_command",
+    "timezone_command",
+    "weekday_name",
+]
+
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 WEEKDAYS_KO = "월화수목금토일"
 
 
-class ScheduleCommands(CommandBase):
-    """The chat's schedule and whether it receives anything."""
+def _schedule_reply(chat: ChatSettings, key: str, *, prefix: str, **fields: object) -> Reply:
+    """The catalogue text ``key`` that says when digests come, given the chat's digest
+    ``time`` and ``timezone`` (and ``fields``), and, for a chat whose filter lets
+    nothing through, that none will come until it follows a tag."""
+    lang = chat.lang
+    text = t(
+        lang,
+        key,
+        time=chat.digest_time.strftime("%H:%M"),
+        timezone=zone_label(chat.timezone),
+        **fields,
+    )
+    if chat.filter.is_empty:
+        text += "\n" + t(lang, "cmd.no_digest_yet", p=prefix)
+    return Reply(lang, text)
 
-    def _schedule_reply(
-        self, chat: ChatSettings, key: str, *, prefix: str, **fields: object
-    ) -> Reply:
-        """The catalogue text ``key`` that says when digests come, given the chat's digest
-        ``time`` and ``timezone`` (and ``fields``), and, for a chat whose filter lets
-        nothing through, that none will come until it follows a tag."""
-        lang = chat.lang
-        text = t(
-            lang,
-            key,
-            time=chat.digest_time.strftime("%H:%M"),
-            timezone=zone_label(chat.timezone),
-            **fields,
-        )
-        if chat.filter.is_empty:
-            text += "\n" + t(lang, "cmd.no_digest_yet", p=prefix)
-        return Reply(lang, text)
 
-    @command("mode", order=70, audience=MANAGERS, writes=True)
-    async def _mode(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
-        lang = record.chat.lang
-        if not args.strip():
-            mode_name = t(lang, f"cmd.mode.{record.chat.mode.value}")
-            return Reply(lang, t(lang, "mode.current", mode=mode_name, p=ctx.prefix))
-        if args.split()[0].lower() == Mode.WEEKLY.value:
-            return await self._weekly(record, args, ctx)
-        try:
-            mode = Mode(args.strip().lower())
-        except ValueError:
-            return Reply(lang, t(lang, "mode.usage", value=echo(args), p=ctx.prefix))
-        chat = (await self._save(ctx.conn, record, replace(record.chat, mode=mode)))[0].chat
-        return self._schedule_reply(chat, f"mode.set.{mode.value}", prefix=ctx.prefix)
+@command("mode", order=70, audience=MANAGERS, writes=True)
+async def mode_command(record: chat_store.ChatRecord, args: str, ctx: Context) -> Reply:
+    lang = record.chat.lang
+    if not args.strip():
+        mode_name = t(lang, f"cmd.mode.{record.chat.mode.value}")
+        return Reply(lang, t(lang, "mode.current", mode=mode_name, p=ctx.prefix))
+    if args.split()[0].lower() == Mode.WEEKLY.value:
+        return await _weekly(record, args, ctx)
+    try:
+        mode = Mode(args.strip().lower())
+    except ValueError:
+        return Reply(lang, t(lang, "mode.usage", value=echo(args), p=ctx.prefix))
+    chat = (await save(ctx.conn, record, replace(record.chat, mode=mode)))[0].chat
+    return _schedule_reply(chat, f"mode.set.{mode.value}", prefix=ctx.prefix)
 
-    @command("time", order=80, audience=MANAGERS, writes=True)
-    async def _time(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
-        lang = record.chat.lang
-        chat = record.chat
-        if not args.strip():
-            at_now = chat.digest_time.strftime("%H:%M")
-            return Reply(
-                lang,
-                t(
-                    lang,
-                    "time.current",
-                    time=at_now,
-                    timezone=zone_label(chat.timezone),
-                    p=ctx.prefix,
-                ),
-            )
-        try:
-            at = parse_hhmm(args)
-        except ValueError:
-            return Reply(lang, t(lang, "time.usage", value=echo(args), p=ctx.prefix))
-        chat = (await self._save(ctx.conn, record, replace(record.chat, digest_time=at)))[0].chat
-        return self._schedule_reply(chat, "time.set", prefix=ctx.prefix)
 
-    @command("timezone", order=90, audience=MANAGERS, writes=True)
-    async def _timezone(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
-        lang = record.chat.lang
-        if not args.strip():
-            current = record.chat.timezone
-            return Reply(
-                lang, t(lang, "timezone.current", timezone=zone_label(current), p=ctx.prefix)
-            )
-        zone = find_timezone(args)
-        candidates = schedule.zone_candidates(args)
-        if zone is None and candidates:
-            text = t(lang, "timezone.ambiguous", zone=echo(args), candidates=", ".join(candidates))
-            return Reply(lang, text)
-        if zone is None:
-            return Reply(lang, t(lang, "timezone.unknown", zone=echo(args)))
-        chat = (await self._save(ctx.conn, record, replace(record.chat, timezone=zone)))[0].chat
-        return self._schedule_reply(chat, "timezone.set", prefix=ctx.prefix)
-
-    @command("pause", order=110, audience=MANAGERS, writes=True)
-    async def _pause(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
-        lang = record.chat.lang
-        if record.chat.state == ChatState.PAUSED:
-            return Reply(lang, t(lang, "pause.already", p=ctx.prefix))
-        await self._save(ctx.conn, record, replace(record.chat, state=ChatState.PAUSED))
-        return Reply(lang, t(lang, "pause.done", p=ctx.prefix))
-
-    @command("resume", order=120, audience=MANAGERS, writes=True)
-    async def _resume(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
-        lang = record.chat.lang
-        if record.chat.state == ChatState.ACTIVE:
-            return Reply(lang, t(lang, "resume.already"))
-        await self._save(ctx.conn, record, replace(record.chat, state=ChatState.ACTIVE))
-        return Reply(lang, t(lang, "resume.done"))
-
-    async def _weekly(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
-        lang = record.chat.lang
-        words = args.split()
-        if not words or len(words) > 2:
-            return Reply(lang, t(lang, "digestq.mode.usage", p=ctx.prefix))
-        day = parse_weekday(words[1]) if len(words) == 2 else 0
-        if day is None:
-            return Reply(lang, t(lang, "digestq.weekday.usage", value=echo(words[1]), p=ctx.prefix))
-        after = replace(record.chat, mode=Mode.WEEKLY, weekday=day)
-        chat = (await self._save(ctx.conn, record, after))[0].chat
-        return self._schedule_reply(
-            chat, "digestq.mode.weekly", prefix=ctx.prefix, day=weekday_name(lang, day)
-        )
-
-    @command("quiet", order=160, audience=MANAGERS, writes=True)
-    async def _quiet(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
-        lang = record.chat.lang
-        if not args.strip():
-            current = record.chat.quiet
-            if current is None:
-                return Reply(lang, t(lang, "digestq.quiet.current_off", p=ctx.prefix))
-            zone = zone_label(record.chat.timezone)
-            text = t(lang, "digestq.quiet.current", quiet=str(current), timezone=zone, p=ctx.prefix)
-            return Reply(lang, text)
-        if args.strip().lower() == "off":
-            await self._save(ctx.conn, record, replace(record.chat, quiet=None))
-            return Reply(lang, t(lang, "digestq.quiet.off"))
-        quiet = parse_quiet(args)
-        if quiet is None:
-            return Reply(lang, t(lang, "digestq.quiet.usage", p=ctx.prefix))
-        chat = (await self._save(ctx.conn, record, replace(record.chat, quiet=quiet)))[0].chat
+@command("time", order=80, audience=MANAGERS, writes=True)
+async def time_command(record: chat_store.ChatRecord, args: str, ctx: Context) -> Reply:
+    lang = record.chat.lang
+    chat = record.chat
+    if not args.strip():
+        at_now = chat.digest_time.strftime("%H:%M")
         return Reply(
-            lang, t(lang, "digestq.quiet.set", quiet=str(quiet), timezone=zone_label(chat.timezone))
+            lang,
+            t(
+                lang,
+                "time.current",
+                time=at_now,
+                timezone=zone_label(chat.timezone),
+                p=ctx.prefix,
+            ),
         )
+    try:
+        at = parse_hhmm(args)
+    except ValueError:
+        return Reply(lang, t(lang, "time.usage", value=echo(args), p=ctx.prefix))
+    chat = (await save(ctx.conn, record, replace(record.chat, digest_time=at)))[0].chat
+    return _schedule_reply(chat, "time.set", prefix=ctx.prefix)
+
+
+@command("timezone", order=90, audience=MANAGERS, writes=True)
+async def timezone_command(record: chat_store.ChatRecord, args: str, ctx: Context) -> Reply:
+    lang = record.chat.lang
+    if not args.strip():
+        current = record.chat.timezone
+        return Reply(lang, t(lang, "timezone.current", timezone=zone_label(current), p=ctx.prefix))
+    zone = find_timezone(args)
+    candidates = schedule.zone_candidates(args)
+    if zone is None and candidates:
+        text = t(lang, "timezone.ambiguous", zone=echo(args), candidates=", ".join(candidates))
+        return Reply(lang, text)
+    if zone is None:
+        return Reply(lang, t(lang, "timezone.unknown", zone=echo(args)))
+    chat = (await save(ctx.conn, record, replace(record.chat, timezone=zone)))[0].chat
+    return _schedule_reply(chat, "timezone.set", prefix=ctx.prefix)
+
+
+@command("pause", order=110, audience=MANAGERS, writes=True)
+async def pause_command(record: chat_store.ChatRecord, _args: str, ctx: Context) -> Reply:
+    lang = record.chat.lang
+    if record.chat.state == ChatState.PAUSED:
+        return Reply(lang, t(lang, "pause.already", p=ctx.prefix))
+    await save(ctx.conn, record, replace(record.chat, state=ChatState.PAUSED))
+    return Reply(lang, t(lang, "pause.done", p=ctx.prefix))
+
+
+@command("resume", order=120, audience=MANAGERS, writes=True)
+async def resume_command(record: chat_store.ChatRecord, _args: str, ctx: Context) -> Reply:
+    lang = record.chat.lang
+    if record.chat.state == ChatState.ACTIVE:
+        return Reply(lang, t(lang, "resume.already"))
+    await save(ctx.conn, record, replace(record.chat, state=ChatState.ACTIVE))
+    return Reply(lang, t(lang, "resume.done"))
+
+
+async def _weekly(record: chat_store.ChatRecord, args: str, ctx: Context) -> Reply:
+    lang = record.chat.lang
+    words = args.split()
+    if not words or len(words) > 2:
+        return Reply(lang, t(lang, "digestq.mode.usage", p=ctx.prefix))
+    day = parse_weekday(words[1]) if len(words) == 2 else 0
+    if day is None:
+        return Reply(lang, t(lang, "digestq.weekday.usage", value=echo(words[1]), p=ctx.prefix))
+    after = replace(record.chat, mode=Mode.WEEKLY, weekday=day)
+    chat = (await save(ctx.conn, record, after))[0].chat
+    return _schedule_reply(
+        chat, "digestq.mode.weekly", prefix=ctx.prefix, day=weekday_name(lang, day)
+    )
+
+
+@command("quiet", order=160, audience=MANAGERS, writes=True)
+async def quiet_command(record: chat_store.ChatRecord, args: str, ctx: Context) -> Reply:
+    lang = record.chat.lang
+    if not args.strip():
+        current = record.chat.quiet
+        if current is None:
+            return Reply(lang, t(lang, "digestq.quiet.current_off", p=ctx.prefix))
+        zone = zone_label(record.chat.timezone)
+        text = t(lang, "digestq.quiet.current", quiet=str(current), timezone=zone, p=ctx.prefix)
+        return Reply(lang, text)
+    if args.strip().lower() == "off":
+        await save(ctx.conn, record, replace(record.chat, quiet=None))
+        return Reply(lang, t(lang, "digestq.quiet.off"))
+    quiet = parse_quiet(args)
+    if quiet is None:
+        return Reply(lang, t(lang, "digestq.quiet.usage", p=ctx.prefix))
+    chat = (await save(ctx.conn, record, replace(record.chat, quiet=quiet)))[0].chat
+    return Reply(
+        lang, t(lang, "digestq.quiet.set", quiet=str(quiet), timezone=zone_label(chat.timezone))
+    )
 
 
 def find_timezone(text: str) -> str | None:

@@ -30,6 +30,18 @@ from bot.store import current, trends
 from bot.store import pages as page_store
 from bot.util import utcnow
 
+__all__ = [
+    "CHART_DAYS",
+    "TOGGLE_DAYS",
+    "TOP_TAGS",
+    "TREND_DAYS",
+    "TREND_TAGS",
+    "SourceFigure",
+    "Stats",
+    "StatsCommands",
+    "seen_alone",
+]
+
 TOP_TAGS = 10
 TOGGLE_DAYS = 7  # the language toggle's presses ``stats`` counts
 CHART_DAYS = 14  # the stats chart's sends per day: two weeks, today included

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.commands.base import CommandBase, _Context, echo
-from bot.commands.registry import EVERYONE, MANAGERS, Menu, command
+from bot.commands.base import Caller, Context, Ports, answer, echo, may_manage, save
+from bot.commands.registry import EVERYONE, MANAGERS, Menu, action, command
 from bot.commands.schedule import describe_next
 from bot.errors import FilterError
 from bot.i18n import clean, t, tn
@@ -40,194 +40,205 @@ TOGGLE = "tog:"
 TAGS_SHOWN = 100
 
 
-class SubscriptionCommands(CommandBase):
-    """The chat's filter: which pages it receives."""
+@command("subscribe", order=30, audience=MANAGERS, writes=True, usage="TAG...")
+async def subscribe_command(record: chat_store.ChatRecord, args: str, ctx: Context) -> Reply:
+    lang = record.chat.lang
+    if not args:
+        return await _picker(ctx.conn, record, prefix=ctx.prefix)
+    try:
+        items = filters.parse_items([args])
+        new_filter = filters.add(record.chat.filter, items)
+    except FilterError as exc:
+        return _filter_error(lang, exc, command="subscribe", prefix=ctx.prefix)
+    after = replace(record.chat, filter=new_filter)
+    if after.state == ChatState.INACTIVE:
+        after = replace(after, state=ChatState.ACTIVE)
+    stored, unknown = await save(
+        ctx.conn, record, after, check_tags=[i.tag for i in items if i.kind != "everything"]
+    )
+    saved = stored.chat
+    reply = _filter_reply(saved, unknown=unknown, prefix=ctx.prefix)
+    kept = filters.kept_required(record.chat.filter, items)
+    if kept:  # asked for bare, still required: said, never changed silently
+        notes = [t(lang, "subscribe.kept_required", tag=tag, p=ctx.prefix) for tag in kept]
+        reply = replace(reply, text="\n\n".join([reply.text, *notes]))
+    if record.chat.filter.is_empty and not saved.filter.is_empty:
+        first = await _first_digest_note(ctx.conn, stored, prefix=ctx.prefix)
+        if first:
+            reply = replace(reply, text=f"{reply.text}\n\n{first}")
+    return reply
 
-    @command("subscribe", order=30, audience=MANAGERS, writes=True, usage="TAG...")
-    async def _subscribe(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
-        lang = record.chat.lang
-        if not args:
-            return await self._picker(ctx.conn, record, prefix=ctx.prefix)
-        try:
-            items = filters.parse_items([args])
-            new_filter = filters.add(record.chat.filter, items)
-        except FilterError as exc:
-            return self._filter_error(lang, exc, command="subscribe", prefix=ctx.prefix)
-        after = replace(record.chat, filter=new_filter)
-        if after.state == ChatState.INACTIVE:
-            after = replace(after, state=ChatState.ACTIVE)
-        stored, unknown = await self._save(
-            ctx.conn, record, after, check_tags=[i.tag for i in items if i.kind != "everything"]
+
+async def _first_digest_note(
+    conn: AsyncConnection, record: chat_store.ChatRecord, *, prefix: str
+) -> str:
+    """For a chat that never had a digest (``record`` as stored after the change): when
+    the first one comes, and that ``digest`` sends it now; ``""`` for a chat that had one."""
+    if await chat_store.had_pages(conn, record.pk):
+        return ""
+    chat = record.chat
+    lang = chat.lang
+    upcoming = describe_next(chat, next_at=record.next_digest_at, now=utcnow())
+    if upcoming is None:
+        return t(lang, "subscribe.first_instant", p=prefix)
+    when, wait = upcoming
+    return t(
+        lang,
+        "subscribe.first_digest",
+        when=when,
+        timezone=zone_label(chat.timezone),
+        wait=wait,
+        p=prefix,
+    )
+
+
+@command("unsubscribe", order=40, audience=MANAGERS, writes=True)
+async def unsubscribe_command(record: chat_store.ChatRecord, args: str, ctx: Context) -> Reply:
+    lang = record.chat.lang
+    if args.strip().lower() == "all":
+        if record.chat.filter == Filter():
+            return Reply(lang, t(lang, "unsubscribe.nothing", p=ctx.prefix))
+        await save(ctx.conn, record, replace(record.chat, filter=Filter()))
+        return Reply(lang, t(lang, "unsubscribe.all", p=ctx.prefix))
+    try:
+        items = filters.parse_items([args])
+    except FilterError as exc:
+        return _filter_error(lang, exc, command="unsubscribe", prefix=ctx.prefix)
+    new_filter = filters.remove(record.chat.filter, items)
+    if new_filter == record.chat.filter:
+        tags = ", ".join(i.tag or "*" for i in items)
+        text = "\n\n".join(
+            [
+                t(lang, "filter.not_subscribed", tags=tags),
+                t(
+                    lang,
+                    "filter.now",
+                    filter=describe_filter(record.chat.filter, lang=lang, prefix=ctx.prefix),
+                ),
+            ]
         )
-        saved = stored.chat
-        reply = self._filter_reply(saved, unknown=unknown, prefix=ctx.prefix)
-        kept = filters.kept_required(record.chat.filter, items)
-        if kept:  # asked for bare, still required: said, never changed silently
-            notes = [t(lang, "subscribe.kept_required", tag=tag, p=ctx.prefix) for tag in kept]
-            reply = replace(reply, text="\n\n".join([reply.text, *notes]))
-        if record.chat.filter.is_empty and not saved.filter.is_empty:
-            first = await self._first_digest_note(ctx.conn, stored, prefix=ctx.prefix)
-            if first:
-                reply = replace(reply, text=f"{reply.text}\n\n{first}")
-        return reply
-
-    async def _first_digest_note(
-        self, conn: AsyncConnection, record: chat_store.ChatRecord, *, prefix: str
-    ) -> str:
-        """For a chat that never had a digest (``record`` as stored after the change): when
-        the first one comes, and that ``digest`` sends it now; ``""`` for a chat that had one."""
-        if await chat_store.had_pages(conn, record.pk):
-            return ""
-        chat = record.chat
-        lang = chat.lang
-        upcoming = describe_next(chat, next_at=record.next_digest_at, now=utcnow())
-        if upcoming is None:
-            return t(lang, "subscribe.first_instant", p=prefix)
-        when, wait = upcoming
-        return t(
-            lang,
-            "subscribe.first_digest",
-            when=when,
-            timezone=zone_label(chat.timezone),
-            wait=wait,
-            p=prefix,
-        )
-
-    @command("unsubscribe", order=40, audience=MANAGERS, writes=True)
-    async def _unsubscribe(self, record: chat_store.ChatRecord, args: str, ctx: _Context) -> Reply:
-        lang = record.chat.lang
-        if args.strip().lower() == "all":
-            if record.chat.filter == Filter():
-                return Reply(lang, t(lang, "unsubscribe.nothing", p=ctx.prefix))
-            await self._save(ctx.conn, record, replace(record.chat, filter=Filter()))
-            return Reply(lang, t(lang, "unsubscribe.all", p=ctx.prefix))
-        try:
-            items = filters.parse_items([args])
-        except FilterError as exc:
-            return self._filter_error(lang, exc, command="unsubscribe", prefix=ctx.prefix)
-        new_filter = filters.remove(record.chat.filter, items)
-        if new_filter == record.chat.filter:
-            tags = ", ".join(i.tag or "*" for i in items)
-            text = "\n\n".join(
-                [
-                    t(lang, "filter.not_subscribed", tags=tags),
-                    t(
-                        lang,
-                        "filter.now",
-                        filter=describe_filter(record.chat.filter, lang=lang, prefix=ctx.prefix),
-                    ),
-                ]
-            )
-            return Reply(lang, text)
-        saved, _ = await self._save(ctx.conn, record, replace(record.chat, filter=new_filter))
-        return self._filter_reply(saved.chat, unknown=(), prefix=ctx.prefix)
-
-    def _filter_error(self, lang: str, exc: FilterError, *, command: str, prefix: str) -> Reply:
-        text = t(lang, f"filter.error.{exc.reason}", item=echo(exc.item), command=command, p=prefix)
-        parts = [text]
-        if exc.reason != filters.REASON_TOO_MANY:  # the words were fine, there are too many
-            parts.append(t(lang, "filter.accepted"))
-        parts.append(t(lang, "filter.nothing_changed"))
-        return Reply(lang, "\n".join(parts))
-
-    def _filter_reply(self, chat: ChatSettings, *, unknown: Sequence[str], prefix: str) -> Reply:
-        lang = chat.lang
-        parts = [
-            t(lang, "filter.now", filter=describe_filter(chat.filter, lang=lang, prefix=prefix))
-        ]
-        if unknown:
-            parts.append(t(lang, "filter.unknown_tags", tags=", ".join(unknown)))
-        return Reply(lang, "\n\n".join(parts))
-
-    async def _picker(
-        self,
-        conn: AsyncConnection,
-        record: chat_store.ChatRecord,
-        *,
-        prefix: str,
-        note: str = "",
-    ) -> Reply:
-        lang = record.chat.lang
-        counts = await current.tag_counts(conn)
-        if not counts:
-            return Reply(lang, t(lang, "subscribe.no_tags", p=prefix))
-        chosen = record.chat.filter
-        buttons: list[Button] = []
-        for tag, count in counts:
-            action = TOGGLE + tag
-            if len(action.encode()) > MAX_ACTION_BYTES:
-                continue
-            # A required or excluded tag shows as such, not as followed or unselected.
-            mark = (
-                PICKER_REQUIRED
-                if tag in chosen.required
-                else PICKER_EXCLUDED
-                if tag in chosen.excluded
-                else PICKER_FOLLOWED
-                if tag in chosen.any_of
-                else ""
-            )
-            buttons.append(Button(label=f"{mark}{tag} ({count})", action=action))
-            if len(buttons) == PICKER_TAGS:
-                break
-        rows = tuple(tuple(buttons[i : i + 3]) for i in range(0, len(buttons), 3))
-        parts = [
-            t(lang, "subscribe.pick"),
-            t(lang, "filter.now", filter=describe_filter(chosen, lang=lang, prefix=prefix)),
-        ]
-        if chosen.required or chosen.excluded:
-            parts[0] += "\n" + t(lang, "subscribe.pick_marks", p=prefix)
-        if note:
-            parts.insert(0, note)
-        return Reply(lang, "\n\n".join(parts), buttons=rows)
-
-    async def _toggle(
-        self, conn: AsyncConnection, record: chat_store.ChatRecord, tag: str, *, prefix: str
-    ) -> Reply:
-        try:
-            items = filters.parse_items([tag])
-        except FilterError:
-            return await self._picker(conn, record, prefix=prefix)
-        current = record.chat.filter
-        tag = items[0].tag
-        if tag in current.required or tag in current.excluded:
-            # A press toggles "any of"; a required or excluded tag is changed by a command,
-            # so the press changes nothing and says how.
-            required = tag in current.required
-            key = "subscribe.pick_required" if required else "subscribe.pick_excluded"
-            note = t(record.chat.lang, key, tag=tag, p=prefix)
-            return await self._picker(conn, record, prefix=prefix, note=note)
-        try:
-            new_filter = (
-                filters.remove(current, items)
-                if tag in current.any_of
-                else filters.add(current, items)
-            )
-        except FilterError as exc:
-            return self._filter_error(record.chat.lang, exc, command="subscribe", prefix=prefix)
-        after = replace(record.chat, filter=new_filter)
-        if after.state == ChatState.INACTIVE:
-            after = replace(after, state=ChatState.ACTIVE)
-        saved = await chat_store.save(conn, before=record, after=after)
-        reply = await self._picker(conn, saved, prefix=prefix)
-        if current.is_empty and not saved.chat.filter.is_empty:  # as a typed `subscribe` says
-            first = await self._first_digest_note(conn, saved, prefix=prefix)
-            if first:
-                reply = replace(reply, text=f"{reply.text}\n\n{first}")
-        return reply
-
-    @command("tags", order=50, audience=EVERYONE, slow=True, menu=Menu.GROUP)
-    async def _tags(self, record: chat_store.ChatRecord, _args: str, ctx: _Context) -> Reply:
-        lang = record.chat.lang
-        counts = await current.tag_counts(ctx.conn)
-        if not counts:
-            return Reply(lang, t(lang, "tags.none"))
-        shown = [(clean(tag), count) for tag, count in counts[:TAGS_SHOWN]]
-        listing = ", ".join(f"{tag} ({count})" for tag, count in shown if tag)
-        text = f"{t(lang, 'tags.header')}\n{listing}"
-        if len(counts) > TAGS_SHOWN:
-            text += "\n" + tn(lang, "tags.more", len(counts) - TAGS_SHOWN)
         return Reply(lang, text)
+    saved, _ = await save(ctx.conn, record, replace(record.chat, filter=new_filter))
+    return _filter_reply(saved.chat, unknown=(), prefix=ctx.prefix)
+
+
+def _filter_error(lang: str, exc: FilterError, *, command: str, prefix: str) -> Reply:
+    text = t(lang, f"filter.error.{exc.reason}", item=echo(exc.item), command=command, p=prefix)
+    parts = [text]
+    if exc.reason != filters.REASON_TOO_MANY:  # the words were fine, there are too many
+        parts.append(t(lang, "filter.accepted"))
+    parts.append(t(lang, "filter.nothing_changed"))
+    return Reply(lang, "\n".join(parts))
+
+
+def _filter_reply(chat: ChatSettings, *, unknown: Sequence[str], prefix: str) -> Reply:
+    lang = chat.lang
+    parts = [t(lang, "filter.now", filter=describe_filter(chat.filter, lang=lang, prefix=prefix))]
+    if unknown:
+        parts.append(t(lang, "filter.unknown_tags", tags=", ".join(unknown)))
+    return Reply(lang, "\n\n".join(parts))
+
+
+async def _picker(
+    conn: AsyncConnection,
+    record: chat_store.ChatRecord,
+    *,
+    prefix: str,
+    note: str = "",
+) -> Reply:
+    lang = record.chat.lang
+    counts = await current.tag_counts(conn)
+    if not counts:
+        return Reply(lang, t(lang, "subscribe.no_tags", p=prefix))
+    chosen = record.chat.filter
+    buttons: list[Button] = []
+    for tag, count in counts:
+        pressed = TOGGLE + tag
+        if len(pressed.encode()) > MAX_ACTION_BYTES:
+            continue
+        # A required or excluded tag shows as such, not as followed or unselected.
+        mark = (
+            PICKER_REQUIRED
+            if tag in chosen.required
+            else PICKER_EXCLUDED
+            if tag in chosen.excluded
+            else PICKER_FOLLOWED
+            if tag in chosen.any_of
+            else ""
+        )
+        buttons.append(Button(label=f"{mark}{tag} ({count})", action=pressed))
+        if len(buttons) == PICKER_TAGS:
+            break
+    rows = tuple(tuple(buttons[i : i + 3]) for i in range(0, len(buttons), 3))
+    parts = [
+        t(lang, "subscribe.pick"),
+        t(lang, "filter.now", filter=describe_filter(chosen, lang=lang, prefix=prefix)),
+    ]
+    if chosen.required or chosen.excluded:
+        parts[0] += "\n" + t(lang, "subscribe.pick_marks", p=prefix)
+    if note:
+        parts.insert(0, note)
+    return Reply(lang, "\n\n".join(parts), buttons=rows)
+
+
+@action(TOGGLE)
+async def press_toggle(ports: Ports, caller: Caller, action: str, *, prefix: str) -> Reply:
+    """A tag of the picker pressed: followed if it was not, no longer followed if it was."""
+    if not await may_manage(caller):
+        return await ports.in_chat(caller, answer("cmd.group_admins_only"), write=False)
+
+    async def body(conn: AsyncConnection, record: chat_store.ChatRecord) -> Reply:
+        return await _toggle(conn, record, action.removeprefix(TOGGLE), prefix=prefix)
+
+    return await ports.in_chat(caller, body, write=True)
+
+
+async def _toggle(
+    conn: AsyncConnection, record: chat_store.ChatRecord, tag: str, *, prefix: str
+) -> Reply:
+    try:
+        items = filters.parse_items([tag])
+    except FilterError:
+        return await _picker(conn, record, prefix=prefix)
+    current = record.chat.filter
+    tag = items[0].tag
+    if tag in current.required or tag in current.excluded:
+        # A press toggles "any of"; a required or excluded tag is changed by a command,
+        # so the press changes nothing and says how.
+        required = tag in current.required
+        key = "subscribe.pick_required" if required else "subscribe.pick_excluded"
+        note = t(record.chat.lang, key, tag=tag, p=prefix)
+        return await _picker(conn, record, prefix=prefix, note=note)
+    try:
+        new_filter = (
+            filters.remove(current, items) if tag in current.any_of else filters.add(current, items)
+        )
+    except FilterError as exc:
+        return _filter_error(record.chat.lang, exc, command="subscribe", prefix=prefix)
+    after = replace(record.chat, filter=new_filter)
+    if after.state == ChatState.INACTIVE:
+        after = replace(after, state=ChatState.ACTIVE)
+    saved = await chat_store.save(conn, before=record, after=after)
+    reply = await _picker(conn, saved, prefix=prefix)
+    if current.is_empty and not saved.chat.filter.is_empty:  # as a typed `subscribe` says
+        first = await _first_digest_note(conn, saved, prefix=prefix)
+        if first:
+            reply = replace(reply, text=f"{reply.text}\n\n{first}")
+    return reply
+
+
+@command("tags", order=50, audience=EVERYONE, slow=True, menu=Menu.GROUP)
+async def tags_command(record: chat_store.ChatRecord, _args: str, ctx: Context) -> Reply:
+    lang = record.chat.lang
+    counts = await current.tag_counts(ctx.conn)
+    if not counts:
+        return Reply(lang, t(lang, "tags.none"))
+    shown = [(clean(tag), count) for tag, count in counts[:TAGS_SHOWN]]
+    listing = ", ".join(f"{tag} ({count})" for tag, count in shown if tag)
+    text = f"{t(lang, 'tags.header')}\n{listing}"
+    if len(counts) > TAGS_SHOWN:
+        text += "\n" + tn(lang, "tags.more", len(counts) - TAGS_SHOWN)
+    return Reply(lang, text)
 
 
 def describe_filter(f: Filter, *, lang: str, prefix: str = "/") -> str:

@@ -6,6 +6,7 @@ use each one as its declaration says."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -21,10 +22,20 @@ from telegram import (
 from bot.channels.console.chat import complete
 from bot.channels.telegram.channel import menu_scopes
 from bot.channels.telegram.client import COMMAND_NAME_RE
-from bot.commands import Caller, CommandCore, Defaults, help_text, registry, suggest_command
+from bot.commands import (
+    FEEDBACK_RESET,
+    TOGGLE,
+    Caller,
+    CommandCore,
+    Defaults,
+    help_text,
+    registry,
+    suggest_command,
+)
 from bot.commands.registry import Audience, Command, Menu
 from bot.i18n import has, t
 from bot.models import ChatKind, Platform
+from bot.render import votes
 from bot.store.engine import create_engine, upgrade
 from scripts import gen_docs
 from tests.scratch import scratch_database
@@ -59,9 +70,45 @@ def test_the_registry_holds_every_command_once_in_one_order() -> None:
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=_ids(COMMANDS))
-def test_every_handler_is_a_method_of_the_core(command: Command) -> None:
-    # A handler declared on a class the core does not inherit could never run.
-    assert getattr(CommandCore, command.handler.__name__) is command.handler
+def test_every_handler_takes_what_the_core_passes_it(command: Command) -> None:
+    # The core calls a handler in the chat's transaction with (record, args, ctx), one on
+    # its own with (ports, caller, *, name, args, prefix): a handler of another shape, or
+    # one that is not a coroutine, could never run.
+    assert inspect.iscoroutinefunction(command.handler), command.name
+    params = inspect.signature(command.handler).parameters.values()
+    positional = [p for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
+    keywords = {p.name for p in params if p.kind == p.KEYWORD_ONLY}
+    if command.alone:
+        assert (len(positional), keywords) == (2, {"name", "args", "prefix"})
+    else:
+        assert (len(positional), keywords) == (3, set())
+    assert command.handler.__module__.startswith("bot.commands."), command.name
+
+
+def test_every_button_the_areas_make_has_a_declared_handler() -> None:
+    # The picker's tags, the 👍/👎 under a page and ``feedback reset``'s question; the
+    # broadcast's buttons go to the admin module, which is no area.
+    assert registry.action_prefixes() == tuple(sorted((TOGGLE, votes.VOTE, FEEDBACK_RESET)))
+    for prefix in registry.action_prefixes():
+        handler = registry.find_action(prefix + "x")
+        assert handler is not None and inspect.iscoroutinefunction(handler)
+        params = inspect.signature(handler).parameters.values()
+        assert [p.kind for p in params] == [
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            inspect.Parameter.KEYWORD_ONLY,
+        ]
+    assert registry.find_action("bc:send:1") is None
+
+
+def test_a_button_prefix_that_overlaps_another_is_refused_at_import() -> None:
+    async def handler() -> None: ...
+
+    for prefix in (TOGGLE, TOGGLE + "x", TOGGLE[:-1]):
+        with pytest.raises(ValueError, match="overlaps"):
+            registry.action(prefix)(handler)
+    assert registry.find_action(TOGGLE + "x") is not handler
 
 
 def test_a_name_or_an_order_declared_twice_is_refused_at_import() -> None:

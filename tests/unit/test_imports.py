@@ -9,8 +9,8 @@ since each is a dependency all the same):
 - no two modules import each other, however long the way round (each circle is reported);
 - no module imports another module's ``_private`` name.
 
-What is not fixed yet is in the allowance lists below, each entry with why. The lists only
-shrink: an entry nothing needs any more fails the test too. Only the standard library here.
+None is allowed an exception: a rule that must bend is a layer drawn wrong, and the
+table is what changes, with its why. Only the standard library here.
 """
 
 from __future__ import annotations
@@ -73,35 +73,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
         "builds every stage and runs it; nothing imports it",
     ),
 )
-
-# (importer, imported, why): an import running back up a layer, not moved yet. A prefix
-# covers the modules below it.
-ALLOWED_UPWARD: tuple[tuple[str, str, str], ...] = ()
-
-# Circles of imports, each the sorted tuple of its modules, with why it stays for now.
-ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
-
-# (importer, module) -> (its ``_private`` names the importer takes, why). Issue 40 item 3:
-# each such name is made public where it is shared, or kept inside its module.
-_COMMANDS_BASE = "the command context and the audit/answer helpers every area uses"
-ALLOWED_PRIVATE: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
-    ("bot.commands.admin", "bot.commands.base"): (("_Context", "_record"), _COMMANDS_BASE),
-    ("bot.commands.core", "bot.commands.base"): (
-        ("_Context", "_answer", "_record"),
-        _COMMANDS_BASE,
-    ),
-    ("bot.commands.destinations", "bot.commands.base"): (("_Context",), _COMMANDS_BASE),
-    ("bot.commands.digests", "bot.commands.base"): (("_Context", "_record"), _COMMANDS_BASE),
-    ("bot.commands.feedback", "bot.commands.base"): (
-        ("_Context", "_answer", "_record"),
-        _COMMANDS_BASE,
-    ),
-    ("bot.commands.help", "bot.commands.base"): (("_Context",), _COMMANDS_BASE),
-    ("bot.commands.schedule", "bot.commands.base"): (("_Context",), _COMMANDS_BASE),
-    ("bot.commands.settings_page", "bot.commands.base"): (("_record",), _COMMANDS_BASE),
-    ("bot.commands.subscription", "bot.commands.base"): (("_Context",), _COMMANDS_BASE),
-}
-
 
 def _modules() -> dict[str, Path]:
     found = {}
@@ -259,12 +230,10 @@ def test_every_module_is_in_a_layer() -> None:
 
 
 def test_every_import_runs_down_the_layers() -> None:
-    allowed = {(low, high) for low, high, _ in ALLOWED_UPWARD}
     backwards = sorted(
         f"{importer} (layer {LAYERS[layer(importer)][0]}) imports {imported} "
         f"(layer {LAYERS[layer(imported)][0]})"
         for importer, imported in upward()
-        if not any(_within(importer, a) and _within(imported, b) for a, b in allowed)
     )
     assert backwards == []
 
@@ -289,38 +258,12 @@ def test_no_import_circle() -> None:
     circles = [
         " -> ".join(circle_path(found)) + f" (all of {', '.join(found)})"
         for found in cycles()
-        if found not in ALLOWED_CYCLES
     ]
     assert circles == []
 
 
 def test_no_module_imports_another_modules_private_name() -> None:
-    allowed = {
-        (importer, module, name)
-        for (importer, module), (names, _) in ALLOWED_PRIVATE.items()
-        for name in names
-    }
     found = sorted(
-        f"{importer} imports {module}.{name}"
-        for importer, module, name in private_imports()
-        if (importer, module, name) not in allowed
+        f"{importer} imports {module}.{name}" for importer, module, name in private_imports()
     )
     assert found == []
-
-
-def test_every_allowance_is_still_needed() -> None:
-    back = upward()
-    stale = [
-        (low, high)
-        for low, high, _ in ALLOWED_UPWARD
-        if not any(_within(a, low) and _within(b, high) for a, b in back)
-    ]
-    stale += [circle for circle in ALLOWED_CYCLES if circle not in cycles()]
-    found = private_imports()
-    stale += [
-        (importer, module, name)
-        for (importer, module), (names, _) in ALLOWED_PRIVATE.items()
-        for name in names
-        if (importer, module, name) not in found
-    ]
-    assert stale == []
