@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -53,6 +52,7 @@ from tests.fakes.discord_api import (
 )
 from tests.integration.test_planner import started
 from tests.integration.test_slack import seed_pages
+from tests.signing import SigningTimes
 
 CHANNEL = "1300000000000000001"
 DM_CHANNEL = "1300000000000000002"
@@ -486,9 +486,7 @@ async def test_the_engine_delivers_a_digest_and_stops_a_gone_channel(
     assert stopped.inactive_code == "unknown_channel"
 
 
-# What each fuzzed request was signed with: a body signed twice at the same second is the
-# same signature, which the bot rightly refuses as a replay (401).
-SIGNED: set[tuple[bytes, int]] = set()
+SIGNED_AT = SigningTimes()
 ROUTED_KEYS = st.sampled_from(
     ["type", "id", "application_id", "channel_id", "token", "guild_id", "member", "user",
      "data", "locale", "channel", "app_permissions", "message"]
@@ -523,12 +521,7 @@ async def test_any_signed_interaction_is_answered_without_500(
     if kind is not None:
         body = {**body, "type": kind}
     raw = json.dumps(body).encode()
-    # A timestamp this body was never signed with (within the bot's 300 s): a repeat of the
-    # same signed request is a replay, however slowly the examples run.
-    now = int(time.time())
-    signed_at = next(now - back for back in range(250) if (raw, now - back) not in SIGNED)
-    SIGNED.add((raw, signed_at))
-    headers = sign_request(raw, timestamp=signed_at)
+    headers = sign_request(raw, timestamp=SIGNED_AT.fresh(raw))  # never a replay
     async with bot.http.post(bot.url, data=raw, headers=headers) as response:
         assert response.status in (200, 400), await response.text()
 
