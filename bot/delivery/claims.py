@@ -1,10 +1,12 @@
 """Claiming (:class:`Claimer`): the outbox rows a delivery engine takes into memory, and
 the claims of workers that stopped.
 
-The claimer claims rows in batches whenever fewer than the low water mark are in memory
-(PostgreSQL: ``FOR UPDATE SKIP LOCKED``; one worker per chat at a time, across replicas),
-keeps this worker's claims fresh, and requeues those of dead workers: at once for a
-process of this host that is gone, else once the claim is older than ``CLAIM_TTL_SECONDS``.
+The claimer claims rows in batches into the chats' queues (``bot.delivery.queues``)
+whenever fewer than the low water mark are in memory (PostgreSQL: ``FOR UPDATE SKIP
+LOCKED``; one worker per chat at a time, across replicas), keeps this worker's claims
+fresh, requeues those of dead workers (at once for a process of this host that is gone,
+else once the claim is older than ``CLAIM_TTL_SECONDS``), and gives its own back when the
+engine stops. Whose claims are whose: :func:`new_worker_id`, :func:`owner_is_dead`.
 """
 
 from __future__ import annotations

@@ -1,14 +1,17 @@
 """Delivery: the outbox worker, with the platforms' rate limits and failure rules.
 
-Rows are claimed from the outbox in batches and queued in memory per chat
-(``bot.delivery.claims``). Worker tasks take whichever chat is ready first (a heap on the
-time its per-chat limit allows the next message), wait for the platform's overall pace,
-send one platform message, and record it before taking the next (``bot.delivery.recording``,
-several records to a transaction). So a chat never gets two messages faster than its limit,
-the platform never gets more than its cap, and one slow or rate-limited chat holds up no one.
+:class:`Delivery` runs the workers and composes the parts they share, each handed what it
+needs: the rows in memory (``bot.delivery.queues.Queues``: each chat's queue, and a heap of
+chats by the time its per-chat limit allows the next message), which the claimer fills
+from the outbox in batches (``bot.delivery.claims.Claimer``); the records of sends
+(``bot.delivery.recording.Records``, several to a transaction); and the failure policy
+(``bot.delivery.retries.FailurePolicy``). Worker tasks take whichever chat is ready first,
+wait for the platform's overall pace, send one platform message, and record it before
+taking the next. So a chat never gets two messages faster than its limit, the platform
+never gets more than its cap, and one slow or rate-limited chat holds up no one.
 
 Failure rules (``bot.errors`` is the vocabulary; each sender translates its library's
-errors into it; ``bot.delivery.retries`` carries them out):
+errors into it; ``bot.delivery.retries.FailurePolicy`` carries them out):
 
 - ``RateLimited``: that chat waits ``retry_after``; the message is sent then, never dropped.
 - ``TransientError`` (5xx, timeout, connection): back to the queue with exponential backoff

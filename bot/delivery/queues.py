@@ -162,8 +162,9 @@ class Queues:
         self._release(row)
 
     def clear(self, queue: ChatQueue, rows: Iterable[OutboxRow] | None = None) -> None:
-        """All the chat's rows leave memory; ``rows`` (all of them unless given) are those
-        its holds count."""
+        """All the chat's rows leave memory. ``rows`` are those counted out of the rows
+        held: all the queue's unless given (a caller that gave rows back to the outbox
+        names those it wrote)."""
         for row in queue.rows if rows is None else rows:
             self.renderer.forget(row.id)
             self._release(row)
