@@ -1,10 +1,12 @@
-"""Claiming: the outbox rows a delivery engine takes into memory, and the claims of
-workers that stopped.
+"""Claiming (:class:`Claimer`): the outbox rows a delivery engine takes into memory, and
+the claims of workers that stopped.
 
-The claimer claims rows in batches whenever fewer than the low water mark are in memory
-(PostgreSQL: ``FOR UPDATE SKIP LOCKED``; one worker per chat at a time, across replicas),
-keeps this worker's claims fresh, and requeues those of dead workers: at once for a
-process of this host that is gone, else once the claim is older than ``CLAIM_TTL_SECONDS``.
+The claimer claims rows in batches into the chats' queues (``bot.delivery.queues``)
+whenever fewer than the low water mark are in memory (PostgreSQL: ``FOR UPDATE SKIP
+LOCKED``; one worker per chat at a time, across replicas), keeps this worker's claims
+fresh, requeues those of dead workers (at once for a process of this host that is gone,
+else once the claim is older than ``CLAIM_TTL_SECONDS``), and gives its own back when the
+engine stops. Whose claims are whose: :func:`new_worker_id`, :func:`owner_is_dead`.
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import dberrors
-from bot.delivery.queues import ChatQueue, EngineState
-from bot.delivery.recording import DB_RETRY_FIRST_SECONDS, DB_RETRY_MAX_SECONDS
+from bot.delivery.queues import Queues
+from bot.delivery.recording import DB_RETRY_FIRST_SECONDS, DB_RETRY_MAX_SECONDS, DatabaseHealth
 from bot.delivery.rendering import Claimed, pages_of
+from bot.models import Platform
 from bot.store import chats as chat_store
 from bot.store import outbox
 from bot.store import pages as page_store
@@ -50,10 +55,35 @@ RECLAIMING = "reclaiming messages"
 READING = "reading pages to send"
 
 
-class Claiming(EngineState):
-    """The claimer of the delivery engine: fills the chats' queues from the outbox."""
+class Claimer:
+    """Fills the chats' queues (:class:`~bot.delivery.queues.Queues`) from the outbox as
+    worker ``worker_id``: claims rows while fewer than the low water mark are in memory,
+    keeps its claims fresh, requeues those of workers that stopped, and gives its own back
+    when the engine stops. ``platforms`` says whose messages may be claimed now (not those
+    of a platform that refused the credentials); ``health`` hears how the database
+    answered."""
 
-    async def _requeue_stale(self) -> None:
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        queues: Queues,
+        health: DatabaseHealth,
+        claim_batch: int,
+        platforms: Callable[[], Iterable[Platform]],
+        worker_id: str | None = None,
+    ) -> None:
+        self.worker_id = worker_id or new_worker_id()
+        self._engine = engine
+        self._queues = queues
+        self._health = health
+        self._claim_batch = claim_batch
+        self._platforms = platforms
+
+    async def requeue_stale(self) -> None:
+        """The claims of dead workers go back to the queue: at once for a process of this
+        host that is gone, else once older than ``CLAIM_TTL_SECONDS``; due in
+        ``REQUEUE_HOLD_SECONDS``. The database away leaves them to the next sweep."""
         now = page_store.utcnow()
         cutoff = now - dt.timedelta(seconds=CLAIM_TTL_SECONDS)
         try:
@@ -75,17 +105,25 @@ class Claiming(EngineState):
         if count:
             log.warning("requeued %d messages claimed by a worker that stopped", count)
 
-    async def _claimer(self, *, only_chats: Sequence[int] | None, drain: bool) -> None:
+    async def run(
+        self, *, only_chats: Sequence[int] | None, only_broadcast: int | None, drain: bool
+    ) -> None:
+        """Claim until the queues stop; with ``drain``, return once nothing is due and
+        nothing is held. The database away is waited out (a ``drain`` gives up after
+        ``ONE_SHOT_OUTAGE_SECONDS`` with its error)."""
+        queues = self._queues
         last_touch = time.monotonic()
         last_sweep = time.monotonic()
         delay = DB_RETRY_FIRST_SECONDS
         away_since: float | None = None
-        while not self._stopping:
+        while not queues.stopping:
             # After an outage this worker's claims are touched first: a replica sweeping
             # must not take them for those of a dead worker while their records wait.
             touch = away_since is not None or time.monotonic() - last_touch > TOUCH_EVERY_SECONDS
             try:
-                got = await self._claim_and_touch(only_chats=only_chats, touch=touch)
+                got = await self._claim_and_touch(
+                    only_chats=only_chats, only_broadcast=only_broadcast, touch=touch
+                )
             except Exception as exc:
                 if not dberrors.is_outage(exc):
                     raise
@@ -94,9 +132,9 @@ class Claiming(EngineState):
                 away_since = away_since if away_since is not None else now
                 if drain and now - away_since > ONE_SHOT_OUTAGE_SECONDS:
                     raise
-                self._claim_wake.clear()
+                queues.claim_wake.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._claim_wake.wait(), timeout=delay)
+                    await asyncio.wait_for(queues.claim_wake.wait(), timeout=delay)
                 delay = min(delay * 2, DB_RETRY_MAX_SECONDS)
                 continue
             # Health is not cleared here: with enough rows in memory nothing was asked of
@@ -105,40 +143,49 @@ class Claiming(EngineState):
             if got is None:  # touched; the claim is the next turn
                 last_touch = time.monotonic()
                 continue
-            if drain and got == 0 and self._held == 0:
+            if drain and got == 0 and queues.in_memory == 0:
                 return
             now = time.monotonic()
             if not drain and now - last_sweep > SWEEP_EVERY_SECONDS:
-                await self._requeue_stale()
+                await self.requeue_stale()
                 last_sweep = now
-            if got and self._held < self._low_water:
+            if got and queues.in_memory < queues.low_water:
                 continue
             # Woken when rows are planned, when those in memory fall below the low water
             # mark or run out, and when a platform's credentials work again.
-            self._claim_wake.clear()
+            queues.claim_wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._claim_wake.wait(), timeout=CLAIM_EVERY_SECONDS)
+                await asyncio.wait_for(queues.claim_wake.wait(), timeout=CLAIM_EVERY_SECONDS)
 
     async def _claim_and_touch(
-        self, *, only_chats: Sequence[int] | None, touch: bool
+        self, *, only_chats: Sequence[int] | None, only_broadcast: int | None, touch: bool
     ) -> int | None:
         """Claim more rows when fewer than the low water mark are in memory; first keep
         this worker's claims fresh when ``touch`` (then None is returned, and the claim
         waits for the next turn: the touch is what must not wait)."""
         if touch:
-            async with self._engine.begin() as conn:
-                await outbox.touch_claims(conn, worker=self.worker_id, now=page_store.utcnow())
-            self._health.ok(CLAIMING)
+            await self.touch()
             return None
-        self._mark_low_water()
-        if self._held < self._low_water:
-            return await self._claim(only_chats=only_chats)
+        self._queues.mark_low_water()
+        if self._queues.in_memory < self._queues.low_water:
+            return await self.claim(only_chats=only_chats, only_broadcast=only_broadcast)
         return 0
 
-    async def _claim(self, *, only_chats: Sequence[int] | None) -> int:
-        platforms = [p.value for p in self._senders if p not in self._paused]
+    async def touch(self) -> None:
+        """Keep this worker's claims fresh (``requeue_stale`` leaves them alone)."""
+        async with self._engine.begin() as conn:
+            await outbox.touch_claims(conn, worker=self.worker_id, now=page_store.utcnow())
+        self._health.ok(CLAIMING)
+
+    async def claim(
+        self, *, only_chats: Sequence[int] | None = None, only_broadcast: int | None = None
+    ) -> int:
+        """Claim a batch of due rows (of these chats, of this broadcast) into their chats'
+        queues, with the pages they will be rendered from; return how many."""
+        platforms = [p.value for p in self._platforms()]
         if not platforms:
             return 0
+        queues = self._queues
         async with self._engine.begin() as conn:
             rows = await outbox.claim(
                 conn,
@@ -147,9 +194,9 @@ class Claiming(EngineState):
                 now=page_store.utcnow(),
                 platforms=platforms,
                 only_chats=only_chats,
-                only_broadcast=self._only_broadcast,
+                only_broadcast=only_broadcast,
             )
-            missing = sorted({r.chat_pk for r in rows} - self._queues.keys())
+            missing = sorted({r.chat_pk for r in rows} - queues.chats.keys())
             records = await chat_store.get_many(conn, missing)
             # The pages of the whole batch in one go, not three queries for every message;
             # each message is rendered with its pages as they were when it was claimed.
@@ -161,19 +208,24 @@ class Claiming(EngineState):
         self._health.ok(CLAIMING, READING)
         for row in rows:
             if entries[row.id] is not None:
-                self._renderer.keep(row.id, claimed)
-            queue = self._queues.get(row.chat_pk)
-            if queue is None:
-                record = records.get(row.chat_pk)
-                if record is None:
-                    continue
-                queue = self._queues[row.chat_pk] = ChatQueue(record=record)
-                self._schedule(queue, time.monotonic())
-            queue.rows.append(row)
-            self._held += 1
-            if row.broadcast_id is not None:
-                self._held_of[row.broadcast_id] += 1
+                queues.renderer.keep(row.id, claimed)
+            queues.add(row, records.get(row.chat_pk))
         return len(rows)
+
+    async def release(self) -> None:
+        """Give back the rows this worker claimed and did not start (the engine stopped).
+        The database away leaves them to expire (``CLAIM_TTL_SECONDS``), or to a replica of
+        this host that sees this process gone; they are sent then."""
+        try:
+            async with self._engine.begin() as conn:
+                released = await outbox.release_claims(conn, worker=self.worker_id)
+        except Exception as exc:
+            if not dberrors.is_outage(exc):
+                raise
+            log.warning("claims left to expire: %s", dberrors.reason(exc))
+        else:
+            if released:
+                log.info("left %d messages queued for later", released)
 
 
 def new_worker_id() -> str:

@@ -1,14 +1,17 @@
 """Delivery: the outbox worker, with the platforms' rate limits and failure rules.
 
-Rows are claimed from the outbox in batches and queued in memory per chat
-(``bot.delivery.claims``). Worker tasks take whichever chat is ready first (a heap on the
-time its per-chat limit allows the next message), wait for the platform's overall pace,
-send one platform message, and record it before taking the next (``bot.delivery.recording``,
-several records to a transaction). So a chat never gets two messages faster than its limit,
-the platform never gets more than its cap, and one slow or rate-limited chat holds up no one.
+:class:`Delivery` runs the workers and composes the parts they share, each handed what it
+needs: the rows in memory (``bot.delivery.queues.Queues``: each chat's queue, and a heap of
+chats by the time its per-chat limit allows the next message), which the claimer fills
+from the outbox in batches (``bot.delivery.claims.Claimer``); the records of sends
+(``bot.delivery.recording.Records``, several to a transaction); and the failure policy
+(``bot.delivery.retries.FailurePolicy``). Worker tasks take whichever chat is ready first,
+wait for the platform's overall pace, send one platform message, and record it before
+taking the next. So a chat never gets two messages faster than its limit, the platform
+never gets more than its cap, and one slow or rate-limited chat holds up no one.
 
 Failure rules (``bot.errors`` is the vocabulary; each sender translates its library's
-errors into it; ``bot.delivery.retries`` carries them out):
+errors into it; ``bot.delivery.retries.FailurePolicy`` carries them out):
 
 - ``RateLimited``: that chat waits ``retry_after``; the message is sent then, never dropped.
 - ``TransientError`` (5xx, timeout, connection): back to the queue with exponential backoff
@@ -28,21 +31,17 @@ errors into it; ``bot.delivery.retries`` carries them out):
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import heapq
-import itertools
 import logging
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from prometheus_client import Counter as SentCounter
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import dberrors, metrics, payloads
-from bot.delivery.claims import READING, Claiming, new_worker_id
+from bot.delivery.claims import READING, Claimer
 from bot.delivery.pacing import PER_CHAT_MARGIN_SECONDS, Abandoned, Pace, Pacing, written_at
-from bot.delivery.queues import ChatQueue, ctx
+from bot.delivery.queues import ChatQueue, Queues, ctx
 from bot.delivery.recording import (
     DB_RETRY_MAX_SECONDS,
     RECORD_BATCH,
@@ -51,11 +50,10 @@ from bot.delivery.recording import (
     Records,
 )
 from bot.delivery.rendering import Renderer
-from bot.delivery.retries import BACKOFF_BASE_SECONDS, UNKNOWN_PAUSE_SECONDS, Failures
+from bot.delivery.retries import BACKOFF_BASE_SECONDS, UNKNOWN_PAUSE_SECONDS, FailurePolicy
 from bot.delivery.sender import Attempt, Sender
 from bot.errors import DeliveryError, TransientError
 from bot.models import ChatSettings, Outgoing, Platform
-from bot.store import outbox
 
 log = logging.getLogger("bot.delivery")
 
@@ -75,10 +73,11 @@ LATENCY_WEIGHT = 0.05
 STALL_SECONDS = 3.0
 
 
-class Delivery(Claiming, Failures):
-    """The outbox worker of one process: claims (:class:`Claiming`), sends each chat's
-    messages at its pace, records them, and carries out the failure rules
-    (:class:`Failures`)."""
+class Delivery:
+    """The outbox worker of one process: sends each chat's messages at its pace from the
+    rows in memory (:class:`~bot.delivery.queues.Queues`), which its claimer fills
+    (:class:`~bot.delivery.claims.Claimer`); records them (:class:`Records`); and carries
+    out the failure rules (:class:`~bot.delivery.retries.FailurePolicy`)."""
 
     def __init__(
         self,
@@ -94,9 +93,6 @@ class Delivery(Claiming, Failures):
         on_auth_failure: Callable[[Platform, str], Awaitable[None]] | None = None,
         unknown_pause: float = UNKNOWN_PAUSE_SECONDS,
     ) -> None:
-        self._engine = engine
-        self._on_auth_failure = on_auth_failure
-        self._on_broadcast_row = on_broadcast_row
         self._senders = dict(senders)
         # Everything sent to a platform shares its pacing: a sender with ``pacing`` (the
         # channels send replies through the same one) brings its own. A sender with
@@ -111,16 +107,6 @@ class Delivery(Claiming, Failures):
         # Seconds a send holds a worker, per platform (moving average), from which the
         # window is sized; no guess is made before the first send has been measured.
         self._send_seconds: dict[Platform, float] = {}
-        self._claim_batch = claim_batch
-        self._backoff_base = backoff_base
-        # A send with no answer: the pause before its one re-send, and when each was seen
-        # (the platform is slow while any is recent).
-        self._unknown_pause = unknown_pause
-        self._unknown_at = {}
-        self.worker_id = worker_id or new_worker_id()
-        self._queues: dict[int, ChatQueue] = {}
-        # The messages of claimed rows, rendered once for every chat that gets the same.
-        self._renderer = Renderer(engine)
         self._in_flight = 0  # workers between taking a message and recording it
         self._progress_at = 0.0  # time.monotonic() a message last settled (or work began)
         self._health = DatabaseHealth()
@@ -131,32 +117,65 @@ class Delivery(Claiming, Failures):
             in_flight=lambda: self._in_flight,
             health=self._health,
         )
-        self._heap: list[tuple[float, int, int]] = []
-        self._seq = itertools.count()
-        self._wake = asyncio.Event()
-        self._claim_wake = asyncio.Event()
-        self._stopping = False
-        self._held = 0  # rows in memory
-        self._low_water = 0  # fewer rows in memory than this: claim more
-        # Rows of each broadcast in memory: the broadcast's progress is looked at when this
-        # instance holds none of it any more, not after every row (one aggregate per row
-        # would cost as much as the sends of a large broadcast).
-        self._held_of: Counter[int] = Counter()
+        self._queues = Queues(
+            renderer=Renderer(engine),
+            claim_batch=claim_batch,
+            window=lambda: self.window,
+            on_broadcast_row=on_broadcast_row,
+        )
+        self._failures = FailurePolicy(
+            engine=engine,
+            queues=self._queues,
+            health=self._health,
+            senders=self._senders,
+            backoff_base=backoff_base,
+            unknown_pause=unknown_pause,
+            on_auth_failure=on_auth_failure,
+        )
+        self._claimer = Claimer(
+            engine=engine,
+            queues=self._queues,
+            health=self._health,
+            claim_batch=claim_batch,
+            platforms=self._sendable,
+            worker_id=worker_id,
+        )
         self._only_broadcast: int | None = None
-        self._paused: dict[Platform, asyncio.Task[None]] = {}  # refused credentials
         self._counters: dict[tuple[Platform, str], SentCounter] = {}
         self.sent = 0  # outbox rows completed by this instance
-        self.failed = 0  # outbox rows that failed for good
-        self.held = 0  # outbox rows held: sent twice with no answer, not sent again
 
     # Public -----------------------------------------------------------------------------
+
+    @property
+    def worker_id(self) -> str:
+        """Whose claims this instance's are (``host:pid:random``), and its leases."""
+        return self._claimer.worker_id
+
+    @property
+    def failed(self) -> int:
+        """Outbox rows that failed for good."""
+        return self._failures.failed
+
+    @property
+    def held(self) -> int:
+        """Outbox rows held: sent twice with no answer, not sent again."""
+        return self._failures.held
+
+    @property
+    def window(self) -> int:
+        """Sends that may be under way at once now (the number of workers)."""
+        return len(self._workers)
+
+    def slow(self) -> dict[str, str]:
+        """:meth:`bot.delivery.retries.FailurePolicy.slow`: the platforms slow to answer."""
+        return self._failures.slow()
 
     @property
     def problem(self) -> str | None:
         """Why deliveries cannot make progress now, or None: the database's error, or
         messages under way of which none has settled for ``STALL_SECONDS``."""
         problem = self._health.problem
-        if problem is not None or not self._in_flight or self._stopping:
+        if problem is not None or not self._in_flight or self._queues.stopping:
             return problem
         stalled = time.monotonic() - self._progress_at
         if stalled <= STALL_SECONDS:
@@ -168,7 +187,7 @@ class Delivery(Claiming, Failures):
 
     def notify(self) -> None:
         """New rows may be due (the planner just wrote some)."""
-        self._claim_wake.set()
+        self._queues.claim_wake.set()
 
     def share_caps(self, replicas: int) -> None:
         """Several replicas send: each keeps to ``cap / replicas`` of every platform cap."""
@@ -184,7 +203,7 @@ class Delivery(Claiming, Failures):
         The database going away stops nothing: what failed is tried again until it answers.
         Raises only for a bug (the caller starts it again).
         """
-        await self._requeue_stale()
+        await self._claimer.requeue_stale()
         await self._serve(stop=stop, only_chats=None, drain=False)
 
     async def drain(
@@ -200,7 +219,7 @@ class Delivery(Claiming, Failures):
         self._only_broadcast = broadcast
         # As a service does at its start: the claims of a process of this host that is
         # gone (a run killed while the command waited on it) come back to the queue.
-        await self._requeue_stale()
+        await self._claimer.requeue_stale()
         await self._serve(stop=stop or asyncio.Event(), only_chats=chat_pks, drain=True)
 
     # Engine -----------------------------------------------------------------------------
@@ -208,20 +227,21 @@ class Delivery(Claiming, Failures):
     async def _serve(
         self, *, stop: asyncio.Event, only_chats: Sequence[int] | None, drain: bool
     ) -> None:
-        self._stopping = False
+        self._queues.start()
         self._workers.clear()
         self._grow(self._concurrency)
-        claimer = asyncio.create_task(self._claimer(only_chats=only_chats, drain=drain))
+        claimer = asyncio.create_task(
+            self._claimer.run(
+                only_chats=only_chats, only_broadcast=self._only_broadcast, drain=drain
+            )
+        )
         stopper = asyncio.create_task(stop.wait())
         try:
             await asyncio.wait({claimer, stopper}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            self._stopping = True
-            self._wake.set()
-            self._claim_wake.set()
+            self._queues.stop()
             done, pending = await asyncio.wait(self._workers, timeout=SHUTDOWN_GRACE_SECONDS)
-            paused = list(self._paused.values())
-            self._paused.clear()
+            paused = self._failures.end_pauses()
             for task in (*pending, claimer, stopper, *paused):
                 task.cancel()
             results = await asyncio.gather(
@@ -234,40 +254,25 @@ class Delivery(Claiming, Failures):
             for task in done:
                 if task.exception() is not None:
                     log.error("delivery worker failed", exc_info=task.exception())
-            try:
-                async with self._engine.begin() as conn:
-                    released = await outbox.release_claims(conn, worker=self.worker_id)
-            except Exception as exc:
-                if not dberrors.is_outage(exc):
-                    raise
-                # They expire (CLAIM_TTL_SECONDS), or a replica of this host sees this
-                # process gone, and they are sent then.
-                log.warning("claims left to expire: %s", dberrors.reason(exc))
-            else:
-                if released:
-                    log.info("left %d messages queued for later", released)
-            self._queues.clear()
-            self._heap.clear()
-            self._renderer.clear()
-            self._held = 0
-            self._held_of.clear()
+            await self._claimer.release()
+            self._queues.reset()
         if isinstance(failure, Exception):  # the claimer gave up (a bug, or a one-shot's outage)
             raise failure
 
     def _grow(self, size: int) -> None:
         size = min(size, self._max_in_flight)
-        if len(self._workers) >= size or self._stopping:
+        if len(self._workers) >= size or self._queues.stopping:
             return
         while len(self._workers) < size:
             task = asyncio.create_task(self._worker())
             task.add_done_callback(self._worker_ended)
             self._workers.add(task)
-        self._mark_low_water()
+        self._queues.mark_low_water()
 
     def _worker_ended(self, task: asyncio.Task[None]) -> None:
         """A worker that failed is replaced at once: the window never shrinks behind a
         healthy ``/healthz``."""
-        if self._stopping or task.cancelled() or task.exception() is None:
+        if self._queues.stopping or task.cancelled() or task.exception() is None:
             return
         log.error("delivery worker failed; starting another", exc_info=task.exception())
         self._workers.discard(task)
@@ -298,24 +303,9 @@ class Delivery(Claiming, Failures):
         if needed > len(self._workers):
             self._grow(min(self._max_in_flight, int(needed) + 1))
 
-    async def _take(self) -> ChatQueue | None:
-        while not self._stopping:
-            now = time.monotonic()
-            while self._heap and self._heap[0][0] <= now:
-                _, _, pk = heapq.heappop(self._heap)
-                queue = self._queues.get(pk)
-                if queue is not None and not queue.busy and queue.rows:
-                    queue.busy = True
-                    return queue
-            timeout = self._heap[0][0] - now if self._heap else None
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=timeout)
-        return None
-
     async def _worker(self) -> None:
         while True:
-            queue = await self._take()
+            queue = await self._queues.take()
             if queue is None:
                 return
             if not self._in_flight:  # work begins: a stall counts from here
@@ -336,11 +326,7 @@ class Delivery(Claiming, Failures):
                 if queue.started:
                     self._measured(queue.record.chat.platform, time.monotonic() - queue.started)
                     queue.started = 0.0
-                queue.busy = False
-                if queue.rows:
-                    self._schedule(queue, max(queue.ready_at, time.monotonic()))
-                else:
-                    self._queues.pop(queue.record.pk, None)
+                self._queues.put_back(queue)
 
     async def _send_next(self, queue: ChatQueue) -> None:
         """:meth:`_send_one`, and a bug in it fails that message alone; the database
@@ -352,7 +338,7 @@ class Delivery(Claiming, Failures):
                 raise
             log.exception("unexpected error while delivering", extra=ctx(queue.record))
             if queue.rows:
-                await self._failed(queue, TransientError("internal error", code="internal"))
+                await self._failures.apply(queue, TransientError("internal error", code="internal"))
 
     async def _send_one(self, queue: ChatQueue) -> None:
         row = queue.rows[0]
@@ -360,9 +346,9 @@ class Delivery(Claiming, Failures):
         sender = self._senders[chat.platform]
         if queue.parts is None:
             try:
-                queue.parts = await self._renderer.render(queue.record, row)
+                queue.parts = await self._queues.renderer.render(queue.record, row)
             except payloads.PayloadError as exc:  # a row no version of the format reads
-                await self._fail_row(queue, f"malformed payload: {exc}", code="payload")
+                await self._failures.fail(queue, f"malformed payload: {exc}", code="payload")
                 return
             queue.next_part = row.parts_sent
             queue.thread = row.thread_ref
@@ -370,8 +356,8 @@ class Delivery(Claiming, Failures):
             await self._finish(queue)
             return
         part = queue.parts[queue.next_part]
-        if chat.platform in self._paused:
-            await self._hold(queue, reason="credentials refused")
+        if self._failures.paused(chat.platform):
+            await self._failures.give_back(queue, reason="credentials refused")
             return
         # The chat's slot first (a reply to a command may have it), then the platform's
         # turn; the send is stamped when it is let go, and goes at once.
@@ -385,7 +371,7 @@ class Delivery(Claiming, Failures):
         try:
             went = await self._paced_send(sender, queue, part, slot=slot, interval=interval)
         except DeliveryError as exc:
-            await self._failed(queue, exc)
+            await self._failures.apply(queue, exc)
             return
         if went is None:  # not begun (stopping, or a reply first): it stays queued
             return
@@ -428,14 +414,13 @@ class Delivery(Claiming, Failures):
                 )
             except Abandoned:
                 return None
-            if self._stopping:
+            if self._queues.stopping:
                 return None
             if (
                 pace.rate
                 and chat.platform not in self._send_seconds
                 and not pace.waiting
-                and self._heap
-                and self._heap[0][0] <= started
+                and self._queues.ready_by(started)
             ):
                 # A cap to keep, messages ready, no send measured yet to size the window,
                 # and no worker left for the next turn: every other one is on its way. So
@@ -461,6 +446,11 @@ class Delivery(Claiming, Failures):
             at = written_at(started) if begun and started is not None else None
             self._pacing[chat.platform].chats.left(slot, at=at, interval=interval)
 
+    def _sendable(self) -> list[Platform]:
+        """The platforms whose messages may be claimed now: not those whose credentials
+        were refused (until they work again)."""
+        return [p for p in self._senders if not self._failures.paused(p)]
+
     def _pace_of(self, sender: Sender, chat: ChatSettings) -> Pace:
         """The platform's pace, or that of the chat's workspace when the sender has one."""
         return self._pacing[chat.platform].pace(sender.pace_key(chat.chat_id))
@@ -469,8 +459,8 @@ class Delivery(Claiming, Failures):
         row = queue.rows[0]
         await self._records.sent(row.id)
         self.sent += 1
-        self._pop(queue)
-        await self._broadcasts_progressed([row.broadcast_id])
+        self._queues.pop(queue)
+        await self._queues.broadcasts_progressed([row.broadcast_id])
 
 
 def _pacing_of(sender: Sender) -> Pacing:

@@ -1,8 +1,9 @@
 """The delivery failure policy: a failed send -> what happens to the message and the chat.
 
 Pure: :func:`decide` takes the error the adapter raised and the message's attempts so far,
-and returns a :class:`Decision` that the delivery engine (``bot/delivery/engine.py``) carries out.
-The whole policy is this one function, tested as a table in ``tests/unit/test_failures.py``.
+and returns a :class:`Decision` that the delivery engine carries out
+(``bot/delivery/retries.py``). The whole policy is this one function, tested as a table in
+``tests/unit/test_failures.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Retries and failures: what the delivery engine does when a send fails, as
-:func:`bot.delivery.failures.decide` rules (``bot.errors`` is the vocabulary; each sender
-translates its library's errors into it):
+"""Retries and failures (:class:`FailurePolicy`): what the delivery engine does when a send
+fails, as :func:`bot.delivery.failures.decide` rules (``bot.errors`` is the vocabulary; each
+sender translates its library's errors into it):
 
 - ``RateLimited``: that chat waits ``retry_after``; the message is sent then, never dropped.
 - ``TransientError`` (5xx, timeout, connection): back to the queue with exponential backoff
@@ -27,12 +27,16 @@ import logging
 import random
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
+
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import metrics
 from bot.delivery import failures
 from bot.delivery.failures import Outcome
-from bot.delivery.queues import ChatQueue, EngineState, ctx
+from bot.delivery.queues import ChatQueue, Queues, ctx
+from bot.delivery.recording import DatabaseHealth, durably
 from bot.delivery.sender import Sender
 from bot.errors import DeliveryError, RateLimited, TransientError
 from bot.models import ChatState, Platform
@@ -64,11 +68,52 @@ def backoff(attempt: int, *, base_seconds: float = BACKOFF_BASE_SECONDS) -> floa
     return base * (1 + random.uniform(-BACKOFF_JITTER, BACKOFF_JITTER))
 
 
-class Failures(EngineState):
-    """Carries out the failure policy for the first message of a chat's queue."""
+class FailurePolicy:
+    """Carries out the failure policy for the first message of a chat's queue: records in
+    the outbox (and the chats) what a failed send calls for, and takes out of ``queues``
+    the rows that leave memory. Platforms that refused the credentials are paused here
+    (:meth:`paused`) until their senders say they work again; ``on_auth_failure`` is told
+    of each refusal. ``failed`` and ``held`` count the rows failed for good and held."""
 
-    async def _failed(self, queue: ChatQueue, exc: DeliveryError) -> None:
-        """Carry out :func:`bot.failures.decide` for the failed send of the first message."""
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        queues: Queues,
+        health: DatabaseHealth,
+        senders: Mapping[Platform, Sender],
+        backoff_base: float = BACKOFF_BASE_SECONDS,
+        unknown_pause: float = UNKNOWN_PAUSE_SECONDS,
+        on_auth_failure: Callable[[Platform, str], Awaitable[None]] | None = None,
+    ) -> None:
+        self._engine = engine
+        self._queues = queues
+        self._health = health
+        self._senders = senders
+        self._backoff_base = backoff_base
+        # A send with no answer: the pause before its one re-send, and when each was seen
+        # (the platform is slow while any is recent).
+        self._unknown_pause = unknown_pause
+        self._unknown_at: dict[Platform, deque[float]] = {}
+        self._on_auth_failure = on_auth_failure
+        self._paused: dict[Platform, asyncio.Task[None]] = {}  # refused credentials
+        self.failed = 0  # outbox rows that failed for good
+        self.held = 0  # outbox rows held: sent twice with no answer, not sent again
+
+    def paused(self, platform: Platform) -> bool:
+        """Whether sending to ``platform`` waits for its credentials to work again."""
+        return platform in self._paused
+
+    def end_pauses(self) -> list[asyncio.Task[None]]:
+        """The waits for credentials under way, for the stopping engine to cancel; none is
+        paused after."""
+        waits = list(self._paused.values())
+        self._paused.clear()
+        return waits
+
+    async def apply(self, queue: ChatQueue, exc: DeliveryError) -> None:
+        """Carry out :func:`bot.delivery.failures.decide` for the failed send of the first
+        message."""
         chat = queue.record.chat
         sender = self._senders[chat.platform]
         decision = failures.decide(
@@ -85,7 +130,7 @@ class Failures(EngineState):
         match decision.outcome:
             case Outcome.HOLD:
                 self._pause(self._senders[chat.platform])
-                await self._hold(queue, reason=exc.reason)
+                await self.give_back(queue, reason=exc.reason)
                 await self._auth_failed(chat.platform, exc.reason)
             case Outcome.WAIT:
                 metrics.MESSAGES_RETRIED.labels(chat.platform.value, exc.code).inc()
@@ -111,7 +156,7 @@ class Failures(EngineState):
                             conn, pk=queue.record.pk, new_chat_id=new_chat_id
                         )
 
-                await self._durably(migrate, doing="recording a chat's new id")
+                await durably(migrate, doing="recording a chat's new id", health=self._health)
                 log.info("chat migrated to %s", new_chat_id, extra=ctx(queue.record))
                 queue.record = replace(queue.record, chat=replace(chat, chat_id=new_chat_id))
                 queue.ready_at = time.monotonic()
@@ -119,7 +164,7 @@ class Failures(EngineState):
                 assert decision.chat_state is not None
                 await self._chat_gone(queue, exc, state=decision.chat_state)
             case Outcome.FAIL:
-                await self._fail_row(queue, decision.reason, code=exc.code)
+                await self.fail(queue, decision.reason, code=exc.code)
             case Outcome.HELD:
                 unknown = isinstance(exc, TransientError) and exc.ambiguous
                 await self._hold_row(queue, decision.reason, code=exc.code, unknown=unknown)
@@ -177,31 +222,26 @@ class Failures(EngineState):
                         count_attempt=False,
                     )
 
-        await self._durably(hold, doing="recording a held message")
+        await durably(hold, doing="recording a held message", health=self._health)
         self.held += 1
-        for held in list(queue.rows):
-            self._renderer.forget(held.id)
-            self._release(held)
-        queue.rows.clear()
-        queue.parts = None
-        queue.next_part = 0
-        queue.thread = None
-        await self._broadcasts_progressed([row.broadcast_id])
+        self._queues.clear(queue)
+        await self._queues.broadcasts_progressed([row.broadcast_id])
 
-    async def _fail_row(self, queue: ChatQueue, reason: str, *, code: str) -> None:
+    async def fail(self, queue: ChatQueue, reason: str, *, code: str) -> None:
+        """The first message failed for good; the chat's others go on."""
         row = queue.rows[0]
         platform = queue.record.chat.platform.value
         metrics.MESSAGES_FAILED.labels(platform, code).inc()
         log.warning("delivery failed: %s", reason, extra=ctx(queue.record))
 
-        async def fail() -> None:
+        async def record_failure() -> None:
             async with self._engine.begin() as conn:
                 await outbox.fail(conn, row_id=row.id, error=reason, attempts=row.attempts + 1)
 
-        await self._durably(fail, doing="recording a failed message")
+        await durably(record_failure, doing="recording a failed message", health=self._health)
         self.failed += 1
-        self._pop(queue)
-        await self._broadcasts_progressed([row.broadcast_id])
+        self._queues.pop(queue)
+        await self._queues.broadcasts_progressed([row.broadcast_id])
 
     async def _retry(
         self,
@@ -232,8 +272,8 @@ class Failures(EngineState):
                     unknown=unknown,
                 )
 
-        await self._durably(retry_later, doing="recording a retry")
-        self._pop(queue)
+        await durably(retry_later, doing="recording a retry", health=self._health)
+        self._queues.pop(queue)
 
     def _pause(self, sender: Sender) -> None:
         """Claim nothing more for the sender's platform until its credentials work again."""
@@ -245,7 +285,7 @@ class Failures(EngineState):
         await sender.wait_authorized()
         self._paused.pop(sender.platform, None)
         log.info("sending to %s resumes", sender.platform.value)
-        self._claim_wake.set()
+        self._queues.claim_wake.set()
 
     async def _auth_failed(self, platform: Platform, reason: str) -> None:
         """Tell the operator alerts (an ``auth:PLATFORM`` incident)."""
@@ -256,12 +296,12 @@ class Failures(EngineState):
         except Exception:  # an alert must not stop deliveries
             log.exception("could not record an authentication failure")
 
-    async def _hold(self, queue: ChatQueue, *, reason: str) -> None:
+    async def give_back(self, queue: ChatQueue, *, reason: str) -> None:
         """The chat's messages in memory go back to the queue as they were: no attempt
         counted, the parts already sent kept, the chat untouched."""
         rows = list(queue.rows)
 
-        async def give_back() -> None:
+        async def requeue() -> None:
             async with self._engine.begin() as conn:
                 await outbox.part_sent(
                     conn, row_id=rows[0].id, parts_sent=queue.next_part, thread_ref=queue.thread
@@ -275,14 +315,8 @@ class Failures(EngineState):
                         count_attempt=False,
                     )
 
-        await self._durably(give_back, doing="giving messages back to the queue")
-        for row in rows:
-            self._renderer.forget(row.id)
-            self._release(row)
-        queue.rows.clear()
-        queue.parts = None
-        queue.next_part = 0
-        queue.thread = None
+        await durably(requeue, doing="giving messages back to the queue", health=self._health)
+        self._queues.clear(queue, rows)
 
     async def _chat_gone(self, queue: ChatQueue, exc: DeliveryError, *, state: ChatState) -> None:
         platform = queue.record.chat.platform.value
@@ -300,13 +334,9 @@ class Failures(EngineState):
                     await outbox.fail_chat(conn, chat_pk=queue.record.pk, error=exc.reason)
                 ]
 
-        await self._durably(stop_chat, doing="recording a chat that is gone")
+        await durably(stop_chat, doing="recording a chat that is gone", health=self._health)
         count, broadcasts = failed[0]
         metrics.MESSAGES_FAILED.labels(platform, exc.code).inc(max(count, 1))
         self.failed += max(count, 1)
-        for row in queue.rows:
-            self._renderer.forget(row.id)
-            self._release(row)
-        queue.rows.clear()
-        queue.parts = None
-        await self._broadcasts_progressed(broadcasts)
+        self._queues.clear(queue)
+        await self._queues.broadcasts_progressed(broadcasts)
