@@ -196,8 +196,9 @@ class Claimer:
                 only_chats=only_chats,
                 only_broadcast=only_broadcast,
             )
-            missing = sorted({r.chat_pk for r in rows} - queues.chats.keys())
-            records = await chat_store.get_many(conn, missing)
+            # Every chat of the batch, not only those without a queue now: a worker may
+            # empty a queue, taking it out of memory, while this reads.
+            records = await chat_store.get_many(conn, sorted({r.chat_pk for r in rows}))
             # The pages of the whole batch in one go, not three queries for every message;
             # each message is rendered with its pages as they were when it was claimed.
             entries = {r.id: pages_of(r) for r in rows}

@@ -162,13 +162,16 @@ class Queues:
         self._release(row)
 
     def clear(self, queue: ChatQueue, rows: Iterable[OutboxRow] | None = None) -> None:
-        """All the chat's rows leave memory. ``rows`` are those counted out of the rows
-        held: all the queue's unless given (a caller that gave rows back to the outbox
-        names those it wrote)."""
-        for row in queue.rows if rows is None else rows:
+        """The chat's rows leave memory: all of them, or only ``rows`` (those a caller gave
+        back to the outbox; rows claimed for the chat while it wrote stay, to be sent)."""
+        leaving = list(queue.rows) if rows is None else list(rows)
+        gone = {row.id for row in leaving}
+        for row in leaving:
             self.renderer.forget(row.id)
             self._release(row)
+        kept = [row for row in queue.rows if row.id not in gone]
         queue.rows.clear()
+        queue.rows.extend(kept)
         queue.parts = None
         queue.next_part = 0
         queue.thread = None

@@ -224,7 +224,10 @@ class FailurePolicy:
 
         await durably(hold, doing="recording a held message", health=self._health)
         self.held += 1
-        self._queues.clear(queue)
+        # Rows claimed for the chat while this wrote were not put back: they stay in
+        # memory, and wait as the others do.
+        self._queues.clear(queue, [row, *later])
+        queue.ready_at = time.monotonic() + CHAT_HOLD_SECONDS
         await self._queues.broadcasts_progressed([row.broadcast_id])
 
     async def fail(self, queue: ChatQueue, reason: str, *, code: str) -> None:

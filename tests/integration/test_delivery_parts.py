@@ -13,9 +13,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.delivery.claims import REQUEUE_HOLD_SECONDS, Claimer
@@ -315,3 +315,91 @@ async def test_a_send_with_no_answer_is_sent_again_once_then_held(engine: AsyncE
 
     (row,) = await rows(engine)
     assert row["status"] == "held" and it.policy.held == 1 and it.queues.in_memory == 0
+
+
+# Claims that race the workers -------------------------------------------------------------
+
+
+async def until_suspended_on_the_database(task: asyncio.Task[object]) -> None:
+    """Let ``task`` run up to its first wait on the database (a driver's thread or socket),
+    where the engine's workers can run meanwhile."""
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert not task.done()
+
+
+async def test_a_chat_whose_queue_empties_during_a_claim_gets_its_claimed_rows(
+    engine: AsyncEngine,
+) -> None:
+    # The chat has a queue when the claim starts; its worker finishes the last row (the
+    # queue leaves memory) while the claim reads the chats of its batch. The claimed row
+    # still joins a queue: claimed and held nowhere, it would be sent by no one until the
+    # process stopped.
+    pk = await queued(engine, "1", ["a"])
+    queues, claimer = parts(engine)
+    assert await claimer.claim() == 1
+    busy = await queues.take()
+    assert busy is not None
+    await queued(engine, "1", ["b"])
+    other = await queued(engine, "2", ["c"])  # a chat not in memory: the chats are read
+
+    def worker_finishes(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        if "FROM chats" in statement and pk in queues.chats:
+            queues.pop(busy)  # "a" sent
+            queues.put_back(busy)  # no rows left: the chat leaves memory
+
+    event.listen(engine.sync_engine, "before_cursor_execute", worker_finishes)
+    try:
+        assert await claimer.claim() == 2
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", worker_finishes)
+    assert [r.content() for r in queues.chats[pk].rows] == [Notice("b")]
+    assert [r.content() for r in queues.chats[other].rows] == [Notice("c")]
+    assert queues.in_memory == 2
+
+
+async def test_rows_claimed_while_a_chat_gives_its_rows_back_stay_in_memory(
+    engine: AsyncEngine,
+) -> None:
+    # Refused credentials give the chat's rows back to the outbox; a row the claimer adds to
+    # the chat meanwhile was not written back, so it stays in memory, counted, to be sent.
+    it = await claimed(engine, "a")
+    await queued(engine, "1", ["b"])
+    # The claim is under way when the give-back takes the chat's rows; it adds "b" to the
+    # chat's queue before the give-back's write ends.
+    claim = asyncio.create_task(it.claimer.claim())
+    await until_suspended_on_the_database(claim)
+    give_back = asyncio.create_task(it.policy.give_back(it.queue, reason="credentials refused"))
+    await until_suspended_on_the_database(give_back)
+    assert await claim == 1
+    await give_back
+    assert [r.content() for r in it.queue.rows] == [Notice("b")]
+    assert it.queues.in_memory == 1
+    found = await rows(engine)
+    assert [(r["status"], r["claimed_by"]) for r in found] == [
+        ("queued", None),
+        ("sending", "host:1:test"),
+    ]
+
+
+async def test_rows_claimed_while_a_message_is_held_stay_in_memory_and_wait(
+    engine: AsyncEngine,
+) -> None:
+    # A message held (no answer twice) puts the chat's other rows back for 5 minutes; a row
+    # claimed for the chat while that is written stays in memory and waits as long.
+    it = await claimed(engine, "a")
+    async with engine.begin() as conn:  # "a" had one send with no answer already
+        await conn.execute(outbox_table.update().values(unknown_sends=1))
+    it.queue.rows[0] = replace(it.queue.rows[0], unknown_sends=1)
+    await queued(engine, "1", ["b"])
+    claim = asyncio.create_task(it.claimer.claim())
+    await until_suspended_on_the_database(claim)
+    hold = asyncio.create_task(it.policy.apply(it.queue, OutcomeUnknown("timed out")))
+    await until_suspended_on_the_database(hold)
+    assert await claim == 1
+    await hold
+    assert it.policy.held == 1
+    assert [r.content() for r in it.queue.rows] == [Notice("b")]
+    assert it.queues.in_memory == 1
+    assert it.queue.ready_at >= time.monotonic() + 290  # waits as the chat's others do
+    assert [r["status"] for r in await rows(engine)] == ["held", "sending"]
