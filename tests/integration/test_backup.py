@@ -19,6 +19,7 @@ from bot.settings import SAMPLE_WIKI
 from bot.store.engine import head_revision
 from tests.cli import run_cli_async, start_cli
 from tests.conftest import ROOT
+from tests.waiting import still_running, wait_until
 
 
 @pytest.mark.slow
@@ -48,10 +49,11 @@ async def test_a_backup_while_run_writes_is_a_whole_database(
     log = tmp_path / "run.log"
     run = start_cli(env=env, cwd=tmp_path, err=log)
     try:
-        async with asyncio.timeout(60):
-            while "HTTP server on" not in log.read_text():
-                assert run.poll() is None, log.read_text()[-3000:]
-                await asyncio.sleep(0.1)
+        await wait_until(
+            lambda: still_running(run, log) and "HTTP server on" in log.read_text(),
+            seconds=60,
+            what="the HTTP server",
+        )
 
         async def write() -> None:  # a writer beside run and the copy
             for index in range(200):
@@ -133,10 +135,11 @@ async def test_the_database_its_side_files_and_a_backup_are_the_owners_alone(
     log = tmp_path / "run.log"
     run = start_cli(env=env, cwd=tmp_path, err=log)
     try:
-        async with asyncio.timeout(60):
-            while "HTTP server on" not in log.read_text():
-                assert run.poll() is None, log.read_text()[-3000:]
-                await asyncio.sleep(0.1)
+        await wait_until(
+            lambda: still_running(run, log) and "HTTP server on" in log.read_text(),
+            seconds=60,
+            what="the HTTP server",
+        )
         assert mode(data) == 0o700 and mode(data / "trendbot.db") == 0o600
         side = [data / "trendbot.db-wal", data / "trendbot.db-shm"]
         assert all(path.exists() for path in side)

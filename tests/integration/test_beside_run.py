@@ -32,9 +32,9 @@ from bot.util import utcnow
 from tests.cli import run_cli_async
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_admin import subscribers
-from tests.integration.test_crash import run_env, start_run, wait_until
+from tests.integration.test_crash import run_env, start_run
 from tests.integration.test_planner import started
-from tests.integration.test_replicas import wait_until_async
+from tests.waiting import wait_until
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 CAP = 100  # messages/s: the overall cap, for the bot and the fake alike
@@ -164,7 +164,7 @@ async def test_digest_and_broadcast_beside_a_run_share_its_cap(
         runs = [start_run(env, tmp_path) for _ in range(replicas)]
         try:
             # Every replica is live before the commands start.
-            await wait_until_async(lambda: _at_least(engine, replicas), seconds=60)
+            await wait_until(lambda: _at_least(engine, replicas), seconds=60)
             digest = await cli(env, tmp_path, "digest", "--now")
             sent_all(digest, by_run="all")
             assert digest.stdout[0].startswith(HANDED_OFF)
@@ -219,7 +219,7 @@ async def test_a_run_that_stops_mid_digest_leaves_the_rest_to_the_command(
     ids, tg, env = slow_cap
     runs = [start_run(env, tmp_path)]
     try:
-        await wait_until_async(lambda: _at_least(engine, 1), seconds=60)
+        await wait_until(lambda: _at_least(engine, 1), seconds=60)
         command = asyncio.create_task(cli(env, tmp_path, "digest", "--now"))
         await wait_until(lambda: len(digests(tg)) >= SLOW_CAP // 2, seconds=60)
         await stop(runs)

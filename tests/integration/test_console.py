@@ -29,6 +29,7 @@ from bot.channels.console.chat import RULE
 from bot.models import Page
 from bot.sources.directory import scan_directory
 from tests.conftest import ROOT
+from tests.waiting import wait_until_sync
 
 pytestmark = pytest.mark.slow
 
@@ -245,13 +246,13 @@ class Terminal(Output):
 
     def typed(self, text: str) -> None:
         """Wait until the prompt's line reads ``text`` (what a key press put there)."""
-        deadline = time.monotonic() + WAIT
-        while True:
-            lines = [line for line in self.screen() if line.startswith(PROMPT.rstrip())]
-            if lines and lines[-1].rstrip() == f"{PROMPT}{text}".rstrip():
-                return
-            assert time.monotonic() < deadline, f"the prompt never read {text!r}: {lines[-1:]}"
-            time.sleep(0.05)
+        lines: list[str] = []
+
+        def reads() -> bool:
+            lines[:] = [line for line in self.screen() if line.startswith(PROMPT.rstrip())]
+            return bool(lines) and lines[-1].rstrip() == f"{PROMPT}{text}".rstrip()
+
+        wait_until_sync(reads, seconds=WAIT, what=lambda: f"the prompt {text!r}: {lines[-1:]}")
 
     def end_input(self) -> None:
         self.keys("C-d")  # Ctrl-D on an empty prompt: end of input
@@ -272,16 +273,18 @@ class Terminal(Output):
 
     def prompt(self) -> None:
         """Wait for the prompt to be the last line of the screen, empty, below new output."""
-        deadline = time.monotonic() + WAIT
-        while True:
-            screen = self.screen()
+        screen: list[str] = []
+
+        def empty_prompt() -> bool:
+            screen[:] = self.screen()
             fresh = self.output[self._seen :].rstrip("\n")
-            if screen and screen[-1].rstrip() == PROMPT.rstrip() and "\n" in fresh:
-                out = self.output.rstrip("\n")
-                self._seen = out.rfind("\n") + 1  # the prompt's line: what is typed next
-                return
-            assert time.monotonic() < deadline, "no empty prompt:\n" + "\n".join(screen)
-            time.sleep(0.05)
+            return bool(screen) and screen[-1].rstrip() == PROMPT.rstrip() and "\n" in fresh
+
+        wait_until_sync(
+            empty_prompt, seconds=WAIT, what=lambda: "an empty prompt:\n" + "\n".join(screen)
+        )
+        out = self.output.rstrip("\n")
+        self._seen = out.rfind("\n") + 1  # the prompt's line: what is typed next
 
     def reply(self) -> str:
         """What the bot printed for the last line sent, up to the next empty prompt."""
@@ -521,15 +524,17 @@ def test_a_new_page_shows_up_in_digest_after_the_next_poll(
 
         page = wiki / NEW_PAGE
         page.write_text(NEW_PAGE_TEXT, encoding="utf-8")
-        deadline = time.monotonic() + WAIT
-        while True:
+
+        def in_the_digest() -> bool:
             bot.send("/digest")
             reply = bot.expect("Sending your digest now", "Nothing new for your filter")
             if "Sending your digest now" in reply:
-                break
-            assert time.monotonic() < deadline, "the new page never reached the digest"
+                return True
             bot.prompt()
-            time.sleep(0.5)  # the next poll comes within a second
+            return False
+
+        # Asked again every half second: the next poll comes within a second.
+        wait_until_sync(in_the_digest, seconds=WAIT, interval=0.5, what="the new page's digest")
 
         digest = bot.expect(NEW_PAGE_TLDR)  # printed by the delivery, around the prompt
         bot.send("/digest")
@@ -571,11 +576,12 @@ def test_run_without_a_token_and_no_terminal_runs_headless(
         cwd=tmp_path,
     )
     try:
-        deadline = time.monotonic() + WAIT
-        while healthz(port) != 200:
+
+        def serving() -> bool:
             assert proc.poll() is None, "run exited instead of serving"
-            assert time.monotonic() < deadline, "/healthz never answered 200"
-            time.sleep(0.1)
+            return healthz(port) == 200
+
+        wait_until_sync(serving, seconds=WAIT, what="/healthz to answer 200")
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=WAIT)
     finally:

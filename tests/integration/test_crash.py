@@ -8,8 +8,6 @@ import asyncio
 import collections
 import signal
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_admin import subscribers
 from tests.integration.test_planner import started
 from tests.run_env import telegram_env
+from tests.waiting import wait_until
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 CHATS = 500
@@ -60,14 +59,6 @@ async def planned_fan_out(engine: AsyncEngine, wiki: Path, *, key: str) -> None:
     await subscribers(engine, CHATS)
     await world.publish(key, tags="[rl]")
     assert await world.planner.plan_now() == CHATS
-
-async def wait_until(predicate: Callable[[], bool], seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.05)
-
 
 @pytest.mark.slow
 async def test_sigkill_mid_fanout_loses_nothing(

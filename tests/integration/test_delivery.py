@@ -25,6 +25,7 @@ from bot.store.schema import outbox as outbox_table
 from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_planner import World, started
+from tests.waiting import wait_until
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 
@@ -61,13 +62,14 @@ async def statuses(engine: AsyncEngine) -> list[tuple[str, str | None]]:
 
 
 async def drain_until_sent(engine: AsyncEngine, sender: TelegramSender) -> None:
-    """Drains the outbox until its first message is sent, for two seconds at the most: the
-    retries of a failed send are due after a short back-off."""
-    for _ in range(20):
+    """Drains the outbox until its first message is sent: the retries of a failed send are
+    due after a short back-off."""
+
+    async def sent() -> bool:
         await delivery(engine, sender).drain()
-        if (await statuses(engine))[0][0] == "sent":
-            break
-        await asyncio.sleep(0.1)
+        return (await statuses(engine))[0][0] == "sent"
+
+    await wait_until(sent, interval=0.1, what="the first message sent")
 
 
 async def one_digest(engine: AsyncEngine, root: Path, *chat_ids: str) -> World:
@@ -157,10 +159,15 @@ async def test_retries_end_in_failed_with_the_reason_and_digest_now_retries(
 ) -> None:
     await one_digest(engine, tmp_path, "1001")
     tg.fail_next("sendMessage", 502, times=8)
-    deadline = time.monotonic() + 40  # backoff from 0.05 s: the 8 attempts take about 7 s
-    while (await statuses(engine))[0][0] != "failed" and time.monotonic() < deadline:
+
+    async def failed() -> bool:
+        if (await statuses(engine))[0][0] == "failed":
+            return True
         await delivery(engine, sender).drain()
-        await asyncio.sleep(0.1)
+        return False
+
+    # Backoff from 0.05 s: the 8 attempts take about 7 s.
+    await wait_until(failed, seconds=40, interval=0.1, what="the message failed")
     ((status, error),) = await statuses(engine)
     assert status == "failed" and error is not None and "8 attempts" in error
     assert len(tg.calls("sendMessage")) == 8
@@ -311,13 +318,14 @@ async def test_a_bug_in_a_send_fails_that_message_after_its_retries_and_is_logge
     its traceback; the other chats get theirs."""
     await one_digest(engine, tmp_path, "1001", "1002")
     sender = BuggySender(broken="1001")
-    for _ in range(40):
+
+    async def failed() -> bool:
         await Delivery(
             engine=engine, senders={Platform.TELEGRAM: sender}, concurrency=4, backoff_base=0.01
         ).drain()
-        if (await statuses(engine))[0][0] == "failed":
-            break
-        await asyncio.sleep(0.05)
+        return (await statuses(engine))[0][0] == "failed"
+
+    await wait_until(failed, what="the broken chat's message failed")
     assert await statuses(engine) == [
         ("failed", f"gave up after {sender.tries} attempts: internal error"),
         ("sent", None),

@@ -35,8 +35,8 @@ from tests.integration.test_beside_run import (
     start_run,
     stop,
 )
-from tests.integration.test_crash import IN_FLIGHT_BOUND, wait_until
-from tests.integration.test_replicas import wait_until_async
+from tests.integration.test_crash import IN_FLIGHT_BOUND
+from tests.waiting import wait_until
 
 STOPPED = "The trendbot run stopped; sending the rest from here."
 
@@ -56,7 +56,7 @@ async def test_a_run_killed_while_digest_waits_on_it_is_not_taken_for_done(
     replicas = 1 if database_url.startswith("sqlite") else 2
     runs = [start_run(env, tmp_path) for _ in range(replicas)]
     try:
-        await wait_until_async(lambda: _at_least(engine, replicas), seconds=60)
+        await wait_until(lambda: _at_least(engine, replicas), seconds=60)
         command = asyncio.create_task(cli(env, tmp_path, "digest", "--now"))
         await wait_until(lambda: len(digests(tg)) >= SLOW_CAP, seconds=60)
         runs[0].send_signal(signal.SIGKILL)
@@ -95,7 +95,7 @@ async def test_a_run_on_a_full_disk_is_waited_for_not_said_to_have_stopped(
     run = start_cli(env=env, cwd=tmp_path, err=tmp_path / "run.log", append=True, pipe=True)
     runs: list[subprocess.Popen[bytes]] = [run]
     try:
-        await wait_until_async(lambda: _at_least(engine, 1), seconds=60)
+        await wait_until(lambda: _at_least(engine, 1), seconds=60)
         command = asyncio.create_task(cli(env, tmp_path, "digest", "--now"))
         await wait_until(lambda: len(digests(tg)) >= SLOW_CAP, seconds=60)
         full_disk.fill(run.pid)

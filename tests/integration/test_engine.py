@@ -26,6 +26,7 @@ from bot.store.engine import create_engine, reader, upgrade
 from bot.store.schema import chat_pages, chat_tags, chats
 from bot.util import utcnow
 from tests.integration.test_admin import subscribers
+from tests.waiting import wait_until
 
 # Far below SQLite's busy timeout (30 s): a read that queued behind the writer would miss it.
 NOT_BLOCKED = 2.0
@@ -69,7 +70,7 @@ async def test_two_writers_queue_instead_of_failing(engine: AsyncEngine) -> None
         before = await chat_store.get(first, platform=Platform.TELEGRAM, chat_id="1")
         assert before is not None
         second = asyncio.create_task(_create(engine, "2"))
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.2)  # the second is waiting for the lock; nothing says when
         await chat_store.save(first, before=before, after=replace(before.chat, lang="ko"))
     await second
     saved = await _get(engine, "1")
@@ -133,14 +134,14 @@ async def _backend_pid(engine: AsyncEngine) -> int:
 async def _terminate(postgres: AsyncEngine, pid: int) -> None:
     async with postgres.connect() as conn:
         await conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
-        for _ in range(100):
-            gone = await conn.execute(
+
+        async def ended() -> bool:
+            left = await conn.execute(
                 text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid}
             )
-            if gone.scalar_one() == 0:
-                return
-            await asyncio.sleep(0.02)
-    raise AssertionError(f"backend {pid} did not end")
+            return left.scalar_one() == 0
+
+        await wait_until(ended, what=f"backend {pid} to end")
 
 
 async def test_an_idle_connection_the_server_dropped_is_replaced_unseen(

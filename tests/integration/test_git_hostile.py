@@ -25,6 +25,7 @@ from bot.sources.poll import Poller
 from tests.cli import start_cli
 from tests.fakes.git_server import GitServer, SilentServer, Wiki
 from tests.integration.test_ops import free_port, wait_healthy
+from tests.waiting import wait_until
 
 STOP_BOUND_SECONDS = 15.0  # docs/operating.md: SIGTERM stops `run` within 15 s in all
 
@@ -166,11 +167,11 @@ async def test_a_silent_server_leaves_no_git_process_behind(
         assert outcome.error == "took longer than 3 s"
         clone = str(clone_directory(tmp_path / "data", source))
         needles = (clone, f"127.0.0.1:{silent.port}")
-        for _ in range(20):  # the group is killed at once; the kernel takes a moment
-            if not git_processes(*needles):
-                break
-            await asyncio.sleep(0.1)
-        assert git_processes(*needles) == []
+        # The group is killed at once; the kernel takes a moment.
+        await wait_until(
+            lambda: git_processes(*needles) == [],
+            what=lambda: f"no git process left; there are {git_processes(*needles)}",
+        )
 
 
 @pytest.mark.slow
@@ -192,7 +193,7 @@ async def test_sigterm_during_a_hung_fetch_stops_run_within_the_bound(
             async with httpx.AsyncClient(timeout=10) as client:
                 await wait_healthy(client, f"http://127.0.0.1:{port}/healthz", process)
             await asyncio.wait_for(silent.accepted.wait(), timeout=30)  # the fetch hangs
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(0.5)  # the fetch hangs a while before the stop
             process.send_signal(signal.SIGTERM)
             signalled = time.monotonic()
             code = await asyncio.to_thread(process.wait, 60)
@@ -270,10 +271,9 @@ async def test_healthz_shows_a_public_reason_and_the_log_gits_text(
     try:
         async with httpx.AsyncClient(timeout=10) as client:
             await wait_healthy(client, f"http://127.0.0.1:{port}/healthz", process)
-            for _ in range(200):
-                if "poll finished" in log.read_text():
-                    break
-                await asyncio.sleep(0.2)
+            await wait_until(
+                lambda: "poll finished" in log.read_text(), seconds=40, what="the first poll"
+            )
             health = (await client.get(f"http://127.0.0.1:{port}/healthz")).json()
         process.send_signal(signal.SIGTERM)
         assert await asyncio.to_thread(process.wait, 30) == 0

@@ -25,11 +25,12 @@ from tests.cli import start_cli
 from tests.fakes import full_disk
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_admin import subscribers
-from tests.integration.test_crash import run_env, wait_until
+from tests.integration.test_crash import run_env
 from tests.integration.test_ops import free_port, wait_healthy
 from tests.integration.test_outage_refusals import _base_url
 from tests.integration.test_replicas import broadcast
 from tests.scratch import _admin
+from tests.waiting import wait_until
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 CAP = 20
@@ -113,11 +114,11 @@ async def test_healthz_is_503_while_delivery_is_stalled_and_200_after(
             after = [status for t, status in samples if t >= first]
             assert set(after) == {503}, samples  # every sample, not one in two
             await unstall()
-            for _ in range(300):
-                if await sample() == 200:
-                    break
-                await asyncio.sleep(0.1)
-            assert await sample() == 200
+
+            async def ready() -> bool:
+                return await sample() == 200
+
+            await wait_until(ready, seconds=30, what="/healthz 200 again")
             await wait_until(lambda: len(set(delivered())) >= CHATS, seconds=120)
         finally:
             process.send_signal(signal.SIGTERM)
@@ -153,7 +154,7 @@ async def test_sends_that_do_not_settle_are_a_stall_whatever_the_reason(
         stop = asyncio.Event()
         task = asyncio.create_task(delivery.run(stop))
         try:
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(1.0)  # a second into the stall: not yet a problem
             assert delivery.problem is None  # under way, not yet stalled
             await wait_until(lambda: delivery.problem is not None, seconds=STALL_SECONDS + 2)
             assert str(delivery.problem).startswith("deliveries stalled:")

@@ -46,6 +46,7 @@ from tests.integration.test_hostile import (
 )
 from tests.integration.test_ops import free_port, wait_healthy
 from tests.unit.test_feeds import check_atom
+from tests.waiting import wait_until
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 SECRET = "---\ntitle: Outside secret\n---\n\n## TL;DR\n\nroot:x:0:0 must never be read.\n"
@@ -359,10 +360,10 @@ async def test_a_cancelled_poll_stops_its_scan_before_the_next_read(
             with pytest.raises(asyncio.CancelledError):
                 await task
             cancelled.set()
-            for _ in range(300):
-                if any("scan stopped" in r.getMessage() for r in caplog.records):
-                    break
-                await asyncio.sleep(0.1)
+            await wait_until(
+                lambda: any("scan stopped" in r.getMessage() for r in caplog.records),
+                what="the scan's stop logged",
+            )
     finally:
         scanner_log.removeHandler(hook)
     assert [r.getMessage() for r in caplog.records if "scan stopped" in r.getMessage()] == [
@@ -418,12 +419,13 @@ async def test_trendbot_run_with_a_fifo_in_the_wiki_answers_and_stops(
     try:
         async with httpx.AsyncClient(timeout=10) as client:
             await wait_healthy(client, f"http://127.0.0.1:{port}/healthz", process)
-            for _ in range(150):  # /healthz answers all along the first poll
+
+            async def polled() -> bool:  # /healthz answers all along the first poll
                 health = await client.get(f"http://127.0.0.1:{port}/healthz")
                 assert health.status_code == 200
-                if "poll finished" in log.read_text():
-                    break
-                await asyncio.sleep(0.2)
+                return "poll finished" in log.read_text()
+
+            await wait_until(polled, interval=0.2, what="the first poll finished")
         process.send_signal(signal.SIGTERM)
         assert await asyncio.to_thread(process.wait, 30) == 0
     finally:

@@ -181,7 +181,7 @@ async def test_slow_connections_over_the_descriptor_limit_leave_health_and_webho
             )
             answers[f"healthz {health}"] += 1
             answers[f"webhook {webhook}"] += 1
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(0.5)  # a probe every half second while the attack lasts
     finally:
         await asyncio.gather(*attackers, return_exceptions=True)
     assert set(answers) == {"healthz 200", "webhook 200"}, answers
@@ -265,7 +265,7 @@ async def main() -> None:
         writer.write(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
         await reader.read()  # the pool holds its database connection from now on
         writer.close()
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.2)  # the server ends that connection before the descriptors go
         limit = int(sys.argv[2]) - int(sys.argv[3])
         held = []
         while len(os.listdir("/proc/self/fd")) < limit:

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -29,6 +30,7 @@ from tests.fakes.slack_api import FakeSlack, signed_headers, slash_command_body
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_poll import page, write
 from tests.run_env import slack_env, telegram_env
+from tests.waiting import wait_until
 
 TELEGRAM_TOKEN = "123456789:AAHsecretTokenValueForLeakTest_0123456789"
 WEBHOOK_SECRET = "webhookSecretForLeakTest_42"
@@ -53,16 +55,15 @@ def free_port() -> int:
 async def wait_healthy(
     client: httpx.AsyncClient, url: str, process: subprocess.Popen[bytes]
 ) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    async def healthy() -> bool:
         assert process.poll() is None, "trendbot run exited early"
         try:
-            if (await client.get(url)).status_code == 200:
-                return
+            return (await client.get(url)).status_code == 200
         except httpx.TransportError:
-            pass
-        await asyncio.sleep(0.2)
-    raise AssertionError("/healthz never answered 200")
+            return False
+
+    await wait_until(healthy, seconds=60, what="/healthz to answer 200")
 
 
 @pytest.mark.slow
@@ -94,15 +95,15 @@ async def test_a_full_run_serves_http_and_leaks_no_secret(
         process = start_cli(env=env, cwd=tmp_path, out=out_path, err=err_path)
         try:
             await wait_healthy(client, f"{base}/healthz", process)
+
             # Healthy from the start; each source shows once its first poll begins, and has
             # a last_poll_at (and an error, if any) once that poll is recorded.
-            deadline = time.monotonic() + 30
-            while True:
-                health = (await client.get(f"{base}/healthz")).json()
+            async def both_polled() -> dict[str, Any] | None:
+                health: dict[str, Any] = (await client.get(f"{base}/healthz")).json()
                 polled = [s for s in health["sources"] if s["last_poll_at"]]
-                if len(polled) == 2 or time.monotonic() > deadline:
-                    break
-                await asyncio.sleep(0.2)
+                return health if len(polled) == 2 else None
+
+            health = await wait_until(both_polled, what="both sources' first polls recorded")
             assert health["status"] == "ok" and health["database"] == "ok"
             assert health["channels"] == {"telegram": True, "slack": True}
             sources = {s["name"]: s for s in health["sources"]}
@@ -155,11 +156,12 @@ async def test_a_full_run_serves_http_and_leaks_no_secret(
                 "trendbot_replicas_live 1.0",
                 "trendbot_source_last_success_timestamp_seconds{source=",
             )
-            for _ in range(100):
-                if all(part in metrics for part in wanted):
-                    break
-                await asyncio.sleep(0.2)
+
+            async def all_set() -> str | None:
                 metrics = (await client.get(f"{base}/metrics")).text
+                return metrics if all(part in metrics for part in wanted) else None
+
+            metrics = await wait_until(all_set, what=f"the metrics {wanted}")
             for part in wanted:
                 assert part in metrics, part
         finally:
@@ -260,18 +262,22 @@ async def test_feed_credentials_never_leave_the_feed_request(
         process = start_run(env, tmp_path)
         try:
             await wait_healthy(client, f"{base}/healthz", process)
-            deadline = time.monotonic() + 30
             polled = f'poll_duration_seconds_count{{source="{feeds.base_url}/ok.json"}}'
+
             # Until the run's own first poll is recorded, in both places: the poller counts
             # each source's failures as that source ends, and the service records every
             # source's metrics once the whole poll has ended.
-            while True:
+            async def recorded() -> tuple[httpx.Response, str] | None:
                 health = await client.get(f"{base}/healthz")
                 metrics_text = (await client.get(f"{base}/metrics")).text
                 failed = [s for s in health.json()["sources"] if s["failed_polls"]]
-                if (len(failed) == 2 and polled in metrics_text) or time.monotonic() > deadline:
-                    break
-                await asyncio.sleep(0.2)
+                return (
+                    (health, metrics_text) if len(failed) == 2 and polled in metrics_text else None
+                )
+
+            health, metrics_text = await wait_until(
+                recorded, what="the first poll recorded in /healthz and /metrics"
+            )
         finally:
             process.send_signal(signal.SIGTERM)
             await asyncio.to_thread(process.wait, 60)
@@ -325,21 +331,20 @@ async def test_a_hanging_feed_delays_nothing_and_sigterm_still_exits_in_the_grac
         try:
             await feeds.wait_in_flight(1, seconds=60)
             await wait_healthy(client, f"{base}/healthz", process)
+
             # While the feed hangs: the directory beside it is recorded...
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
+            async def directory_polled() -> bool:
                 sources = (await client.get(f"{base}/healthz")).json()["sources"]
-                if any(s["name"] == str(wiki) and s["last_ok_at"] for s in sources):
-                    break
-                await asyncio.sleep(0.2)
-            else:
-                raise AssertionError("the directory was not polled beside the hanging feed")
+                return any(s["name"] == str(wiki) and s["last_ok_at"] for s in sources)
+
+            await wait_until(directory_polled, what="the directory polled beside the hanging feed")
             # ...and the leader lease is renewed on its own schedule.
             first = await lease_expiry(engine)
-            deadline = time.monotonic() + 30
-            while await lease_expiry(engine) <= first:
-                assert time.monotonic() < deadline, "the leader lease was not renewed"
-                await asyncio.sleep(0.5)
+
+            async def renewed() -> bool:
+                return await lease_expiry(engine) > first
+
+            await wait_until(renewed, what="the leader lease renewed")
             assert feeds.in_flight == 1  # still hanging
         finally:
             process.send_signal(signal.SIGTERM)

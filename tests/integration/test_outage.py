@@ -48,9 +48,10 @@ from tests.conftest import Settings
 from tests.fakes.tcp_proxy import TcpProxy
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_admin import subscribers
-from tests.integration.test_crash import IN_FLIGHT_BOUND, wait_until
+from tests.integration.test_crash import IN_FLIGHT_BOUND
 from tests.integration.test_replicas import broadcast
 from tests.run_env import telegram_env
+from tests.waiting import wait_until
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 # Work resumes within this long of the database answering again (the issue's bound).
@@ -115,6 +116,12 @@ async def counts(engine: AsyncEngine) -> dict[str, int]:
         return {status: int(n) for status, n in rows}
 
 
+async def all_recorded(engine: AsyncEngine, chats: int) -> bool:
+    """Whether the fan-out to ``chats`` chats is recorded as sent: the records of the last
+    sends settle (a group commit) a moment after the platform took them."""
+    return (await counts(engine)).get("sent", 0) == chats
+
+
 @pytest.mark.slow
 async def test_sends_made_while_the_database_is_away_are_recorded_when_it_is_back(
     engine: AsyncEngine, outage: Outage
@@ -161,15 +168,14 @@ async def test_sends_made_while_the_database_is_away_are_recorded_when_it_is_bac
             status, body = await healthz()
             assert status == 503, body
             assert body["status"] == "unavailable" and body["reason"], body
-            await asyncio.sleep(3.0)
+            await asyncio.sleep(3.0)  # the outage lasts
             assert not task.done()  # no worker, no claimer died of it
             await outage.end()
             back = time.monotonic()
             await wait_until(lambda: delivered() >= len(chats), seconds=RECOVERY_SECONDS + 60)
-            for _ in range(int(RECOVERY_SECONDS * 10)):
-                if (await counts(engine)).get("sent", 0) == len(chats):
-                    break
-                await asyncio.sleep(0.1)
+            await wait_until(
+                lambda: all_recorded(engine, len(chats)), seconds=RECOVERY_SECONDS + 30
+            )
             assert await counts(engine) == {"sent": len(chats)}
             assert delivery.problem is None
             assert (await healthz())[0] == 200
@@ -214,15 +220,14 @@ async def test_while_the_database_is_away_no_more_than_the_cap_of_sends_await_th
         try:
             await wait_until(lambda: delivered() >= 10, seconds=60)
             await outage.begin()
-            await asyncio.sleep(4.0)
+            await asyncio.sleep(4.0)  # the outage lasts: the sends stop at the cap
             unrecorded = delivered() - (await counts(engine)).get("sent", 0)
             assert 0 < unrecorded <= cap
             await outage.end()
             await wait_until(lambda: delivered() >= len(chats), seconds=RECOVERY_SECONDS + 60)
-            for _ in range(int(RECOVERY_SECONDS * 10)):
-                if (await counts(engine)).get("sent", 0) == len(chats):
-                    break
-                await asyncio.sleep(0.1)
+            await wait_until(
+                lambda: all_recorded(engine, len(chats)), seconds=RECOVERY_SECONDS + 30
+            )
             assert await counts(engine) == {"sent": len(chats)}
         finally:
             stop.set()
@@ -248,12 +253,7 @@ def _logged_port(log: Path) -> int | None:
 
 
 async def _port_of(log: Path) -> int:
-    for _ in range(600):
-        port = _logged_port(log)
-        if port is not None:
-            return port
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"no HTTP port in {log}")
+    return await wait_until(lambda: _logged_port(log), seconds=60, what=f"an HTTP port in {log}")
 
 
 @pytest.mark.slow
@@ -295,19 +295,24 @@ async def test_replicas_recover_after_the_database_is_stopped_mid_fanout(
 
         try:
             ports = [await _port_of(d / "run.log") for d in logs]
-            await asyncio.sleep(2.0)  # both registered
+            # Both registered, and each has read the other's presence (on its own schedule,
+            # which nothing signals) before the fan-out shares the cap between them.
+            await asyncio.sleep(2.0)
             assert await broadcast(engine, "Stopped", tag="rl") == len(chats)
             await wait_until(lambda: len(delivered()) >= 300, seconds=90)
             await outage.begin()
             cut = len(delivered())
             # During the outage every replica says it cannot work, with the reason.
             for port in ports:
-                for _ in range(100):
-                    status, body = await asyncio.to_thread(_healthz, port)
-                    if status == 503:
-                        break
-                    await asyncio.sleep(0.1)
-                assert status == 503, body
+
+                async def unavailable(port: int = port) -> bool:
+                    return (await asyncio.to_thread(_healthz, port))[0] == 503
+
+                await wait_until(
+                    unavailable,
+                    seconds=10,
+                    what=lambda port=port: f"503 from :{port}, not {_healthz(port)}",
+                )
             # Longer than a presence lease (LEASE_SECONDS): back, each replica at first
             # sees only itself alive, and must not take the whole cap.
             await asyncio.sleep(LEASE_SECONDS + 3)
@@ -322,10 +327,7 @@ async def test_replicas_recover_after_the_database_is_stopped_mid_fanout(
             await wait_until(
                 lambda: len(set(delivered())) >= len(chats), seconds=RECOVERY_SECONDS + 60
             )
-            for _ in range(600):
-                if await counts(engine) == {"sent": len(chats)}:
-                    break
-                await asyncio.sleep(0.1)
+            await wait_until(lambda: all_recorded(engine, len(chats)), seconds=60)
             assert await counts(engine) == {"sent": len(chats)}
             for port in ports:  # ready again once they have recovered
                 status, body = await asyncio.to_thread(_healthz, port)
@@ -334,7 +336,7 @@ async def test_replicas_recover_after_the_database_is_stopped_mid_fanout(
 
             # SIGTERM while the database is away: exit 0, no traceback.
             await outage.begin()
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(1.0)  # the replicas are under the outage when told to stop
             for process in replicas:
                 process.send_signal(signal.SIGTERM)
             codes = [await asyncio.to_thread(p.wait, 60) for p in replicas]

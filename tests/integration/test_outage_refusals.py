@@ -38,9 +38,9 @@ from tests.fakes.tcp_proxy import TcpProxy
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_admin import subscribers
 from tests.integration.test_beside_run import cli, digests, env_for, world_with_chats
-from tests.integration.test_crash import wait_until
 from tests.integration.test_replicas import broadcast
 from tests.scratch import _admin
+from tests.waiting import wait_until
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 CAP = 20  # messages a second: the bound of sends awaiting their records
@@ -177,18 +177,18 @@ async def test_a_fan_out_keeps_the_bound_while_postgresql_refuses(
         try:
             await wait_until(lambda: delivered() >= 10, seconds=60)
             await refusal.begin()
-            await asyncio.sleep(4.0)
+            await asyncio.sleep(4.0)  # the refusal lasts: the sends stop at the cap
             unrecorded = delivered() - await recorded(refusal.observer)
             assert 0 < unrecorded <= CAP, unrecorded
             assert delivery.problem is not None  # what /healthz says meanwhile
             assert not task.done()
             await refusal.end()
             await wait_until(lambda: delivered() >= len(chats), seconds=RECOVERY_SECONDS)
-            for _ in range(int(RECOVERY_SECONDS * 10)):
-                if await recorded(refusal.observer) == len(chats):
-                    break
-                await asyncio.sleep(0.1)
-            assert await recorded(refusal.observer) == len(chats)
+
+            async def all_recorded() -> bool:
+                return await recorded(refusal.observer) == len(chats)
+
+            await wait_until(all_recorded, seconds=RECOVERY_SECONDS)
         finally:
             stop.set()
             await asyncio.wait_for(task, SHUTDOWN_GRACE_SECONDS + 10)
@@ -218,7 +218,7 @@ async def test_digest_now_rides_out_a_refusal_and_still_sums_up(
         command = asyncio.create_task(cli(env, tmp_path, "digest", "--now"))
         await wait_until(lambda: len(digests(tg)) >= CAP, seconds=60)
         await refusal.begin()
-        await asyncio.sleep(5.0)
+        await asyncio.sleep(5.0)  # the refusal lasts while the digest waits
         await refusal.end()
         digest = await command
     assert "Traceback" not in digest.stderr, digest.stderr

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -27,7 +27,7 @@ from tests.integration.test_ops import free_port, wait_healthy
 from tests.integration.test_refresh_hook import SECRET, TOKEN, page, signed
 from tests.run_env import telegram_env
 
-Switch = Callable[[int], None]  # given the run's pid: the database away, or back
+Switch = Callable[[int], Awaitable[None]]  # given the run's pid: the database away, or back
 
 
 @contextlib.asynccontextmanager
@@ -35,22 +35,26 @@ async def away(database_url: str) -> AsyncIterator[tuple[str, Switch, Switch]]:
     """The URL a run reaches the database by, and how to take it away and bring it back."""
     if database_url.startswith("sqlite"):
         full_disk.supported()
-        yield database_url, full_disk.fill, full_disk.free
+
+        async def fill(pid: int) -> None:
+            full_disk.fill(pid)
+
+        async def free(pid: int) -> None:
+            full_disk.free(pid)
+
+        yield database_url, fill, free
         return
     url = make_url(database_url)
     async with TcpProxy(upstream_host=url.host or "127.0.0.1", upstream_port=url.port or 5432) as p:
-        loop = asyncio.get_running_loop()
-        tasks: set[asyncio.Task[None]] = set()
 
-        def cut(_pid: int) -> None:
-            tasks.add(loop.create_task(p.cut()))
+        async def cut(_pid: int) -> None:
+            await p.cut()
 
-        def restore(_pid: int) -> None:
-            tasks.add(loop.create_task(p.restore()))
+        async def restore(_pid: int) -> None:
+            await p.restore()
 
         proxied = url.set(host="127.0.0.1", port=p.port).render_as_string(hide_password=False)
         yield proxied, cut, restore
-        await asyncio.gather(*tasks)
 
 
 @pytest.mark.slow
@@ -85,13 +89,12 @@ async def test_a_push_during_an_outage_is_polled_once_the_database_is_back(
             await tg.wait_for(2, timeout=30)
             (wiki / "papers" / "second.md").write_text(page("Second"))
             body = b'{"ref": "refs/heads/main", "after": "second"}'
-            take_away(process.pid)
-            await asyncio.sleep(0.5)
+            await take_away(process.pid)
             answer = await client.post(f"{base}/hooks/refresh", content=body, headers=signed(body))
             assert answer.status_code == 503  # not stored: said so, and kept
             await asyncio.sleep(4.0)  # a poll meanwhile cannot record what it read
             assert len(tg.messages_to(1001)) == 2
-            bring_back(process.pid)
+            await bring_back(process.pid)
             await tg.wait_for(3, timeout=40)  # not the hour of POLL_INTERVAL_SECONDS
             assert "Second" in tg.messages_to(1001)[-1]["text"]
         finally:

@@ -22,8 +22,9 @@ from bot.store import admin as admin_store
 from bot.store.schema import leases, outbox
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_admin import subscribers
-from tests.integration.test_crash import IN_FLIGHT_BOUND, start_run, wait_until
+from tests.integration.test_crash import IN_FLIGHT_BOUND, start_run
 from tests.run_env import telegram_env
+from tests.waiting import wait_until
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 CAP = 200
@@ -111,7 +112,7 @@ async def test_three_replicas_share_the_queue(
             assert await broadcast(engine, "First", tag="rl") == FANOUT
             first = lambda: sent(tg, "First")  # noqa: E731
             await wait_until(lambda: len({c.chat_id for c in first()}) >= FANOUT, seconds=180)
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(1.0)  # anything extra would arrive now
             per_chat = collections.Counter(c.chat_id for c in first())
             assert sorted(per_chat) == chats and set(per_chat.values()) == {1}  # exactly once
             assert tg.limit_violations == []  # the overall cap held across replicas
@@ -129,11 +130,11 @@ async def test_three_replicas_share_the_queue(
             killed.send_signal(signal.SIGKILL)
             killed.wait(timeout=10)
             died = time.monotonic()
-            await wait_until_async(lambda: _changed(engine, holder), seconds=30)
+            await wait_until(lambda: _changed(engine, holder), seconds=30)
             assert time.monotonic() - died < 30
             await wait_until(lambda: len({c.chat_id for c in second()}) >= len(others), seconds=180)
             # The claims the leader held when it died go back to the queue and are sent.
-            await wait_until_async(lambda: _drained(engine), seconds=60)
+            await wait_until(lambda: _drained(engine), seconds=60)
             per_chat = collections.Counter(c.chat_id for c in second())
             assert max(per_chat.values()) <= 2
             assert sum(n - 1 for n in per_chat.values()) <= IN_FLIGHT_BOUND
@@ -149,7 +150,7 @@ async def test_three_replicas_share_the_queue(
             assert await asyncio.to_thread(survivor.wait, 30) == 0
             assert time.monotonic() - terminated < SHUTDOWN_BOUND
             await wait_until(lambda: len({c.chat_id for c in third()}) >= FANOUT, seconds=180)
-            await wait_until_async(lambda: _drained(engine), seconds=60)
+            await wait_until(lambda: _drained(engine), seconds=60)
             per_chat = collections.Counter(c.chat_id for c in third())
             assert sorted(per_chat) == chats and set(per_chat.values()) == {1}
         finally:
@@ -175,11 +176,3 @@ async def _drained(engine: AsyncEngine) -> bool:
 async def _changed(engine: AsyncEngine, old: str) -> bool:
     now = await leader(engine)
     return now is not None and now != old
-
-
-async def wait_until_async(check, seconds: float) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while not await check():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.2)

@@ -24,6 +24,7 @@ from tests.cli import start_cli
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_ops import free_port, wait_healthy
 from tests.run_env import telegram_env
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CADDYFILE = ROOT / "deploy" / "Caddyfile"
@@ -55,14 +56,15 @@ def _start_caddy(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
 async def _wait_for_proxy(
     client: httpx.AsyncClient, url: str, caddy: subprocess.Popen[bytes]
 ) -> None:
-    for _ in range(200):
+    async def listening() -> bool:
         assert caddy.poll() is None, "caddy exited"
         try:
             await client.get(url)
-            return
         except httpx.TransportError:
-            await asyncio.sleep(0.1)
-    raise AssertionError("caddy did not start listening")
+            return False
+        return True
+
+    await wait_until(listening, what="caddy to listen")
 
 
 @pytest.mark.slow

@@ -4,7 +4,6 @@ the page, its preview, saving through the command core, and the Telegram Mini Ap
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import html
 import io
@@ -45,6 +44,7 @@ from tests.integration import test_discord as discord_test
 from tests.integration import test_slack as slack_test
 from tests.integration import test_telegram as tg_test
 from tests.integration.test_telegram import running, tg
+from tests.waiting import wait_until
 
 __all__ = ["running", "tg"]  # the Telegram fixtures
 
@@ -463,10 +463,7 @@ async def test_slack_s_home_tab_shows_the_dm_s_settings_with_the_page_s_button(
             # Fields as in https://api.slack.com/events/app_home_opened.
             opened_event = {"type": "app_home_opened", "user": "U7", "channel": "D1", "tab": "home"}
             assert await slack_test.post_event(bot_, opened_event, event_id="EvHome1") == 200
-            for _ in range(100):
-                if "U7" in sl.home_views:
-                    break
-                await asyncio.sleep(0.05)
+            await wait_until(lambda: "U7" in sl.home_views, what="U7's Home tab published")
             view = sl.home_views["U7"]
             # The Messages tab opening changes nothing.
             messages = dict(opened_event, tab="messages", user="U8")

@@ -25,8 +25,8 @@ from tests.integration.test_crash import (
     planned_fan_out,
     run_env,
     start_run,
-    wait_until,
 )
+from tests.waiting import wait_until
 
 # After the grace: the channels and the HTTP server stop, the leases are released.
 STOP_BOUND_SECONDS = SHUTDOWN_GRACE_SECONDS + 5
@@ -105,8 +105,11 @@ async def test_sigterm_with_sends_hanging_exits_within_the_grace(
     process = start_run(env, tmp_path)
     try:
         await wait_until(lambda: len(tg.calls("sendMessage", ok=True)) >= 50, seconds=60)
+        arrived = tg.request_count["sendMessage"]
         tg.latency = 120.0  # the platform stops answering: sends in flight hang
-        await asyncio.sleep(0.5)
+        await wait_until(
+            lambda: tg.request_count["sendMessage"] > arrived, what="a send left to hang"
+        )
     finally:
         code, took = await terminate(process)
     assert code == 0, (tmp_path / "run.log").read_text()[-3000:]

@@ -14,6 +14,7 @@ from bot.store import installations as store
 from bot.store.engine import create_engine
 from bot.store.installations import InstallationRecord, TokenCipher, TokenKeyError
 from bot.store.schema import slack_installations, slack_oauth_states
+from tests.waiting import wait_until
 
 SECRET = "state-secret-0123456789abcdef"
 
@@ -175,9 +176,12 @@ async def test_a_token_refreshed_while_it_is_rotated_keeps_the_refresh(
             rotation = asyncio.create_task(store.rotate_keys(engine, cipher=cipher))
             if engine.dialect.name == "postgresql":
                 # The rotation has read the row and waits on its lock to write it.
-                while not await _waiting_on_a_lock(refresher):
+
+                async def blocked() -> bool:
                     assert not rotation.done(), await rotation
-                    await asyncio.sleep(0.01)
+                    return await _waiting_on_a_lock(refresher)
+
+                await wait_until(blocked, interval=0.01, what="the rotation waiting on the lock")
             else:
                 await asyncio.sleep(0.2)  # SQLite: the rotation waits for the write lock
             await store.save(

@@ -12,7 +12,6 @@ import asyncio
 import datetime as dt
 import json
 import signal
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from bot.store.installations import InstallationRecord, TokenCipher
 from bot.store.schema import slack_installations
 from tests.fakes.slack_api import FakeSlack, shown_for_command, signed_headers
 from tests.integration.test_ops import free_port, start_run, wait_healthy
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 SIGNING_SECRET = "signing-secret-for-rotation-0123"
@@ -182,10 +182,13 @@ async def test_a_run_with_a_new_first_key_moves_every_stored_token_to_it(
     async with running(
         sl, database_url=database_url, key=f"{NEW},{OLD}", env=clean_env, tmp_path=tmp_path
     ) as run:
-        deadline = time.monotonic() + DEADLINE_SECONDS
-        while not all(opens(NEW, c) for c in (await stored(engine)).values()):
-            assert time.monotonic() < deadline, "the stored tokens were not re-encrypted"
-            await asyncio.sleep(0.2)
+
+        async def re_encrypted() -> bool:
+            return all(opens(NEW, c) for c in (await stored(engine)).values())
+
+        await wait_until(
+            re_encrypted, seconds=DEADLINE_SECONDS, what="the stored tokens re-encrypted"
+        )
         health = await run.health()
         shown = await run.command("help", team="TA1", name="help")
         log = run.log()
@@ -209,10 +212,14 @@ async def test_a_token_no_key_opens_is_reported_and_explained_to_its_workspace(
     async with running(
         sl, database_url=database_url, key=f"{NEW},{OLD}", env=clean_env, tmp_path=tmp_path
     ) as run:
-        deadline = time.monotonic() + DEADLINE_SECONDS
-        while (health := await run.health())["status"] == "ok":
-            assert time.monotonic() < deadline, "/healthz never reported the workspace"
-            await asyncio.sleep(0.2)
+
+        async def reported() -> dict[str, Any] | None:
+            health = await run.health()
+            return health if health["status"] != "ok" else None
+
+        health = await wait_until(
+            reported, seconds=DEADLINE_SECONDS, what="/healthz reporting the workspace"
+        )
         shown_lost = await run.command("subscribe rl", team="TA1", name="lost-1")
         shown_again = await run.command("list", team="TA1", name="lost-2")
         shown_ok = await run.command("subscribe rl", team="TB2", name="ok")

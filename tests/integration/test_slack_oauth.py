@@ -8,7 +8,6 @@ would put in the redirect). The browser is an aiohttp session with a cookie jar.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import html
 import json
@@ -59,6 +58,7 @@ from tests.fakes.slack_api import (
 from tests.integration.test_planner import LATER
 from tests.integration.test_poll import page, write
 from tests.integration.test_slack import served
+from tests.waiting import wait_until
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 STATE_SECRET = "state-secret-0123456789abcdef0123"
@@ -181,13 +181,16 @@ class Deployment:
     async def state_becomes(self, chat_id: str, state: ChatState) -> ChatRecord:
         """Wait (polling, with a deadline) until the chat is in ``state``: events are acted
         on after Slack's acknowledgement."""
-        deadline = time.monotonic() + 10
-        while True:
-            record = await self.chat(chat_id)
-            if record is not None and record.chat.state == state:
-                return record
-            assert time.monotonic() < deadline, f"{chat_id} is {record and record.chat.state}"
-            await asyncio.sleep(0.02)
+        last: ChatRecord | None = None
+
+        async def in_state() -> ChatRecord | None:
+            nonlocal last
+            last = await self.chat(chat_id)
+            return last if last is not None and last.chat.state == state else None
+
+        return await wait_until(
+            in_state, what=lambda: f"{chat_id} in {state}; it is {last and last.chat.state}"
+        )
 
     async def chat(self, chat_id: str) -> ChatRecord | None:
         async with self.app.engine.connect() as conn:

@@ -31,9 +31,9 @@ from bot.store.schema import outbox
 from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_admin import subscribers
-from tests.integration.test_crash import wait_until
 from tests.integration.test_outage import counts
 from tests.integration.test_replicas import broadcast
+from tests.waiting import wait_until
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 CHATS = 20
@@ -62,12 +62,10 @@ async def _run(
     stop = asyncio.Event()
     task = asyncio.create_task(delivery.run(stop))
     try:
-        for _ in range(600):
-            if await done():
-                break
-            await asyncio.sleep(0.05)
-        else:
-            raise AssertionError(f"not done: {await counts(engine)}")
+        try:
+            await wait_until(done, seconds=60)
+        except AssertionError as failed:
+            raise AssertionError(f"not done: {await counts(engine)}") from failed
     finally:
         stop.set()
         await asyncio.wait_for(task, SHUTDOWN_GRACE_SECONDS + 10)

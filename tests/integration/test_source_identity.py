@@ -82,7 +82,7 @@ async def _settled(count: object, *, after: int) -> None:
         else:
             still = 0
         last = now
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.1)  # nothing more for three looks in a row: time-based
     raise AssertionError("the bot never answered")
 
 

@@ -23,9 +23,9 @@ from bot.models import Platform
 from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_admin import subscribers
-from tests.integration.test_crash import wait_until
-from tests.integration.test_outage import Outage, counts, outage  # noqa: F401 (fixture)
+from tests.integration.test_outage import Outage, all_recorded, counts, outage  # noqa: F401 (fixture)
 from tests.integration.test_replicas import broadcast
+from tests.waiting import wait_until
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 CAP = 20
@@ -98,10 +98,7 @@ async def test_commands_are_answered_at_once_while_the_fan_out_waits_for_its_rec
         await wait_until(lambda: delivered() >= len(chats), seconds=120)
         await wait_until(lambda: delivery.problem is None, seconds=30)
         # The last sends' records settle (a group commit) before the engine is stopped.
-        for _ in range(300):
-            if (await counts(engine)).get("sent") == len(chats):
-                break
-            await asyncio.sleep(0.1)
+        await wait_until(lambda: all_recorded(engine, len(chats)), seconds=30)
     finally:
         stop.set()
         await asyncio.wait_for(running, SHUTDOWN_GRACE_SECONDS + 10)

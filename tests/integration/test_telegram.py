@@ -10,7 +10,7 @@ import itertools
 import json
 import logging
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,7 @@ from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram, TelegramCall
 from tests.integration.test_planner import started
 from tests.strategies import MALFORMED_UPDATES
+from tests.waiting import wait_until
 
 # Token-shaped (Settings checks the shape) and long enough for any redaction rule to see.
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
@@ -149,15 +150,6 @@ async def reply_to(tg: FakeTelegram, chat_id: int, text: str, **kwargs: Any) -> 
         lambda call: call.method == "sendMessage" and call.chat_id == chat_id, count=seen + 1
     )
     return calls[seen]
-
-
-async def eventually(check: Callable[[], Awaitable[bool]]) -> None:
-    """Wait up to two seconds for ``check`` (an effect with no API call to wait on)."""
-    for _ in range(100):
-        if await check():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the expected change did not happen within 2 s")
 
 
 # ---------------------------------------------------------------------- commands
@@ -264,7 +256,7 @@ async def test_reads_are_answered_while_another_process_writes(
                 async with asyncio.timeout(2):
                     await reply_to(tg, PRIVATE, command)
             tg.message(PRIVATE, "/mode daily")
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(0.2)  # the writer holds its lock while the command waits
         await tg.wait_for(sent_to(PRIVATE), count=5)
 
     texts = [m["text"] for m in tg.messages_to(PRIVATE)]
@@ -488,9 +480,9 @@ async def test_removed_from_a_chat_makes_it_inactive(
             states = [(await chat_record(engine, c)).chat.state for c in (PRIVATE, GROUP)]
             return states == [ChatState.INACTIVE, ChatState.INACTIVE]
 
-        await eventually(both_inactive)
+        await wait_until(both_inactive)
         tg.my_chat_member(GROUP, new_status="member")  # re-added: stays inactive until resume
-        await eventually(lambda: _pending_empty(tg))
+        await wait_until(lambda: _pending_empty(tg))
 
     record = await chat_record(engine, PRIVATE)
     assert record.inactive_reason == "removed from chat"
@@ -584,7 +576,7 @@ async def test_webhook_mode_registers_and_checks_the_secret(
         assert await ch.process_webhook(b"not json", SECRET) == 400
         assert await ch.process_webhook(b'{"no": "update_id"}', SECRET) == 400
         assert await ch.process_webhook(b"[1, 2]", SECRET) == 400
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.1)  # nothing is sent meanwhile
         assert tg.calls("sendMessage") == []
         async with engine.connect() as conn:
             unknown = await chat_store.get(conn, platform=Platform.TELEGRAM, chat_id=str(PRIVATE))
@@ -1109,7 +1101,7 @@ async def test_removed_from_a_forum_makes_every_topic_inactive(
             records = [await chat_record(engine, f"{FORUM}/{t}") for t in (rl, robotics)]
             return all(r.chat.state == ChatState.INACTIVE for r in records)
 
-        await eventually(both_inactive)
+        await wait_until(both_inactive)
     assert (await chat_record(engine, GROUP)).chat.state == ChatState.ACTIVE
 
 
@@ -1133,7 +1125,7 @@ async def test_a_group_that_becomes_a_supergroup_keeps_its_subscription(
         async def moved() -> bool:
             return await _telegram_chats(engine) == [str(SUPER)]
 
-        await eventually(moved)
+        await wait_until(moved)
         await reply_to(tg, SUPER, "/settings")
 
     after = await chat_record(engine, SUPER)
@@ -1159,7 +1151,7 @@ async def test_a_supergroup_row_made_before_the_migration_is_merged(
         async def merged() -> bool:
             return await _telegram_chats(engine) == [str(SUPER)]
 
-        await eventually(merged)
+        await wait_until(merged)
 
     record = await chat_record(engine, SUPER)
     assert record.pk == older.pk

@@ -24,6 +24,7 @@ from bot.errors import DeliveryError, TransientError
 from bot.models import Outgoing
 from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram
+from tests.waiting import wait_until
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
 PRIVATE = 1001
@@ -87,7 +88,7 @@ async def test_get_updates_long_polls_over_aiohttp_past_its_read_timeout() -> No
 
         async def later() -> None:
             await tg.wait_for_poll()
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(0.5)  # the poll held past its read timeout of 0.2 s
             tg.message(PRIVATE, "/help")
 
         sender = asyncio.create_task(later())
@@ -206,7 +207,7 @@ async def test_no_free_connection_is_a_timeout_before_sending(tg: FakeTelegram) 
     async with Bot(TOKEN, base_url=tg.base_url, request=request) as bot:
         tg.latency = 0.6
         busy = asyncio.create_task(bot.send_message(PRIVATE, "holds the one connection"))
-        await asyncio.sleep(0.05)
+        await wait_until(lambda: tg.request_count["sendMessage"] == 1, what="the first send")
         with pytest.raises(TimedOut) as caught:
             await bot.send_message(OTHER, "waits for it")
         await busy

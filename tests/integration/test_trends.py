@@ -22,6 +22,7 @@ from bot.store.schema import chat_tags, chats, tag_followers
 from tests.cli import run_cli_async, start_cli
 from tests.conftest import Settings
 from tests.integration.test_admin import subscribers
+from tests.waiting import still_running, wait_until
 
 TODAY = dt.date(2026, 12, 6)
 
@@ -188,10 +189,12 @@ async def test_the_running_service_records_today(
     log = tmp_path / "run.log"
     run = start_cli(env=env, cwd=tmp_path, err=log)
     try:
-        async with asyncio.timeout(90):  # the leader records the day after its first poll
-            while not await rows(engine):
-                assert run.poll() is None, log.read_text()[-3000:]
-                await asyncio.sleep(0.2)
+
+        async def recorded() -> bool:
+            return still_running(run, log) and bool(await rows(engine))
+
+        # The leader records the day after its first poll.
+        await wait_until(recorded, seconds=90, what="the day's trends recorded")
     finally:
         run.send_signal(signal.SIGTERM)
         await asyncio.to_thread(run.wait, 60)

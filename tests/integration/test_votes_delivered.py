@@ -31,6 +31,7 @@ from bot.store import feedback as feedback_store
 from bot.store.schema import pages
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration import test_slack, test_telegram
+from tests.waiting import wait_until
 
 PLATFORMS = ("telegram", "slack", "console")
 SEEDED = {"papers/2026/p0": ("rl", "reasoning"), "papers/2026/p1": ("rl",)}
@@ -70,11 +71,11 @@ async def _console(engine: AsyncEngine) -> AsyncIterator[Surface]:
         before = out.getvalue().count(PROMPT)
         start = len(out.getvalue())
         stdin.lines.put(line + "\n")
-        for _ in range(600):
-            if out.getvalue().count(PROMPT) > before:
-                return out.getvalue()[start:]
-            await asyncio.sleep(0.05)
-        raise AssertionError(f"no answer to {line!r}: {out.getvalue()[start:]!r}")
+        await wait_until(
+            lambda: out.getvalue().count(PROMPT) > before,
+            what=lambda: f"an answer to {line!r}: {out.getvalue()[start:]!r}",
+        )
+        return out.getvalue()[start:]
 
     async def say(text: str) -> str:
         return await typed(text)

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import sysconfig
-import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from bot import DISTRIBUTION
 from tests.conftest import ROOT
+from tests.waiting import still_running, wait_until_sync
 
 
 @pytest.fixture(scope="module")
@@ -108,11 +108,11 @@ def test_the_wheel_runs_anywhere(
             stderr=err,
         )
     try:
-        deadline = time.monotonic() + 60
-        while "HTTP server on" not in log.read_text():
-            assert run.poll() is None, log.read_text()[-3000:]
-            assert time.monotonic() < deadline, log.read_text()[-3000:]
-            time.sleep(0.1)
+        wait_until_sync(
+            lambda: still_running(run, log) and "HTTP server on" in log.read_text(),
+            seconds=60,
+            what=lambda: "the HTTP server\n" + log.read_text()[-3000:],
+        )
     finally:
         run.send_signal(signal.SIGTERM)
         run.wait(timeout=60)
