@@ -186,13 +186,15 @@ def parse_source(configured: str) -> SourceSpec:
     (path, other parameters in their order and encoding, ``@REF``, fragment) is kept.
 
     Raises:
-        ValueError: a URL whose host or port cannot be read.
+        ValueError: a URL whose host or port cannot be read, or a git entry with no ``://``.
     """
     kind = source_kind(configured)
     if kind == "directory":
         return SourceSpec(public=configured, kind=kind)
     text = configured.strip()
-    scheme = text.partition("://")[0]
+    scheme, sep, _ = text.partition("://")
+    if not sep:  # "git+" alone, "git+https:/host": a git entry that is no URL yet
+        raise ValueError("must be a URL such as git+https://host/org/wiki.git")
     parts = urlsplit(text)
     host = parts.hostname or ""
     port = parts.port  # raises ValueError for a port that is not a number

@@ -73,6 +73,9 @@ def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
         ("DATABASE_URL", "mysql://root@localhost/db", "not supported"),
         ("DATABASE_URL", "not a url", "not a database URL"),
         ("WIKI_SOURCES", "ftp://example.org/feed", "neither a directory nor an http(s) feed"),
+        # A git entry that is no URL (a slash short): refused, not taken for a directory.
+        ("WIKI_SOURCES", "git+https:/host/org/wiki.git", "must be a URL such as git+https://"),
+        ("WIKI_SOURCES", "GIT+", "must be a URL such as git+https://"),
         ("WIKI_SOURCES", " , ", "at least one"),
         ("WIKI_BASE_URL", "wiki.example.org", "http:// or https:// URL"),
         ("POLL_INTERVAL_SECONDS", "soon", "must be a number"),
