@@ -32,8 +32,8 @@ from bot.commands.help import COMMAND_ORDER, help_text
 from bot.commands.schedule import describe_next, find_timezone
 from bot.commands.subscription import TAGS_SHOWN, TOGGLE, describe_filter
 
-# Every module of the package, so that each area's declarations are in the registry (the
-# admin module's too). After the names above: the admin module imports ``Caller`` from here.
+# Every module of the package, so that each area's declarations are in the registry, and
+# each admin part's builder in the admin module's (bot.commands.admin_parts).
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
 

@@ -1,5 +1,6 @@
 """The deployment admins' commands: ``broadcast`` and ``stats`` (served by the admin
-module, :mod:`bot.commands.operator`) and ``alerts``."""
+module, :mod:`bot.commands.operator`, which dispatches them to its parts by name) and
+``alerts``. A new admin area's command is declared here, on :func:`admin_command`."""
 
 from __future__ import annotations
 

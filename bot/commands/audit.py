@@ -1,48 +1,33 @@
-"""The admins' audit trail, and what the broadcast and stats commands need of the admin.
+"""The admins' audit trail.
 
 Every admin action, and every refused attempt at one, is an entry of the audit log
 (:func:`bot.store.admin.audit`) under the caller's address and chat; ``trendbot audit``
-lists them. :class:`AdminBase` is what :mod:`bot.commands.broadcast` and
-:mod:`bot.commands.stats` use of :class:`bot.commands.operator.Admin`, which combines them.
+lists them. Each part of the admin module (:mod:`bot.commands.admin_parts`) writes its own
+entries with :func:`record`; a refusal is :func:`refuse`.
 """
 
 from __future__ import annotations
 
-import abc
+import logging
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.commands import Caller
-from bot.sources import SourceSet
+from bot.commands.base import Caller
 from bot.store import admin as store
 
+__all__ = ["actor", "chat_address", "record", "refuse"]
 
-class AdminBase(abc.ABC):
-    """The store, the configured sources and who the caller may act for (the admin ids in
-    :class:`bot.commands.operator.Admin`)."""
-
-    _engine: AsyncEngine
-    _sources: SourceSet
-
-    @abc.abstractmethod
-    def is_admin(self, caller: Caller) -> bool:
-        """An admin of the deployment or, on Slack, of the caller's workspace."""
-
-    @abc.abstractmethod
-    def _workspace_only(self, caller: Caller) -> str | None:
-        """The one workspace ``caller`` may see and act on, or None for all of them."""
-
-    @abc.abstractmethod
-    async def refused(self, caller: Caller, *, name: str) -> None:
-        """Log and audit a non-admin's attempt at the command ``name``."""
+log = logging.getLogger("bot.admin")
 
 
 def actor(caller: Caller) -> str:
+    """Who did it: ``PLATFORM:USER_ID``."""
     return f"{caller.platform.value}:{caller.user_id}"
 
 
 def chat_address(caller: Caller) -> str:
+    """Where: ``PLATFORM:CHAT_ID``."""
     return f"{caller.platform.value}:{caller.chat_id}"
 
 
@@ -63,3 +48,11 @@ async def record(
         allowed=allowed,
         detail=detail,
     )
+
+
+async def refuse(engine: AsyncEngine, caller: Caller, *, name: str) -> None:
+    """Log and audit a non-admin's attempt at the admin command ``name`` (or at one of its
+    buttons), in a transaction of its own."""
+    log.warning("refused %s for a non-admin", name, extra={"chat": chat_address(caller)})
+    async with engine.begin() as conn:
+        await record(conn, caller, action=f"{name}.refused", allowed=False)

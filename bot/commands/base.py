@@ -109,7 +109,9 @@ class DigestPort(Protocol):
 
 
 class AdminPort(Protocol):
-    """Admin commands (broadcast, stats), served by the admin module."""
+    """Admin commands (broadcast, stats), served by the admin module
+    (:class:`bot.commands.operator.Admin`, made of the parts of
+    :mod:`bot.commands.admin_parts`)."""
 
     def is_admin(self, caller: Caller) -> bool: ...
 

@@ -2,20 +2,23 @@
 number of chats it reaches, sent only once confirmed, and reported to the admin when every
 chat's message is done.
 
-Who may broadcast, whom a broadcast reaches and why it never holds up a digest: see
-:mod:`bot.commands.operator`.
+:class:`Broadcasts` is the admin module's part for it (:mod:`bot.commands.admin_parts`),
+built from the store and who the admins are alone. Who may broadcast, whom a broadcast
+reaches and why it never holds up a digest: see :mod:`bot.commands.operator`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import payloads, platforms
-from bot.commands import Caller, audit
-from bot.commands.audit import AdminBase
+from bot.commands import audit
+from bot.commands.admin_parts import AdminCommand, Admins, Needs, Press, part
+from bot.commands.base import Caller
 from bot.i18n import clean, language_name, t, tn
 from bot.models import LANGUAGES, Button, Platform, Reply
 from bot.store import admin as store
@@ -30,8 +33,9 @@ __all__ = [
     "MAX_BROADCAST_CHARS",
     "SEND",
     "BadOption",
-    "BroadcastCommands",
+    "Broadcasts",
     "Draft",
+    "broadcasts",
     "describe_audience",
     "parse_broadcast",
     "skipped_text",
@@ -109,11 +113,25 @@ def describe_audience(audience: Audience, lang: str) -> str:
     return t(lang, "admin.audience.some", parts=t(lang, "admin.audience.join").join(parts))
 
 
-class BroadcastCommands(AdminBase):
-    """The broadcast half of :class:`~bot.commands.operator.Admin`: the preview, its Send
-    and Cancel buttons, and the delivery's broadcast tracker."""
+class Broadcasts:
+    """The broadcast part of the admin module: the preview (``broadcast``), its Send and
+    Cancel buttons, and the report once the delivery has done every chat's message.
+
+    Its commands and buttons run for an admin only: the admin module checks first.
+    """
+
+    def __init__(self, *, engine: AsyncEngine, admins: Admins) -> None:
+        self._engine = engine
+        self._admins = admins
+        self.commands: Mapping[str, AdminCommand] = {"broadcast": self.preview}
+        self.presses: Mapping[str, Press] = {
+            SEND: Press("broadcast", self.press),
+            CANCEL: Press("broadcast", self.press),
+        }
 
     async def preview(self, caller: Caller, *, args: str, lang: str, prefix: str = "/") -> Reply:
+        """``broadcast [--tag T] [--platform P] [--lang L] TEXT``: the exact text, who it
+        reaches and how many, with Send and Cancel; nothing is queued yet."""
         try:
             draft = parse_broadcast(args)
         except BadOption as exc:
@@ -123,7 +141,7 @@ class BroadcastCommands(AdminBase):
             )
         if not draft.text or len(draft.text) > MAX_BROADCAST_CHARS:
             return Reply(lang, t(lang, "admin.broadcast.usage", p=prefix))
-        workspace = self._workspace_only(caller)
+        workspace = self._admins.workspace_only(caller)
         if workspace:
             draft = replace(draft, audience=replace(draft.audience, workspace=workspace))
         async with self._engine.begin() as conn:
@@ -176,12 +194,8 @@ class BroadcastCommands(AdminBase):
         )
         return Reply(lang, text, buttons=buttons)
 
-    async def handle_action(self, caller: Caller, *, action: str, lang: str) -> Reply | None:
-        if not action.startswith((SEND, CANCEL)):
-            return None
-        if not self.is_admin(caller):
-            await self.refused(caller, name="broadcast")
-            return Reply(lang, t(lang, "cmd.admins_only"))
+    async def press(self, caller: Caller, *, action: str, lang: str) -> Reply:
+        """A press of Send (``bc:send:ID``) or Cancel (``bc:cancel:ID``) under a preview."""
         try:
             broadcast_id = int(action.rsplit(":", 1)[1])
         except ValueError:
@@ -191,6 +205,7 @@ class BroadcastCommands(AdminBase):
         return await self.cancel(caller, broadcast_id=broadcast_id, lang=lang)
 
     async def confirm(self, caller: Caller, *, broadcast_id: int, lang: str) -> Reply:
+        """Queue the broadcast's rows (once: a second Send says it is no longer pending)."""
         async with self._engine.begin() as conn:
             broadcast = await self._decidable(conn, caller, broadcast_id)
             if broadcast is None:
@@ -207,6 +222,7 @@ class BroadcastCommands(AdminBase):
         return Reply(lang, tn(lang, "admin.broadcast.queued", queued, id=broadcast_id))
 
     async def cancel(self, caller: Caller, *, broadcast_id: int, lang: str) -> Reply:
+        """Drop a broadcast still pending; it is never sent."""
         async with self._engine.begin() as conn:
             broadcast = await self._decidable(conn, caller, broadcast_id)
             if broadcast is None:
@@ -230,11 +246,12 @@ class BroadcastCommands(AdminBase):
         broadcast = await store.get_broadcast(conn, broadcast_id)
         if broadcast is None:
             return None
-        if self._workspace_only(caller) is None or broadcast.created_by == audit.actor(caller):
+        everyone = self._admins.workspace_only(caller) is None
+        if everyone or broadcast.created_by == audit.actor(caller):
             return broadcast
         return None
 
-    async def broadcast_row_done(self, broadcast_id: int) -> None:
+    async def row_done(self, broadcast_id: int) -> None:
         """Called by the delivery engine when a row of the broadcast was completed (sent or
         failed for good) and this process holds no more of its rows; once every row is
         done, the admin who confirmed it gets a report in that chat's language (once: the
@@ -278,6 +295,12 @@ class BroadcastCommands(AdminBase):
                     )
                 ],
             )
+
+
+@part
+def broadcasts(needs: Needs) -> Broadcasts:
+    """The broadcast part, as the admin module builds it."""
+    return Broadcasts(engine=needs.engine, admins=needs.admins)
 
 
 def _not_pending(lang: str, broadcast: store.Broadcast) -> Reply:

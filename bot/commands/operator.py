@@ -17,79 +17,128 @@ chat's messages go out in order at that chat's limit. A digest is therefore neve
 behind a large broadcast, and a broadcast is held up only by the digests already due,
 which are finite: one a chat a day, plus instant pages.
 
-The commands are in modules of their own, each a half of :class:`Admin`:
-:mod:`bot.commands.broadcast` and :mod:`bot.commands.stats`; both keep the audit trail of
-:mod:`bot.commands.audit`.
+The admin module is made of parts (:mod:`bot.commands.admin_parts`), one per area, each
+in a module of its own and built from what it uses: :mod:`bot.commands.broadcast` and
+:mod:`bot.commands.stats`. :class:`Admin` checks who may act, then dispatches by the
+tables its parts fill (their commands by name, their buttons by prefix); every part keeps
+the audit trail of :mod:`bot.commands.audit`.
 """
 
 from __future__ import annotations
 
-import logging
+from typing import TypeVar
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot import platforms
-from bot.commands import Caller, audit
-from bot.commands.broadcast import BroadcastCommands
-from bot.commands.stats import StatsCommands
+from bot.commands import audit
+from bot.commands.admin_parts import AdminCommand, Admins, Needs, Part, Press, builders
+from bot.commands.base import Caller
+from bot.commands.broadcast import Broadcasts
+from bot.commands.stats import Statistics, Stats
+from bot.i18n import t
 from bot.models import Reply
 from bot.settings import Settings
-from bot.sources import SourceSet
 
 __all__ = [
     "Admin",
 ]
 
-log = logging.getLogger("bot.admin")
+P = TypeVar("P")
 
 
-class Admin(BroadcastCommands, StatsCommands):
-    """Implements the command core's ``AdminPort`` and the delivery's broadcast tracker."""
+class Admin:
+    """Implements the command core's ``AdminPort``, the delivery's broadcast tracker
+    (:meth:`broadcast_row_done`) and the figures ``trendbot stats`` reads (:meth:`figures`),
+    from its parts.
+
+    Raises:
+        ValueError: two parts answer one command, or a button's prefix starts another's.
+    """
 
     def __init__(self, *, engine: AsyncEngine, settings: Settings) -> None:
         self._engine = engine
-        self._sources = SourceSet(settings.wiki_sources)
-        self._platforms = {rules.name: rules for rules in platforms.registered()}
-        self._admins = {rules.name: rules.admins(settings) for rules in platforms.registered()}
+        self.admins = Admins.of(settings)
+        needs = Needs(engine=engine, admins=self.admins, settings=settings)
+        self.parts: tuple[Part, ...] = tuple(build(needs) for build in builders())
+        self._commands: dict[str, AdminCommand] = {}
+        self._presses: dict[str, Press] = {}
+        for built in self.parts:
+            for name, handler in built.commands.items():
+                if name in self._commands:
+                    raise ValueError(f"admin command {name!r} is answered twice")
+                self._commands[name] = handler
+            for prefix, press in built.presses.items():
+                for taken in self._presses:
+                    if taken.startswith(prefix) or prefix.startswith(taken):
+                        raise ValueError(f"admin button {prefix!r} overlaps {taken!r}")
+                self._presses[prefix] = press
+        self._broadcasts = self.part(Broadcasts)
+        self._statistics = self.part(Statistics)
+
+    def part(self, kind: type[P]) -> P:
+        """The part of type ``kind``.
+
+        Raises:
+            LookupError: no part of that type was declared.
+        """
+        for built in self.parts:
+            if isinstance(built, kind):
+                return built
+        raise LookupError(f"no admin part {kind.__name__}")
 
     def is_admin(self, caller: Caller) -> bool:
         """An admin of the deployment or, on Slack, of the caller's workspace."""
-        return self.is_deployment_admin(caller) or (
-            self._workspace_admins(caller) and caller.workspace_admin
-        )
-
-    def _workspace_admins(self, caller: Caller) -> bool:
-        rules = self._platforms.get(caller.platform)
-        return rules is not None and rules.workspace_admins
+        return self.admins.is_admin(caller)
 
     def is_deployment_admin(self, caller: Caller) -> bool:
         """One of ``TELEGRAM_ADMIN_IDS`` or ``SLACK_ADMIN_IDS``, or the console's operator."""
-        rules = self._platforms.get(caller.platform)
-        return rules is not None and (rules.operator or self.alert_admin_id(caller) is not None)
+        return self.admins.is_deployment_admin(caller)
 
     def alert_admin_id(self, caller: Caller) -> str | None:
-        """The ``TELEGRAM_ADMIN_IDS`` or ``SLACK_ADMIN_IDS`` entry ``caller`` is, under which
-        their ``alerts on|off`` is kept and alerts are sent (:mod:`bot.ops.alert_service`); None
-        for anyone else, the console's operator and a workspace's admin included: alerts
-        are of the whole deployment, and go to its admins' private chats alone."""
-        check = self._admins.get(caller.platform)
-        return None if check is None else check(caller.user_id, caller.workspace)
-
-    def _workspace_only(self, caller: Caller) -> str | None:
-        """The workspace a Slack workspace's installer (not a deployment admin) is limited
-        to; an installer whose workspace is unknown sees an empty one, never everything."""
-        if self._workspace_admins(caller) and not self.is_deployment_admin(caller):
-            return caller.workspace or "-"
-        return None
+        """See :meth:`bot.commands.admin_parts.Admins.alert_admin_id`."""
+        return self.admins.alert_admin_id(caller)
 
     async def refused(self, caller: Caller, *, name: str) -> None:
-        log.warning("refused %s for a non-admin", name, extra={"chat": audit.chat_address(caller)})
-        async with self._engine.begin() as conn:
-            await audit.record(conn, caller, action=f"{name}.refused", allowed=False)
+        """Log and audit a non-admin's attempt at the command ``name``."""
+        await audit.refuse(self._engine, caller, name=name)
 
     async def handle(
         self, caller: Caller, *, name: str, args: str, lang: str, prefix: str = "/"
     ) -> Reply:
-        if name == "stats":
-            return await self.stats(caller, lang=lang, prefix=prefix)
-        return await self.preview(caller, args=args, lang=lang, prefix=prefix)
+        """The admin command ``name``, for an admin (the caller checks :meth:`is_admin`).
+
+        Raises:
+            LookupError: no part answers ``name``.
+        """
+        handler = self._commands.get(name)
+        if handler is None:
+            raise LookupError(f"no admin command {name!r}")
+        return await handler(caller, args=args, lang=lang, prefix=prefix)
+
+    async def handle_action(self, caller: Caller, *, action: str, lang: str) -> Reply | None:
+        """A press of an admin command's button: what its part answers, the refusal for a
+        non-admin (audited), or None for a button no part declared."""
+        for prefix, press in self._presses.items():
+            if not action.startswith(prefix):
+                continue
+            if not self.is_admin(caller):
+                await self.refused(caller, name=press.command)
+                return Reply(lang, t(lang, "cmd.admins_only"))
+            return await press.run(caller, action=action, lang=lang)
+        return None
+
+    async def broadcast_row_done(self, broadcast_id: int) -> None:
+        """Called by the delivery engine when a row of the broadcast was completed: see
+        :meth:`bot.commands.broadcast.Broadcasts.row_done`."""
+        await self._broadcasts.row_done(broadcast_id)
+
+    async def figures(
+        self,
+        conn: AsyncConnection,
+        *,
+        workspace: str | None = None,
+        created_by: str | None = None,
+    ) -> Stats:
+        """The figures of ``stats`` (``trendbot stats``): see
+        :meth:`bot.commands.stats.Statistics.figures`."""
+        return await self._statistics.figures(conn, workspace=workspace, created_by=created_by)

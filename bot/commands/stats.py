@@ -8,22 +8,29 @@ reply, ``stats`` shows that chat's own deliveries and says to ask in a private c
 the rest; the whole deployment's figures (other chats' ids, the sources, the chart) are
 answered only in a private chat or where the platform shows the answer to the asker
 alone (``PlatformRules.private_replies``: Slack's ephemeral replies).
+
+:class:`Statistics` is the admin module's part for it (:mod:`bot.commands.admin_parts`),
+built from the store, who the admins are and the configured sources alone; ``trendbot
+stats`` and the tests read its :meth:`Statistics.figures` through the admin module.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import platforms
-from bot.commands import Caller, audit
-from bot.commands.audit import AdminBase
+from bot.commands import audit
+from bot.commands.admin_parts import AdminCommand, Admins, Needs, Press, part
+from bot.commands.base import Caller
 from bot.i18n import t, tn
 from bot.models import Chart, ChartPanel, ChatKind, Reply, Series
 from bot.render import toggle
+from bot.sources import SourceSet
 from bot.store import admin as store
 from bot.store import chats as chat_store
 from bot.store import current, trends
@@ -37,9 +44,10 @@ __all__ = [
     "TREND_DAYS",
     "TREND_TAGS",
     "SourceFigure",
+    "Statistics",
     "Stats",
-    "StatsCommands",
     "seen_alone",
+    "statistics",
 ]
 
 TOP_TAGS = 10
@@ -49,13 +57,25 @@ TREND_DAYS = 30  # the stats chart's followers by day: a month, today included
 TREND_TAGS = 5  # lines on that panel: more are not told apart
 
 
-class StatsCommands(AdminBase):
-    """The ``stats`` half of :class:`~bot.commands.operator.Admin`."""
+class Statistics:
+    """The ``stats`` part of the admin module: the command, and the figures it reads.
 
-    async def stats(self, caller: Caller, *, lang: str, prefix: str = "/") -> Reply:
+    ``sources`` are the configured ones: a source no longer configured is not shown.
+    """
+
+    def __init__(self, *, engine: AsyncEngine, admins: Admins, sources: SourceSet) -> None:
+        self._engine = engine
+        self._admins = admins
+        self._sources = sources
+        self.commands: Mapping[str, AdminCommand] = {"stats": self.stats}
+        self.presses: Mapping[str, Press] = {}
+
+    async def stats(self, caller: Caller, *, args: str, lang: str, prefix: str = "/") -> Reply:
+        """``stats`` for an admin (``args`` are ignored), audited: the figures where the
+        answer is read by the asker alone, else the chat's own deliveries."""
         # A workspace's installer sees that workspace's chats and deliveries only: the
         # pages, the sources and other workspaces are the deployment admins'.
-        workspace = self._workspace_only(caller)
+        workspace = self._admins.workspace_only(caller)
         async with self._engine.begin() as conn:
             if not seen_alone(caller):
                 record = await chat_store.get(
@@ -151,6 +171,14 @@ class StatsCommands(AdminBase):
             first_day=first_day,
             followers_by_day=followers,
         )
+
+
+@part
+def statistics(needs: Needs) -> Statistics:
+    """The stats part, as the admin module builds it."""
+    return Statistics(
+        engine=needs.engine, admins=needs.admins, sources=SourceSet(needs.settings.wiki_sources)
+    )
 
 
 def seen_alone(caller: Caller) -> bool:
