@@ -38,6 +38,7 @@ __all__ = [
     "broadcasts",
     "describe_audience",
     "parse_broadcast",
+    "report_lines",
     "skipped_text",
 ]
 
@@ -269,19 +270,7 @@ class Broadcasts:
                 return
             lang = record.chat.lang
             skipped = (await store.audience_size(conn, broadcast.audience)).skipped
-            lines = [
-                t(
-                    lang,
-                    "admin.broadcast.report",
-                    id=broadcast_id,
-                    sent=final.sent,
-                    failed=final.failed,
-                    skipped=skipped,
-                )
-            ]
-            if final.failures:
-                reasons = ", ".join(f"{reason} ({n})" for reason, n in final.failures)
-                lines.append(t(lang, "admin.broadcast.report_failures", reasons=reasons))
+            lines = report_lines(lang, final, skipped=skipped)
             await queueing.enqueue(
                 conn,
                 [
@@ -308,3 +297,25 @@ def _not_pending(lang: str, broadcast: store.Broadcast) -> Reply:
     return Reply(
         lang, t(lang, "admin.broadcast.not_pending", id=broadcast.id, status=broadcast.status)
     )
+
+
+def report_lines(lang: str, final: store.Progress, *, skipped: int) -> list[str]:
+    """The report of a finished broadcast to the admin who sent it: sent, failed and
+    skipped, the messages held apart (sent twice with no answer, they may have arrived),
+    then the commonest reasons of failure."""
+    lines = [
+        t(
+            lang,
+            "admin.broadcast.report",
+            id=final.broadcast_id,
+            sent=final.sent,
+            failed=final.failed,
+            skipped=skipped,
+        )
+    ]
+    if final.held:
+        lines.append(tn(lang, "admin.broadcast.report_held", final.held))
+    if final.failures:
+        reasons = ", ".join(f"{reason} ({n})" for reason, n in final.failures)
+        lines.append(t(lang, "admin.broadcast.report_failures", reasons=reasons))
+    return lines
