@@ -46,6 +46,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
         capture_output=True,
         timeout=300,
+        env=_env(dict(os.environ)),  # a PYTHONPATH would send pip's install elsewhere
     )
     purelib = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
