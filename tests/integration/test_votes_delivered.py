@@ -90,6 +90,9 @@ async def _console(engine: AsyncEngine) -> AsyncIterator[Surface]:
         return answer.removeprefix("bot> ").split("\n", 1)[0]
 
     try:
+        # The greeting ends with the first prompt: a line typed before it is answered after
+        # it, so counting prompts from there would take the greeting for the answer.
+        await wait_until(lambda: PROMPT in out.getvalue(), what="the console's first prompt")
         await typed("/start")
         yield Surface(Platform.CONSOLE, LOCAL_CHAT, say, vote)
     finally:
