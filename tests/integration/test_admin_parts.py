@@ -9,10 +9,6 @@ its parts need neither.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -25,10 +21,10 @@ from bot.i18n import t, tn
 from bot.models import ChatKind, Platform
 from bot.sources import SourceSet
 from bot.store import admin as admin_store
+from tests.beside import run_beside
 from tests.conftest import Settings
 from tests.integration.test_admin import ADMIN, USER, audit_actions, subscribers
 
-ROOT = Path(__file__).resolve().parents[2]
 SLACK_TEAM = "T0001"
 
 
@@ -209,20 +205,8 @@ asyncio.run(main(sys.argv[1]))
 def test_a_new_admin_part_is_dispatched_without_an_edit_to_the_admin_module(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "ping_part.py").write_text(PART, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     url = f"sqlite+aiosqlite:///{tmp_path}/parts.db"
-    done = subprocess.run(
-        [sys.executable, "-c", RUN, url],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = run_beside(tmp_path, "ping_part", PART, RUN, url)
     assert found["ping"] == "pong hi in 7, !"
     assert found["press"] == "pressed 42"
     # The admin module checks who may press, for a part it never named, and audits it.

@@ -9,15 +9,10 @@ registry every other test reads.
 from __future__ import annotations
 
 import ast
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from bot.i18n import t
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.beside import ROOT, run_beside
 
 # The new area: a module outside the package, importing only what every area imports.
 AREA = '''
@@ -95,20 +90,8 @@ asyncio.run(main(sys.argv[1]))
 
 
 def test_a_new_area_is_dispatched_without_an_edit_to_the_core(tmp_path: Path) -> None:
-    (tmp_path / "ping_area.py").write_text(AREA, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     url = f"sqlite+aiosqlite:///{tmp_path}/areas.db"
-    done = subprocess.run(
-        [sys.executable, "-c", RUN, url],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = run_beside(tmp_path, "ping_area", AREA, RUN, url)
     assert found["unimported"] == []
     assert found["ping"] == "pong hello in 7, !"
     # The declaration's audience holds for a command the core never named.
