@@ -29,6 +29,18 @@ def split_csv(value: Any) -> Any:
     return value
 
 
+def split_user_ids(value: Any, *, pattern: re.Pattern[str], refusal: str) -> Any:
+    """An admin-ids variable (``TELEGRAM_ADMIN_IDS``...) as a tuple of ids, each matching the
+    platform's ``pattern`` whole; raises ValueError naming the first that does not, then
+    ``refusal`` (what an id of that platform looks like). Any other value as is."""
+    value = split_csv(value)
+    if isinstance(value, tuple):
+        for item in value:
+            if not pattern.fullmatch(str(item)):
+                raise ValueError(f"{item!r} is not {refusal}")
+    return value
+
+
 def check_database_url(value: str) -> str:
     """``value`` when it is a database URL of a supported driver; raises ValueError saying
     what is wrong (never quoting the URL, which may hold a password) otherwise."""

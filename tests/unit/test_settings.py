@@ -97,6 +97,8 @@ def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
         ("TELEGRAM_ADMIN_IDS", "1001,alice", "'alice' is not a numeric Telegram user id"),
         ("SLACK_BOT_TOKEN", "xoxp-user-token", "xoxb-"),
         ("SLACK_ADMIN_IDS", "alice", "not a Slack user id"),
+        ("SLACK_ADMIN_IDS", "T0123AB:U012AB3CD,bob", "'bob' is not a Slack user id"),
+        ("DISCORD_ADMIN_IDS", "80351110224678912,carol", "'carol' is not a Discord user id"),
         ("SLACK_COMMAND", "trend", "slash command"),
         ("SLACK_SIGNING_SECRET", "  ", "is blank"),
         ("SLACK_API_BASE_URL", "slack", "http:// or https:// URL"),

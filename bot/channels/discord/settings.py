@@ -13,7 +13,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from bot import platforms
-from bot.checks import check_http_url, split_csv
+from bot.checks import check_http_url, split_user_ids
 from bot.settings import Settings
 
 # The platform's name, declared by its package (declaring it again returns the same one).
@@ -89,15 +89,12 @@ class DiscordSettings(Settings):
     @field_validator("discord_admin_ids", mode="before")
     @classmethod
     def _discord_admins(cls, value: Any) -> Any:
-        value = split_csv(value)
-        if isinstance(value, tuple):
-            for item in value:
-                if not SNOWFLAKE_RE.match(str(item)):
-                    raise ValueError(
-                        f"{item!r} is not a Discord user id; list ids separated by commas, "
-                        "e.g. 80351110224678912,80351110224678913"
-                    )
-        return value
+        return split_user_ids(
+            value,
+            pattern=SNOWFLAKE_RE,
+            refusal="a Discord user id; list ids separated by commas, "
+            "e.g. 80351110224678912,80351110224678913",
+        )
 
     @model_validator(mode="after")
     def _discord_pairs(self) -> Self:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Self
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import NoDecode
 
-from bot.checks import check_http_url, split_csv
+from bot.checks import check_http_url, split_user_ids
 from bot.settings import Settings
 
 # A deployment admin on Slack: ``TEAM:USER`` (a workspace's id, then a user's in it), or a
@@ -69,16 +69,12 @@ class SlackSettings(Settings):
     @field_validator("slack_admin_ids", mode="before")
     @classmethod
     def _slack_admins(cls, value: Any) -> Any:
-        value = split_csv(value)
-        if isinstance(value, tuple):
-            for item in value:
-                if not SLACK_ADMIN_RE.match(str(item)):
-                    raise ValueError(
-                        f"{item!r} is not a Slack user id; list TEAM:USER ids such as "
-                        "T0123AB:U012AB3CD (or a bare U012AB3CD with SLACK_BOT_TOKEN), "
-                        "separated by commas"
-                    )
-        return value
+        return split_user_ids(
+            value,
+            pattern=SLACK_ADMIN_RE,
+            refusal="a Slack user id; list TEAM:USER ids such as T0123AB:U012AB3CD "
+            "(or a bare U012AB3CD with SLACK_BOT_TOKEN), separated by commas",
+        )
 
     @field_validator("slack_bot_token")
     @classmethod

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import NoDecode
 
-from bot.checks import check_http_url, split_csv
+from bot.checks import check_http_url, split_user_ids
 from bot.settings import Settings
 
 # A bot token from @BotFather: the bot's numeric id, a colon, then its secret (35 characters
@@ -28,6 +28,8 @@ TELEGRAM_TOKEN_RULE = (
 )
 # Bot API setWebhook: secret_token is 1-256 characters of A-Z, a-z, 0-9, _ and -.
 TELEGRAM_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+# An id of TELEGRAM_ADMIN_IDS: a number, as the Bot API gives user ids.
+TELEGRAM_USER_ID_RE = re.compile(r"-?\d{1,20}")
 # Bot API FAQ: about 30 messages a second in all; more only with paid broadcasts
 # (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this).
 TELEGRAM_FREE_RATE_PER_SECOND = 30.0
@@ -71,15 +73,11 @@ class TelegramSettings(Settings):
     @field_validator("telegram_admin_ids", mode="before")
     @classmethod
     def _telegram_admins(cls, value: Any) -> Any:
-        value = split_csv(value)
-        if isinstance(value, tuple):
-            for item in value:
-                if not re.fullmatch(r"-?\d{1,20}", str(item)):
-                    raise ValueError(
-                        f"{item!r} is not a numeric Telegram user id; "
-                        "list ids separated by commas, e.g. 12345,67890"
-                    )
-        return value
+        return split_user_ids(
+            value,
+            pattern=TELEGRAM_USER_ID_RE,
+            refusal="a numeric Telegram user id; list ids separated by commas, e.g. 12345,67890",
+        )
 
     @model_validator(mode="after")
     def _telegram_pairs(self) -> Self:
