@@ -165,11 +165,13 @@ class Queues:
         """The chat's rows leave memory: all of them, or only ``rows`` (those a caller gave
         back to the outbox; rows claimed for the chat while it wrote stay, to be sent)."""
         leaving = list(queue.rows) if rows is None else list(rows)
-        gone = {row.id for row in leaving}
+        # By identity, not id: a row given back and claimed again at once is in the queue
+        # twice, the copy given back and the copy claimed anew, and only the first leaves.
+        gone = {id(row) for row in leaving}
         for row in leaving:
             self.renderer.forget(row.id)
             self._release(row)
-        kept = [row for row in queue.rows if row.id not in gone]
+        kept = [row for row in queue.rows if id(row) not in gone]
         queue.rows.clear()
         queue.rows.extend(kept)
         queue.parts = None

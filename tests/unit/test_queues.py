@@ -124,3 +124,22 @@ async def test_a_broadcast_is_reported_once_none_of_its_rows_is_held() -> None:
     q.pop(q.chats[8])
     await q.broadcasts_progressed([5, None])
     assert reported == [5]
+
+
+def test_rows_given_back_leave_and_rows_claimed_meanwhile_stay() -> None:
+    # A chat gives its first row back to the outbox; meanwhile the claimer added another
+    # row, and the same row claimed anew (another copy, the same id). Only the copy given
+    # back leaves memory, and the count of rows held stays true.
+    q = queues()
+    given_back = row(1, 7)
+    q.add(given_back, record(7))
+    queue = q.chats[7]
+    q.add(row(2, 7), None)
+    again = row(1, 7)
+    q.add(again, None)
+    assert q.in_memory == 3
+    q.clear(queue, [given_back])
+    assert [r.id for r in queue.rows] == [2, 1] and queue.rows[1] is again
+    assert q.in_memory == 2
+    q.clear(queue)
+    assert not queue.rows and q.in_memory == 0
