@@ -8,19 +8,12 @@ in it must exist, so the face never promises what the package does not have.
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2] / "bot"
+from tests.bot_modules import bot_packages
 
-def _packages() -> list[str]:
-    return sorted(
-        ".".join(init.parent.relative_to(ROOT.parent).parts) for init in ROOT.rglob("__init__.py")
-    )
-
-
-PACKAGES = _packages()
+PACKAGES = bot_packages()
 
 
 @pytest.mark.parametrize("name", PACKAGES)

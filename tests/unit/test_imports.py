@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2] / "bot"
+from tests.bot_modules import bot_modules
 
 # (layer, its modules' prefixes, why it sits where it does), from the bottom up.
 LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
@@ -74,17 +74,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ),
 )
 
-def _modules() -> dict[str, Path]:
-    found = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        parts = path.relative_to(ROOT.parent).with_suffix("").parts
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        found[".".join(parts)] = path
-    return found
-
-
-MODULES = _modules()
+MODULES = bot_modules()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,24 +9,14 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2] / "bot"
+from tests.bot_modules import ROOT, bot_modules
 
 # Modules over MAX_LINES, each with why it is not split yet.
 MAX_LINES = 500
 LONG_MODULES: dict[str, str] = {}
 
 
-def _modules() -> dict[str, Path]:
-    found = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        parts = path.relative_to(ROOT.parent).with_suffix("").parts
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        found[".".join(parts)] = path
-    return found
-
-
-MODULES = _modules()
+MODULES = bot_modules()
 
 
 @pytest.mark.parametrize("path", sorted(MODULES.values()), ids=lambda p: str(p.relative_to(ROOT)))
