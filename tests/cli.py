@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import IO
 
 TRENDBOT = (sys.executable, "-m", "bot")
+# Where each background process started by ``start_cli`` writes its stderr, by pid.
+_STDERR: dict[int, Path] = {}
 
 
 def run_cli(
@@ -88,9 +90,19 @@ def start_cli(
             stdout=stdout,
             stderr=stderr,
         )
+    if err is not None:
+        _STDERR[process.pid] = err
     if pipe and err is not None and process.stderr is not None:
         threading.Thread(target=_copy, args=(process.stderr, err, mode), daemon=True).start()
     return process
+
+
+def stderr_tail(process: subprocess.Popen[bytes], lines: int = 20) -> str:
+    """The last lines a process of ``start_cli`` wrote on stderr, to explain its exit."""
+    path = _STDERR.get(process.pid)
+    if path is None or not path.exists():
+        return "(its stderr was not kept)"
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 def _copy(source: IO[bytes], target: Path, mode: str) -> None:

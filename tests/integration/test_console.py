@@ -12,7 +12,6 @@ import select
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from bot.channels.console.chat import RULE
 from bot.models import Page
 from bot.sources.directory import scan_directory
 from tests.conftest import ROOT
+from tests.ports import free_port
 from tests.waiting import wait_until_sync
 
 pytestmark = pytest.mark.slow
@@ -79,13 +79,6 @@ def env(clean_env: dict[str, str], tmp_path: Path, wiki: Path) -> dict[str, str]
         LC_ALL="C.UTF-8",
     )
     return clean_env
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def trendbot(*args: str) -> list[str]:

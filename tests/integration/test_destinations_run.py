@@ -17,8 +17,9 @@ from bot.store import chats as chat_store
 from bot.store.engine import create_engine, upgrade
 from tests.cli import start_cli
 from tests.fakes.telegram_api import FakeTelegram
-from tests.integration.test_ops import free_port, wait_healthy
+from tests.integration.test_ops import wait_healthy
 from tests.integration.test_poll import page, write
+from tests.ports import free_port
 from tests.run_env import telegram_env
 from tests.unit.test_feeds import check_atom
 

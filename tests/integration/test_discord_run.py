@@ -13,8 +13,9 @@ import pytest
 
 from tests.cli import run_cli_async, start_cli
 from tests.fakes.discord_api import MANAGE_CHANNELS, FakeDiscord, command_interaction
-from tests.integration.test_ops import free_port, wait_healthy
+from tests.integration.test_ops import wait_healthy
 from tests.integration.test_poll import page, write
+from tests.ports import free_port
 from tests.run_env import discord_env
 
 CHANNEL = "1300000000000000001"

@@ -7,7 +7,6 @@ import datetime as dt
 import gzip
 import json
 import logging
-import socket
 import threading
 import tracemalloc
 import zlib
@@ -35,6 +34,7 @@ from bot.sources.feed import (
     fetch_feed,
     make_feed_client,
 )
+from tests.ports import free_port
 
 FEEDS = Path(__file__).parents[1] / "fixtures" / "feeds"
 URL = "https://feeds.example.org/feed"
@@ -499,9 +499,7 @@ async def test_real_server_not_found(local_server: LocalFeedServer) -> None:
 
 
 async def test_connection_refused() -> None:
-    with socket.socket() as probe:  # a port that was free a moment ago and has no listener
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # a port that was free a moment ago and has no listener
     async with make_feed_client() as client:
         reason = await failure_reason(client, f"http://127.0.0.1:{port}/rss")
     assert reason.startswith("cannot fetch: ")

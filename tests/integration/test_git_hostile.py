@@ -24,7 +24,8 @@ from bot.sources.pages import MAX_PAGE_BYTES
 from bot.sources.poll import Poller
 from tests.cli import start_cli
 from tests.fakes.git_server import GitServer, SilentServer, Wiki
-from tests.integration.test_ops import free_port, wait_healthy
+from tests.integration.test_ops import wait_healthy
+from tests.ports import free_port
 from tests.waiting import wait_until
 
 STOP_BOUND_SECONDS = 15.0  # docs/operating.md: SIGTERM stops `run` within 15 s in all

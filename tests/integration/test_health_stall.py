@@ -26,9 +26,10 @@ from tests.fakes import full_disk
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_admin import subscribers
 from tests.integration.test_crash import run_env
-from tests.integration.test_ops import free_port, wait_healthy
+from tests.integration.test_ops import wait_healthy
 from tests.integration.test_outage_refusals import _base_url
 from tests.integration.test_replicas import broadcast
+from tests.ports import free_port
 from tests.scratch import _admin
 from tests.waiting import wait_until
 

@@ -31,7 +31,8 @@ from bot.store.schema import audit_log, chats, page_tags, page_texts, pages, sou
 from tests.cli import start_cli
 from tests.fakes.slack_api import FakeSlack, signed_headers
 from tests.fakes.telegram_api import FakeTelegram
-from tests.integration.test_ops import free_port, wait_healthy
+from tests.integration.test_ops import wait_healthy
+from tests.ports import free_port
 from tests.run_env import slack_env, telegram_env
 
 HOSTILE = Path(__file__).parents[1] / "data" / "hostile"

@@ -44,7 +44,8 @@ from tests.integration.test_hostile import (
     no_traceback,
     serving,
 )
-from tests.integration.test_ops import free_port, wait_healthy
+from tests.integration.test_ops import wait_healthy
+from tests.ports import free_port
 from tests.unit.test_feeds import check_atom
 from tests.waiting import wait_until
 

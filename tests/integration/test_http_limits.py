@@ -24,7 +24,8 @@ import pytest
 from tests.cli import TRENDBOT
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
-from tests.integration.test_ops import free_port, wait_healthy
+from tests.integration.test_ops import wait_healthy
+from tests.ports import free_port
 from tests.run_env import slack_env, telegram_env
 
 TELEGRAM_TOKEN = "123456789:AAHhttpLimitsTokenValue_0123456789abcd"

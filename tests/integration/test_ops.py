@@ -9,7 +9,6 @@ import base64
 import datetime as dt
 import json
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -24,11 +23,12 @@ from bot.logs import JSON_KEYS
 from bot.ops import web
 from bot.ops.leader import LEADER
 from bot.store.schema import audit_log, leases
-from tests.cli import run_cli, start_cli
+from tests.cli import run_cli, start_cli, stderr_tail
 from tests.fakes.feed_server import FeedServer, Served
 from tests.fakes.slack_api import FakeSlack, signed_headers, slash_command_body
 from tests.fakes.telegram_api import FakeTelegram
 from tests.integration.test_poll import page, write
+from tests.ports import free_port
 from tests.run_env import slack_env, telegram_env
 from tests.waiting import wait_until
 
@@ -46,18 +46,12 @@ JSON_FEED_BODY = json.dumps(
 ).encode()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def wait_healthy(
     client: httpx.AsyncClient, url: str, process: subprocess.Popen[bytes]
 ) -> None:
 
     async def healthy() -> bool:
-        assert process.poll() is None, "trendbot run exited early"
+        assert process.poll() is None, f"trendbot run exited early:\n{stderr_tail(process)}"
         try:
             return (await client.get(url)).status_code == 200
         except httpx.TransportError:

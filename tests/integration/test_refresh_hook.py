@@ -19,7 +19,8 @@ import pytest
 
 from tests.fakes.git_server import GitServer, Wiki
 from tests.fakes.telegram_api import FakeTelegram
-from tests.integration.test_ops import free_port, start_run, wait_healthy
+from tests.integration.test_ops import start_run, wait_healthy
+from tests.ports import free_port
 from tests.run_env import telegram_env
 
 TOKEN = "123456789:AAHrefreshTokenForTests_0123456789abcd"

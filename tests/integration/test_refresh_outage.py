@@ -23,8 +23,9 @@ from tests.cli import start_cli
 from tests.fakes import full_disk
 from tests.fakes.tcp_proxy import TcpProxy
 from tests.fakes.telegram_api import FakeTelegram
-from tests.integration.test_ops import free_port, wait_healthy
+from tests.integration.test_ops import wait_healthy
 from tests.integration.test_refresh_hook import SECRET, TOKEN, page, signed
+from tests.ports import free_port
 from tests.run_env import telegram_env
 
 Switch = Callable[[int], Awaitable[None]]  # given the run's pid: the database away, or back

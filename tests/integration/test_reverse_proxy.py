@@ -22,7 +22,8 @@ import pytest
 
 from tests.cli import start_cli
 from tests.fakes.telegram_api import FakeTelegram
-from tests.integration.test_ops import free_port, wait_healthy
+from tests.integration.test_ops import wait_healthy
+from tests.ports import free_port
 from tests.run_env import telegram_env
 from tests.waiting import wait_until
 

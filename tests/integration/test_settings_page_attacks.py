@@ -13,7 +13,6 @@ import io
 import json
 import logging
 import re
-import socket
 import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -61,6 +60,7 @@ from tests.integration.test_settings_page import (
     site,
     telegram,
 )
+from tests.ports import free_port
 
 __all__ = ["site"]  # the fixture, shared
 
@@ -592,12 +592,6 @@ async def test_a_group_that_moved_to_a_new_id_is_saved_there_and_not_made_again(
 # ---------------------------------------------------------------------------- the database
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 async def test_a_database_that_is_away_gets_503_pages(
     kind: str, tmp_path: object, caplog: pytest.LogCaptureFixture
@@ -605,7 +599,7 @@ async def test_a_database_that_is_away_gets_503_pages(
     url = (
         f"sqlite+aiosqlite:///{tmp_path}/missing/dir/x.db"
         if kind == "sqlite"
-        else f"postgresql+asyncpg://postgres@127.0.0.1:{_closed_port()}/test"
+        else f"postgresql+asyncpg://postgres@127.0.0.1:{free_port()}/test"
     )
     engine: AsyncEngine = create_engine(url)
     settings = Settings(  # type: ignore[call-arg]

@@ -32,7 +32,8 @@ from bot.store import installations as store
 from bot.store.installations import InstallationRecord, TokenCipher
 from bot.store.schema import slack_installations
 from tests.fakes.slack_api import FakeSlack, shown_for_command, signed_headers
-from tests.integration.test_ops import free_port, start_run, wait_healthy
+from tests.integration.test_ops import start_run, wait_healthy
+from tests.ports import free_port
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,8 @@ import pytest
 from cryptography.fernet import Fernet
 
 from tests.fakes.slack_api import FakeSlack, signed_headers, slash_command_body
-from tests.integration.test_ops import free_port, start_run, wait_healthy
+from tests.integration.test_ops import start_run, wait_healthy
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SIGNING_SECRET = "signing-secret-for-leak-test-0123"

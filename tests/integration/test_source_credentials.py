@@ -30,7 +30,8 @@ from tests.fakes.feed_server import FeedServer, Served
 from tests.fakes.git_server import GitServer, Wiki
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
-from tests.integration.test_ops import free_port, wait_healthy
+from tests.integration.test_ops import wait_healthy
+from tests.ports import free_port
 from tests.run_env import slack_env, telegram_env
 
 USER = "feedReader"

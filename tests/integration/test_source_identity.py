@@ -31,7 +31,8 @@ from tests.cli import run_cli, start_cli
 from tests.fakes.feed_server import FeedServer, Served
 from tests.fakes.slack_api import FakeSlack, shown_for_command, signed_headers
 from tests.fakes.telegram_api import FakeTelegram
-from tests.integration.test_ops import JSON_FEED_BODY, free_port, wait_healthy
+from tests.integration.test_ops import JSON_FEED_BODY, wait_healthy
+from tests.ports import free_port
 from tests.run_env import slack_env, telegram_env
 
 PASSWORD = "pw4SourceIdentityLeak"

@@ -15,7 +15,7 @@ from bot.errors import ConfigError
 from bot.settings import load_settings
 from tests.cli import refusal, run_cli
 from tests.conftest import Settings
-from tests.integration.test_ops import free_port
+from tests.ports import free_port
 
 PASSWORD = "Sekr3t-pw"
 

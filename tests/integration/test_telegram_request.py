@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -24,6 +23,7 @@ from bot.errors import DeliveryError, TransientError
 from bot.models import Outgoing
 from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram
+from tests.ports import free_port
 from tests.waiting import wait_until
 
 TOKEN = "123456789:AAHfakeTokenForTests_0123456789abcdef"
@@ -217,9 +217,7 @@ async def test_no_free_connection_is_a_timeout_before_sending(tg: FakeTelegram) 
 
 
 async def test_refused_connection_is_a_network_error() -> None:
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # a port nothing listens on
     bot = Bot(TOKEN, base_url=f"http://127.0.0.1:{port}/bot", request=AiohttpRequest())
     try:
         with pytest.raises(NetworkError) as caught:

@@ -23,7 +23,8 @@ from bot.settings import SAMPLE_WIKI
 from tests.cli import run_cli_async, start_cli
 from tests.conftest import Settings
 from tests.fakes.telegram_api import FakeTelegram
-from tests.integration.test_ops import free_port, wait_healthy
+from tests.integration.test_ops import wait_healthy
+from tests.ports import free_port
 from tests.run_env import TELEGRAM_WEBHOOK_URL, telegram_env
 from tests.strategies import MALFORMED_UPDATES as MALFORMED
 
