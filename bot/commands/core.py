@@ -361,6 +361,10 @@ class CommandCore:
         """See :func:`bot.commands.settings_page.open_settings_link`."""
         return await page.open_settings_link(self.ports, token)
 
+    async def peek_settings_link(self, token: str) -> page.Door | link_store.Refusal:
+        """See :func:`bot.commands.settings_page.peek_settings_link`."""
+        return await page.peek_settings_link(self.ports, token)
+
     async def open_settings_app(
         self, *, platform: Platform, user_id: str
     ) -> link_store.Opened | None:

@@ -55,6 +55,7 @@ __all__ = [
     "PREVIEW_DAYS",
     "PREVIEW_SCAN",
     "PREVIEW_SHOWN",
+    "Door",
     "PageView",
     "Preview",
     "PrivateLink",
@@ -67,6 +68,7 @@ __all__ = [
     "page_new_feed",
     "page_preview",
     "page_view",
+    "peek_settings_link",
     "save_page",
     "settings_command",
     "settings_link",
@@ -82,6 +84,14 @@ PREVIEW_DAYS = 30  # "these pages of the last 30 days would have reached you"
 PREVIEW_SCAN = 2000  # pages read for a preview at most, newest first
 PREVIEW_SHOWN = 10  # titles the preview lists
 NOTICE_PRIORITY = 20  # the confirmation goes ahead of digests, as a reply would
+
+
+@dataclass(frozen=True, slots=True)
+class Door:
+    """What a settings link would open: its chat, named in the chat's language."""
+
+    address: str
+    lang: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +208,18 @@ async def open_settings_link(ports: Ports, token: str) -> link_store.Opened | li
     """Open a settings link: a browser session for its chat, or why not."""
     async with ports.engine.begin() as conn:
         return await link_store.open_link(conn, token=token, now=utcnow())
+
+
+async def peek_settings_link(ports: Ports, token: str) -> Door | link_store.Refusal:
+    """What a settings link would open, or why not, opening nothing."""
+    async with ports.reader.connect() as conn:
+        found = await link_store.peek(conn, token=token, now=utcnow())
+        if isinstance(found, link_store.Refusal):
+            return found
+        record = await chat_store.get_by_pk(conn, found)
+    if record is None:
+        return link_store.Refusal.UNKNOWN
+    return Door(address=record.chat.address, lang=record.chat.lang)
 
 
 async def open_settings_app(

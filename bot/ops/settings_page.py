@@ -1,11 +1,16 @@
 """``/settings/…``: a chat's settings page, served by ``trendbot run``.
 
 How one gets in: the ``settings`` reply's button opens ``/settings/open/TOKEN``, a link that
-names one chat, expires and opens once (:mod:`bot.store.settings_links`); opening it starts
-a session of that browser (a cookie holding a random token whose hash alone the store
-keeps) and redirects to ``/settings/``, so the link's token stays out of the page's address.
+names one chat, expires and opens once (:mod:`bot.store.settings_links`). Its GET only shows
+the chat's name and a button (a link checker or a prefetch may fetch it first and must not
+use it up); the button's POST opens it, starting a session of that browser (a cookie
+holding a random token whose hash alone the store keeps), and redirects to ``/settings/``,
+so the link's token stays out of the page's address.
 A Telegram Mini App opens ``/settings/app`` instead, whose script posts Telegram's signed
-``initData`` (:mod:`bot.channels.telegram.webapp`) for a session of the user's private chat.
+``initData`` (:mod:`bot.channels.telegram.webapp`) for a session of the user's private chat,
+answered with the page itself. Telegram Web shows a Mini App in a cross-site frame, where a
+browser neither keeps nor sends a ``SameSite=Lax`` cookie, so that page carries its session
+along (a form field, and a header of the preview's requests) instead of relying on one.
 
 The page is HTML rendered here (Jinja2, autoescaped) and works without JavaScript; a small
 script adds the tag search and the live preview. A form carries a CSRF token derived from
@@ -22,12 +27,11 @@ import base64
 import hashlib
 import hmac
 import logging
-import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 import jinja2
 from aiohttp import web
@@ -41,17 +45,20 @@ from bot.commands.schedule import weekday_name
 from bot.i18n import LANGUAGES, language_name, negotiate, t, tn
 from bot.matching import transfer
 from bot.models import ChatState, Mode, Platform
+from bot.ops import settings_form
 from bot.render import charts
-from bot.rules import filters, schedule
-from bot.rules.schedule import zone_label
+from bot.rules import schedule
 from bot.settings import Settings
 from bot.store import settings_links as link_store
-from bot.tags import normalize_tag
 from bot.util import utcnow
 
 log = logging.getLogger("bot.settings_page")
 
 COOKIE = "trendbot_settings"
+# Where a page opened without a cookie carries its session: a form's field, the preview's header.
+SESSION_FIELD = "session"
+SESSION_HEADER = "X-Settings-Session"
+INIT_DATA_FIELD = "init_data"  # the Mini App's form: Telegram's initData, as it came
 MAX_FORM_BYTES = 64 * 1024  # 50 tags of 64 characters and the rest fit many times over
 STATIC = {"settings.js": "text/javascript", "settings.css": "text/css"}
 TELEGRAM_SCRIPT = "https://telegram.org/js/telegram-web-app.js"
@@ -68,7 +75,6 @@ HEADERS = {
         "frame-ancestors 'self' https://web.telegram.org"
     ),
 }
-TAG_CHOICES = ("off", "any", "required", "excluded")
 # Who opened a Mini App: the user id Telegram signed ``initData`` for, or None.
 MiniAppCheck = Callable[[str], str | None]
 
@@ -89,9 +95,7 @@ def mini_app_check(settings: Settings) -> MiniAppCheck | None:
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(
-            lambda name: (_ASSETS / name).read_text(encoding="utf-8")
-        ),
+        loader=jinja2.FunctionLoader(lambda name: (_ASSETS / name).read_text(encoding="utf-8")),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
@@ -116,6 +120,8 @@ class SettingsPage:
         tail = request.match_info.get("tail", "")
         try:
             if tail.startswith("open/") and request.method == "GET":
+                return await self._door(request, tail.removeprefix("open/"))
+            if tail.startswith("open/") and request.method == "POST":
                 return await self._open(request, tail.removeprefix("open/"))
             if tail == "" and request.method == "GET":
                 return await self._page(request)
@@ -140,6 +146,16 @@ class SettingsPage:
 
     # Getting in --------------------------------------------------------------------------
 
+    async def _door(self, request: web.Request, token: str) -> web.StreamResponse:
+        lang = self._lang_of(request)
+        if not link_store.well_formed(token):
+            return self._refusal(lang, link_store.Refusal.UNKNOWN.value)
+        door = await self._core.peek_settings_link(token)
+        if isinstance(door, link_store.Refusal):
+            return self._refusal(lang, door.value)
+        title = t(door.lang, "page.title", chat=door.address)
+        return self._html("door.html", lang=door.lang, title=title)
+
     async def _open(self, request: web.Request, token: str) -> web.StreamResponse:
         lang = self._lang_of(request)
         if not link_store.well_formed(token):
@@ -158,13 +174,17 @@ class SettingsPage:
         if self._mini_app is None:
             return self._refusal(lang, "unknown")
         body = await _body(request)
-        user_id = self._mini_app(body.decode("utf-8", "replace")) if body is not None else None
+        init_data = settings_form.form_of(body).get(INIT_DATA_FIELD) if body is not None else None
+        user_id = self._mini_app(init_data) if init_data else None
         if user_id is None:
             return self._refusal(lang, "unknown")
         opened = await self._core.open_settings_app(platform=Platform.TELEGRAM, user_id=user_id)
-        if opened is None:
+        view = await self._core.page_view(opened.chat_pk) if opened is not None else None
+        if opened is None or view is None:
             return self._refusal(lang, "unknown")
-        response = web.json_response({"ok": True}, headers=HEADERS)
+        # The page itself, carrying its session; the cookie too, for a webview that keeps it.
+        session = _Session(chat_pk=opened.chat_pk, token=opened.session, carried=True)
+        response = await self._form(view, session=session, status=200)
         self._set_cookie(response, opened)
         return response
 
@@ -179,22 +199,27 @@ class SettingsPage:
             samesite="Lax",
         )
 
-    async def _chat_of(self, request: web.Request) -> tuple[int, str] | None:
-        """The chat the request's session may change, with the session."""
-        session = request.cookies.get(COOKIE, "")
-        if not link_store.well_formed(session):
+    async def _session_of(
+        self, request: web.Request, form: dict[str, str] | None = None
+    ) -> _Session | None:
+        """The request's live session and the chat it may change: the one its page carried
+        (a posted form's field, the preview's header), else its cookie's."""
+        carried = (form or {}).get(SESSION_FIELD) or request.headers.get(SESSION_HEADER, "")
+        token = carried or request.cookies.get(COOKIE, "")
+        if not link_store.well_formed(token):
             return None
-        chat_pk = await self._core.settings_session(session)
-        return (chat_pk, session) if chat_pk is not None else None
+        chat_pk = await self._core.settings_session(token)
+        if chat_pk is None:
+            return None
+        return _Session(chat_pk=chat_pk, token=token, carried=bool(carried))
 
     # The page ----------------------------------------------------------------------------
 
     async def _page(self, request: web.Request) -> web.StreamResponse:
-        found = await self._chat_of(request)
-        if found is None:
+        session = await self._session_of(request)
+        if session is None:
             return self._refusal(self._lang_of(request), "session")
-        chat_pk, session = found
-        view = await self._core.page_view(chat_pk)
+        view = await self._core.page_view(session.chat_pk)
         if view is None:
             return self._refusal(self._lang_of(request), "session")
         return await self._form(view, session=session, status=200)
@@ -203,7 +228,7 @@ class SettingsPage:
         self,
         view: page.PageView,
         *,
-        session: str,
+        session: _Session,
         status: int,
         values: dict[str, Any] | None = None,
         message: str = "",
@@ -212,7 +237,7 @@ class SettingsPage:
     ) -> web.Response:
         chat = view.record.chat
         lang = chat.lang
-        current = values or _values_of(view)
+        current = values or settings_form.values_of(view)
         chosen: dict[str, str] = current["tags"]
         tags = [(tag, n, chosen.get(tag, "off")) for tag, n in view.tags]
         tags += [(tag, 0, kind) for tag, kind in chosen.items() if tag not in dict(view.tags)]
@@ -227,7 +252,8 @@ class SettingsPage:
             feed_url=feed_url,
             prefix=platforms.rules(chat.platform).prefix(self._settings),
             title=t(lang, "page.title", chat=chat.address),
-            csrf=_csrf(session),
+            csrf=_csrf(session.token),
+            carried=session.token if session.carried else None,
             tags=tags,
             values=current,
             message=message,
@@ -236,7 +262,7 @@ class SettingsPage:
             preview=[i.page.text(lang).title for i in preview.items]
             if isinstance(preview, page.Preview)
             else [],
-            zones=[*zones, *_place_zones()],
+            zones=[*zones, *settings_form.place_zones()],
             weekdays=[(d, weekday_name(lang, n)) for n, d in enumerate(transfer.WEEKDAYS)],
             modes=[(m.value, t(lang, f"cmd.mode.{m.value}")) for m in Mode],
             languages=[(code, language_name(code, lang)) for code in LANGUAGES],
@@ -250,19 +276,18 @@ class SettingsPage:
     async def _posted(self, request: web.Request) -> _Posted | web.Response:
         """A form posted by a session's page: its chat, session and fields, or the refusal
         (no session, a body over the bound, a CSRF token that is not the session's)."""
-        found = await self._chat_of(request)
         lang = self._lang_of(request)
-        if found is None:
-            return self._refusal(lang, "session")
-        chat_pk, session = found
         body = await _body(request)
+        form = settings_form.form_of(body) if body is not None else {}
+        session = await self._session_of(request, form)
+        if session is None:
+            return self._refusal(lang, "session")
         if body is None:
             return self._refusal(lang, "form", status=400)
-        form = _form_of(body)
         # Bytes: ``compare_digest`` refuses a str that is not ASCII (it raised: a 503).
-        if not hmac.compare_digest(form.get("csrf", "").encode(), _csrf(session).encode()):
+        if not hmac.compare_digest(form.get("csrf", "").encode(), _csrf(session.token).encode()):
             return self._refusal(lang, "form", status=403)
-        return _Posted(chat_pk=chat_pk, session=session, form=form, lang=lang)
+        return _Posted(chat_pk=session.chat_pk, session=session, form=form, lang=lang)
 
     async def _save(self, request: web.Request) -> web.StreamResponse:
         posted = await self._posted(request)
@@ -272,7 +297,7 @@ class SettingsPage:
         view = await self._core.page_view(chat_pk)
         if view is None:
             return self._refusal(lang, "session")
-        values = _values_from(form)
+        values = settings_form.values_from(form)
         if values["bad_tags"]:
             chat_lang = view.record.chat.lang
             wrong = t(chat_lang, "page.bad_tag", tag=echo(values["bad_tags"][0]))
@@ -303,7 +328,10 @@ class SettingsPage:
             )
         after = await self._core.page_view(chat_pk)
         return await self._form(
-            after or view, session=session, status=200, message=t(result.lang, "page.saved"),
+            after or view,
+            session=session,
+            status=200,
+            message=t(result.lang, "page.saved"),
             saved=True,
         )
 
@@ -319,10 +347,10 @@ class SettingsPage:
         return await self._form(view, session=posted.session, status=200, feed_url=url)
 
     async def _preview(self, request: web.Request) -> web.StreamResponse:
-        found = await self._chat_of(request)
-        if found is None:
+        session = await self._session_of(request)
+        if session is None:
             return web.json_response({"error": "session"}, status=403, headers=HEADERS)
-        view = await self._core.page_view(found[0])
+        view = await self._core.page_view(session.chat_pk)
         lang = view.record.chat.lang if view is not None else "en"
         text = request.query.get("filter", "")[: transfer.MAX_LINE_CHARS]
         preview = await self._core.page_preview(text, today=utcnow().date())
@@ -369,9 +397,16 @@ class SettingsPage:
 
 
 @dataclass(frozen=True, slots=True)
+class _Session:
+    chat_pk: int
+    token: str
+    carried: bool  # by the page itself (a form's field, a header), not by a cookie
+
+
+@dataclass(frozen=True, slots=True)
 class _Posted:
     chat_pk: int
-    session: str
+    session: _Session
     form: dict[str, str]
     lang: str  # the browser's, for a refusal
 
@@ -383,68 +418,5 @@ async def _body(request: web.Request) -> bytes | None:
     return body if len(body) <= MAX_FORM_BYTES else None
 
 
-def _form_of(body: bytes) -> dict[str, str]:
-    try:
-        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True)
-    except (UnicodeDecodeError, ValueError):
-        return {}
-    return dict(pairs)
-
-
 def _csrf(session: str) -> str:
     return hmac.new(session.encode(), b"settings-form", hashlib.sha256).hexdigest()
-
-
-def _values_of(view: page.PageView) -> dict[str, Any]:
-    """The form's values for the chat as stored."""
-    chat = view.record.chat
-    tags = {tag: "any" for tag in sorted(chat.filter.any_of)}
-    tags |= {tag: "required" for tag in sorted(chat.filter.required)}
-    tags |= {tag: "excluded" for tag in sorted(chat.filter.excluded)}
-    return {
-        "tags": tags,
-        "every": chat.filter.everything,
-        "filter": filters.format_filter(chat.filter),
-        "mode": chat.mode.value,
-        "day": transfer.WEEKDAYS[chat.weekday],
-        "time": chat.digest_time.strftime("%H:%M"),
-        "tz": zone_label(chat.timezone),
-        "lang": chat.lang,
-        "quiet": str(chat.quiet) if chat.quiet else "",
-        "limit": str(chat.limit) if chat.limit else "",
-        "paused": chat.state == ChatState.PAUSED,
-    }
-
-
-def _values_from(form: dict[str, str]) -> dict[str, Any]:
-    """The form's values as posted: each tag's choice (``tag:NAME`` = off, any, required or
-    excluded), ``every`` for ``*``, and the rest by the settings line's names."""
-    chosen = {
-        name.removeprefix("tag:"): choice
-        for name, choice in form.items()
-        if name.startswith("tag:") and choice in TAG_CHOICES and choice != "off"
-    }
-    # A tag's name goes into the filter as one word: anything that is not one tag (a
-    # space, a sign, a star) is named back rather than read as several.
-    tags = {tag: choice for tag, choice in chosen.items() if normalize_tag(tag) == tag}
-    sign = {"any": "", "required": "+", "excluded": "-"}
-    every = form.get("every") == "on"
-    words = (["*"] if every else []) + [f"{sign[c]}{tag}" for tag, c in tags.items()]
-    return {
-        "tags": tags,
-        "bad_tags": [tag for tag in chosen if tag not in tags],
-        "every": every,
-        "filter": " ".join(words),
-        "mode": form.get("mode", ""),
-        "day": form.get("day", ""),
-        "time": form.get("time", ""),
-        "tz": form.get("tz", ""),
-        "lang": form.get("lang", ""),
-        "quiet": form.get("quiet", ""),
-        "limit": form.get("limit", ""),
-        "paused": form.get("paused") == "on",
-    }
-
-
-def _place_zones() -> list[str]:
-    return sorted(z for z in zoneinfo.available_timezones() if schedule.is_place_zone(z))

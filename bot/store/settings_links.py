@@ -96,6 +96,25 @@ async def open_link(conn: AsyncConnection, *, token: str, now: dt.datetime) -> O
     chat_pk = done.scalar()
     if chat_pk is not None:
         return Opened(chat_pk=chat_pk, session=session, expires_at=expires)
+    return await _refusal(conn, token)
+
+
+async def peek(conn: AsyncConnection, *, token: str, now: dt.datetime) -> int | Refusal:
+    """The chat the link ``token`` would open now, or why it would not, opening nothing:
+    what a GET of the link shows (a link checker may fetch it before its person does)."""
+    chat_pk = (
+        await conn.execute(
+            select(settings_links.c.chat_pk).where(
+                settings_links.c.token_hash == digest(token),
+                settings_links.c.session_hash.is_(None),
+                settings_links.c.expires_at > now,
+            )
+        )
+    ).scalar()
+    return chat_pk if chat_pk is not None else await _refusal(conn, token)
+
+
+async def _refusal(conn: AsyncConnection, token: str) -> Refusal:
     row = (
         await conn.execute(
             select(settings_links.c.session_hash, settings_links.c.expires_at).where(

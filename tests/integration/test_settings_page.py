@@ -27,7 +27,13 @@ from bot.channels.telegram import webapp
 from bot.commands import Caller, CommandCore, Defaults
 from bot.i18n import t
 from bot.models import ChatKind, ChatState, Mode, Page, PageText, Platform
-from bot.ops.settings_page import COOKIE, SettingsPage, mini_app_check
+from bot.ops.settings_page import (
+    COOKIE,
+    INIT_DATA_FIELD,
+    SESSION_HEADER,
+    SettingsPage,
+    mini_app_check,
+)
 from bot.ops.web import WebHooks, make_app
 from bot.ops.web import start as start_web
 from bot.render import charts, votes
@@ -126,8 +132,12 @@ async def link_for(site: Site, caller: Caller | None = None) -> str:
 
 
 async def opened(site: Site, link: str) -> str:
-    """Open ``link`` as a browser would: the session cookie it sets."""
-    async with site.http.get(site.url(link), allow_redirects=False) as answer:
+    """Open ``link`` as a browser would, its person pressing the door's button: the session
+    cookie it sets. The GET alone opens nothing."""
+    async with site.http.get(site.url(link), allow_redirects=False) as door:
+        assert door.status == 200, await door.text()
+        assert 'id="open"' in await door.text() and COOKIE not in door.cookies
+    async with site.http.post(site.url(link), allow_redirects=False) as answer:
         assert answer.status == 303, await answer.text()
         assert answer.headers["Location"] == "../"
         morsel = answer.cookies[COOKIE]
@@ -171,9 +181,7 @@ async def chat(site: Site, chat_id: str = USER) -> chat_store.ChatRecord:
 
 async def notices(site: Site) -> list[str]:
     async with site.engine.connect() as conn:
-        rows = await conn.execute(
-            select(outbox.c.payload).where(outbox.c.kind == payloads.NOTICE)
-        )
+        rows = await conn.execute(select(outbox.c.payload).where(outbox.c.kind == payloads.NOTICE))
         return [json.loads(payload)["text"] for (payload,) in rows]
 
 
@@ -193,11 +201,32 @@ async def test_settings_offers_a_link_that_opens_the_chat_s_page_once(site: Site
     assert '<html lang="en">' in body and "telegram:5151" in body
     assert 'name="tag:rl"' in body and "rl <" not in body
     # The same link in another browser: refused, with a page that says why.
-    async with site.http.get(site.url(link), allow_redirects=False) as again:
-        assert again.status == 403
-        text = html.unescape(await again.text())
-        assert t("en", "page.refused.used.title") in text
-        assert COOKIE not in again.cookies
+    for method in ("GET", "POST"):
+        async with site.http.request(method, site.url(link), allow_redirects=False) as again:
+            assert again.status == 403
+            text = html.unescape(await again.text())
+            assert t("en", "page.refused.used.title") in text
+            assert COOKIE not in again.cookies
+
+
+async def test_fetching_a_link_opens_nothing_until_its_button_is_pressed(site: Site) -> None:
+    """A link checker or a prefetch may GET the link before its person: that shows the
+    chat's name and a button, in the chat's language, and uses nothing up."""
+    await site.core.handle(telegram(), "/lang ko")
+    link = await link_for(site)
+    for _ in range(3):
+        async with site.http.get(site.url(link), allow_redirects=False) as door:
+            assert door.status == 200 and COOKIE not in door.cookies
+            text = html.unescape(await door.text())
+            assert door.headers["Cache-Control"] == "no-store"
+            assert "default-src 'none'" in door.headers["Content-Security-Policy"]
+    assert '<html lang="ko">' in text and t("ko", "page.title", chat="telegram:5151") in text
+    assert t("ko", "page.door") in text and t("ko", "page.open") in text
+    async with site.engine.connect() as conn:
+        assert (await conn.execute(select(settings_links.c.session_hash))).scalar() is None
+    cookie = await opened(site, link)  # the person's press still opens it
+    async with site.http.get(site.origin + "/settings/", headers=session(cookie)) as answer:
+        assert answer.status == 200
 
 
 async def test_the_link_is_a_button_of_the_reply_and_a_mini_app_in_a_private_chat(
@@ -419,6 +448,11 @@ async def test_the_page_shows_the_chart_of_the_chat_s_votes(site: Site) -> None:
 # ---------------------------------------------------------------------------- Mini App
 
 
+def app_form(data: str) -> str:
+    """The body the Mini App's script posts: Telegram's ``initData`` as one form field."""
+    return urlencode({INIT_DATA_FIELD: data})
+
+
 def init_data(user_id: int, *, signed_at: float, token: str = TG_TOKEN) -> str:
     fields = {
         "auth_date": str(int(signed_at)),
@@ -431,8 +465,9 @@ def init_data(user_id: int, *, signed_at: float, token: str = TG_TOKEN) -> str:
 async def test_a_mini_app_signs_in_with_telegram_s_init_data(site: Site) -> None:
     await site.core.handle(telegram(), "/start")  # the user's private chat exists
     good = init_data(int(USER), signed_at=time.time())
-    async with site.http.post(site.origin + "/settings/app", data=good) as answer:
+    async with site.http.post(site.origin + "/settings/app", data=app_form(good)) as answer:
         assert answer.status == 200
+        assert "telegram:5151" in await answer.text()  # the page itself
         cookie = answer.cookies[COOKIE].value
     async with site.http.get(site.origin + "/settings/", headers=session(cookie)) as page_:
         assert page_.status == 200 and "telegram:5151" in await page_.text()
@@ -445,9 +480,60 @@ async def test_a_mini_app_signs_in_with_telegram_s_init_data(site: Site) -> None
         "user=%7B%7D&hash=" + "0" * 64,
     ]
     for data in refused:
-        async with site.http.post(site.origin + "/settings/app", data=data) as answer:
+        async with site.http.post(site.origin + "/settings/app", data=app_form(data)) as answer:
             assert answer.status == 403, data
             assert COOKIE not in answer.cookies
+    # Signed initData that is not the form's field (the body as it came) opens nothing.
+    async with site.http.post(site.origin + "/settings/app", data=good) as answer:
+        assert answer.status == 403
+        assert COOKIE not in answer.cookies
+
+
+CARRIED = re.compile(r'name="session" value="([A-Za-z0-9_-]{43})"')
+
+
+async def test_a_mini_app_s_page_carries_its_session_where_no_cookie_goes(site: Site) -> None:
+    """Telegram Web's cross-site frame keeps no cookie: the page answered to the Mini App
+    carries its session in its forms and the preview's header, and works with that alone."""
+    await site.core.handle(telegram(), "/start")
+    await site.core.handle(telegram(), "/subscribe rl")
+    good = app_form(init_data(int(USER), signed_at=time.time()))
+    async with site.http.post(site.origin + "/settings/app", data=good) as answer:
+        text = await answer.text()
+    carried = CARRIED.findall(text)
+    assert len(carried) == 2 and carried[0] == carried[1]  # the settings form, the feed's
+    token = carried[0]
+    found = re.search(r'name="csrf" value="([0-9a-f]{64})"', text)
+    assert found
+    preview = site.origin + "/settings/preview?filter=rl"
+    async with site.http.get(preview, headers={SESSION_HEADER: token}) as answer:
+        assert answer.status == 200 and (await answer.json())["count"] == 2  # a, b
+    async with site.http.get(preview, headers={SESSION_HEADER: "x" * 43}) as answer:
+        assert answer.status == 403
+    saved = form(found[1], session=token, **{"tag:agents": "any"}, time="06:45")
+    async with site.http.post(site.origin + "/settings/", data=saved) as answer:
+        assert answer.status == 200, await answer.text()
+        assert CARRIED.findall(await answer.text()) == [token, token]  # still carried
+    record = await chat_store.read(site.engine, platform=Platform.TELEGRAM, chat_id=USER)
+    assert record is not None
+    assert record.chat.filter.any_of == {"agents"} and record.chat.digest_time == dt.time(6, 45)
+    # Without its session, or with another's, the same form changes nothing.
+    without = {name: value for name, value in saved.items() if name != "session"}
+    for body in (without, {**saved, "session": "y" * 43}):
+        async with site.http.post(site.origin + "/settings/", data={**body, "time": "03:00"}) as a:
+            assert a.status == 403
+    record = await chat_store.read(site.engine, platform=Platform.TELEGRAM, chat_id=USER)
+    assert record is not None and record.chat.digest_time == dt.time(6, 45)
+
+
+async def test_a_page_opened_by_a_link_keeps_its_session_in_the_cookie_alone(
+    site: Site,
+) -> None:
+    cookie = await opened(site, await link_for(site))
+    async with site.http.get(site.origin + "/settings/", headers=session(cookie)) as answer:
+        text = await answer.text()
+    assert answer.status == 200 and 'name="csrf"' in text
+    assert not CARRIED.search(text) and cookie not in text
 
 
 # ---------------------------------------------------------------------------- Slack Home

@@ -47,6 +47,7 @@ from tests.integration.test_settings_page import (
     TG_TOKEN,
     USER,
     Site,
+    app_form,
     chat,
     csrf_of,
     form,
@@ -98,7 +99,7 @@ async def test_two_browsers_opening_one_link_at_once_get_one_session(site: Site)
     link = await link_for(site)
 
     async def open_once() -> int:
-        async with site.http.get(site.url(link), allow_redirects=False) as answer:
+        async with site.http.post(site.url(link), allow_redirects=False) as answer:
             assert_headers(answer)
             return answer.status
 
@@ -112,7 +113,7 @@ async def test_two_browsers_opening_one_link_at_once_get_one_session(site: Site)
 async def test_a_planted_cookie_never_becomes_a_session(site: Site) -> None:
     planted = "A" * 43  # what an attacker would set in the victim's browser beforehand
     link = await link_for(site)
-    async with site.http.get(
+    async with site.http.post(
         site.url(link), allow_redirects=False, headers=session(planted)
     ) as answer:
         assert answer.status == 303
@@ -134,8 +135,9 @@ async def test_an_expired_session_and_a_replayed_link_open_nothing(site: Site) -
         assert t("en", "page.refused.session.title") in html.unescape(await answer.text())
     status, _ = await post(site, cookie, form("0" * 64, lang="ko"))
     assert status == 403
-    async with site.http.get(site.url(link), allow_redirects=False) as again:
-        assert again.status == 403 and COOKIE not in again.cookies
+    for method in ("GET", "POST"):
+        async with site.http.request(method, site.url(link), allow_redirects=False) as again:
+            assert again.status == 403 and COOKIE not in again.cookies
 
 
 @pytest.mark.parametrize(
@@ -528,7 +530,7 @@ async def test_init_data_bent_every_way_opens_nothing(site: Site) -> None:
         "\x00",
     ]
     for data in bent:
-        async with site.http.post(site.origin + PAGE + "app", data=data) as answer:
+        async with site.http.post(site.origin + PAGE + "app", data=app_form(data)) as answer:
             assert answer.status == 403, data[:80]
             assert_headers(answer)
             assert COOKIE not in answer.cookies
@@ -551,8 +553,9 @@ async def test_a_deleted_chat_s_session_opens_and_saves_nothing(site: Site) -> N
         assert_headers(answer)
     status, _ = await post(site, cookie, form(csrf, lang="ko"))
     assert status == 403
-    async with site.http.get(site.url(link), allow_redirects=False) as answer:
-        assert answer.status == 403
+    for method in ("GET", "POST"):
+        async with site.http.request(method, site.url(link), allow_redirects=False) as answer:
+            assert answer.status == 403
     async with site.engine.connect() as conn:
         assert (await conn.execute(select(chats))).first() is None
 
@@ -619,10 +622,11 @@ async def test_a_database_that_is_away_gets_503_pages(
         async with aiohttp.ClientSession() as http:
             for method, path, data in (
                 ("GET", "open/" + "T" * 43, None),
+                ("POST", "open/" + "T" * 43, None),
                 ("GET", "", None),
                 ("POST", "", urlencode(form("x"))),
                 ("GET", "preview?filter=rl", None),
-                ("POST", "app", good),
+                ("POST", "app", app_form(good)),
             ):
                 async with http.request(
                     method,
@@ -656,11 +660,12 @@ async def test_no_token_session_or_csrf_in_logs_or_in_clear_in_the_database(
     csrf = await csrf_of(site, cookie)
     await post(site, cookie, form(csrf, lang="ko"))
     await post(site, cookie, form("0" * 64, lang="en"))
-    async with site.http.get(site.url(link), allow_redirects=False):
-        pass
+    for method in ("GET", "POST"):  # the door of a used link, and its button
+        async with site.http.request(method, site.url(link), allow_redirects=False):
+            pass
     await site.core.handle(telegram(), "/start")
     async with site.http.post(
-        site.origin + PAGE + "app", data=init_data(int(USER), signed_at=time.time())
+        site.origin + PAGE + "app", data=app_form(init_data(int(USER), signed_at=time.time()))
     ) as answer:
         app_cookie = answer.cookies[COOKIE].value
     # The console prints its link to its own terminal, and nowhere else.

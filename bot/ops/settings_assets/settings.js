@@ -13,14 +13,18 @@
       refuse();
       return;
     }
-    fetch("app", { method: "POST", body: webApp.initData, credentials: "same-origin" })
-      .then(function (answer) {
-        if (answer.ok) {
-          window.location.replace("./");
-        } else {
-          refuse();
-        }
-      }, refuse);
+    // A form, not a fetch: the answer is the page itself, which carries its session where
+    // a cross-site frame (Telegram Web) keeps no cookie.
+    var door = document.createElement("form");
+    door.method = "post";
+    door.action = "app";
+    var field = document.createElement("input");
+    field.type = "hidden";
+    field.name = "init_data";
+    field.value = webApp.initData;
+    door.appendChild(field);
+    document.body.appendChild(door);
+    door.submit();
     return;
   }
 
@@ -36,6 +40,7 @@
   var previewTitles = document.getElementById("preview-titles");
   var mode = document.getElementById("mode");
   var dayRow = document.getElementById("day-row");
+  var carried = form.querySelector("input[name='session']");
 
   search.hidden = false;
   search.addEventListener("input", function () {
@@ -60,7 +65,11 @@
   var asked = 0;
   var preview = function () {
     var number = ++asked;
-    fetch("preview?filter=" + encodeURIComponent(filterText()), { credentials: "same-origin" })
+    var headers = carried ? { "X-Settings-Session": carried.value } : {};
+    fetch("preview?filter=" + encodeURIComponent(filterText()), {
+      credentials: "same-origin",
+      headers: headers
+    })
       .then(function (answer) { return answer.json(); })
       .then(function (found) {
         if (number !== asked || typeof found.text !== "string") {
