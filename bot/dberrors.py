@@ -84,10 +84,12 @@ def sqlstate(exc: BaseException) -> str | None:
 def reason(exc: BaseException) -> str:
     """What failed, in the driver's words, on one line and without the statement."""
     orig = exc.orig if isinstance(exc, sa_exc.DBAPIError) else exc
-    if orig is not None and orig.__cause__ is not None and sqlstate(orig) is not None:
-        # asyncpg's error as SQLAlchemy's adapter re-raised it ("<class '...'>: text"): the
-        # driver's own words are its cause's.
-        orig = orig.__cause__
+    cause = orig.__cause__ if orig is not None else None
+    if cause is not None and type(cause).__module__.startswith("asyncpg"):
+        # asyncpg's error as SQLAlchemy's adapter re-raised it ("<class '...'>: text"), with
+        # or without a SQLSTATE ("connection is closed" has none): the driver's own words
+        # are its cause's.
+        orig = cause
     text = str(orig or exc).strip().splitlines()
     first = text[0].strip() if text else ""
     if not first:

@@ -122,3 +122,15 @@ def test_an_unwrapped_refusal_is_described_in_the_servers_words() -> None:
         'database error: db:5432/trendbot: database "trendbot" is not currently accepting '
         "connections"
     )
+
+
+def test_a_closed_connection_of_asyncpg_is_described_without_the_adapter_s_class_name() -> None:
+    """SQLAlchemy's asyncpg adapter re-raises the driver's error as "<class '...'>: text";
+    a connection asyncpg closed (a server that shut down) has no SQLSTATE to go by."""
+    driver = asyncpg.exceptions.InterfaceError("connection is closed")
+    adapted = Exception(f"{type(driver)}: connection is closed")
+    adapted.__cause__ = driver
+    error = _wrapped(sa_exc.InterfaceError, adapted)
+    assert dberrors.is_outage(error)
+    line = dberrors.describe(error, database_url="postgresql+asyncpg://bot:pw@db:5432/trendbot")
+    assert line == "database error: db:5432/trendbot: connection is closed"
