@@ -28,6 +28,7 @@ run: $(RUN_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check bot tests bench scripts
+	$(BIN)/ruff format --check bot tests bench scripts
 
 mypy: $(STAMP)
 	$(BIN)/mypy

@@ -103,8 +103,7 @@ async def one_round(args: argparse.Namespace, work: Path) -> dict[str, int]:
             second = start_cli(env=env, cwd=work, err=work / "run.log", append=True)
             try:
                 await wait_until(
-                    lambda: len({c.chat_id for c in _digests(tg)})
-                    >= args.chats,
+                    lambda: len({c.chat_id for c in _digests(tg)}) >= args.chats,
                     seconds=180,
                 )
                 await asyncio.sleep(1.0)  # anything extra would arrive now

@@ -566,9 +566,7 @@ async def run_deliver(args: argparse.Namespace) -> dict[str, Any]:
             sender = TelegramSender(bot, rate_per_second=args.cap, paid_broadcast=paid, rich=rich)
     starts: list[float] = []
     sends: list[tuple[str, float, float]] = []
-    delivery = Delivery(
-        engine=engine, senders={Platform.TELEGRAM: Stamped(sender, starts, sends)}
-    )
+    delivery = Delivery(engine=engine, senders={Platform.TELEGRAM: Stamped(sender, starts, sends)})
     settle_heap()  # as the command line does once its start-up is over
     cpu, started = time.process_time(), time.monotonic()
     await delivery.drain()

@@ -98,9 +98,7 @@ async def open_app(
     http = make_feed_client(transport=transport)
     opening = Opening(settings=settings, engine=engine, console_out=console_out)
     connections: dict[Platform, Connection] = {
-        spec.rules.name: spec.connect(opening)
-        for spec in PLATFORMS
-        if spec.rules.enabled(settings)
+        spec.rules.name: spec.connect(opening) for spec in PLATFORMS if spec.rules.enabled(settings)
     }
     try:
         migrated = await backup.migrate(engine, settings.database_url, tell=backup.to_log)

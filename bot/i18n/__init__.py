@@ -260,9 +260,7 @@ def complete(lang: str) -> bool:
     """Whether ``lang`` has every message of the source language (the operator's own,
     ``cli.`` and ``log.``, aside): a partial catalogue is spoken with English for the rest."""
     messages = CATALOGUE.get(lang, {})
-    return all(
-        key in messages for key in CATALOGUE[SOURCE] if not key.startswith(OPERATOR_ONLY)
-    )
+    return all(key in messages for key in CATALOGUE[SOURCE] if not key.startswith(OPERATOR_ONLY))
 
 
 def has(key: str) -> bool:

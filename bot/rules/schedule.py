@@ -326,9 +326,7 @@ def check_zone(name: str) -> str:
 
 @cache
 def _zones_by_folded_name() -> dict[str, str]:
-    return {
-        name.casefold(): name for name in zoneinfo.available_timezones() if is_place_zone(name)
-    }
+    return {name.casefold(): name for name in zoneinfo.available_timezones() if is_place_zone(name)}
 
 
 @cache

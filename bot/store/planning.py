@@ -271,7 +271,8 @@ async def window(conn: AsyncConnection, after: int) -> Window:
     events = [Event(id=i, page_id=p, new=k == "new", fingerprint=f) for i, p, k, f in rows]
     papers = await current.papers_of(conn, sorted({e.page_id for e in events}))
     events = [
-        e if papers.page_of.get(e.page_id, e.page_id) == e.page_id
+        e
+        if papers.page_of.get(e.page_id, e.page_id) == e.page_id
         else Event(
             id=e.id,
             page_id=papers.page_of[e.page_id],

@@ -93,9 +93,7 @@ class GitServer:
         if self.credentials is not None:
             expected = base64.b64encode(":".join(self.credentials).encode()).decode()
             if request.headers.get("Authorization") != f"Basic {expected}":
-                return web.Response(
-                    status=401, headers={"WWW-Authenticate": 'Basic realm="wiki"'}
-                )
+                return web.Response(status=401, headers={"WWW-Authenticate": 'Basic realm="wiki"'})
         body = await request.read()
         if (
             self.hold_packs is not None

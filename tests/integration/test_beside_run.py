@@ -151,6 +151,7 @@ async def slow_cap(
     async with FakeTelegram(token=TOKEN, long_poll_cap=0.5) as tg:
         yield ids, tg, env_for(clean_env, database_url, wiki, tg, rate=SLOW_CAP)
 
+
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_digest_and_broadcast_beside_a_run_share_its_cap(

@@ -60,6 +60,7 @@ async def planned_fan_out(engine: AsyncEngine, wiki: Path, *, key: str) -> None:
     await world.publish(key, tags="[rl]")
     assert await world.planner.plan_now() == CHATS
 
+
 @pytest.mark.slow
 async def test_sigkill_mid_fanout_loses_nothing(
     engine: AsyncEngine, database_url: str, tmp_path: Path, clean_env: dict[str, str]

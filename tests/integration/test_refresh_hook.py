@@ -208,6 +208,5 @@ async def test_unsigned_requests_fill_no_log(caplog: pytest.LogCaptureFixture) -
         await engine.dispose()
     lines = [r.getMessage() for r in caplog.records if "refresh hook" in r.getMessage()]
     assert lines == [
-        "refresh hook: unsigned or badly signed requests refused "
-        "(1 since the last such line)"
+        "refresh hook: unsigned or badly signed requests refused (1 since the last such line)"
     ]

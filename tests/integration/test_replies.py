@@ -385,8 +385,7 @@ WHY_KO = {
     "sent": "요약에 담아 ",
     "failed": "발송에 실패했습니다. 사유: Forbidden: bot was blocked",
     "both": (
-        "제외한 robotics 태그가 있고, 반드시 있어야 하는 vision 태그가 없어서 "
-        "필터에 맞지 않습니다."
+        "제외한 robotics 태그가 있고, 반드시 있어야 하는 vision 태그가 없어서 필터에 맞지 않습니다."
     ),
     "none": "구독한 nlp 태그가 하나도 없어서 필터에 맞지 않습니다.",
     "paused": "발송이 일시 중지되어 있어서 보내지 않았습니다. /resume 명령어로 다시 시작하세요.",

@@ -684,9 +684,7 @@ async def test_unsigned_badly_signed_and_stale_requests_get_401_and_change_nothi
     assert record is not None and record.chat.filter.any_of == {"rl"}
 
 
-async def test_refused_requests_fill_no_log(
-    bot: Bot, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_refused_requests_fill_no_log(bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
     """Anyone may post to /slack/events: forty refusals in a row are one WARNING line,
     with the count (the next line comes a minute later at the earliest)."""
     name = bot.response_name()

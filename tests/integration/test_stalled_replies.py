@@ -45,7 +45,9 @@ async def tg() -> AsyncIterator[FakeTelegram]:
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 async def test_commands_are_answered_at_once_while_the_fan_out_waits_for_its_records(
-    engine: AsyncEngine, outage: Outage, tg: FakeTelegram  # noqa: F811
+    engine: AsyncEngine,
+    outage: Outage,  # noqa: F811  (the fixture, imported by name)
+    tg: FakeTelegram,
 ) -> None:
     assert outage.engine is not None
     chats = await subscribers(engine, 200)

@@ -21,4 +21,3 @@ def test_every_subcommand_has_a_description(
     description = rest.split("\n\n", 1)[0]
     assert not description.startswith(("options:", "positional arguments:"))
     assert " ".join(description.split()) == DESCRIPTIONS[command]
-

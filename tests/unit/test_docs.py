@@ -88,9 +88,7 @@ def test_the_commands_page_has_every_command_in_both_languages() -> None:
 
 def test_every_metric_the_dashboard_queries_is_one_the_bot_exports() -> None:
     dashboard = json.loads(DASHBOARD.read_text(encoding="utf-8"))
-    exprs = [
-        target["expr"] for panel in dashboard["panels"] for target in panel.get("targets", [])
-    ]
+    exprs = [target["expr"] for panel in dashboard["panels"] for target in panel.get("targets", [])]
     assert exprs
     queried = {name for expr in exprs for name in METRIC_NAME.findall(expr)}
     assert queried - exported_series() == set()

@@ -255,9 +255,7 @@ _unicode_tags = st.text(
 
 @st.composite
 def valid_filters(draw: st.DrawFn) -> Filter:
-    tags = draw(
-        st.sets(_tags.map(fold_tag).filter(_valid) | _unicode_tags, max_size=50)
-    )
+    tags = draw(st.sets(_tags.map(fold_tag).filter(_valid) | _unicode_tags, max_size=50))
     buckets: dict[str, set[str]] = {"any": set(), "required": set(), "excluded": set()}
     for tag in sorted(tags):
         buckets[draw(st.sampled_from(sorted(buckets)))].add(tag)

@@ -27,8 +27,18 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     (
         "ground",
         (
-            "bot", "bot.models", "bot.errors", "bot.i18n", "bot.papers", "bot.payloads",
-            "bot.util", "bot.keyed", "bot.tags", "bot.checks", "bot.dberrors", "bot.metrics",
+            "bot",
+            "bot.models",
+            "bot.errors",
+            "bot.i18n",
+            "bot.papers",
+            "bot.payloads",
+            "bot.util",
+            "bot.keyed",
+            "bot.tags",
+            "bot.checks",
+            "bot.dberrors",
+            "bot.metrics",
         ),
         "value objects, the error tree, the texts, the version: everything speaks them",
     ),
@@ -246,8 +256,7 @@ def circle_path(component: tuple[str, ...]) -> list[str]:
 
 def test_no_import_circle() -> None:
     circles = [
-        " -> ".join(circle_path(found)) + f" (all of {', '.join(found)})"
-        for found in cycles()
+        " -> ".join(circle_path(found)) + f" (all of {', '.join(found)})" for found in cycles()
     ]
     assert circles == []
 
