@@ -47,6 +47,7 @@ from tests.cli import start_cli
 from tests.conftest import Settings
 from tests.fakes.tcp_proxy import TcpProxy
 from tests.fakes.telegram_api import FakeTelegram
+from tests.fanout import fan_out
 from tests.integration.test_admin import subscribers
 from tests.integration.test_crash import IN_FLIGHT_BOUND
 from tests.integration.test_replicas import broadcast
@@ -203,38 +204,17 @@ async def test_while_the_database_is_away_no_more_than_the_cap_of_sends_await_th
     chats = await subscribers(engine, 160)
     assert await broadcast(engine, "Outage", tag="rl") == len(chats)
     assert outage.engine is not None
-    async with FakeTelegram(token=TOKEN) as tg:
-        tg.latency = 0.05
-        bot = make_bot(Settings(telegram_bot_token=TOKEN, telegram_api_base_url=tg.base_url))
-        delivery = Delivery(
-            engine=outage.engine,
-            senders={Platform.TELEGRAM: TelegramSender(bot, rate_per_second=cap)},
-            concurrency=64,
-        )
-        stop = asyncio.Event()
-        task = asyncio.create_task(delivery.run(stop))
-
-        def delivered() -> int:
-            return len(tg.calls("sendMessage", ok=True))
-
-        try:
-            await wait_until(lambda: delivered() >= 10, seconds=60)
-            await outage.begin()
-            await asyncio.sleep(4.0)  # the outage lasts: the sends stop at the cap
-            unrecorded = delivered() - (await counts(engine)).get("sent", 0)
-            assert 0 < unrecorded <= cap
-            await outage.end()
-            await wait_until(lambda: delivered() >= len(chats), seconds=RECOVERY_SECONDS + 60)
-            await wait_until(
-                lambda: all_recorded(engine, len(chats)), seconds=RECOVERY_SECONDS + 30
-            )
-            assert await counts(engine) == {"sent": len(chats)}
-        finally:
-            stop.set()
-            await asyncio.wait_for(task, SHUTDOWN_GRACE_SECONDS + 10)
-            await close_bot(bot)
-    per_chat = collections.Counter(c.chat_id for c in tg.calls("sendMessage", ok=True))
-    assert set(per_chat.values()) == {1}
+    async with fan_out(outage.engine, cap=cap) as sending:
+        await wait_until(lambda: sending.delivered() >= 10, seconds=60)
+        await outage.begin()
+        await asyncio.sleep(4.0)  # the outage lasts: the sends stop at the cap
+        unrecorded = sending.delivered() - (await counts(engine)).get("sent", 0)
+        assert 0 < unrecorded <= cap
+        await outage.end()
+        await wait_until(lambda: sending.delivered() >= len(chats), seconds=RECOVERY_SECONDS + 60)
+        await wait_until(lambda: all_recorded(engine, len(chats)), seconds=RECOVERY_SECONDS + 30)
+        assert await counts(engine) == {"sent": len(chats)}
+    assert set(sending.per_chat().values()) == {1}
 
 
 def _healthz(port: int) -> tuple[int, str]:

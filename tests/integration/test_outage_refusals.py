@@ -27,15 +27,11 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import dberrors
-from bot.channels.telegram.client import close_bot, make_bot
-from bot.channels.telegram.sender import TelegramSender
-from bot.delivery.engine import SHUTDOWN_GRACE_SECONDS, Delivery
-from bot.models import Platform
 from bot.store.engine import create_engine
 from bot.store.schema import outbox
-from tests.conftest import Settings
 from tests.fakes.tcp_proxy import TcpProxy
 from tests.fakes.telegram_api import FakeTelegram
+from tests.fanout import fan_out
 from tests.integration.test_admin import subscribers
 from tests.integration.test_beside_run import cli, digests, env_for, world_with_chats
 from tests.integration.test_replicas import broadcast
@@ -160,41 +156,25 @@ async def test_a_fan_out_keeps_the_bound_while_postgresql_refuses(
     chats = await subscribers(engine, 160)
     assert await broadcast(engine, "Refused", tag="rl") == len(chats)
     bot_engine = create_engine(refusal.url)
-    async with FakeTelegram(token=TOKEN) as tg:
-        tg.latency = 0.05
-        bot = make_bot(Settings(telegram_bot_token=TOKEN, telegram_api_base_url=tg.base_url))
-        delivery = Delivery(
-            engine=bot_engine,
-            senders={Platform.TELEGRAM: TelegramSender(bot, rate_per_second=CAP)},
-            concurrency=64,
-        )
-        stop = asyncio.Event()
-        task = asyncio.create_task(delivery.run(stop))
-
-        def delivered() -> int:
-            return len(tg.calls("sendMessage", ok=True))
-
-        try:
-            await wait_until(lambda: delivered() >= 10, seconds=60)
+    try:
+        async with fan_out(bot_engine, cap=CAP) as sending:
+            await wait_until(lambda: sending.delivered() >= 10, seconds=60)
             await refusal.begin()
             await asyncio.sleep(4.0)  # the refusal lasts: the sends stop at the cap
-            unrecorded = delivered() - await recorded(refusal.observer)
+            unrecorded = sending.delivered() - await recorded(refusal.observer)
             assert 0 < unrecorded <= CAP, unrecorded
-            assert delivery.problem is not None  # what /healthz says meanwhile
-            assert not task.done()
+            assert sending.delivery.problem is not None  # what /healthz says meanwhile
+            assert not sending.task.done()
             await refusal.end()
-            await wait_until(lambda: delivered() >= len(chats), seconds=RECOVERY_SECONDS)
+            await wait_until(lambda: sending.delivered() >= len(chats), seconds=RECOVERY_SECONDS)
 
             async def all_recorded() -> bool:
                 return await recorded(refusal.observer) == len(chats)
 
             await wait_until(all_recorded, seconds=RECOVERY_SECONDS)
-        finally:
-            stop.set()
-            await asyncio.wait_for(task, SHUTDOWN_GRACE_SECONDS + 10)
-            await close_bot(bot)
-            await bot_engine.dispose()
-    per_chat = collections.Counter(c.chat_id for c in tg.calls("sendMessage", ok=True))
+    finally:
+        await bot_engine.dispose()
+    per_chat = sending.per_chat()
     assert sorted(int(c) for c in per_chat) == chats
     assert set(per_chat.values()) == {1}
     logged = [r.getMessage() for r in caplog.records]

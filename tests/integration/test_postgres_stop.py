@@ -46,16 +46,12 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import dberrors
-from bot.channels.telegram.client import close_bot, make_bot
-from bot.channels.telegram.sender import TelegramSender
-from bot.delivery.engine import SHUTDOWN_GRACE_SECONDS, Delivery
-from bot.models import Platform
 from bot.store.engine import create_engine, upgrade
-from tests.conftest import NO_POSTGRES, Settings
+from tests.conftest import NO_POSTGRES
 from tests.fakes.pg_cluster import USER, PgCluster
-from tests.fakes.telegram_api import FakeTelegram
+from tests.fanout import fan_out
 from tests.integration.test_admin import subscribers
-from tests.integration.test_outage_refusals import CAP, RECOVERY_SECONDS, TOKEN, recorded
+from tests.integration.test_outage_refusals import CAP, RECOVERY_SECONDS, recorded
 from tests.integration.test_replicas import broadcast
 from tests.waiting import wait_until
 
@@ -153,52 +149,35 @@ async def test_a_fan_out_rides_out_a_real_stop_and_start(
     await cluster.dirty(BALLAST_MB)
 
     bot_engine: AsyncEngine = create_engine(cluster.url())
-    async with FakeTelegram(token=TOKEN) as tg:
-        tg.latency = 0.05
-        bot = make_bot(Settings(telegram_bot_token=TOKEN, telegram_api_base_url=tg.base_url))
-        delivery = Delivery(
-            engine=bot_engine,
-            senders={Platform.TELEGRAM: TelegramSender(bot, rate_per_second=CAP)},
-            concurrency=64,
-        )
-        stop = asyncio.Event()
-        task = asyncio.create_task(delivery.run(stop))
-
-        def delivered() -> int:
-            return len(tg.calls("sendMessage", ok=True))
-
-        try:
-            await wait_until(lambda: delivered() >= 10, seconds=60)
+    try:
+        async with fan_out(bot_engine, cap=CAP) as sending:
+            await wait_until(lambda: sending.delivered() >= 10, seconds=60)
             began = time.monotonic()
             answers = await probe(
                 cluster, lambda: cluster.stop("fast", hold_checkpoint=HOLD_SECONDS)
             )
             # Down: the bot's connects are refused. Let the outage last, as a slow restart.
             await asyncio.sleep(max(0.0, began + DOWN_SECONDS - time.monotonic()))
-            assert delivery.problem is not None  # what /healthz says meanwhile
-            assert not task.done()
+            assert sending.delivery.problem is not None  # what /healthz says meanwhile
+            assert not sending.task.done()
             # The records made before the stop, read where the bot cannot reach them yet.
             await cluster.start(tcp=False)
             before_stop = await count_recorded(cluster.socket_url())
-            unrecorded = delivered() - before_stop
+            unrecorded = sending.delivered() - before_stop
             await cluster.stop("fast")
             assert 0 < unrecorded <= CAP, (unrecorded, answers, met)
-            assert not task.done()
+            assert not sending.task.done()
 
             await cluster.start()
-            await wait_until(lambda: delivered() >= len(chats), seconds=RECOVERY_SECONDS)
+            await wait_until(lambda: sending.delivered() >= len(chats), seconds=RECOVERY_SECONDS)
 
             async def all_recorded() -> bool:
                 return await count_recorded(cluster.url()) == len(chats)
 
             await wait_until(all_recorded, seconds=RECOVERY_SECONDS, interval=0.25)
-        finally:
-            stop.set()
-            await asyncio.wait_for(task, SHUTDOWN_GRACE_SECONDS + 10)
-            await close_bot(bot)
-            await bot_engine.dispose()
-
-    per_chat = collections.Counter(c.chat_id for c in tg.calls("sendMessage", ok=True))
+    finally:
+        await bot_engine.dispose()
+    per_chat = sending.per_chat()
     assert sorted(int(c) for c in per_chat) == chats
     assert set(per_chat.values()) == {1}
     # The real server did shut down under the probe: its sessions ended, a connect refused
