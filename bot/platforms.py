@@ -69,6 +69,10 @@ class PlatformRules:
         loggers: its libraries' loggers, quiet below WARNING (they log request URLs).
         prefix: how its people type a command, as replies spell it (``/``; Slack's
             ``/trend ``), for a message the bot sends outside a command's reply.
+        manager_refusals: the words of a refusal to a member who may not change a shared
+            chat, where the platform names those who may otherwise than "this group's
+            administrators": the catalogue key said instead of each general one (see
+            :meth:`refusal`).
     """
 
     name: Platform
@@ -84,6 +88,12 @@ class PlatformRules:
     prefix: Callable[[Settings], str] = lambda _settings: "/"
     redact: tuple[re.Pattern[str], ...] = ()
     loggers: tuple[str, ...] = ()
+    manager_refusals: tuple[tuple[str, str], ...] = ()
+
+    def refusal(self, key: str) -> str:
+        """The catalogue key of the refusal ``key`` (``cmd.group_admins_only``...) in this
+        platform's terms: every refusal to a member who may not manage goes through here."""
+        return dict(self.manager_refusals).get(key, key)
 
 
 _REGISTERED: dict[Platform, PlatformRules] = {}

@@ -23,6 +23,7 @@ from bot.commands.base import (
     Defaults,
     DigestPort,
     echo,
+    refusal_key,
     split_command,
     suggest_command,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "echo",
     "find_timezone",
     "help_text",
+    "refusal_key",
     "registry",
     "settings_page",
     "split_command",

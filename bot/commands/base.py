@@ -19,6 +19,7 @@ from typing import Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot import platforms
 from bot.commands import registry
 from bot.i18n import clean, negotiate, t
 from bot.models import (
@@ -48,6 +49,7 @@ __all__ = [
     "chat_record",
     "echo",
     "may_manage",
+    "refusal_key",
     "save",
     "split_command",
     "suggest_command",
@@ -225,6 +227,12 @@ class Context:
     caller: Caller
     prefix: str  # how the channel spells commands in help texts ("/", "/trend ")
     conn: AsyncConnection  # the transaction the chat was read in
+
+
+def refusal_key(caller: Caller, key: str = "cmd.group_admins_only") -> str:
+    """The catalogue key refusing ``caller`` a change of a shared chat they may not manage,
+    in their platform's terms (:meth:`bot.platforms.PlatformRules.refusal`)."""
+    return platforms.rules(caller.platform).refusal(key)
 
 
 async def may_manage(caller: Caller) -> bool:

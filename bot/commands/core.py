@@ -41,6 +41,7 @@ from bot.commands.base import (
     chat_record,
     echo,
     may_manage,
+    refusal_key,
     split_command,
     suggest_command,
 )
@@ -248,7 +249,7 @@ class CommandCore:
                 unknown = answer("cmd.unknown", command=command, p=prefix)
             return await self.ports.in_chat(caller, unknown, write=False)
         if declared.audience == registry.MANAGERS and not await may_manage(caller):
-            key = declared.group_refusal
+            key = refusal_key(caller, declared.group_refusal)
             return await self.ports.in_chat(caller, answer(key, p=prefix), write=False)
         if declared.alone:
             return await declared.handler(self.ports, caller, name=name, args=args, prefix=prefix)

@@ -7,7 +7,15 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.commands.base import Caller, Context, Ports, answer, chat_record, may_manage
+from bot.commands.base import (
+    Caller,
+    Context,
+    Ports,
+    answer,
+    chat_record,
+    may_manage,
+    refusal_key,
+)
 from bot.commands.registry import EVERYONE, action, command
 from bot.i18n import t
 from bot.matching import why
@@ -63,7 +71,7 @@ async def press_feedback_reset(ports: Ports, caller: Caller, action: str, *, pre
     """The answer to ``feedback reset``'s question: the chat's votes forgotten, or kept."""
     choice = action.removeprefix(FEEDBACK_RESET)
     if choice == "yes" and not await may_manage(caller):
-        return await ports.in_chat(caller, answer("cmd.group_admins_only"), write=False)
+        return await ports.in_chat(caller, answer(refusal_key(caller)), write=False)
 
     async def body(conn: AsyncConnection, record: chat_store.ChatRecord) -> Reply:
         lang = record.chat.lang

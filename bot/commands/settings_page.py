@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot import payloads
-from bot.commands.base import Caller, Ports, chat_record, may_manage, save
+from bot.commands.base import Caller, Ports, chat_record, may_manage, refusal_key, save
 from bot.commands.destinations import transfer_error_text
 from bot.commands.feedback import votes_chart
 from bot.commands.help import describe_settings
@@ -174,7 +174,7 @@ async def open_page_privately(ports: Ports, caller: Caller) -> PrivateLink | Toa
     group = await ports.in_chat(caller, chat_record, write=False)
     lang = group.chat.lang
     if ports.public_base_url is None or not await may_manage(caller):
-        return Toast(lang, t(lang, "cmd.group_admins_only"))
+        return Toast(lang, t(lang, refusal_key(caller)))
     async with ports.reader.connect() as conn:
         own = await chat_store.get(conn, platform=caller.platform, chat_id=caller.user_id)
     if own is None or own.chat.kind != ChatKind.PRIVATE or own.chat.state == ChatState.INACTIVE:
@@ -182,7 +182,7 @@ async def open_page_privately(ports: Ports, caller: Caller) -> PrivateLink | Toa
     async with ports.engine.begin() as conn:
         url = await settings_link(ports, conn, chat_pk=group.pk)
     if url is None:
-        return Toast(lang, t(lang, "cmd.group_admins_only"))
+        return Toast(lang, t(lang, refusal_key(caller)))
     to = own.chat.lang
     minutes = int(link_store.LINK_LIFETIME.total_seconds() // 60)
     title = group.chat.address

@@ -8,7 +8,16 @@ from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.commands.base import Caller, Context, Ports, answer, echo, may_manage, save
+from bot.commands.base import (
+    Caller,
+    Context,
+    Ports,
+    answer,
+    echo,
+    may_manage,
+    refusal_key,
+    save,
+)
 from bot.commands.registry import EVERYONE, MANAGERS, Menu, action, command
 from bot.commands.schedule import describe_next
 from bot.errors import FilterError
@@ -185,7 +194,7 @@ async def _picker(
 async def press_toggle(ports: Ports, caller: Caller, action: str, *, prefix: str) -> Reply:
     """A tag of the picker pressed: followed if it was not, no longer followed if it was."""
     if not await may_manage(caller):
-        return await ports.in_chat(caller, answer("cmd.group_admins_only"), write=False)
+        return await ports.in_chat(caller, answer(refusal_key(caller)), write=False)
 
     async def body(conn: AsyncConnection, record: chat_store.ChatRecord) -> Reply:
         return await _toggle(conn, record, action.removeprefix(TOGGLE), prefix=prefix)

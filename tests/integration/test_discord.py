@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import render
@@ -37,11 +38,14 @@ from bot.ops.web import start as start_web
 from bot.rules import filters
 from bot.rules.digest import build_digest
 from bot.store import chats as chat_store
+from bot.store.schema import votes
 from tests.fakes.discord_api import (
+    ADMINISTRATOR,
     APPLICATION_ID,
     DEFAULT_TOKEN,
     IS_COMPONENTS_V2,
     MANAGE_CHANNELS,
+    MANAGE_GUILD,
     SEND_MESSAGES,
     TEST_PUBLIC_KEY,
     VIEW_CHANNEL,
@@ -57,6 +61,7 @@ from tests.signing import SigningTimes
 CHANNEL = "1300000000000000001"
 DM_CHANNEL = "1300000000000000002"
 ADMIN = "80351110224678999"
+VOTER = "80351110224678913"
 ROUTE = "POST /channels/{channel_id}/messages"
 
 
@@ -218,6 +223,48 @@ async def test_a_member_who_may_not_manage_the_channel_is_refused(bot: Bot) -> N
     assert found is None or not found.chat.filter.any_of
 
 
+@pytest.mark.parametrize(
+    "permissions",
+    [MANAGE_CHANNELS, MANAGE_GUILD, ADMINISTRATOR],
+    ids=["channel", "server", "admin"],
+)
+async def test_each_permission_that_manages_the_channel_may_change_it(
+    bot: Bot, permissions: int
+) -> None:
+    await bot.command("subscribe", "rl", permissions=VIEW_CHANNEL | permissions)
+    found = await record(bot.engine, CHANNEL)
+    assert found is not None and found.chat.filter.any_of == frozenset({"rl"})
+
+
+async def test_every_refusal_to_a_member_who_may_not_manage_names_discords_permissions(
+    bot: Bot,
+) -> None:
+    """Commands and buttons alike: Discord's words (who may manage the channel), never
+    "this group's administrators", which Discord has not."""
+    await seed_pages(bot.engine)
+    await bot.command("subscribe", "rl", permissions=MANAGE_CHANNELS)  # the chat exists
+    member = VIEW_CHANNEL | SEND_MESSAGES
+    general = t("en", "cmd.discord_manage_only")
+    answers = {
+        "subscribe": await bot.command("subscribe", "agents", permissions=member),
+        "digest": await bot.command("digest", permissions=member),
+        "tag picker": await bot.press("tog:agents", permissions=member),
+        "feedback reset": await bot.press("fbreset:yes", permissions=member),
+    }
+    expected = {
+        "subscribe": general,
+        "digest": t("en", "cmd.discord_manage_only_digest", p="/"),
+        "tag picker": general,
+        "feedback reset": general,
+    }
+    for what, answer in answers.items():
+        shown = texts(answer["data"])
+        assert shown == expected[what], (what, shown)
+        assert "administrators" not in shown
+    found = await record(bot.engine, CHANNEL)
+    assert found is not None and found.chat.filter.any_of == frozenset({"rl"})
+
+
 async def test_a_dm_is_its_users_own_and_follows_the_callers_locale(bot: Bot) -> None:
     answer = await bot.command("subscribe", "rl", channel_id=DM_CHANNEL, guild_id=None, locale="ko")
     assert "rl" in texts(answer["data"])
@@ -301,9 +348,44 @@ async def test_an_oversized_body_is_400_before_anything_is_read(bot: Bot) -> Non
 # ---------------------------------------------------------------------- buttons
 
 
-async def test_a_vote_answers_its_toast_to_the_presser_alone(bot: Bot) -> None:
-    answer = await bot.press("vote:+:999999")
+async def test_a_vote_answers_its_toast_to_the_presser_alone(
+    dc: FakeDiscord, engine: AsyncEngine, tmp_path: Path
+) -> None:
+    """A 👍 of a delivered digest: counted for the presser, and answered with the vote's
+    toast seen by them alone; a forged page id is answered the same way, counting nothing."""
+    from tests.integration.test_poll import page, write
+
+    world = await started(engine, tmp_path)
+    async with engine.begin() as conn:
+        await chat_store.ensure(
+            conn,
+            defaults=ChatSettings(
+                platform=DISCORD,
+                chat_id=CHANNEL,
+                kind=ChatKind.GROUP,
+                filter=filters.parse_filter("rl"),
+            ),
+        )
+    write(tmp_path, *page("p/voted", lang="en", title="Voted on"))
+    await world.poller.poll()
+    assert await world.plan() == 1
+    rest = RestClient(base_url=dc.base_url, token=DEFAULT_TOKEN)
+    try:
+        await Delivery(engine=engine, senders={DISCORD: DiscordSender(rest)}).drain()
+    finally:
+        await rest.close()
+    (sent,) = dc.messages_to(CHANNEL)
+    (up,) = [c for c in buttons(sent) if c.startswith("vote:+")]
+    async with running(dc, engine) as bot:
+        answer = await bot.press(up, message=sent, permissions=VIEW_CHANNEL, user_id=VOTER)
+        forged = await bot.press("vote:+:999999", permissions=VIEW_CHANNEL)
     assert answer["type"] == 4 and answer["data"]["flags"] & 64
+    assert texts(answer["data"]) == t("en", "digestq.vote.up")
+    assert forged["type"] == 4 and forged["data"]["flags"] & 64
+    assert texts(forged["data"]) == t("en", "digestq.vote.invalid")
+    async with engine.connect() as conn:
+        stored = (await conn.execute(select(votes.c.user_id, votes.c.value))).all()
+    assert [(user, value) for user, value in stored] == [(VOTER, 1)]
 
 
 async def test_the_tag_picker_updates_the_message_in_place(bot: Bot) -> None:

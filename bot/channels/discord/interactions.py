@@ -39,7 +39,7 @@ from bot.channels.discord.verify import (
     public_key,
     verify_signature,
 )
-from bot.commands import Caller, CommandCore, registry
+from bot.commands import Caller, CommandCore, refusal_key, registry
 from bot.errors import ConfigError
 from bot.i18n import negotiate, t
 from bot.keyed import SeenKeys
@@ -73,8 +73,6 @@ MAX_REMEMBERED_SIGNATURES = 10_000
 SHUTDOWN_GRACE_SECONDS = 10.0
 CHART_FILENAME = "chart.png"
 MAX_ATTACHMENT_DESCRIPTION = 1024
-DEFAULT_REFUSAL = "cmd.group_admins_only"
-MANAGE_REFUSAL = "cmd.discord_manage_only"
 
 
 def ephemeral(message: Outgoing) -> dict[str, Any]:
@@ -245,7 +243,8 @@ class DiscordChannel:
         if _refused_manager(declared, caller, interaction):
             status = await self._core.chat_status(platform=DISCORD, chat_id=caller.chat_id)
             shown = status.lang if status is not None else lang
-            refusal = Outgoing(text=t(shown, MANAGE_REFUSAL), plain=True)
+            key = refusal_key(caller, declared.group_refusal)  # type: ignore[union-attr]
+            refusal = Outgoing(text=t(shown, key, p="/"), plain=True)
             return web.json_response({"type": MESSAGE, "data": ephemeral(refusal)})
         work = asyncio.ensure_future(self._core.handle(caller, text, prefix="/"))
         self._track(work)
@@ -436,11 +435,11 @@ def _refused_manager(
     declared: registry.Command | None, caller: Caller, interaction: dict[str, Any]
 ) -> bool:
     """A command that changes a guild channel's chat, from a member who may not manage the
-    channel: answered here, saying which permissions it takes (a command with a refusal of
-    its own, such as ``digest``'s, gets that one from the core)."""
+    channel: answered here, at once and without a write, in the words the core would say
+    (:func:`bot.commands.base.refusal_key`), naming the permissions it takes."""
     if declared is None or declared.audience != registry.MANAGERS:
         return False
-    if caller.chat_kind != ChatKind.GROUP or declared.group_refusal != DEFAULT_REFUSAL:
+    if caller.chat_kind != ChatKind.GROUP:
         return False
     member = interaction.get("member")
     return isinstance(member, dict) and not int(member["permissions"]) & MANAGERS

@@ -61,6 +61,11 @@ RULES = platforms.PlatformRules(
     admins=_admins,
     admin_chat=_admin_chat,
     redact=(TOKEN_IN_TEXT, INTERACTION_TOKEN_IN_TEXT),
+    # A channel is changed by who may manage it, not by "the group's administrators".
+    manager_refusals=(
+        ("cmd.group_admins_only", "cmd.discord_manage_only"),
+        ("cmd.group_admins_only_digest", "cmd.discord_manage_only_digest"),
+    ),
 )
 PLATFORM = PlatformSpec(
     rules=RULES, connect=_connect, routes=(INTERACTIONS, INSTALL), settings=DiscordSettings
