@@ -94,11 +94,10 @@ class OutcomeUnknown(TransientError):
     the request was written, a connection broken while waiting, Slack's ``fatal_error``).
     The message may have arrived, so sending it again may post it twice.
 
-    Unless the sender says a re-send is never a duplicate
-    (:attr:`bot.delivery.sender.Sender.resend_is_safe`: an idempotency key such as
-    Discord's ``nonce`` with ``enforce_nonce``), the message is re-sent at most once, after
-    a pause and with a longer timeout, and held (not sent again) when that re-send has no
-    answer either (:func:`bot.delivery.failures.decide`).
+    The message is re-sent at most once, after a pause and with a longer timeout, and held
+    (not sent again) when that re-send has no answer either
+    (:func:`bot.delivery.failures.decide`); on every platform, since an idempotency key
+    (Discord's ``nonce`` with ``enforce_nonce``) holds for a few minutes only.
     """
 
     CODE = "outcome_unknown"

@@ -60,7 +60,6 @@ def decide(
     max_inline_wait: float,
     unknown_sends: int = 0,
     unknown_pause: float = 0.0,
-    resend_is_safe: bool = False,
 ) -> Decision:
     """What to do after ``exc`` on a message tried ``attempts`` times before this one, of
     which ``unknown_sends`` had no answer.
@@ -75,8 +74,9 @@ def decide(
     * The outcome is unknown (the request left, no answer came: it may have arrived):
       once, the message is sent again after ``unknown_pause`` (the sender waits longer for
       that answer); when that send's outcome is unknown too (``MAX_UNKNOWN_SENDS``), it is
-      held: not sent again, not failed. A sender whose re-sends are never duplicates
-      (``resend_is_safe``) retries it as any transient failure.
+      held: not sent again, not failed. So for every platform: a platform's idempotency
+      key (Discord's nonce) drops a re-send only within its few minutes, and the one
+      re-send comes within them; a later one could be a copy.
     * Anything else is transient: retry with backoff, and fail once the attempts, this
       one counted, reach ``max_attempts`` (held instead, when an earlier send of it may
       have arrived).
@@ -95,7 +95,7 @@ def decide(
         return Decision(Outcome.STOP_CHAT, exc.reason, chat_state=ChatState.PAUSED)
     if isinstance(exc, PermanentError):
         return Decision(Outcome.FAIL, exc.reason)
-    unknown = isinstance(exc, TransientError) and exc.ambiguous and not resend_is_safe
+    unknown = isinstance(exc, TransientError) and exc.ambiguous
     if unknown and unknown_sends + 1 >= MAX_UNKNOWN_SENDS:
         return Decision(
             Outcome.HELD,
@@ -103,7 +103,7 @@ def decide(
             f"not sent again: {exc.reason}",
         )
     if attempts + 1 >= max_attempts:
-        if unknown or (unknown_sends and not resend_is_safe):
+        if unknown or unknown_sends:
             return Decision(
                 Outcome.HELD,
                 f"held: gave up after {attempts + 1} attempts, an earlier one with no answer "

@@ -15,8 +15,8 @@ sender translates its library's errors into it):
   is sent again once, after ``UNKNOWN_PAUSE_SECONDS`` and with the sender's longer timeout;
   when that has no answer either it is ``held`` (not sent again: at most two copies), the
   chat's other messages wait ``CHAT_HOLD_SECONDS``, and the platform counts as slow
-  (``/healthz``, the ``slow:PLATFORM`` alert) for ``SLOW_WINDOW_SECONDS``. A sender whose
-  re-sends are never duplicates (``resend_is_safe``) retries it as any transient failure.
+  (``/healthz``, the ``slow:PLATFORM`` alert) for ``SLOW_WINDOW_SECONDS``, on every
+  platform: an idempotency key (Discord's nonce) holds for a few minutes only.
 """
 
 from __future__ import annotations
@@ -115,7 +115,6 @@ class FailurePolicy:
         """Carry out :func:`bot.delivery.failures.decide` for the failed send of the first
         message."""
         chat = queue.record.chat
-        sender = self._senders[chat.platform]
         decision = failures.decide(
             exc,
             attempts=queue.rows[0].attempts,
@@ -123,7 +122,6 @@ class FailurePolicy:
             max_inline_wait=MAX_INLINE_WAIT_SECONDS,
             unknown_sends=queue.rows[0].unknown_sends,
             unknown_pause=self._unknown_pause,
-            resend_is_safe=sender.resend_is_safe,
         )
         if isinstance(exc, TransientError) and exc.ambiguous:
             self._no_answer(chat.platform)

@@ -42,16 +42,15 @@ class Sender(Protocol):
     with no key). ``send`` raises :class:`~bot.errors.OutcomeUnknown` when the request left
     and no answer came. Such a message is re-sent at most once (after a pause, with
     ``attempt.resend`` true) and held when that has no answer either, since each re-send
-    may post it again; unless ``resend_is_safe``: the platform drops a re-send of a message
-    it already has (Discord's message create with ``nonce`` = ``attempt.key`` and
-    ``enforce_nonce``), so an unknown outcome is retried as any transient failure is.
+    may post it again. A platform that takes an idempotency key gets ``attempt.key`` for
+    it (Discord's message create: ``nonce`` with ``enforce_nonce``); the platform drops a
+    re-send it already has for a few minutes only, so the bound stays the same for it.
 
     The rest say how the platform counts its limits and when it works again;
     :class:`BaseSender` has a default for each.
     """
 
     platform: Platform
-    resend_is_safe: bool
 
     @property
     def rate_per_second(self) -> float | None: ...
@@ -90,8 +89,6 @@ class BaseSender:
     re-sends that may post a message twice."""
 
     pacing: Pacing | None = None
-    # A re-send may post the message twice (no idempotency key): see :class:`Sender`.
-    resend_is_safe: bool = False
 
     def pace_key(self, chat_id: str) -> str | None:
         """None: every send counts against the platform's cap."""

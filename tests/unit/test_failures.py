@@ -139,13 +139,12 @@ PAUSE = 30.0
 TIMEOUT = OutcomeUnknown("timeout: Timed out", code="timeout")
 
 # error, attempts, unknown sends before, a re-send never a duplicate -> decision
-UNKNOWN_TABLE: list[tuple[str, DeliveryError, int, int, bool, Decision]] = [
+UNKNOWN_TABLE: list[tuple[str, DeliveryError, int, int, Decision]] = [
     (
         "a first send with no answer is sent again once, after the pause",
         TIMEOUT,
         0,
         0,
-        False,
         Decision(Outcome.RETRY, TIMEOUT.reason, delay=PAUSE, unknown=True),
     ),
     (
@@ -153,7 +152,6 @@ UNKNOWN_TABLE: list[tuple[str, DeliveryError, int, int, bool, Decision]] = [
         TIMEOUT,
         1,
         1,
-        False,
         Decision(
             Outcome.HELD,
             f"held: sent 2 times with no answer, it may have arrived; not sent again: "
@@ -165,7 +163,6 @@ UNKNOWN_TABLE: list[tuple[str, DeliveryError, int, int, bool, Decision]] = [
         TransientError("fatal_error", ambiguous=True),
         1,
         1,
-        False,
         Decision(
             Outcome.HELD,
             "held: sent 2 times with no answer, it may have arrived; not sent again: fatal_error",
@@ -176,7 +173,6 @@ UNKNOWN_TABLE: list[tuple[str, DeliveryError, int, int, bool, Decision]] = [
         TransientError("network: refused"),
         1,
         1,
-        False,
         Decision(Outcome.RETRY, "network: refused"),
     ),
     (
@@ -184,39 +180,22 @@ UNKNOWN_TABLE: list[tuple[str, DeliveryError, int, int, bool, Decision]] = [
         TransientError("http_503"),
         MAX_ATTEMPTS - 1,
         1,
-        False,
         Decision(
             Outcome.HELD,
             f"held: gave up after {MAX_ATTEMPTS} attempts, an earlier one with no answer "
             "may have arrived: http_503",
         ),
     ),
-    (
-        "with an idempotency key a re-send is no duplicate: retried with backoff",
-        TIMEOUT,
-        3,
-        3,
-        True,
-        Decision(Outcome.RETRY, TIMEOUT.reason),
-    ),
-    (
-        "with an idempotency key the last attempt fails as any other",
-        TIMEOUT,
-        MAX_ATTEMPTS - 1,
-        2,
-        True,
-        Decision(Outcome.FAIL, f"gave up after {MAX_ATTEMPTS} attempts: {TIMEOUT.reason}"),
-    ),
 ]
 
 
 @pytest.mark.parametrize(
-    ("exc", "attempts", "unknown", "safe", "expected"),
+    ("exc", "attempts", "unknown", "expected"),
     [row[1:] for row in UNKNOWN_TABLE],
     ids=[row[0] for row in UNKNOWN_TABLE],
 )
 def test_decide_unknown_outcomes(
-    exc: DeliveryError, attempts: int, unknown: int, safe: bool, expected: Decision
+    exc: DeliveryError, attempts: int, unknown: int, expected: Decision
 ) -> None:
     got = decide(
         exc,
@@ -225,7 +204,6 @@ def test_decide_unknown_outcomes(
         max_inline_wait=MAX_INLINE_WAIT,
         unknown_sends=unknown,
         unknown_pause=PAUSE,
-        resend_is_safe=safe,
     )
     assert got == expected
 

@@ -113,14 +113,15 @@ class DiscordSender(BaseSender):
 
     A chat is a channel: a guild's text channel, a thread, or a DM channel. Every message
     carries a nonce with ``enforce_nonce``: Discord returns the message a nonce already
-    made in the last few minutes instead of making another, so a send tried again after a
-    timeout is never a duplicate (``resend_is_safe``). The nonce is the engine's key of the
-    message part (its outbox row and part), the same on every try and in every process;
-    a message sent outside the outbox (a reply) hashes its channel and body instead.
+    made in the last few minutes instead of making another, so the one re-send after a
+    send with no answer (30 s later, ``bot.delivery.failures``) is no duplicate. Only
+    within those minutes: the engine re-sends once and holds, as for any platform. The
+    nonce is the engine's key of the message part (its outbox row and part), the same on
+    every try and in every process; a message sent outside the outbox (a reply) hashes its
+    channel and body instead.
     """
 
     platform = DISCORD
-    resend_is_safe = True
 
     def __init__(
         self, rest: RestClient, *, rate_per_second: float = MESSAGE_RATE_PER_SECOND
