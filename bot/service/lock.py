@@ -20,7 +20,7 @@ from typing import IO
 from sqlalchemy.engine import make_url
 
 from bot.errors import BotError
-from bot.store.files import PRIVATE_DIR
+from bot.store import files
 
 
 class AlreadyRunning(BotError):
@@ -44,9 +44,10 @@ def sqlite_run_lock(database_url: str) -> Iterator[None]:
         yield
         return
     path = Path(database).resolve()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)  # as the store makes it
     lock = f"{path}.run.lock"
     try:
+        files.private_dirs(path.parent)  # as the store makes it
+        files.private_append(Path(lock))  # the owner's alone, as the database beside it
         handle: IO[str] = open(lock, "a+")  # noqa: SIM115 - held for the whole run
     except OSError as exc:
         raise CannotLock(f"cannot open {lock}: {exc.strerror or exc}") from None

@@ -65,6 +65,7 @@ from bot.sources.pages import (
     parse_page_file,
     split_path,
 )
+from bot.store import files
 
 __all__ = [
     "GitRepository",
@@ -171,7 +172,7 @@ class GitRepository:
         """A bare repository whose ``origin`` is the source's public URL (an older clone's
         URL with a token in it is replaced), its config readable by the bot alone."""
         if not (self.directory / "HEAD").exists():
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            files.private_dirs(self.directory)
             self._git("init", "--quiet", "--bare")
         self._write_origin(self.url.remote)
 

@@ -4,6 +4,7 @@ writes to it; PostgreSQL is pointed to ``pg_dump``."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import sqlite3
@@ -15,7 +16,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.channels.console.chat import logs_to_file
 from bot.settings import SAMPLE_WIKI
+from bot.store import files
 from bot.store.engine import head_revision
 from tests.cli import run_cli_async, start_cli
 from tests.conftest import ROOT
@@ -141,6 +144,7 @@ async def test_the_database_its_side_files_and_a_backup_are_the_owners_alone(
             what="the HTTP server",
         )
         assert mode(data) == 0o700 and mode(data / "trendbot.db") == 0o600
+        assert mode(data / "trendbot.db.run.lock") == 0o600
         side = [data / "trendbot.db-wal", data / "trendbot.db-shm"]
         assert all(path.exists() for path in side)
         assert [mode(path) for path in side] == [0o600, 0o600]
@@ -152,6 +156,26 @@ async def test_the_database_its_side_files_and_a_backup_are_the_owners_alone(
         run.send_signal(signal.SIGTERM)
         await asyncio.to_thread(run.wait, 60)
     assert run.returncode == 0, log.read_text()[-3000:]
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_the_console_s_log_and_nested_directories_are_the_owners_alone(tmp_path: Path) -> None:
+    log = tmp_path / "a" / "b" / "trendbot.log"
+    with logs_to_file(log) as moved:
+        assert moved
+        logging.getLogger("bot.test").warning("a line")
+    assert [mode(d) for d in (tmp_path / "a", tmp_path / "a" / "b")] == [0o700, 0o700]
+    assert mode(log) == 0o600 and "a line" in log.read_text()
+    earlier = tmp_path / "earlier.log"  # as an earlier build left it: 0644
+    earlier.write_text("old\n")
+    assert mode(earlier) == 0o644
+    files.private_append(earlier)
+    assert mode(earlier) == 0o600 and earlier.read_text() == "old\n"
+    planted = tmp_path / "planted.log"
+    planted.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(OSError):
+        files.private_append(planted)
+    assert not (tmp_path / "elsewhere").exists()
 
 
 @pytest.mark.usefixtures("umask_022")

@@ -13,6 +13,7 @@ from bot.errors import SourceError
 from bot.rules.giturl import is_git, parse_git_url
 from bot.sources.git import GitRepository, clone_directory
 from tests.fakes.git_server import GitServer, Wiki
+from tests.integration.test_backup import mode, umask_022  # noqa: F401 (the fixture)
 
 
 def page(title: str, *, tags: str = "rl", tldr: str = "A short summary.") -> str:
@@ -321,6 +322,7 @@ async def test_a_branch_with_a_slash_is_fetched(
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
+@pytest.mark.usefixtures("umask_022")
 async def test_trendbot_poll_on_a_repository(
     served: tuple[GitServer, Wiki], tmp_path: Path, clean_env: dict[str, str]
 ) -> None:
@@ -343,6 +345,10 @@ async def test_trendbot_poll_on_a_repository(
 
     assert await poll() == "2 new, 0 updated, 0 skipped (baseline: nothing queued)"
     assert (tmp_path / "data" / "git").is_dir()  # the clone, beside the database
+    # The owner's alone under the usual umask, as the database: the clone holds its origin.
+    (clone,) = (tmp_path / "data" / "git").iterdir()
+    for directory in (tmp_path / "data", tmp_path / "data" / "git", clone):
+        assert mode(directory) == 0o700, directory
     assert await poll() == "0 new, 0 updated, 0 skipped"
     wiki.write("wiki/papers/2026/2608.5-e.md", page("E"))
     wiki.write("wiki/papers/2026/2608.2-b.md", page("B", tags="reasoning", tldr="New TL;DR."))

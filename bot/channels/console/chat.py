@@ -25,7 +25,7 @@ from bot.delivery.sender import Attempt, BaseSender
 from bot.i18n import t, tn
 from bot.models import Button, ChatSettings, Outgoing, Platform, Reply, Toast
 from bot.render import votes
-from bot.store.files import PRIVATE_DIR
+from bot.store import files
 
 LOCAL_CHAT = "local"
 PROMPT = "you> "
@@ -433,7 +433,8 @@ def logs_to_file(path: Path = LOG_FILE) -> Iterator[bool]:
         if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
     ]
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)  # the data directory
+        files.private_dirs(path.parent)  # the data directory
+        files.private_append(path)  # the log is the owner's alone, as the database
         file_handler = logging.FileHandler(path, encoding="utf-8")
     except OSError:
         yield False
