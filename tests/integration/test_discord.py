@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from bot.channels.discord.rest import RestClient
 from bot.channels.discord.sender import DiscordSender
 from bot.channels.discord.settings import DISCORD, DiscordSettings
 from bot.channels.discord.spec import INSTALL, INTERACTIONS
+from bot.channels.discord.verify import MAX_BODY_BYTES
 from bot.commands import CommandCore, Defaults
 from bot.delivery.engine import Delivery
 from bot.errors import ChatGone, NotInChannel, PermanentError, RateLimited, TransientError
@@ -317,6 +319,24 @@ async def test_forged_unsigned_stale_and_replayed_interactions_are_401(bot: Bot)
         assert response.status == 200
     async with bot.http.post(bot.url, data=raw, headers=good) as response:  # the replay
         assert response.status == 401
+
+
+async def test_a_flood_of_refused_interactions_is_one_log_line(
+    bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    """50 forged requests and 50 over the size bound: one line each kind, with the reason
+    and the count, then at most one a minute (``bot.logs.Refusals``)."""
+    caplog.set_level(logging.WARNING, logger="bot")
+    forged = {"Content-Type": "application/json", "X-Signature-Ed25519": "0" * 128}
+    for _ in range(50):
+        async with bot.http.post(bot.url, data=b"{}", headers=forged) as response:
+            assert response.status == 401
+        async with bot.http.post(bot.url, data=b"x" * (MAX_BODY_BYTES + 1)) as response:
+            assert response.status == 400
+    lines = [r.getMessage() for r in caplog.records if "interactions refused" in r.getMessage()]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("discord: interactions refused (401): ")
+    assert lines[1] == "discord: interactions refused (400): too large (1 since the last such line)"
 
 
 @pytest.mark.parametrize(

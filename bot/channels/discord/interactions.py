@@ -43,6 +43,7 @@ from bot.commands import Caller, CommandCore, refusal_key, registry
 from bot.errors import ConfigError
 from bot.i18n import negotiate, t
 from bot.keyed import SeenKeys
+from bot.logs import Refusals
 from bot.models import ChatKind, ChatState, Outgoing, Reply, Toast, Toggled
 from bot.render import charts, toggle, votes
 
@@ -101,6 +102,11 @@ class DiscordChannel:
         self._seen: SeenKeys[str] = SeenKeys(
             ttl=2 * SIGNATURE_MAX_AGE_SECONDS, limit=MAX_REMEMBERED_SIGNATURES
         )
+        # A flood of refused requests is one line, then one a minute with the count.
+        self._refusals = {
+            401: Refusals(log, "discord: interactions refused (401)"),
+            400: Refusals(log, "discord: interactions refused (400)"),
+        }
         self._tasks: set[asyncio.Future[Any]] = set()
         self._running = False
         self._stopping = False
@@ -183,22 +189,24 @@ class DiscordChannel:
     async def handle_request(self, request: web.Request) -> web.StreamResponse:
         """One ``POST /discord/interactions``.
 
-        401 for a request without Discord's valid signature, one whose timestamp is not
-        within ``SIGNATURE_MAX_AGE_SECONDS``, or one seen before (a replay), whatever its
-        body; 400 for a signed body that is no interaction (too large, not JSON, nested
-        too deeply, fields of the wrong types); 503 while stopping. Nothing is changed
-        before the signature is checked.
+        400 for a body over ``MAX_BODY_BYTES`` (never read past the bound, so before its
+        signature can be checked); 401 for a request without Discord's valid signature, one
+        whose timestamp is not within ``SIGNATURE_MAX_AGE_SECONDS``, or one seen before (a
+        replay), whatever its body; 400 for a signed body that is no interaction (not JSON,
+        nested too deeply, fields of the wrong types); 503 while stopping. Nothing is
+        changed before the signature is checked. Refusals are logged as
+        :class:`bot.logs.Refusals` count them: a flood is a line a minute.
         """
         if self._stopping:
             return web.Response(status=503, text="stopping")
         received = time.monotonic()
         if (request.content_length or 0) > MAX_BODY_BYTES:
-            return _refused(400, "too large")
+            return self._refused(400, "too large")
         body = bytearray()
         async for chunk in request.content.iter_chunked(64 * 1024):
             body += chunk
             if len(body) > MAX_BODY_BYTES:
-                return _refused(400, "too large")
+                return self._refused(400, "too large")
         signature = request.headers.get("X-Signature-Ed25519")
         refused = verify_signature(
             self._key,
@@ -210,10 +218,10 @@ class DiscordChannel:
         if refused is None and not self._seen.add(str(signature), now=time.time()):
             refused = "replayed"
         if refused is not None:
-            return _refused(401, refused)
+            return self._refused(401, refused)
         interaction, malformed = parse(bytes(body))
         if interaction is None:
-            return _refused(400, malformed or "malformed")
+            return self._refused(400, malformed or "malformed")
         kind = interaction["type"]
         if kind == PING:
             return web.json_response({"type": PONG})
@@ -228,7 +236,11 @@ class DiscordChannel:
             return web.json_response(
                 {"type": MESSAGE, "data": {"content": t(lang, "cmd.error"), "flags": 64}}
             )
-        return _refused(400, "an interaction type the bot does not answer")
+        return self._refused(400, "an interaction type the bot does not answer")
+
+    def _refused(self, status: int, why: str) -> web.Response:
+        self._refusals[status].refused(why, extra={"platform": "discord"})
+        return web.Response(status=status, text="unauthorized" if status == 401 else "bad request")
 
     # Commands ---------------------------------------------------------------------------
 
@@ -463,11 +475,6 @@ def _reply_of(work: asyncio.Future[Reply], lang: str) -> Reply:
 async def _awaited_reply(work: asyncio.Future[Reply], lang: str) -> Reply:
     await asyncio.wait({work})
     return _reply_of(work, lang)
-
-
-def _refused(status: int, why: str) -> web.Response:
-    log.warning("discord: interaction refused (%d): %s", status, why, extra={"platform": "discord"})
-    return web.Response(status=status, text="unauthorized" if status == 401 else "bad request")
 
 
 __all__ = ["DiscordChannel", "caller_of"]
