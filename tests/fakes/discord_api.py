@@ -37,7 +37,8 @@ the schema cannot:
 
 Failures are the fake's input: ``add_channel(cid)`` makes a channel exist (any other is
 10003 "Unknown Channel", 404); ``channel_errors[cid] = 50001`` (Missing Access), ``50013``
-(Missing Permissions) or ``50007`` (Cannot send messages to this user) answer 403;
+(Missing Permissions) or ``50007`` (Cannot send messages to this user) answer 403, ``50083``
+(a thread archived and locked) 400;
 ``fail_next(route, status=500)`` answers the next calls with a server error;
 ``drop_next(route)`` loses their connection; ``latency`` delays every answer.
 
@@ -118,6 +119,7 @@ ERRORS: dict[int, tuple[int, str]] = {
     50006: (400, "Cannot send an empty message"),
     50007: (403, "Cannot send messages to this user"),
     50013: (403, "Missing Permissions"),
+    50083: (400, "Thread is archived"),  # "Operation cannot be performed on an archived thread"
     50035: (400, "Invalid Form Body"),
 }
 

@@ -69,7 +69,7 @@ INSTALL_PERMISSIONS = VIEW_CHANNEL | SEND_MESSAGES | SEND_MESSAGES_IN_THREADS
 AUTHORIZE_URL = "https://discord.com/oauth2/authorize"
 THREAD_TYPES = frozenset({10, 11, 12})  # announcement, public and private threads
 # The reasons a chat pauses for that an interaction showing the bot may post there lifts.
-PERMISSION_CODES = frozenset({"missing_access", "missing_permissions"})
+PERMISSION_CODES = frozenset({"missing_access", "missing_permissions", "thread_archived"})
 MAX_REMEMBERED_SIGNATURES = 10_000
 SHUTDOWN_GRACE_SECONDS = 10.0
 CHART_FILENAME = "chart.png"

@@ -12,6 +12,7 @@ import orjson
 from bot.channels.discord import components
 from bot.channels.discord.payload import payload
 from bot.channels.discord.rest import (
+    ARCHIVED_THREAD,
     CANNOT_DM,
     INVALID_FORM_BODY,
     MISSING_ACCESS,
@@ -61,7 +62,9 @@ def translate_error(error: DiscordError) -> DeliveryError:
     10003 Unknown Channel: the chat is gone (inactive, ``unknown_channel``). 50007 the user
     accepts no DM from the bot: as if blocked (inactive, ``blocked``). 50001 Missing Access
     and 50013 Missing Permissions: paused, until the bot may post there again. 50035 Invalid
-    Form Body: this message failed, with Discord's detail. 401: the token is refused. A 429:
+    Form Body: this message failed, with Discord's detail. 50083, a thread archived and
+    locked (the bot may not reopen it): paused, as a channel it may not post in, until a
+    command there shows it open again. 401: the token is refused. A 429:
     wait ``retry_after``. 5xx, timeouts and lost connections: retried with backoff.
     """
     reason = str(error)
@@ -79,6 +82,8 @@ def translate_error(error: DiscordError) -> DeliveryError:
         return NotInChannel(reason, code="missing_access")
     if error.code == MISSING_PERMISSIONS:
         return NotInChannel(reason, code="missing_permissions")
+    if error.code == ARCHIVED_THREAD:
+        return NotInChannel(reason, code="thread_archived")
     if error.code == INVALID_FORM_BODY:
         return PermanentError(reason, code="invalid_form_body")
     if error.status == 0 or error.status >= 500:
