@@ -59,6 +59,7 @@ from tests.fakes.discord_api import (
 from tests.integration.test_planner import started
 from tests.integration.test_slack import seed_pages
 from tests.signing import SigningTimes
+from tests.waiting import wait_until
 
 CHANNEL = "1300000000000000001"
 DM_CHANNEL = "1300000000000000002"
@@ -681,6 +682,83 @@ async def test_the_language_toggle_edits_the_digest_in_place(
     assert answer["type"] == 7
     assert "두 언어" in texts(answer["data"])
     assert any(c.startswith("lang:en:") for c in buttons(answer["data"]))
+
+
+async def delivered_digest(
+    dc: FakeDiscord, engine: AsyncEngine, tmp_path: Path, *, pages: int, tldr: str
+) -> list[dict[str, Any]]:
+    """A channel following rl, a digest of ``pages`` pages in both languages delivered to
+    it: its messages as Discord keeps them."""
+    from tests.integration.test_poll import page, write
+
+    world = await started(engine, tmp_path)
+    async with engine.begin() as conn:
+        await chat_store.ensure(
+            conn,
+            defaults=ChatSettings(
+                platform=DISCORD,
+                chat_id=CHANNEL,
+                kind=ChatKind.GROUP,
+                filter=filters.parse_filter("rl"),
+            ),
+        )
+    for i in range(pages):
+        write(tmp_path, *page(f"p/{i}", lang="en", title=f"Paper {i}", tldr=tldr))
+        write(tmp_path, *page(f"p/{i}", lang="ko", title=f"논문 {i}", tldr=tldr))
+    await world.poller.poll()
+    assert await world.plan() == 1
+    rest = RestClient(base_url=dc.base_url, token=DEFAULT_TOKEN)
+    dc.route_limit = 100
+    try:
+        await Delivery(engine=engine, senders={DISCORD: DiscordSender(rest)}).drain()
+    finally:
+        await rest.close()
+    return dc.messages_to(CHANNEL)
+
+
+async def test_a_member_who_may_not_manage_gets_the_other_language_to_themselves(
+    dc: FakeDiscord, engine: AsyncEngine, tmp_path: Path
+) -> None:
+    """Pressed by a member who may not manage the channel, the toggle changes nothing the
+    others see: the digest in the other language comes to the presser alone."""
+    (sent,) = await delivered_digest(dc, engine, tmp_path, pages=1, tldr="A finding.")
+    (toggle_id,) = [c for c in buttons(sent) if c.startswith("lang:")]
+    async with running(dc, engine) as bot:
+        answer = await bot.press(toggle_id, message=sent, permissions=VIEW_CHANNEL)
+    assert answer["type"] == 4 and answer["data"]["flags"] & 64
+    assert "논문 0" in texts(answer["data"])
+    assert dc.messages_to(CHANNEL) == [sent]  # the channel's message as it was
+
+
+@pytest.mark.parametrize("manages", [True, False], ids=["manager", "member"])
+async def test_a_digest_of_several_messages_toggled(
+    dc: FakeDiscord, engine: AsyncEngine, tmp_path: Path, manages: bool
+) -> None:
+    """A digest too long for one message: who manages the channel gets the other
+    language's messages posted there (as Telegram's administrators); anyone else gets them
+    to themselves, ephemeral every one, so a member cannot fill the channel with copies."""
+    sent = await delivered_digest(dc, engine, tmp_path, pages=30, tldr="Long finding. " * 60)
+    assert len(sent) > 1
+    (toggle_id,) = [c for c in buttons(sent[-1]) if c.startswith("lang:")]
+    permissions = MANAGE_CHANNELS if manages else VIEW_CHANNEL
+    async with running(dc, engine) as bot:
+        answer = await bot.press(toggle_id, message=sent[-1], permissions=permissions)
+        parts = [answer["data"]] if answer["type"] == 4 else []
+        expected = len(sent) if manages else len(sent) - 1
+
+        def followed() -> list[Any]:
+            return [c.body for c in dc.followups() if c.route.startswith("POST")]
+
+        await wait_until(lambda: len(followed()) >= expected, seconds=20)
+        parts += followed()
+    if manages:
+        assert answer["type"] == 6 and not parts[0].get("flags", 0) & 64
+    else:
+        assert answer["type"] == 4
+        assert all(part["flags"] & 64 for part in parts)  # the presser's alone
+    assert len(parts) == len(sent)
+    assert "논문 0" in texts(parts[0])
+    assert dc.messages_to(CHANNEL) == sent  # nothing edited or added through the bot token
 
 
 async def test_a_chat_paused_for_permissions_resumes_when_an_interaction_shows_it_may_post(

@@ -361,6 +361,9 @@ class DiscordChannel:
         action = str(interaction["data"]["custom_id"])
         token = str(interaction["token"])
         lang = negotiate(caller.language_code, default=self._settings.default_language)
+        # The toggle changes the message everyone sees for who may manage the channel (as
+        # a group's administrators on Telegram); anyone else gets their own copy.
+        shared = caller.can_manage is None or await caller.can_manage()
         if action.startswith(toggle.TOGGLE):
             work: asyncio.Future[Any] = asyncio.ensure_future(
                 self._core.toggle_language(caller, action)
@@ -371,18 +374,21 @@ class DiscordChannel:
         budget = self._ack_budget - (time.monotonic() - received)
         done, _ = await asyncio.wait({work}, timeout=max(budget, 0.0))
         if not done:
-            later = self._pressed_later(token, work, action=action, lang=lang)
+            later = self._pressed_later(token, work, action=action, lang=lang, shared=shared)
             return await self._answer_then(request, {"type": DEFERRED_UPDATE}, later)
-        answer, more = self._pressed(work, action=action, lang=lang)
+        answer, more = self._pressed(work, action=action, lang=lang, shared=shared)
         if not more:
             return web.json_response(answer)
         return await self._answer_then(request, answer, self._post_all(token, more))
 
     def _pressed(
-        self, work: asyncio.Future[Any], *, action: str, lang: str
-    ) -> tuple[dict[str, Any], list[Outgoing]]:
-        """The answer to a press, and the messages that follow it (a toggled digest of
-        several messages)."""
+        self, work: asyncio.Future[Any], *, action: str, lang: str, shared: bool
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The answer to a press, and the bodies of the messages that follow it (a toggled
+        digest of several messages). A toggle pressed by who may manage the channel
+        (``shared``) edits the message in place, or posts the other language's messages
+        where it has several (as Telegram does); pressed by anyone else, the digest in the
+        other language is theirs alone (ephemeral, as on Slack), the channel unchanged."""
         try:
             result = work.result()
         except Exception:
@@ -397,19 +403,22 @@ class DiscordChannel:
             parts = toggle.with_toggle(
                 DISCORD, render.digest_messages(DISCORD, result.digest), back
             )
+            if not shared:
+                first, *rest = [ephemeral(part) for part in parts]
+                return {"type": MESSAGE, "data": first}, rest
             if len(parts) == 1:
                 return {"type": UPDATE, "data": message_body(parts[0])}, []
-            return {"type": DEFERRED_UPDATE}, parts
+            return {"type": DEFERRED_UPDATE}, [message_body(part) for part in parts]
         messages = render.reply_messages(DISCORD, result)
         if action.startswith((votes.VOTE, toggle.TOGGLE)):  # a refusal: to the presser alone
             return {"type": MESSAGE, "data": ephemeral(messages[0])}, []
         return {"type": UPDATE, "data": message_body(messages[0])}, []
 
     async def _pressed_later(
-        self, token: str, work: asyncio.Future[Any], *, action: str, lang: str
+        self, token: str, work: asyncio.Future[Any], *, action: str, lang: str, shared: bool
     ) -> None:
         await asyncio.wait({work})
-        answer, more = self._pressed(work, action=action, lang=lang)
+        answer, more = self._pressed(work, action=action, lang=lang, shared=shared)
         data = answer.get("data")
         if answer["type"] == UPDATE and isinstance(data, dict):
             await self._webhook("PATCH", token, data, original=True)
@@ -417,9 +426,9 @@ class DiscordChannel:
             await self._webhook("POST", token, data)
         await self._post_all(token, more)
 
-    async def _post_all(self, token: str, messages: list[Outgoing]) -> None:
-        for message in messages:
-            await self._webhook("POST", token, message_body(message))
+    async def _post_all(self, token: str, bodies: list[dict[str, Any]]) -> None:
+        for body in bodies:
+            await self._webhook("POST", token, body)
 
 
 def caller_of(interaction: dict[str, Any]) -> Caller:
