@@ -144,8 +144,9 @@ class Credentials:
                 found.update({raw_user, username})
                 found.add(base64.b64encode(f"{username}:".encode()).decode())
         for _, value in self.query:
-            raw = value.reveal()
-            found.update({raw, unquote(raw), unquote(raw.replace("+", " "))})
+            # A piece kept whole for a secret after a ";" (``1;token=X``): each part's value too.
+            for raw in {value.reveal(), *(p.partition("=")[2] for p in value.reveal().split(";"))}:
+                found.update({raw, unquote(raw), unquote(raw.replace("+", " "))})
         return tuple(
             sorted((s for s in found if len(s) >= MIN_SCRUBBED_CHARS), key=len, reverse=True)
         )
@@ -215,7 +216,10 @@ def parse_source(configured: str) -> SourceSpec:
     secret: list[tuple[str, Secret]] = []
     for piece in parts.query.split("&") if parts.query else ():
         name, _, value = piece.partition("=")
-        if is_secret_param(name):
+        # Some servers split a query at ";" too (``?a=1;token=X``): a piece holding a
+        # secret parameter after one is kept whole with the credentials, sent as it came.
+        hidden = [sub.partition("=")[0] for sub in piece.split(";")[1:]]
+        if is_secret_param(name) or any(is_secret_param(sub) for sub in hidden):
             secret.append((name, Secret(value)))
         elif piece:
             kept.append(piece)

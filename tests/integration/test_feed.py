@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import bot
 from bot.errors import SourceError
 from bot.models import Page, PageText, Skipped
+from bot.rules.sources import parse_source
 from bot.sources.entries import MAX_FEED_ENTRIES, parse_feed
 from bot.sources.feed import (
     FEED_TIMEOUT,
@@ -579,6 +580,17 @@ async def test_a_same_host_redirect_keeps_the_credentials_and_https() -> None:
     basic = "Basic " + base64.b64encode(b"reader:pa55").decode()
     assert (final.url.path, final.headers["Authorization"]) == ("/feed.json", basic)
     assert not final.url.userinfo  # sent as a header, never in the URL
+
+
+async def test_a_secret_after_a_semicolon_reaches_the_server_as_configured() -> None:
+    """``?page=2;token=T0K3N``: the public name has neither (some servers split at ";"), and
+    the request carries the piece as it was written."""
+    handler = redirect_to("/feed.json", status=301)
+    url = "https://feeds.example.org/feed?page=2;token=T0K3N&lang=ko"
+    assert parse_source(url).public == "https://feeds.example.org/feed?lang=ko"
+    await fetch(handler, url=url)
+    first = handler.requests[0]  # type: ignore[attr-defined]
+    assert sorted(first.url.query.decode().split("&")) == ["lang=ko", "page=2;token=T0K3N"]
 
 
 async def test_a_redirect_from_https_to_http_does_not_carry_the_credentials() -> None:

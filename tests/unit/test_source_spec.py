@@ -46,6 +46,7 @@ from tests.conftest import Settings
         ("https://[::1]:8443/feed?key=k", "https://[::1]:8443/feed", "feed"),
         ("https://h/f?X-Amz-Signature=S&X-Amz-Credential=C&a=b%2Bc", "https://h/f?a=b%2Bc", "feed"),
         ("https://h/f?format=atom&tag=rl&page=2", "https://h/f?format=atom&tag=rl&page=2", "feed"),
+        ("https://h/f?page=2;token=T0K3N&lang=ko", "https://h/f?lang=ko", "feed"),
         (
             "git+https://ghp_T0KEN@host/org/wiki.git@main#subdirectory=w",
             "git+https://host/org/wiki.git@main#subdirectory=w",
@@ -73,6 +74,7 @@ def test_the_public_identity_is_the_url_without_credentials(
         ("https://h/f?X-Amz-Signature=SIG99&X-Amz-Credential=CRED9", {"SIG99", "CRED9"}),
         ("https://h/f?myAppSecret=S3CR", {"S3CR"}),
         ("https://h/f?page=2&lang=en", set()),
+        ("https://h/f?page=2;token=T0K3N&lang=en", {"T0K3N", "2;token=T0K3N"}),
         ("https://h/f?token=a%2Bb", {"a%2Bb", "a+b"}),
         ("https://ghp_0123456789abcdef@h.example/w", {"ghp_0123456789abcdef"}),
         ("https://git@h.example/w", set()),  # a short user name: held apart, never searched
