@@ -19,7 +19,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -74,6 +74,9 @@ class Claimer:
         worker_id: str | None = None,
     ) -> None:
         self.worker_id = worker_id or new_worker_id()
+        # When the claim or touch under way began (None: none is): a database that holds
+        # it without an error (a table locked by a migration) stalls deliveries too.
+        self.asking_since: float | None = None
         self._engine = engine
         self._queues = queues
         self._health = health
@@ -87,15 +90,16 @@ class Claimer:
         now = page_store.utcnow()
         cutoff = now - dt.timedelta(seconds=CLAIM_TTL_SECONDS)
         try:
-            async with self._engine.begin() as conn:
-                owners = await outbox.claim_owners(conn)
-                dead = [owner for owner in owners if owner_is_dead(owner)]
-                count = await outbox.requeue_stale(
-                    conn,
-                    claimed_before=cutoff,
-                    dead_owners=dead,
-                    not_before=now + dt.timedelta(seconds=REQUEUE_HOLD_SECONDS),
-                )
+            with self._asking():
+                async with self._engine.begin() as conn:
+                    owners = await outbox.claim_owners(conn)
+                    dead = [owner for owner in owners if owner_is_dead(owner)]
+                    count = await outbox.requeue_stale(
+                        conn,
+                        claimed_before=cutoff,
+                        dead_owners=dead,
+                        not_before=now + dt.timedelta(seconds=REQUEUE_HOLD_SECONDS),
+                    )
         except Exception as exc:
             if not dberrors.is_outage(exc):
                 raise
@@ -121,9 +125,10 @@ class Claimer:
             # must not take them for those of a dead worker while their records wait.
             touch = away_since is not None or time.monotonic() - last_touch > TOUCH_EVERY_SECONDS
             try:
-                got = await self._claim_and_touch(
-                    only_chats=only_chats, only_broadcast=only_broadcast, touch=touch
-                )
+                with self._asking():
+                    got = await self._claim_and_touch(
+                        only_chats=only_chats, only_broadcast=only_broadcast, touch=touch
+                    )
             except Exception as exc:
                 if not dberrors.is_outage(exc):
                     raise
@@ -156,6 +161,15 @@ class Claimer:
             queues.claim_wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(queues.claim_wake.wait(), timeout=CLAIM_EVERY_SECONDS)
+
+    @contextlib.contextmanager
+    def _asking(self) -> Iterator[None]:
+        """While the database is asked to claim, touch or sweep (see ``asking_since``)."""
+        self.asking_since = time.monotonic()
+        try:
+            yield
+        finally:
+            self.asking_since = None
 
     async def _claim_and_touch(
         self, *, only_chats: Sequence[int] | None, only_broadcast: int | None, touch: bool

@@ -71,6 +71,8 @@ LATENCY_WEIGHT = 0.05
 # long: deliveries are stalled, whatever the reason (a disk that takes no record, a
 # database or a platform that does not answer), and ``problem`` says so.
 STALL_SECONDS = 3.0
+# A claim takes milliseconds; one the database has held this long waits on a lock.
+CLAIM_STALL_SECONDS = 10.0
 
 
 class Delivery:
@@ -172,11 +174,18 @@ class Delivery:
 
     @property
     def problem(self) -> str | None:
-        """Why deliveries cannot make progress now, or None: the database's error, or
-        messages under way of which none has settled for ``STALL_SECONDS``."""
+        """Why deliveries cannot make progress now, or None: the database's error, a claim
+        the database has held without an answer for ``CLAIM_STALL_SECONDS`` (a table
+        locked), or messages under way of which none has settled for ``STALL_SECONDS``."""
         problem = self._health.problem
-        if problem is not None or not self._in_flight or self._queues.stopping:
+        if problem is not None or self._queues.stopping:
             return problem
+        asking = self._claimer.asking_since
+        if asking is not None and time.monotonic() - asking > CLAIM_STALL_SECONDS:
+            waited = time.monotonic() - asking
+            return f"deliveries stalled: the database has not answered a claim for {waited:.0f} s"
+        if not self._in_flight:
+            return None
         stalled = time.monotonic() - self._progress_at
         if stalled <= STALL_SECONDS:
             return None

@@ -27,6 +27,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot import dberrors
+from bot.delivery.engine import CLAIM_STALL_SECONDS
 from bot.store.engine import create_engine
 from bot.store.schema import outbox
 from tests.fakes.tcp_proxy import TcpProxy
@@ -225,3 +226,30 @@ async def test_digest_now_on_a_database_that_refuses_says_so_in_one_line(
     assert lines[0].endswith(
         ("is not currently accepting connections", "the database system is shutting down")
     ), lines
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_a_claim_the_database_holds_without_an_answer_is_a_stall(
+    postgres_url: str, engine: AsyncEngine
+) -> None:
+    """A table locked by another session (a migration, a ``VACUUM FULL``) answers no error:
+    the claim waits, nothing is under way, and deliveries stall all the same. ``problem``
+    (what /healthz answers 503 with) says so once a claim has waited
+    ``CLAIM_STALL_SECONDS``, and clears when the lock goes."""
+    chats = await subscribers(engine, 5)
+    assert await broadcast(engine, "Locked", tag="rl") == len(chats)
+    async with engine.connect() as locker:
+        await locker.execute(text("LOCK TABLE outbox IN ACCESS EXCLUSIVE MODE"))
+        async with fan_out(engine, cap=CAP) as sending:
+            stalled = await wait_until(
+                lambda: sending.delivery.problem,
+                seconds=CLAIM_STALL_SECONDS + 20,
+                what="the stall to show",
+            )
+            assert "has not answered a claim" in stalled
+            assert sending.delivered() == 0 and not sending.task.done()
+            await locker.rollback()  # the lock goes
+            await wait_until(lambda: sending.delivered() == len(chats), seconds=30)
+            await wait_until(lambda: sending.delivery.problem is None, seconds=30)
+    assert set(sending.per_chat().values()) == {1}
