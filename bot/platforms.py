@@ -119,6 +119,14 @@ def rules(platform: Platform) -> PlatformRules:
         ) from None
 
 
+def refusal(platform: Platform, key: str) -> str:
+    """The catalogue key of the refusal ``key`` in ``platform``'s terms
+    (:meth:`PlatformRules.refusal`); the general one where its package is not loaded (the
+    command core used alone, as a test or a script may)."""
+    found = _REGISTERED.get(platform)
+    return found.refusal(key) if found is not None else key
+
+
 def declare(name: str) -> Platform:
     """A new platform's name (:meth:`bot.models.Platform.declare`), for its package."""
     return Platform.declare(name)
@@ -148,6 +156,7 @@ __all__ = [
     "PlatformRules",
     "broadcast_names",
     "declare",
+    "refusal",
     "register",
     "registered",
     "rules",

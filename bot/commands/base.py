@@ -232,7 +232,7 @@ class Context:
 def refusal_key(caller: Caller, key: str = "cmd.group_admins_only") -> str:
     """The catalogue key refusing ``caller`` a change of a shared chat they may not manage,
     in their platform's terms (:meth:`bot.platforms.PlatformRules.refusal`)."""
-    return platforms.rules(caller.platform).refusal(key)
+    return platforms.refusal(caller.platform, key)
 
 
 async def may_manage(caller: Caller) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -28,6 +28,13 @@ from aiohttp import web
 
 from bot import render
 from bot.channels.discord import components
+from bot.channels.discord.callers import (
+    SEND_MESSAGES,
+    SEND_MESSAGES_IN_THREADS,
+    VIEW_CHANNEL,
+    caller_of,
+    refused_manager,
+)
 from bot.channels.discord.commands import definitions, same, split_invocation
 from bot.channels.discord.rest import DiscordError, RestClient
 from bot.channels.discord.sender import message_body
@@ -44,7 +51,7 @@ from bot.errors import ConfigError
 from bot.i18n import negotiate, t
 from bot.keyed import SeenKeys
 from bot.logs import Refusals
-from bot.models import ChatKind, ChatState, Outgoing, Reply, Toast, Toggled
+from bot.models import ChatState, Outgoing, Reply, Toast, Toggled
 from bot.render import charts, toggle, votes
 
 log = logging.getLogger("bot.channels.discord")
@@ -55,14 +62,6 @@ ACK_BUDGET_SECONDS = 2.0
 # object-interaction-callback-type).
 PONG, MESSAGE, DEFERRED_MESSAGE, DEFERRED_UPDATE, UPDATE = 1, 4, 5, 6, 7
 PING, COMMAND, COMPONENT = 1, 2, 3  # interaction types
-# Permissions (topics/permissions#permissions-bitwise-permission-flags).
-ADMINISTRATOR = 1 << 3
-MANAGE_CHANNELS = 1 << 4
-MANAGE_GUILD = 1 << 5
-VIEW_CHANNEL = 1 << 10
-SEND_MESSAGES = 1 << 11
-SEND_MESSAGES_IN_THREADS = 1 << 38
-MANAGERS = ADMINISTRATOR | MANAGE_CHANNELS | MANAGE_GUILD
 # What the bot asks for when it is added to a server: to see channels, and post in them and
 # in their threads (answers to commands and their charts need no permission).
 INSTALL_PERMISSIONS = VIEW_CHANNEL | SEND_MESSAGES | SEND_MESSAGES_IN_THREADS
@@ -250,15 +249,14 @@ class DiscordChannel:
         caller = caller_of(interaction)
         text = split_invocation(interaction["data"])
         lang = negotiate(caller.language_code, default=self._settings.default_language)
-        await self._reachable(interaction, caller)
         declared = registry.find(text.split(" ", 1)[0].lower())
-        if _refused_manager(declared, caller, interaction):
-            status = await self._core.chat_status(platform=DISCORD, chat_id=caller.chat_id)
-            shown = status.lang if status is not None else lang
+        if refused_manager(declared, caller, interaction):
+            shown = await self._chat_lang(caller, default=lang, received=received)
             key = refusal_key(caller, declared.group_refusal)  # type: ignore[union-attr]
             refusal = Outgoing(text=t(shown, key, p="/"), plain=True)
             return web.json_response({"type": MESSAGE, "data": ephemeral(refusal)})
-        work = asyncio.ensure_future(self._core.handle(caller, text, prefix="/"))
+        # Everything the database is asked is within the answer's 3 s: past them, deferred.
+        work = asyncio.ensure_future(self._handled(interaction, caller, text))
         self._track(work)
         token = str(interaction["token"])
         if declared is None or not declared.slow:
@@ -276,6 +274,29 @@ class DiscordChannel:
                 )
         deferred = {"type": DEFERRED_MESSAGE, "data": {"flags": components.EPHEMERAL}}
         return await self._answer_then(request, deferred, self._deferred(token, work, lang))
+
+    async def _handled(self, interaction: dict[str, Any], caller: Caller, text: str) -> Reply:
+        """The command's reply, once a chat paused for the bot's permissions that this
+        interaction shows it may post in again is active (:meth:`_reachable`); a failure
+        of that check is logged and keeps no command from its answer."""
+        try:
+            await self._reachable(interaction, caller)
+        except Exception:
+            log.warning("discord: could not check whether a paused chat may resume", exc_info=True)
+        return await self._core.handle(caller, text, prefix="/")
+
+    async def _chat_lang(self, caller: Caller, *, default: str, received: float) -> str:
+        """The chat's language for an answer given at once: the caller's where the database
+        does not answer within half the answer's time."""
+        budget = self._ack_budget / 2 - (time.monotonic() - received)
+        try:
+            status = await asyncio.wait_for(
+                self._core.chat_status(platform=DISCORD, chat_id=caller.chat_id),
+                timeout=max(budget, 0.0),
+            )
+        except Exception:  # slow or away: the caller's language will do
+            return default
+        return status.lang if status is not None else default
 
     async def _deferred(self, token: str, work: asyncio.Future[Reply], lang: str) -> None:
         reply = await _awaited_reply(work, lang)
@@ -429,48 +450,6 @@ class DiscordChannel:
     async def _post_all(self, token: str, bodies: list[dict[str, Any]]) -> None:
         for body in bodies:
             await self._webhook("POST", token, body)
-
-
-def caller_of(interaction: dict[str, Any]) -> Caller:
-    """Who sent an interaction, and where: a guild channel's (or thread's) chat, whose
-    members may change it when their permissions there include managing the channel or
-    the server; or a DM's chat, its user's own."""
-    member = interaction.get("member")
-    user = member["user"] if isinstance(member, dict) else interaction["user"]
-    channel = interaction.get("channel")
-    title = channel.get("name") if isinstance(channel, dict) else None
-    in_guild = "guild_id" in interaction
-    permissions = int(member["permissions"]) if isinstance(member, dict) else 0
-    return Caller(
-        platform=DISCORD,
-        chat_id=str(interaction["channel_id"]),
-        user_id=str(user["id"]),
-        chat_kind=ChatKind.GROUP if in_guild else ChatKind.PRIVATE,
-        chat_title=title if isinstance(title, str) else None,
-        language_code=interaction.get("locale"),
-        can_manage=_manages(permissions) if in_guild else None,
-    )
-
-
-def _refused_manager(
-    declared: registry.Command | None, caller: Caller, interaction: dict[str, Any]
-) -> bool:
-    """A command that changes a guild channel's chat, from a member who may not manage the
-    channel: answered here, at once and without a write, in the words the core would say
-    (:func:`bot.commands.base.refusal_key`), naming the permissions it takes."""
-    if declared is None or declared.audience != registry.MANAGERS:
-        return False
-    if caller.chat_kind != ChatKind.GROUP:
-        return False
-    member = interaction.get("member")
-    return isinstance(member, dict) and not int(member["permissions"]) & MANAGERS
-
-
-def _manages(permissions: int) -> Callable[[], Awaitable[bool]]:
-    async def check() -> bool:
-        return bool(permissions & MANAGERS)
-
-    return check
 
 
 def _reply_of(work: asyncio.Future[Reply], lang: str) -> Reply:
