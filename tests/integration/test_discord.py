@@ -784,6 +784,29 @@ async def test_a_chat_paused_for_permissions_resumes_when_an_interaction_shows_i
     assert found is not None and found.chat.state == ChatState.PAUSED
 
 
+async def test_a_refused_members_command_resumes_a_chat_the_bot_may_post_in_again(
+    bot: Bot,
+) -> None:
+    """The refusal is answered at once; the chat still learns the bot may post there."""
+    await bot.command("subscribe", "rl", permissions=MANAGE_CHANNELS)
+    found = await record(bot.engine, CHANNEL)
+    assert found is not None
+    async with bot.engine.begin() as conn:
+        await chat_store.deactivate(
+            conn, pk=found.pk, reason="50083", code="thread_archived", state=ChatState.PAUSED
+        )
+    refused = await bot.command("subscribe", "agents", permissions=VIEW_CHANNEL | SEND_MESSAGES)
+    assert texts(refused["data"]) == t("en", "cmd.discord_manage_only")
+
+    async def resumed() -> bool:
+        now = await record(bot.engine, CHANNEL)
+        return now is not None and now.chat.state == ChatState.ACTIVE
+
+    await wait_until(resumed, seconds=10, what="the chat to resume")
+    now = await record(bot.engine, CHANNEL)
+    assert now is not None and now.chat.filter.any_of == frozenset({"rl"})
+
+
 async def test_a_broadcast_is_previewed_then_sent_by_its_button(bot: Bot) -> None:
     await bot.command("subscribe", "rl", permissions=MANAGE_CHANNELS)
     where = {"user_id": ADMIN, "guild_id": None, "channel_id": DM_CHANNEL}

@@ -251,6 +251,7 @@ class DiscordChannel:
         lang = negotiate(caller.language_code, default=self._settings.default_language)
         declared = registry.find(text.split(" ", 1)[0].lower())
         if refused_manager(declared, caller, interaction):
+            self._track(asyncio.ensure_future(self._resumed(interaction, caller)))
             shown = await self._chat_lang(caller, default=lang, received=received)
             key = refusal_key(caller, declared.group_refusal)  # type: ignore[union-attr]
             refusal = Outgoing(text=t(shown, key, p="/"), plain=True)
@@ -277,13 +278,16 @@ class DiscordChannel:
 
     async def _handled(self, interaction: dict[str, Any], caller: Caller, text: str) -> Reply:
         """The command's reply, once a chat paused for the bot's permissions that this
-        interaction shows it may post in again is active (:meth:`_reachable`); a failure
-        of that check is logged and keeps no command from its answer."""
+        interaction shows it may post in again is active."""
+        await self._resumed(interaction, caller)
+        return await self._core.handle(caller, text, prefix="/")
+
+    async def _resumed(self, interaction: dict[str, Any], caller: Caller) -> None:
+        """:meth:`_reachable`, whose failure is logged and keeps no answer from its caller."""
         try:
             await self._reachable(interaction, caller)
         except Exception:
             log.warning("discord: could not check whether a paused chat may resume", exc_info=True)
-        return await self._core.handle(caller, text, prefix="/")
 
     async def _chat_lang(self, caller: Caller, *, default: str, received: float) -> str:
         """The chat's language for an answer given at once: the caller's where the database
