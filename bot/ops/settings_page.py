@@ -287,13 +287,14 @@ class SettingsPage:
         # Bytes: ``compare_digest`` refuses a str that is not ASCII (it raised: a 503).
         if not hmac.compare_digest(form.get("csrf", "").encode(), _csrf(session.token).encode()):
             return self._refusal(lang, "form", status=403)
-        return _Posted(chat_pk=session.chat_pk, session=session, form=form, lang=lang)
+        return _Posted(session=session, form=form, lang=lang)
 
     async def _save(self, request: web.Request) -> web.StreamResponse:
         posted = await self._posted(request)
         if isinstance(posted, web.Response):
             return posted
-        chat_pk, session, form, lang = posted.chat_pk, posted.session, posted.form, posted.lang
+        session, form, lang = posted.session, posted.form, posted.lang
+        chat_pk = session.chat_pk
         view = await self._core.page_view(chat_pk)
         if view is None:
             return self._refusal(lang, "session")
@@ -340,8 +341,8 @@ class SettingsPage:
         posted = await self._posted(request)
         if isinstance(posted, web.Response):
             return posted
-        url = await self._core.page_new_feed(posted.chat_pk)
-        view = await self._core.page_view(posted.chat_pk)
+        url = await self._core.page_new_feed(posted.session.chat_pk)
+        view = await self._core.page_view(posted.session.chat_pk)
         if url is None or view is None:
             return self._refusal(posted.lang, "session")
         return await self._form(view, session=posted.session, status=200, feed_url=url)
@@ -405,7 +406,6 @@ class _Session:
 
 @dataclass(frozen=True, slots=True)
 class _Posted:
-    chat_pk: int
     session: _Session
     form: dict[str, str]
     lang: str  # the browser's, for a refusal

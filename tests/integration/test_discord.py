@@ -369,11 +369,16 @@ async def test_an_oversized_body_is_400_before_anything_is_read(bot: Bot) -> Non
 # ---------------------------------------------------------------------- buttons
 
 
-async def test_a_vote_answers_its_toast_to_the_presser_alone(
-    dc: FakeDiscord, engine: AsyncEngine, tmp_path: Path
-) -> None:
-    """A 👍 of a delivered digest: counted for the presser, and answered with the vote's
-    toast seen by them alone; a forged page id is answered the same way, counting nothing."""
+async def delivered_digest(
+    dc: FakeDiscord,
+    engine: AsyncEngine,
+    tmp_path: Path,
+    *,
+    pages: int = 1,
+    tldr: str = "A finding.",
+) -> list[dict[str, Any]]:
+    """A channel following rl, a digest of ``pages`` pages in both languages delivered to
+    it: its messages as Discord keeps them."""
     from tests.integration.test_poll import page, write
 
     world = await started(engine, tmp_path)
@@ -387,15 +392,26 @@ async def test_a_vote_answers_its_toast_to_the_presser_alone(
                 filter=filters.parse_filter("rl"),
             ),
         )
-    write(tmp_path, *page("p/voted", lang="en", title="Voted on"))
+    for i in range(pages):
+        write(tmp_path, *page(f"p/{i}", lang="en", title=f"Paper {i}", tldr=tldr))
+        write(tmp_path, *page(f"p/{i}", lang="ko", title=f"논문 {i}", tldr=tldr))
     await world.poller.poll()
     assert await world.plan() == 1
     rest = RestClient(base_url=dc.base_url, token=DEFAULT_TOKEN)
+    dc.route_limit = 100
     try:
         await Delivery(engine=engine, senders={DISCORD: DiscordSender(rest)}).drain()
     finally:
         await rest.close()
-    (sent,) = dc.messages_to(CHANNEL)
+    return dc.messages_to(CHANNEL)
+
+
+async def test_a_vote_answers_its_toast_to_the_presser_alone(
+    dc: FakeDiscord, engine: AsyncEngine, tmp_path: Path
+) -> None:
+    """A 👍 of a delivered digest: counted for the presser, and answered with the vote's
+    toast seen by them alone; a forged page id is answered the same way, counting nothing."""
+    (sent,) = await delivered_digest(dc, engine, tmp_path)
     (up,) = [c for c in buttons(sent) if c.startswith("vote:+")]
     async with running(dc, engine) as bot:
         answer = await bot.press(up, message=sent, permissions=VIEW_CHANNEL, user_id=VOTER)
@@ -652,68 +668,14 @@ async def test_the_stats_chart_follows_as_an_attachment_the_caller_alone_sees(bo
 async def test_the_language_toggle_edits_the_digest_in_place(
     dc: FakeDiscord, engine: AsyncEngine, tmp_path: Path
 ) -> None:
-    from tests.integration.test_poll import page, write
-
-    world = await started(engine, tmp_path)
-    async with engine.begin() as conn:
-        await chat_store.ensure(
-            conn,
-            defaults=ChatSettings(
-                platform=DISCORD,
-                chat_id=CHANNEL,
-                kind=ChatKind.GROUP,
-                filter=filters.parse_filter("rl"),
-            ),
-        )
-    write(tmp_path, *page("p/both", lang="en", title="Both languages"))
-    write(tmp_path, *page("p/both", lang="ko", title="두 언어"))
-    await world.poller.poll()
-    assert await world.plan() == 1
-    rest = RestClient(base_url=dc.base_url, token=DEFAULT_TOKEN)
-    try:
-        await Delivery(engine=engine, senders={DISCORD: DiscordSender(rest)}).drain()
-    finally:
-        await rest.close()
-    (sent,) = dc.messages_to(CHANNEL)
+    (sent,) = await delivered_digest(dc, engine, tmp_path)
     (toggle_id,) = [c for c in buttons(sent) if c.startswith("lang:")]
     assert toggle_id.startswith("lang:ko:")
     async with running(dc, engine) as bot:
         answer = await bot.press(toggle_id, message=sent, permissions=MANAGE_CHANNELS)
     assert answer["type"] == 7
-    assert "두 언어" in texts(answer["data"])
+    assert "논문 0" in texts(answer["data"])
     assert any(c.startswith("lang:en:") for c in buttons(answer["data"]))
-
-
-async def delivered_digest(
-    dc: FakeDiscord, engine: AsyncEngine, tmp_path: Path, *, pages: int, tldr: str
-) -> list[dict[str, Any]]:
-    """A channel following rl, a digest of ``pages`` pages in both languages delivered to
-    it: its messages as Discord keeps them."""
-    from tests.integration.test_poll import page, write
-
-    world = await started(engine, tmp_path)
-    async with engine.begin() as conn:
-        await chat_store.ensure(
-            conn,
-            defaults=ChatSettings(
-                platform=DISCORD,
-                chat_id=CHANNEL,
-                kind=ChatKind.GROUP,
-                filter=filters.parse_filter("rl"),
-            ),
-        )
-    for i in range(pages):
-        write(tmp_path, *page(f"p/{i}", lang="en", title=f"Paper {i}", tldr=tldr))
-        write(tmp_path, *page(f"p/{i}", lang="ko", title=f"논문 {i}", tldr=tldr))
-    await world.poller.poll()
-    assert await world.plan() == 1
-    rest = RestClient(base_url=dc.base_url, token=DEFAULT_TOKEN)
-    dc.route_limit = 100
-    try:
-        await Delivery(engine=engine, senders={DISCORD: DiscordSender(rest)}).drain()
-    finally:
-        await rest.close()
-    return dc.messages_to(CHANNEL)
 
 
 async def test_a_member_who_may_not_manage_gets_the_other_language_to_themselves(
@@ -761,20 +723,21 @@ async def test_a_digest_of_several_messages_toggled(
     assert dc.messages_to(CHANNEL) == sent  # nothing edited or added through the bot token
 
 
-async def test_a_chat_paused_for_permissions_resumes_when_an_interaction_shows_it_may_post(
-    bot: Bot,
-) -> None:
+async def paused_by_discord(bot: Bot, *, reason: str, code: str) -> None:
+    """The channel follows rl, and its chat is paused as a refusal of Discord's pauses it."""
     await bot.command("subscribe", "rl", permissions=MANAGE_CHANNELS)
     found = await record(bot.engine, CHANNEL)
     assert found is not None
     async with bot.engine.begin() as conn:
         await chat_store.deactivate(
-            conn,
-            pk=found.pk,
-            reason="50013 Missing Permissions",
-            code="missing_permissions",
-            state=ChatState.PAUSED,
+            conn, pk=found.pk, reason=reason, code=code, state=ChatState.PAUSED
         )
+
+
+async def test_a_chat_paused_for_permissions_resumes_when_an_interaction_shows_it_may_post(
+    bot: Bot,
+) -> None:
+    await paused_by_discord(bot, reason="50013 Missing Permissions", code="missing_permissions")
     await bot.command("settings")  # app_permissions: VIEW_CHANNEL | SEND_MESSAGES
     found = await record(bot.engine, CHANNEL)
     assert found is not None and found.chat.state == ChatState.ACTIVE
@@ -788,13 +751,7 @@ async def test_a_refused_members_command_resumes_a_chat_the_bot_may_post_in_agai
     bot: Bot,
 ) -> None:
     """The refusal is answered at once; the chat still learns the bot may post there."""
-    await bot.command("subscribe", "rl", permissions=MANAGE_CHANNELS)
-    found = await record(bot.engine, CHANNEL)
-    assert found is not None
-    async with bot.engine.begin() as conn:
-        await chat_store.deactivate(
-            conn, pk=found.pk, reason="50083", code="thread_archived", state=ChatState.PAUSED
-        )
+    await paused_by_discord(bot, reason="50083 Thread is archived", code="thread_archived")
     refused = await bot.command("subscribe", "agents", permissions=VIEW_CHANNEL | SEND_MESSAGES)
     assert texts(refused["data"]) == t("en", "cmd.discord_manage_only")
 
